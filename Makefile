@@ -1,0 +1,48 @@
+# A thin layer over CMake. Every target first makes sure the Debian packages are there
+# (scripts/deps.sh installs what is missing, as root), then configures and builds.
+#   make demo        the main job: a short run that prints ringflow's figures beside its peers
+#   make test        build and run every test (ctest; root-only tests skip with a reason otherwise)
+#   make asan-test   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make tsan-test   the concurrent tests under ThreadSanitizer
+#   make bench       every benchmark, full length
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+CTEST_ARGS ?= --output-on-failure
+
+.PHONY: all deps build test demo bench asan-test tsan-test fuzz clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest $(CTEST_ARGS) -j 2
+
+demo: build
+	bash scripts/demo.sh $(BUILD)
+
+bench: build
+	$(BUILD)/bench/ringflow-bench ring
+
+asan-test: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+	  -DRF_SANITIZE=address,undefined -DRF_DEBUG_CHECKS=ON $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest $(CTEST_ARGS) -j 2 -LE nosan
+
+tsan-test: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+	  -DRF_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest $(CTEST_ARGS) -j 2 -L concurrent
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -1,0 +1,141 @@
+/*
+ * bench/bench_ring.c: `ringflow-bench ring`, ringflow's ring beside DPDK rte_ring, ck_ring
+ * and a mutex ring, producer on --cpus A and consumer on B.
+ *
+ * Cases (DPDK's app/test/test_ring_perf.c measures the same shapes):
+ *   spsc_burst1, spsc_burst32      one producer, one consumer, single-threaded modes
+ *   mpmc_1p1c_burst32              multi-producer/consumer mode, one thread each side
+ *   mpmc_2p2c_burst32              two producers and two consumers on the two CPUs: with
+ *                                  2 vCPUs this is oversubscribed; rte_ring HTS mode too
+ *   handoff                        one-way latency of a token through two SPSC rings,
+ *                                  beside the raw cache-line ping-pong (the physical floor)
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "bench_ring.h"
+#include "ring_bench_loops.h"
+#include "ring_peers.h"
+
+RING_BENCH_IMPL(ringflow, rf_create, rf_destroy, rf_enq, rf_deq)
+RING_BENCH_IMPL(rte, rte_create, rte_destroy, rte_enq, rte_deq)
+RING_BENCH_IMPL(ck, ck_create, ck_destroy, ck_enq, ck_deq)
+RING_BENCH_IMPL(mutexq, mutex_create, mutex_destroy, mutex_enq, mutex_deq)
+
+/* The raw floor: one cache line bounced between the two CPUs. A waits for an even value and
+ * writes it + 1, B waits for odd and writes + 1; each write is one one-way trip. */
+struct floor_line {
+	RF_CACHE_ALIGNED _Atomic uint64_t v;
+	RF_CACHE_ALIGNED _Atomic int stop;
+	double seconds, result;
+};
+
+static void *floor_b(void *p)
+{
+	struct floor_line *f = p;
+	uint64_t want = 1;
+	while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+		/* acquire/release on the line itself: it carries the "your turn" message. */
+		if (atomic_load_explicit(&f->v, memory_order_acquire) == want) {
+			atomic_store_explicit(&f->v, want + 1, memory_order_release);
+			want += 2;
+		} else {
+			rf_cpu_relax();
+		}
+	}
+	return NULL;
+}
+
+static void *floor_a(void *p)
+{
+	struct floor_line *f = p;
+	uint64_t want = 0, t0 = rf_bench_now_ns();
+	uint64_t deadline = t0 + (uint64_t)(f->seconds * 1e9);
+	for (;;) {
+		while (atomic_load_explicit(&f->v, memory_order_acquire) != want) /* pairs with B */
+			rf_cpu_relax();
+		atomic_store_explicit(&f->v, want + 1, memory_order_release); /* pairs with B */
+		want += 2;
+		if ((want & 511) == 0 && rf_bench_now_ns() >= deadline)
+			break;
+	}
+	while (atomic_load_explicit(&f->v, memory_order_acquire) != want) /* B's last answer */
+		rf_cpu_relax();
+	uint64_t t1 = rf_bench_now_ns();
+	atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
+	f->result = (double)(t1 - t0) / (double)want;
+	return NULL;
+}
+
+static double floor_handoff(void *arg, const struct rf_bench_ctx *ctx)
+{
+	(void)arg;
+	struct floor_line *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
+	if (!f)
+		return -1;
+	memset(f, 0, sizeof(*f));
+	f->seconds = ctx->seconds;
+	struct rf_bench_thread *b = rf_bench_thread_start(ctx->opts->cpu[1], floor_b, f);
+	struct rf_bench_thread *a = rf_bench_thread_start(ctx->opts->cpu[0], floor_a, f);
+	rf_bench_thread_join(a);
+	rf_bench_thread_join(b);
+	double v = f->result;
+	free(f);
+	return v;
+}
+
+static void ring_help(FILE *out)
+{
+	fprintf(out, "cases: spsc_burst1 spsc_burst32 mpmc_1p1c_burst32 mpmc_2p2c_burst32 handoff\n"
+		     "impls: ringflow, ringflow_pad64 (64 B instead of 128 B between producer and\n"
+		     "       consumer state), rte_ring, rte_ring_hts (2p2c only), ck_ring, mutex,\n"
+		     "       floor (raw cache-line ping-pong, handoff only)\n"
+		     "units: Mops/s (items moved per second), ns (one-way handoff latency)\n");
+}
+
+static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
+{
+	if (argc > 1) {
+		fprintf(stderr, "ringflow-bench ring: unexpected argument '%s' (see --help)\n", argv[1]);
+		return 2;
+	}
+	static struct rb_case spsc1 = {MODE_SPSC, 1, 1, 1}, spsc32 = {MODE_SPSC, 32, 1, 1},
+			      mpmc11 = {MODE_MPMC, 32, 1, 1}, mpmc22 = {MODE_MPMC, 32, 2, 2},
+			      hts22 = {MODE_MPMC_HTS, 32, 2, 2}, spsc_lat = {MODE_SPSC, 1, 1, 1};
+
+	const struct rf_bench_impl spsc_b1[] = {
+		{"ringflow", ringflow_throughput, &spsc1}, {"ringflow_pad64", rb_pad64_throughput, &spsc1},
+		{"rte_ring", rte_throughput, &spsc1},      {"ck_ring", ck_throughput, &spsc1},
+		{"mutex", mutexq_throughput, &spsc1}};
+	const struct rf_bench_impl spsc_b32[] = {
+		{"ringflow", ringflow_throughput, &spsc32}, {"ringflow_pad64", rb_pad64_throughput, &spsc32},
+		{"rte_ring", rte_throughput, &spsc32},      {"ck_ring", ck_throughput, &spsc32},
+		{"mutex", mutexq_throughput, &spsc32}};
+	const struct rf_bench_impl mpmc_11[] = {
+		{"ringflow", ringflow_throughput, &mpmc11}, {"ringflow_pad64", rb_pad64_throughput, &mpmc11},
+		{"rte_ring", rte_throughput, &mpmc11},      {"ck_ring", ck_throughput, &mpmc11},
+		{"mutex", mutexq_throughput, &mpmc11}};
+	const struct rf_bench_impl mpmc_22[] = {
+		{"ringflow", ringflow_throughput, &mpmc22}, {"rte_ring", rte_throughput, &mpmc22},
+		{"rte_ring_hts", rte_throughput, &hts22},   {"ck_ring", ck_throughput, &mpmc22},
+		{"mutex", mutexq_throughput, &mpmc22}};
+	const struct rf_bench_impl handoff[] = {
+		{"ringflow", ringflow_handoff, &spsc_lat}, {"ringflow_pad64", rb_pad64_handoff, &spsc_lat},
+		{"rte_ring", rte_handoff, &spsc_lat},      {"ck_ring", ck_handoff, &spsc_lat},
+		{"mutex", mutexq_handoff, &spsc_lat},      {"floor", floor_handoff, NULL}};
+
+	if (rf_bench_ncpus() < 2)
+		rf_bench_note("only one CPU online: cross-core cases run both sides on it");
+	rf_bench_case(opts, "ring", "spsc_burst1", "Mops/s", RF_HIGHER_IS_BETTER, spsc_b1, 5);
+	rf_bench_case(opts, "ring", "spsc_burst32", "Mops/s", RF_HIGHER_IS_BETTER, spsc_b32, 5);
+	rf_bench_case(opts, "ring", "mpmc_1p1c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_11, 5);
+	rf_bench_case(opts, "ring", "mpmc_2p2c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_22, 5);
+	rf_bench_case(opts, "ring", "handoff", "ns", RF_LOWER_IS_BETTER, handoff, 6);
+	rf_bench_note("ck_ring has no burst call: its bursts are loops of single enqueues");
+	rf_bench_note("2p2c puts two threads on each of the two CPUs (oversubscribed here)");
+	rf_bench_print_table(opts, "ring");
+	return 0;
+}
+
+RF_BENCH_COMMAND("ring", "rings: SPSC/MPMC throughput and handoff latency vs rte_ring, ck_ring, mutex",
+		 ring_run, ring_help)

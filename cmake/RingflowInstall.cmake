@@ -1,0 +1,23 @@
+# cmake --install: library (static + shared), public headers, ringflow.pc and a CMake package
+# config, so both `pkg-config --cflags --libs ringflow` and `find_package(ringflow)` work.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ringflow_static ringflow_shared ringflow_flags EXPORT ringflowTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/ringflow DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT ringflowTargets NAMESPACE ringflow:: FILE ringflowTargets.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ringflow)
+configure_package_config_file(cmake/ringflowConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ringflowConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ringflow)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ringflowConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ringflowConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/ringflowConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ringflow)
+
+configure_file(cmake/ringflow.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ringflow.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ringflow.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

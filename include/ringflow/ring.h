@@ -1,0 +1,398 @@
+/*
+ * ringflow/ring.h: bounded lock-free rings of pointers (SPSC, MPSC, SPMC, MPMC).
+ *
+ * Shaped like DPDK's rte_ring: a power-of-two array of `void *` slots and two head/tail
+ * pairs, one for producers and one for consumers, each on its own cache line(s). Indexes are
+ * free-running 32-bit counters (they wrap past 2^32; only differences are used), so all
+ * `count` slots are usable.
+ *
+ * How an enqueue works (dequeue is the mirror image):
+ *   1. reserve: move prod.head forward by n. Multi-producer: one CAS on prod.head. Single
+ *      producer: a plain store, and the consumer tail is read from a cached copy that is only
+ *      refreshed when the cache says the ring looks full, so the SPSC fast path performs no
+ *      atomic read-modify-write and rarely touches the consumer's cache line.
+ *   2. copy the n pointers into the reserved slots.
+ *   3. publish: store prod.tail = new head with release. Multi-producer: first wait until
+ *      earlier producers have published (prod.tail == our old head), so tail moves in order.
+ *
+ * Contract:
+ *   - Enqueues may run concurrently with dequeues, always.
+ *   - With RF_RING_SP_ENQ, at most one thread enqueues at a time; without it any number may.
+ *     Likewise RF_RING_SC_DEQ for dequeues.
+ *   - Each element is dequeued exactly once; with one producer, elements come out in the
+ *     order they went in; with many, each producer's elements keep their relative order
+ *     whichever consumer takes them, as reservations are published in reservation order.
+ *   - A thread preempted between reserve and publish stalls other producers (or consumers)
+ *     of the same ring until it runs again; waiters spin with `pause`, then yield the CPU,
+ *     so an oversubscribed core makes progress.
+ *   - rf_ring_count() and friends are snapshots: exact only when the ring is quiescent.
+ *
+ * Errors: functions that move objects return the number moved (0 when nothing could be);
+ * invalid arguments (NULL ring, NULL array with n > 0, bulk n larger than the ring can ever
+ * hold) return 0 and set errno = EINVAL. rf_ring_create returns NULL with errno set.
+ */
+#ifndef RINGFLOW_RING_H
+#define RINGFLOW_RING_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ringflow/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RF_RING_SP_ENQ 0x1u /* single producer: enqueue without CAS */
+#define RF_RING_SC_DEQ 0x2u /* single consumer: dequeue without CAS */
+#define RF_RING_NAMESIZE 32
+#define RF_RING_SZ_MAX (1u << 31) /* largest count: differences of 32-bit indexes stay exact */
+
+/*
+ * Alignment of the producer and consumer blocks. 128 B rather than 64 B keeps the two out of
+ * the same adjacent-line-prefetch pair; `ringflow-bench ring --case pad` measures both here.
+ */
+#ifndef RF_RING_HEADTAIL_ALIGN
+#define RF_RING_HEADTAIL_ALIGN 128
+#endif
+
+/* One side of the ring. Written only by that side's threads (the cached copy too). */
+struct rf_ring_headtail {
+	_Atomic uint32_t head; /* next index to reserve */
+	_Atomic uint32_t tail; /* everything before this index is published to the other side */
+	uint32_t single;       /* 1: single-threaded side, no CAS */
+	uint32_t other_tail_cache; /* single side only: last value read of the other side's tail */
+};
+
+struct rf_ring {
+	char name[RF_RING_NAMESIZE];
+	unsigned flags;
+	uint32_t size;     /* number of slots, a power of two */
+	uint32_t mask;     /* size - 1 */
+	uint32_t capacity; /* usable slots (== size) */
+	alignas(RF_RING_HEADTAIL_ALIGN) struct rf_ring_headtail prod;
+	alignas(RF_RING_HEADTAIL_ALIGN) struct rf_ring_headtail cons;
+	alignas(RF_RING_HEADTAIL_ALIGN) void *slots[];
+};
+
+/* Creates a ring of `count` slots (a power of two, 1..2^31); flags RF_RING_SP_ENQ |
+ * RF_RING_SC_DEQ. Returns NULL with errno EINVAL (bad count/flags) or ENOMEM. */
+struct rf_ring *rf_ring_create(const char *name, unsigned count, unsigned flags);
+
+/* Frees a ring made by rf_ring_create (NULL is ignored). No thread may still use it. */
+void rf_ring_free(struct rf_ring *r);
+
+/* Bytes needed for a ring of `count` slots placed by rf_ring_init, or 0 for a bad count. */
+size_t rf_ring_get_memsize(unsigned count);
+
+/* Initialises a ring in caller memory of rf_ring_get_memsize(count) bytes, aligned to
+ * RF_RING_HEADTAIL_ALIGN. Returns 0 or -EINVAL. */
+int rf_ring_init(struct rf_ring *r, const char *name, unsigned count, unsigned flags);
+
+/* ---- internals of the fast path (inline for speed; not part of the API) ---- */
+
+/* Lays out an empty ring in memory the caller sized with rf_ring_get_memsize (rf_ring_init
+ * checks the arguments first). Inline so a benchmark can build the same ring with another
+ * RF_RING_HEADTAIL_ALIGN in its own translation unit. */
+static inline void rf_ring_layout_init_pvt(struct rf_ring *r, const char *name, unsigned count,
+					   unsigned flags)
+{
+	unsigned i = 0;
+	for (; name && name[i] && i + 1 < RF_RING_NAMESIZE; i++)
+		r->name[i] = name[i];
+	r->name[i] = '\0';
+	r->flags = flags;
+	r->size = count;
+	r->mask = count - 1;
+	r->capacity = count;
+	r->prod.single = (flags & RF_RING_SP_ENQ) != 0;
+	r->cons.single = (flags & RF_RING_SC_DEQ) != 0;
+	r->prod.other_tail_cache = 0;
+	r->cons.other_tail_cache = 0;
+	atomic_init(&r->prod.head, 0);
+	atomic_init(&r->prod.tail, 0);
+	atomic_init(&r->cons.head, 0);
+	atomic_init(&r->cons.tail, 0);
+}
+
+enum rf_ring_behavior { RF_RING_FIXED, RF_RING_VARIABLE };
+
+/* Waits (pause, then yield) until `ht->tail` reaches `expected`: earlier reservations of
+ * this side must publish first so tail only moves in order. */
+static inline void rf_ring_wait_tail_pvt(struct rf_ring_headtail *ht, uint32_t expected)
+{
+	unsigned spins = 0;
+	/* acquire: pairs with the release store of this tail by the thread before us. Our own
+	 * release store then carries its slot accesses too, so the other side, which
+	 * synchronises only with the last tail store, also sees every earlier one's. A relaxed
+	 * wait would leave that chain broken in the C11 model (TSan reports it). */
+	while (atomic_load_explicit(&ht->tail, memory_order_acquire) != expected) {
+		if (++spins < 128)
+			rf_cpu_relax();
+		else
+			sched_yield(); /* the thread we wait for may be preempted on this CPU */
+	}
+}
+
+/* Reserves up to n slots for the producer side; returns the count, sets *old_head. */
+static inline uint32_t rf_ring_move_prod_head_pvt(struct rf_ring *r, uint32_t n,
+						  enum rf_ring_behavior behavior,
+						  uint32_t *old_head, uint32_t *free_entries)
+{
+	struct rf_ring_headtail *p = &r->prod;
+	if (p->single) {
+		uint32_t head = atomic_load_explicit(&p->head, memory_order_relaxed); /* ours only */
+		uint32_t free_n = r->capacity + p->other_tail_cache - head;
+		if (free_n < n) {
+			/* acquire: pairs with the consumer's release store of cons.tail, so the
+			 * consumer has finished reading the slots we are about to overwrite. */
+			p->other_tail_cache = atomic_load_explicit(&r->cons.tail, memory_order_acquire);
+			free_n = r->capacity + p->other_tail_cache - head;
+		}
+		if (free_n < n)
+			n = behavior == RF_RING_FIXED ? 0 : free_n;
+		*old_head = head;
+		*free_entries = free_n;
+		if (n)
+			atomic_store_explicit(&p->head, head + n, memory_order_relaxed); /* ours only */
+		return n;
+	}
+
+	uint32_t max = n;
+	/* acquire: orders this head read before the cons.tail read below (as DPDK's fence),
+	 * so the free count is never computed from a tail older than the head it pairs with. */
+	uint32_t head = atomic_load_explicit(&p->head, memory_order_acquire);
+	for (;;) {
+		n = max;
+		/* acquire: pairs with the consumers' release store of cons.tail (slots read). */
+		uint32_t cons_tail = atomic_load_explicit(&r->cons.tail, memory_order_acquire);
+		uint32_t free_n = r->capacity + cons_tail - head;
+		if (free_n < n)
+			n = behavior == RF_RING_FIXED ? 0 : free_n;
+		*free_entries = free_n;
+		if (n == 0)
+			break;
+		/* The CAS only claims slots; publication is the release store of prod.tail.
+		 * Acquire on failure reloads `head` as above; C11 wants success at least as
+		 * strong as failure, so success is acquire too (free on x86). */
+		if (atomic_compare_exchange_weak_explicit(&p->head, &head, head + n,
+							  memory_order_acquire, memory_order_acquire))
+			break;
+	}
+	*old_head = head;
+	return n;
+}
+
+/* Reserves up to n filled slots for the consumer side; returns the count, sets *old_head. */
+static inline uint32_t rf_ring_move_cons_head_pvt(struct rf_ring *r, uint32_t n,
+						  enum rf_ring_behavior behavior,
+						  uint32_t *old_head, uint32_t *entries)
+{
+	struct rf_ring_headtail *c = &r->cons;
+	if (c->single) {
+		uint32_t head = atomic_load_explicit(&c->head, memory_order_relaxed); /* ours only */
+		uint32_t avail = c->other_tail_cache - head;
+		if (avail < n) {
+			/* acquire: pairs with the producer's release store of prod.tail, so the
+			 * slot contents written before it are visible to our reads. */
+			c->other_tail_cache = atomic_load_explicit(&r->prod.tail, memory_order_acquire);
+			avail = c->other_tail_cache - head;
+		}
+		if (avail < n)
+			n = behavior == RF_RING_FIXED ? 0 : avail;
+		*old_head = head;
+		*entries = avail;
+		if (n)
+			atomic_store_explicit(&c->head, head + n, memory_order_relaxed); /* ours only */
+		return n;
+	}
+
+	uint32_t max = n;
+	/* acquire: orders this head read before the prod.tail read (see producer side). */
+	uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
+	for (;;) {
+		n = max;
+		/* acquire: pairs with the producers' release store of prod.tail (slots written). */
+		uint32_t prod_tail = atomic_load_explicit(&r->prod.tail, memory_order_acquire);
+		uint32_t avail = prod_tail - head;
+		if (avail < n)
+			n = behavior == RF_RING_FIXED ? 0 : avail;
+		*entries = avail;
+		if (n == 0)
+			break;
+		/* claim only; the release store of cons.tail publishes "slots read". Acquire
+		 * as on the producer side (failure reloads head; success must match). */
+		if (atomic_compare_exchange_weak_explicit(&c->head, &head, head + n,
+							  memory_order_acquire, memory_order_acquire))
+			break;
+	}
+	*old_head = head;
+	return n;
+}
+
+/* Publishes [old_head, old_head + n) to the other side, in reservation order. */
+static inline void rf_ring_update_tail_pvt(struct rf_ring_headtail *ht, uint32_t old_head,
+					   uint32_t n)
+{
+	if (!ht->single)
+		rf_ring_wait_tail_pvt(ht, old_head);
+	/* release: pairs with the other side's acquire load of this tail; it makes our slot
+	 * writes (producer) or slot reads (consumer) happen-before the other side's reuse. */
+	atomic_store_explicit(&ht->tail, old_head + n, memory_order_release);
+}
+
+/* Published entries (a snapshot, clamped to the capacity). */
+static inline uint32_t rf_ring_used_pvt(const struct rf_ring *r)
+{
+	/* relaxed: a statistic; no slot is read on the strength of it. */
+	uint32_t prod_tail = atomic_load_explicit(&r->prod.tail, memory_order_relaxed);
+	uint32_t cons_tail = atomic_load_explicit(&r->cons.tail, memory_order_relaxed);
+	uint32_t used = prod_tail - cons_tail;
+	return used > r->capacity ? r->capacity : used;
+}
+
+static inline unsigned rf_ring_do_enqueue_pvt(struct rf_ring *r, void *const *objs, unsigned n,
+					      enum rf_ring_behavior behavior,
+					      unsigned *free_space)
+{
+	if (rf_unlikely(r == NULL || (objs == NULL && n > 0) ||
+			(behavior == RF_RING_FIXED && r != NULL && n > r->capacity))) {
+		errno = EINVAL;
+		if (free_space)
+			*free_space = r ? r->capacity - rf_ring_used_pvt(r) : 0;
+		return 0;
+	}
+	uint32_t head, free_n;
+	n = rf_ring_move_prod_head_pvt(r, n, behavior, &head, &free_n);
+	if (n) {
+		uint32_t idx = head & r->mask;
+		if (rf_likely(idx + n <= r->size)) {
+			for (unsigned i = 0; i < n; i++)
+				r->slots[idx + i] = objs[i];
+		} else {
+			unsigned first = r->size - idx;
+			for (unsigned i = 0; i < first; i++)
+				r->slots[idx + i] = objs[i];
+			for (unsigned i = first; i < n; i++)
+				r->slots[i - first] = objs[i];
+		}
+		rf_ring_update_tail_pvt(&r->prod, head, n);
+	}
+	if (free_space)
+		*free_space = free_n - n;
+	return n;
+}
+
+static inline unsigned rf_ring_do_dequeue_pvt(struct rf_ring *r, void **objs, unsigned n,
+					      enum rf_ring_behavior behavior, unsigned *available)
+{
+	if (rf_unlikely(r == NULL || (objs == NULL && n > 0) ||
+			(behavior == RF_RING_FIXED && r != NULL && n > r->capacity))) {
+		errno = EINVAL;
+		if (available)
+			*available = r ? rf_ring_used_pvt(r) : 0;
+		return 0;
+	}
+	uint32_t head, avail;
+	n = rf_ring_move_cons_head_pvt(r, n, behavior, &head, &avail);
+	if (n) {
+		uint32_t idx = head & r->mask;
+		if (rf_likely(idx + n <= r->size)) {
+			for (unsigned i = 0; i < n; i++)
+				objs[i] = r->slots[idx + i];
+		} else {
+			unsigned first = r->size - idx;
+			for (unsigned i = 0; i < first; i++)
+				objs[i] = r->slots[idx + i];
+			for (unsigned i = first; i < n; i++)
+				objs[i] = r->slots[i - first];
+		}
+		rf_ring_update_tail_pvt(&r->cons, head, n);
+	}
+	if (available)
+		*available = avail - n;
+	return n;
+}
+
+/* ---- the API ---- */
+
+/* Enqueues all n objects or none. Returns n or 0; *free_space (may be NULL) gets the free
+ * slots left afterwards. Thread-safe per the ring's producer mode. */
+static inline unsigned rf_ring_enqueue_bulk(struct rf_ring *r, void *const *objs, unsigned n,
+					    unsigned *free_space)
+{
+	return rf_ring_do_enqueue_pvt(r, objs, n, RF_RING_FIXED, free_space);
+}
+
+/* Enqueues as many of the n objects as fit (objs[0] first). Returns the count enqueued. */
+static inline unsigned rf_ring_enqueue_burst(struct rf_ring *r, void *const *objs, unsigned n,
+					     unsigned *free_space)
+{
+	return rf_ring_do_enqueue_pvt(r, objs, n, RF_RING_VARIABLE, free_space);
+}
+
+/* Dequeues exactly n objects or none into objs. Returns n or 0; *available (may be NULL)
+ * gets the entries left afterwards. Thread-safe per the ring's consumer mode. */
+static inline unsigned rf_ring_dequeue_bulk(struct rf_ring *r, void **objs, unsigned n,
+					    unsigned *available)
+{
+	return rf_ring_do_dequeue_pvt(r, objs, n, RF_RING_FIXED, available);
+}
+
+/* Dequeues up to n objects (oldest first). Returns the count dequeued. */
+static inline unsigned rf_ring_dequeue_burst(struct rf_ring *r, void **objs, unsigned n,
+					     unsigned *available)
+{
+	return rf_ring_do_dequeue_pvt(r, objs, n, RF_RING_VARIABLE, available);
+}
+
+/* Enqueues one object; returns 0 or -ENOBUFS (full). */
+static inline int rf_ring_enqueue(struct rf_ring *r, void *obj)
+{
+	return rf_ring_enqueue_bulk(r, &obj, 1, NULL) ? 0 : -ENOBUFS;
+}
+
+/* Dequeues one object into *obj; returns 0 or -ENOENT (empty). */
+static inline int rf_ring_dequeue(struct rf_ring *r, void **obj)
+{
+	return rf_ring_dequeue_bulk(r, obj, 1, NULL) ? 0 : -ENOENT;
+}
+
+/* Entries in the ring (a snapshot; exact when quiescent). 0 for NULL. */
+static inline unsigned rf_ring_count(const struct rf_ring *r)
+{
+	return r ? rf_ring_used_pvt(r) : 0;
+}
+
+/* Free slots (a snapshot). 0 for NULL. */
+static inline unsigned rf_ring_free_count(const struct rf_ring *r)
+{
+	return r ? r->capacity - rf_ring_count(r) : 0;
+}
+
+/* True when the ring holds nothing (snapshot). A NULL ring is empty. */
+static inline bool rf_ring_empty(const struct rf_ring *r)
+{
+	return rf_ring_count(r) == 0;
+}
+
+/* True when no slot is free (snapshot). A NULL ring is not full. */
+static inline bool rf_ring_full(const struct rf_ring *r)
+{
+	return r && rf_ring_count(r) == r->capacity;
+}
+
+/* Usable slots of the ring (== count given at creation). */
+static inline unsigned rf_ring_get_capacity(const struct rf_ring *r)
+{
+	return r ? r->capacity : 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGFLOW_RING_H */

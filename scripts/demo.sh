@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# demo.sh BUILD_DIR: the main job, short. Prints ringflow's figures beside its peers'.
+set -euo pipefail
+build=${1:-build}
+echo "== ringflow demo: rings (ringflow vs rte_ring, ck_ring, mutex; pinned to CPUs 0 and 1) =="
+"$build/bench/ringflow-bench" ring --duration 0.1 --repeats 5

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package ringflow needs to build, test, benchmark and demo.
+# One list, one place: the Makefile and .ci/run both call this. Missing packages only;
+# `apt-get update` runs once, and only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake pkg-config clang llvm lld libclang-rt-14-dev
+  # libraries the product links
+  libdpdk-dev liburcu-dev libjemalloc-dev libevent-dev liburing-dev
+  libxdp-dev libbpf-dev libelf-dev zlib1g-dev
+  # benchmark peers and test framework
+  libck-dev libcriterion-dev
+  # test bed and reports
+  iproute2 ethtool sockperf gnuplot-nox procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps.sh: missing packages: ${missing[*]}; run as root (or: sudo apt-get install -y ${missing[*]})" >&2
+  exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
