@@ -83,7 +83,8 @@ static void run_against_responder(enum ofb_mode mode, uint8_t version, bool no_b
 	responder_stop(&rs);
 	cr_assert_eq(rc, 0, "%s", err);
 	check_all_answered(r, version);
-	cr_assert_eq(r->packet_outs, r->responses); /* the responder answers with PACKET_OUT */
+	cr_assert_gt(r->packet_outs, 0); /* the responder answers with PACKET_OUTs only */
+	cr_assert_eq(r->flow_mods, 0); /* its 1.3 table-miss FLOW_MOD comes before measuring */
 	free(r);
 }
 

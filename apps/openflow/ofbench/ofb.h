@@ -55,10 +55,11 @@ uint64_t ofb_hist_quantile(const struct ofb_hist *h, double q);
 #define OFB_MAX_ROUNDS 64
 struct ofb_result {
 	unsigned rounds;
-	double per_s[OFB_MAX_ROUNDS];  /* responses per second in each measured round */
-	struct ofb_hist rtt;           /* measured rounds only */
-	uint64_t sent, responses, flow_mods, packet_outs; /* measured rounds only */
-	uint64_t lost;                 /* sent but never answered (rate: after a drain) */
+	double per_s[OFB_MAX_ROUNDS];  /* answers per second within each measured round */
+	struct ofb_hist rtt;           /* RTT of each PACKET_IN sent in a measured round */
+	uint64_t sent, responses;      /* PACKET_INs sent in measured rounds, and answered */
+	uint64_t flow_mods, packet_outs; /* messages received during measured rounds */
+	uint64_t lost;                 /* measured PACKET_INs not answered (2 s drain at the end) */
 	uint64_t behind;               /* rate mode: sends that ran late by > 1 ms (backlog) */
 	uint64_t errors_received;      /* OpenFlow ERRORs the controller sent */
 	uint8_t version;               /* negotiated */

@@ -31,7 +31,8 @@
 
 struct slot {
 	uint32_t seq;
-	uint64_t t; /* send (or scheduled send) time; 0 = free */
+	bool measured; /* sent during a measured round: its answer goes into the figures */
+	uint64_t t;    /* send (or scheduled send) time; 0 = free */
 };
 
 struct sw {
@@ -159,10 +160,11 @@ static bool send_packet_in(struct gen *g, struct sw *s, uint64_t t)
 	ofb_conn_commit(&s->c, (size_t)n);
 	struct slot *sl = &s->slots[seq & s->mask];
 	if (sl->t)
-		g->r->lost += g->measuring; /* overwritten before it was answered */
+		g->r->lost += sl->measured; /* overwritten before it was answered */
 	else
 		s->outstanding++;
 	sl->seq = seq;
+	sl->measured = g->measuring;
 	sl->t = t;
 	s->seq = (seq + 1) & 0x7fffffffu;
 	if (g->measuring)
@@ -188,11 +190,11 @@ static void answered(struct gen *g, struct sw *s, uint32_t seq, uint64_t now)
 	struct slot *sl = &s->slots[seq & s->mask];
 	if (sl->seq != seq || !sl->t)
 		return; /* a second response, or one for a PACKET_IN written off as lost */
-	if (g->measuring) {
+	if (sl->measured) {
 		ofb_hist_add(&g->r->rtt, now > sl->t ? now - sl->t : 0);
 		g->r->responses++;
-		g->round_responses++;
 	}
+	g->round_responses += g->measuring; /* the rate: any answer inside a measured round */
 	sl->t = 0;
 	s->outstanding--;
 	s->last_answer_ns = now;
@@ -359,7 +361,7 @@ static void fill_windows(struct gen *g, uint64_t now)
 				if (s->slots[k].t) {
 					s->slots[k].t = 0;
 					s->outstanding--;
-					g->r->lost += g->measuring;
+					g->r->lost += s->slots[k].measured;
 				}
 			s->last_answer_ns = now;
 		}
@@ -514,19 +516,22 @@ int ofb_run(const struct ofb_opts *o, struct ofb_result *r, char *err, unsigned 
 			r->seconds += secs;
 		}
 	}
-	/* Drain: answers still in flight are waited for (and counted) for up to 2 s. */
+	/* Drain: answers still in flight are waited for (and counted) for up to 2 s; what is
+	 * still missing then is lost. */
+	g.measuring = false;
 	uint64_t drain_end = ofb_now_ns() + 2000000000ull;
 	for (;;) {
 		unsigned out_total = 0;
 		for (unsigned i = 0; i < o->switches; i++)
 			out_total += g.sw[i].outstanding;
-		if (!out_total || ofb_now_ns() >= drain_end) {
-			r->lost += out_total;
+		if (!out_total || ofb_now_ns() >= drain_end)
 			break;
-		}
 		if ((rc = run_until(&g, ofb_now_ns() + 1000000, t0, &sent_total, false)) < 0)
 			goto out;
 	}
+	for (unsigned i = 0; i < o->switches; i++)
+		for (uint32_t k = 0; k <= g.sw[i].mask; k++)
+			r->lost += g.sw[i].slots[k].t && g.sw[i].slots[k].measured;
 out:
 	if (g.sw) {
 		for (unsigned i = 0; i < o->switches; i++) {
