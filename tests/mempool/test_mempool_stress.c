@@ -26,11 +26,24 @@
 #define HOLD_MAX 96
 #define DEADLINE_S 120
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RF_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RF_SANITIZED 1
+#endif
+#endif
+
 static uint64_t stress_ops(void)
 {
 	const char *e = getenv("RF_STRESS_ITEMS");
 	uint64_t n = e ? strtoull(e, NULL, 10) : 0;
-	return n >= 1000 ? n : 1000000ull; /* per thread */
+#ifdef RF_SANITIZED
+	uint64_t def = 250000ull; /* per thread: sanitizers run it 10-20x slower */
+#else
+	uint64_t def = 1000000ull; /* per thread */
+#endif
+	return n >= 1000 ? n : def;
 }
 
 static uint64_t now_s(void)
