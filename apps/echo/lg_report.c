@@ -89,6 +89,11 @@ static double rate(uint64_t n, double seconds)
 	return seconds > 0 ? (double)n / seconds : 0.0;
 }
 
+static double achieved(const struct rf_lg_point *p)
+{
+	return p->achieved_rate > 0 ? p->achieved_rate : rate(p->sent, p->seconds);
+}
+
 void rf_lg_table_header(FILE *f)
 {
 	fprintf(f, "%-18s %10s %10s %10s %8s %7s %8s %8s %8s %8s %9s %9s  %s\n", "backend",
@@ -100,7 +105,7 @@ void rf_lg_table_row(FILE *f, const struct rf_lg_point *p)
 {
 	bool sat = rf_lg_saturated(p->offered, p->sent, p->received);
 	fprintf(f, "%-18s %10.0f %10.0f %10.0f %8.3f %7llu ", p->backend, p->offered_rate,
-		rate(p->sent, p->seconds), rate(p->received, p->seconds),
+		achieved(p), rate(p->received, p->seconds),
 		100.0 * rf_lg_point_loss(p), (unsigned long long)p->reordered);
 	if (sat)
 		fprintf(f, "%8s %8s %8s %8s %9s %9s  %.1f  (saturated: received %.0f/s of %.0f/s, "
@@ -135,7 +140,7 @@ void rf_lg_json(FILE *f, const struct rf_lg_point *p)
 	fprintf(f, ",\"offered\":%.0f,\"achieved\":%.1f,\"received\":%.1f,\"loss\":%.6f,"
 		   "\"sent_msgs\":%llu,\"received_msgs\":%llu,\"reordered\":%llu,\"duplicates\":%llu,"
 		   "\"corrupt\":%llu,",
-		p->offered_rate, rate(p->sent, p->seconds), rate(p->received, p->seconds),
+		p->offered_rate, achieved(p), rate(p->received, p->seconds),
 		rf_lg_point_loss(p), (unsigned long long)p->sent, (unsigned long long)p->received,
 		(unsigned long long)p->reordered, (unsigned long long)p->duplicates,
 		(unsigned long long)p->corrupt);

@@ -41,6 +41,7 @@ struct rf_lg_point {
 	double seconds;         /* measured window (s) */
 	uint64_t offered;       /* messages the schedule asked for in the window */
 	uint64_t sent;          /* messages the driver accepted in the window */
+	double achieved_rate;   /* sent / the real send window (0: use sent / seconds) */
 	uint64_t received;      /* distinct replies to those */
 	uint64_t reordered;     /* replies with a lower sequence number than one seen before */
 	uint64_t duplicates;    /* replies to a sequence number already seen */
