@@ -5,6 +5,7 @@
 #include "alloc_kernels.h"
 
 #include <jemalloc/jemalloc.h>
+#include <ringflow/mempool.h>
 #include <string.h>
 
 /* glibc's own entry points (exported by libc.so.6), reachable even when jemalloc is
@@ -71,3 +72,35 @@ static inline uint64_t al_check(const void *obj, size_t size, bool zero)
 
 AL_KERNELS(glibc, GLIBC_GET, GLIBC_PUT)
 AL_KERNELS(jemalloc, JEMALLOC_GET, JEMALLOC_PUT)
+
+uint64_t al_mempool_pairs(struct rf_mempool *mp, uint64_t n, bool zero)
+{
+	size_t size = mp->elt_size;
+	uint64_t sum = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		void *o;
+		if (rf_mempool_get(mp, &o) != 0)
+			return UINT64_MAX;
+		al_touch(o, size, i, zero);
+		sum += al_check(o, size, zero);
+		rf_mempool_put(mp, o);
+	}
+	return sum;
+}
+
+uint64_t al_mempool_bursts(struct rf_mempool *mp, uint64_t n, bool zero)
+{
+	size_t size = mp->elt_size;
+	void *objs[AL_BURST];
+	uint64_t sum = 0, k = 0;
+	for (uint64_t b = 0; b < n; b++) {
+		if (rf_mempool_get_bulk(mp, objs, AL_BURST) != 0)
+			return UINT64_MAX;
+		for (unsigned j = 0; j < AL_BURST; j++)
+			al_touch(objs[j], size, k++, zero);
+		for (unsigned j = 0; j < AL_BURST; j++)
+			sum += al_check(objs[j], size, zero);
+		rf_mempool_put_bulk(mp, objs, AL_BURST);
+	}
+	return sum;
+}

@@ -8,7 +8,7 @@
  * put: the best case for any allocator, the same object comes back) and bursts (get 32,
  * then put 32, the way a poller allocates a receive burst).
  *
- * The glibc and jemalloc kernels call each library by its own entry points
+ * ringflow's mempool (ringflow/mempool.h) is the pool; the glibc and jemalloc kernels call each library by its own entry points
  * (__libc_malloc/__libc_free, mallocx/dallocx), because ringflow-bench links jemalloc and
  * so its plain malloc() is jemalloc's.
  *
@@ -33,6 +33,12 @@ uint64_t al_jemalloc_pairs(size_t size, uint64_t n, bool zero);
 /* n bursts: AL_BURST gets, then AL_BURST puts. */
 uint64_t al_glibc_bursts(size_t size, uint64_t n, bool zero);
 uint64_t al_jemalloc_bursts(size_t size, uint64_t n, bool zero);
+
+/* The same with ringflow's mempool (objects of mp->elt_size bytes); bursts use the bulk calls
+ * (rf_mempool_get_bulk / put_bulk of AL_BURST). mp needs at least AL_BURST free objects. */
+struct rf_mempool;
+uint64_t al_mempool_pairs(struct rf_mempool *mp, uint64_t n, bool zero);
+uint64_t al_mempool_bursts(struct rf_mempool *mp, uint64_t n, bool zero);
 
 /* What a pairs kernel returns for n objects (sum of 0..n-1); bursts: n * AL_BURST objects. */
 static inline uint64_t al_expected_sum(uint64_t objects)
