@@ -140,6 +140,7 @@ static int at_run_cmd(int argc, char **argv, const struct rf_bench_opts *opts)
 		return 2;
 	}
 	unsigned ncpus = rf_bench_ncpus();
+	micro_note_placement(opts, "atomics");
 	at_rmw_case(opts, 1);
 	unsigned n = 2;
 	for (; n <= ncpus && n <= MICRO_MAX_THREADS; n *= 2)

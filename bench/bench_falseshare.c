@@ -138,6 +138,7 @@ static int fs_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	if (2 * ncpus <= MICRO_MAX_THREADS)
 		counts[n_counts++] = 2 * ncpus;
 
+	micro_note_placement(opts, "falseshare");
 	for (unsigned i = 0; i < n_counts; i++)
 		fs_counter_case(opts, OP_ATOMIC, counts[i]);
 	for (unsigned i = 0; i < n_counts; i++)

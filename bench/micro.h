@@ -61,4 +61,11 @@ struct micro_threads_result {
 int micro_run_threads(unsigned n, double seconds, micro_work_fn fn, void *arg, uint64_t chunk,
 		      struct micro_threads_result *out);
 
+/* One-way latency (ns) of handing a cache line between CPUs a and b (a raw ping-pong for
+ * about `seconds`), or -1 with one CPU. Cross-core figures on a VM depend on where the host
+ * put the two vCPUs right now (sharing a physical core, or far apart); printing this beside
+ * them says which. micro_note_placement() measures it and records it as case "placement". */
+double micro_line_pingpong_ns(unsigned a, unsigned b, double seconds);
+void micro_note_placement(const struct rf_bench_opts *opts, const char *bench);
+
 #endif /* RINGFLOW_BENCH_MICRO_H */
