@@ -143,6 +143,15 @@ uint64_t rf_flood_stop(struct rf_flood *f)
 	return atomic_load_explicit(&f->sent, memory_order_relaxed);
 }
 
+uint64_t rf_flood_wait(struct rf_flood *f)
+{
+	if (f->running) {
+		pthread_join(f->thread, NULL);
+		f->running = false;
+	}
+	return atomic_load_explicit(&f->sent, memory_order_relaxed);
+}
+
 void rf_flood_close(struct rf_flood *f)
 {
 	rf_flood_stop(f);

@@ -36,6 +36,8 @@ int rf_flood_open_veth(struct rf_flood *f, const struct rf_vethbed *b);
 int rf_flood_start(struct rf_flood *f, unsigned cpu, uint64_t max_packets, double max_seconds);
 /* Stops and joins the sender; returns the packets it sent. */
 uint64_t rf_flood_stop(struct rf_flood *f);
+/* Waits for the sender to reach its own bound, joins it; returns the packets it sent. */
+uint64_t rf_flood_wait(struct rf_flood *f);
 /* True once the sender has stopped by itself (packet or time bound reached). */
 bool rf_flood_done(struct rf_flood *f);
 void rf_flood_close(struct rf_flood *f);
