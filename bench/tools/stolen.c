@@ -48,6 +48,7 @@ struct opts {
 	bool load_forced;
 	const char *load_cmd;
 	bool json;
+	bool fifo;
 };
 
 /* Everything read at the start and end of one compute run. */
@@ -180,13 +181,28 @@ static void diff_snap(const struct snap *a, const struct snap *b, const struct o
 	}
 }
 
+/* SCHED_FIFO for the compute run only (--fifo): no other task, ksoftirqd included, takes the
+ * CPU from it, but interrupts and the softirqs run on their exit still do. The flood thread
+ * is created while we are SCHED_OTHER, so it never inherits the policy. */
+static void set_fifo(bool on)
+{
+	struct sched_param sp = {.sched_priority = on ? 1 : 0};
+	if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) && on)
+		fprintf(stderr, "ringflow-stolen: note: SCHED_FIFO refused (%s); running without "
+				"it\n", strerror(errno));
+}
+
 static int measure(const struct opts *o, const uint8_t *buf, pid_t ksoftirqd, struct phase *p)
 {
 	struct snap a, b;
+	if (o->fifo)
+		set_fifo(true);
 	int rc = take_snap(&a, ksoftirqd);
 	p->checksum = rf_workload_run(buf, o->passes);
 	if (rc == 0)
 		rc = take_snap(&b, ksoftirqd);
+	if (o->fifo)
+		set_fifo(false);
 	if (rc == 0)
 		diff_snap(&a, &b, o, p);
 	return rc;
@@ -367,6 +383,8 @@ static void print_table(const struct opts *o, const struct phase *idle, const st
 	ROW_U(LBL("CPU%u softnet received_rps"), received_rps);
 	snprintf(l, sizeof(l), "CPU%u (load CPU) NET_RX softirqs", o->load_cpu);
 	ROW_U(l, net_rx_load_cpu);
+	fprintf(out, "%-34s %12s %11.2fx\n", "slowdown (wall under load / idle)", "-",
+		ld->wall / (idle->wall + 1e-9));
 	fprintf(out, "%-34s %12s %12llu\n", "packets sent by the load", "-",
 		(unsigned long long)sent);
 	fprintf(out, "%-26s %20llx %20llx\n", "checksum", (unsigned long long)idle->checksum,
@@ -383,7 +401,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ringflow-stolen [--cpu N] [--load-cpu N] [--passes P] [--load veth|loopback]\n"
-		"                       [--load-cmd CMD] [--packets N] [--load-seconds S] [--json]\n"
+		"                       [--load-cmd CMD] [--packets N] [--load-seconds S] [--fifo]\n"
+		"                       [--json]\n"
 		"Runs a fixed compute job (FNV-1a over %d bytes, P passes) pinned to CPU N, idle\n"
 		"and then under a network load, and shows how much of that CPU the kernel took.\n"
 		"  --cpu N           measured CPU (default: the last one)\n"
@@ -395,6 +414,9 @@ static void usage(FILE *out)
 		"  --load-cmd CMD    run `sh -c CMD` as the load instead (stopped after the run)\n"
 		"  --packets N       flood bound in packets (default 50000000)\n"
 		"  --load-seconds S  flood bound in seconds (default 10)\n"
+		"  --fifo            run the compute as SCHED_FIFO (root): other tasks and ksoftirqd\n"
+		"                    cannot take its CPU, interrupts and softirqs still do; use on a\n"
+		"                    shared machine, where other tasks otherwise fill the wall time\n"
 		"  --json            JSON lines on stdout (bench/impl/case/value/unit), table on stderr\n",
 		RF_WORKLOAD_BUF);
 }
@@ -411,6 +433,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"load-cmd", required_argument, 0, 'C'}, {"packets", required_argument, 0, 'n'},
 		{"load-seconds", required_argument, 0, 's'},
 		{"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
+		{"fifo", no_argument, 0, 'F'},
 		{0, 0, 0, 0}};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -422,6 +445,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 's': o->load_seconds = atof(optarg); break;
 		case 'C': o->load_cmd = optarg; o->load = LOAD_CMD; break;
 		case 'j': o->json = true; break;
+		case 'F': o->fifo = true; break;
 		case 'l':
 			o->load_forced = true;
 			if (!strcmp(optarg, "veth"))
@@ -513,8 +537,8 @@ int main(int argc, char **argv)
 		print_json(&o, impl, &ld, "load", sent);
 		json_line(&o, impl, "slowdown", ld.wall / idle.wall, "x");
 	}
-	fprintf(out, "ringflow-stolen: FNV-1a over %d B x %llu passes on CPU %u; load: ",
-		RF_WORKLOAD_BUF, (unsigned long long)o.passes, o.cpu);
+	fprintf(out, "ringflow-stolen: FNV-1a over %d B x %llu passes on CPU %u%s; load: ",
+		RF_WORKLOAD_BUF, (unsigned long long)o.passes, o.cpu, o.fifo ? " (SCHED_FIFO)" : "");
 	if (l.kind == LOAD_VETH)
 		fprintf(out, "UDP flood over veth %s -> %s (two namespaces), sender on CPU %u, RPS "
 			     "steers the receive softirq to CPU %u\n",
