@@ -1,7 +1,8 @@
 /*
  * apps/openflow/ofbench/ofb_responder.c: the trivial controller behind `ringflow-ofbench
- * --responder`. It does the controller half of the handshake and answers every PACKET_IN
- * with one PACKET_OUT (flood), nothing else: no tables, no learning. Its only job is to show
+ * --responder`. The protocol's session (of_session.h) does the handshake and connect-time
+ * setup; the app answers every PACKET_IN with one PACKET_OUT (flood), nothing else: no
+ * tables, no learning. Its only job is to show
  * the generator's own ceiling on this machine, so a figure measured against a real
  * controller can be read against it.
  */
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "ofb.h"
+#include "of_session.h"
 #include "ofb_conn.h"
 
 #define MAX_CONNS 1024
@@ -43,94 +45,50 @@ int ofb_responder_listen(const char *host, uint16_t port, uint16_t *bound)
 	return fd;
 }
 
-static void queue(struct ofb_conn *c, const struct of_msg *m)
+/* The app of this trivial controller: PACKET_IN -> PACKET_OUT flood, nothing else. */
+static void on_message(void *arg, struct of_session *s, const struct of_msg *m,
+		       struct of_out *out)
 {
-	size_t room;
-	uint8_t *q = ofb_conn_reserve(c, 2048, &room);
-	if (!q)
-		return; /* the switch is not reading: drop rather than buffer without bound */
-	ssize_t n = of_serialize(m, q, room);
-	if (n > 0)
-		ofb_conn_commit(c, (size_t)n);
-}
-
-static void handle(struct ofb_conn *c, const uint8_t *b, size_t len, bool *dead)
-{
-	struct of_msg m, out;
-	struct of_fault f;
-	size_t room;
-	uint8_t *q;
-	ssize_t n;
-	if (of_parse(b, len, &m, &f) != 0) {
-		q = ofb_conn_reserve(c, 128, &room);
-		uint8_t v = c->framer.version ? c->framer.version : b[0];
-		n = q ? of_build_error_reply(q, room, v, &f, b, len) : -1;
-		if (n > 0)
-			ofb_conn_commit(c, (size_t)n);
-		*dead = f.close;
+	(void)arg;
+	if (m->type != OF_PACKET_IN)
 		return;
-	}
-	memset(&out, 0, sizeof(out));
-	out.version = m.version;
-	out.xid = m.xid;
-	switch (m.type) {
-	case OF_HELLO: {
-		int v = of_negotiate(OF_VERSIONS_SUPPORTED, &m);
-		if (v < 0) {
-			q = ofb_conn_reserve(c, 128, &room);
-			n = q ? of_build_error(q, room, m.version, m.xid, OFPET_HELLO_FAILED,
-					       OFPHFC_INCOMPATIBLE, NULL, 0) : -1;
-			if (n > 0)
-				ofb_conn_commit(c, (size_t)n);
-			*dead = true;
-			return;
-		}
-		c->framer.version = (uint8_t)v;
-		q = ofb_conn_reserve(c, 256, &room);
-		n = of_build_simple(q, room, (uint8_t)v, OF_FEATURES_REQUEST, 1);
-		if (n > 0)
-			ofb_conn_commit(c, (size_t)n);
-		if (v == OF_VERSION_1_3) {
-			q = ofb_conn_reserve(c, 256, &room);
-			n = of_build_table_miss(q, room, 2);
-			if (n > 0)
-				ofb_conn_commit(c, (size_t)n);
-		}
-		return;
-	}
-	case OF_ECHO_REQUEST:
-		out.type = OF_ECHO_REPLY;
-		out.u.echo = m.u.echo;
-		queue(c, &out);
-		return;
-	case OF_PACKET_IN: {
-		const struct of_packet_in *pi = &m.u.packet_in;
-		bool unbuffered = pi->buffer_id == OFP_NO_BUFFER;
-		q = ofb_conn_reserve(c, 2048, &room);
-		if (!q)
-			return;
-		n = of_build_packet_out(q, room, m.version, m.xid, pi->buffer_id,
+	const struct of_packet_in *pi = &m->u.packet_in;
+	bool unbuffered = pi->buffer_id == OFP_NO_BUFFER;
+	ssize_t n = of_build_packet_out(out->p + out->len, out->cap - out->len, s->framer.version,
+					m->xid, pi->buffer_id,
 					pi->match.fields & OF_MATCH_IN_PORT ? pi->match.in_port
 									    : OFPP_CONTROLLER,
 					OFPP_FLOOD, unbuffered ? pi->data : NULL,
 					unbuffered ? pi->data_len : 0);
-		if (n > 0)
-			ofb_conn_commit(c, (size_t)n);
-		return;
-	}
-	default:
-		return;
-	}
+	if (n > 0)
+		out->len += (size_t)n;
+}
+
+/* Runs the session over what conn c has received; false when it must be closed. */
+static bool serve(struct ofb_conn *c, struct of_session *s)
+{
+	size_t room;
+	uint8_t *q = ofb_conn_reserve(c, OF_MAX_MSG_LEN, &room);
+	if (!q)
+		return true; /* the switch is not reading; read no more until it does */
+	struct of_out out = {.p = q, .cap = room, .len = 0};
+	bool close;
+	c->rx_off += of_session_input(s, c->rx + c->rx_off, c->rx_len - c->rx_off, on_message,
+				      NULL, &out, &close);
+	ofb_conn_commit(c, out.len);
+	return !close;
 }
 
 int ofb_responder_run(int lfd, double max_s, bool busy, atomic_bool *stop)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct ofb_conn *conns = calloc(MAX_CONNS, sizeof(*conns));
-	if (ep < 0 || !conns) {
+	struct of_session *sessions = calloc(MAX_CONNS, sizeof(*sessions));
+	if (ep < 0 || !conns || !sessions) {
 		if (ep >= 0)
 			close(ep);
 		free(conns);
+		free(sessions);
 		close(lfd);
 		return -ENOMEM;
 	}
@@ -161,25 +119,14 @@ int ofb_responder_run(int lfd, double max_s, bool busy, atomic_bool *stop)
 				epoll_ctl(ep, EPOLL_CTL_ADD, fd, &cev);
 				size_t room;
 				uint8_t *q = ofb_conn_reserve(&conns[k], 64, &room);
-				ssize_t hl = of_build_hello(q, room, OF_VERSION_1_3, 0,
-							    OF_VERSIONS_SUPPORTED);
-				ofb_conn_commit(&conns[k], (size_t)hl);
+				struct of_out out = {.p = q, .cap = room, .len = 0};
+				of_session_start(&sessions[k], 0, 0, &out);
+				ofb_conn_commit(&conns[k], out.len);
 				ofb_conn_flush(&conns[k]);
 				continue;
 			}
 			struct ofb_conn *c = &conns[id];
-			bool dead = ofb_conn_read(c) < 0;
-			const uint8_t *msg;
-			size_t len;
-			int bad, rc = 0;
-			struct of_fault f;
-			while (!dead && (rc = ofb_conn_next(c, &msg, &len, &bad, &f)) > 0) {
-				if (bad)
-					continue; /* wrong version after HELLO: skip it */
-				handle(c, msg, len, &dead);
-			}
-			if (!dead && rc < 0)
-				dead = true;
+			bool dead = ofb_conn_read(c) < 0 || !serve(c, &sessions[id]);
 			if (ofb_conn_flush(c) < 0 || dead) {
 				epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
 				ofb_conn_close(c);
@@ -193,6 +140,7 @@ int ofb_responder_run(int lfd, double max_s, bool busy, atomic_bool *stop)
 		if (conns[k].fd >= 0 || conns[k].rx)
 			ofb_conn_close(&conns[k]);
 	free(conns);
+	free(sessions);
 	close(ep);
 	close(lfd);
 	return 0;
