@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -384,6 +385,11 @@ static int connect_all(struct gen *g)
 	for (unsigned i = 0; i < o->switches; i++) {
 		struct sw *s = &g->sw[i];
 		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* Bounds a blocking connect to an unreachable host (Linux applies the send
+		 * timeout to connect); later I/O is non-blocking anyway. */
+		struct timeval tmo = {.tv_sec = 3};
+		if (fd >= 0)
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
 		if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
 			int e = errno;
 			if (fd >= 0)
