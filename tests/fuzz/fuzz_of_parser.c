@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "of.h"
+#include "of_eth.h"
 #include "of_session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -66,6 +67,16 @@ static void one_message(const uint8_t *msg, size_t len)
 		return;
 	}
 	walk_arrays(&m);
+	if (m.type == OF_PACKET_IN || m.type == OF_PACKET_OUT) { /* the frame inside */
+		const uint8_t *d = m.type == OF_PACKET_IN ? m.u.packet_in.data : m.u.packet_out.data;
+		size_t dl = m.type == OF_PACKET_IN ? m.u.packet_in.data_len : m.u.packet_out.data_len;
+		struct of_eth e;
+		uint64_t dpid;
+		uint32_t port;
+		if (of_eth_parse(d, dl, &e) == 0 && e.payload + e.payload_len != d + dl)
+			__builtin_trap();
+		of_lldp_parse(d, dl, &dpid, &port);
+	}
 	ssize_t n1 = of_serialize(&m, out1, sizeof(out1));
 	if (n1 < 0)
 		return; /* not expressible again (e.g. a reserved port only 1.3 has) */
