@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -161,6 +162,7 @@ Test(ofbench, ovs_testcontroller_learns_and_answers, .timeout = 60)
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* the test dies (timeout): so does the peer */
 		setenv("OVS_RUNDIR", dir, 1); /* its control socket goes here, not /var/run */
 		setenv("OVS_LOGDIR", dir, 1);
 		execl(otc, otc, "-vwarn", method, (char *)NULL);
