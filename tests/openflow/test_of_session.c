@@ -5,6 +5,7 @@
  * or the stream can fail (with the ERROR sent and the close decision).
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "of.h"
@@ -243,6 +244,25 @@ Test(of_session, stream_faults_after_the_handshake)
 	cr_assert_eq(msgs[0].u.error.code, OFPBRC_BAD_LEN);
 	cr_assert_eq(a.n, 0);
 	cr_assert_eq(s.errors_sent, 3);
+}
+
+Test(of_session, offering_only_10_and_nothing_we_speak)
+{
+	struct of_session s;
+	struct of_out out = {.p = outbuf, .cap = sizeof(outbuf)};
+	cr_assert_eq(of_session_start(&s, 1u << 5, 0, &out), -EINVAL); /* 1.4 only: not ours */
+	cr_assert_eq(of_session_start(&s, (1u << OF_VERSION_1_0) | (1u << 5), 0, &out), 0);
+	cr_assert_eq(s.versions, 1u << OF_VERSION_1_0);
+	cr_assert_eq(out.len, 16);
+	cr_assert_eq(outbuf[0], OF_VERSION_1_0); /* HELLO in 1.0 (its bitmap names 1.0 alone) */
+	cr_assert_eq(outbuf[15], 1u << OF_VERSION_1_0);
+	out.len = 0;
+	struct of_msg h = {.version = OF_VERSION_1_3, .type = OF_HELLO, .xid = 1};
+	struct seen a = {0};
+	bool close;
+	feed(&s, &h, &a, &out, &close); /* OVS offering up to 1.3 without a bitmap */
+	cr_assert_not(close);
+	cr_assert_eq(s.framer.version, OF_VERSION_1_0);
 }
 
 Test(of_session, full_output_closes_instead_of_growing)

@@ -29,7 +29,11 @@ int of_session_start(struct of_session *s, uint32_t versions, uint32_t max_len,
 		     struct of_out *out)
 {
 	memset(s, 0, sizeof(*s));
-	s->versions = versions ? versions : OF_VERSIONS_SUPPORTED;
+	s->versions = (versions ? versions : OF_VERSIONS_SUPPORTED) & OF_VERSIONS_SUPPORTED;
+	if (!s->versions) {
+		s->state = OF_SESSION_CLOSED;
+		return -EINVAL;
+	}
 	s->framer.max_len = max_len;
 	s->next_xid = 1;
 	s->state = OF_SESSION_HELLO_WAIT;

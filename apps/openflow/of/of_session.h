@@ -54,8 +54,9 @@ struct of_out {
 typedef void (*of_session_cb)(void *arg, struct of_session *s, const struct of_msg *m,
 			      struct of_out *out);
 
-/* Initialises a session offering `versions` (0: OF_VERSIONS_SUPPORTED), frames up to max_len
- * bytes (0: 65535) and writes our HELLO to out. Returns 0, or -ENOBUFS. */
+/* Initialises a session offering `versions` (0: OF_VERSIONS_SUPPORTED; bits we do not speak
+ * are dropped), frames up to max_len bytes (0: 65535) and writes our HELLO to out. Returns 0,
+ * -EINVAL (no version left) or -ENOBUFS. */
 int of_session_start(struct of_session *s, uint32_t versions, uint32_t max_len,
 		     struct of_out *out);
 
