@@ -81,8 +81,8 @@ static double at_sample(void *arg, const struct rf_bench_ctx *ctx)
 	/* Increments must add up: a lost update would mean a broken CAS loop. */
 	uint64_t got = atomic_load_explicit(&r->counter, memory_order_relaxed);
 	if ((v->kind == K_FETCH_ADD || v->kind == K_CAS || v->kind == K_RMW) && got != res.ops) {
-		fprintf(stderr, "atomics: counter %llu after %llu increments\n",
-			(unsigned long long)got, (unsigned long long)res.ops);
+		micro_check_failed("atomics: counter %llu after %llu increments",
+				   (unsigned long long)got, (unsigned long long)res.ops);
 		ns = -1;
 	}
 	if (v->kind == K_CAS && v->fail_per_op && res.ops && ctx->round > 0) {
@@ -153,7 +153,7 @@ static int at_run_cmd(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_note("all CAS and fetch-add loops are relaxed; on x86-64 every RMW is a locked "
 		      "instruction whatever the order");
 	rf_bench_print_table(opts, "atomics");
-	return 0;
+	return micro_exit_status();
 }
 
 RF_BENCH_COMMAND("atomics", "atomics: CAS vs fetch-add, contended vs not, seq_cst vs relaxed",

@@ -73,8 +73,8 @@ static double fs_sample(void *arg, const struct rf_bench_ctx *ctx)
 	for (unsigned i = 0; i < v->threads; i++)
 		got += atomic_load_explicit(fs_counter(&r->c, i), memory_order_relaxed);
 	if (got != want) {
-		fprintf(stderr, "falseshare: counters add up to %llu, expected %llu\n",
-			(unsigned long long)got, (unsigned long long)want);
+		micro_check_failed("falseshare: counters add up to %llu, expected %llu",
+				   (unsigned long long)got, (unsigned long long)want);
 		ns = -1;
 	}
 	fs_counters_fini(&r->c);
@@ -149,7 +149,7 @@ static int fs_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		rf_bench_note("adjacent: more than 8 counters span several lines (8 per 64 B line)");
 	rf_bench_note("%u CPUs online; the last thread count is oversubscribed (2 x nproc)", ncpus);
 	rf_bench_print_table(opts, "falseshare");
-	return 0;
+	return micro_exit_status();
 }
 
 RF_BENCH_COMMAND("falseshare",

@@ -11,10 +11,28 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int checks_failed;
+
+void micro_check_failed(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	checks_failed = 1;
+}
+
+int micro_exit_status(void)
+{
+	return checks_failed ? 1 : 0;
+}
 
 static double keep_sample(void *arg, const struct rf_bench_ctx *ctx)
 {

@@ -61,6 +61,12 @@ struct micro_threads_result {
 int micro_run_threads(unsigned n, double seconds, micro_work_fn fn, void *arg, uint64_t chunk,
 		      struct micro_threads_result *out);
 
+/* A sample's self-check failed (counters that do not add up, a corrupted object): prints
+ * the printf-style message to stderr and makes micro_exit_status() return 1, so the
+ * subcommand exits non-zero and the smoke tests notice. */
+void micro_check_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int micro_exit_status(void);
+
 /* One-way latency (ns) of handing a cache line between CPUs a and b (a raw ping-pong for
  * about `seconds`), or -1 with one CPU. Cross-core figures on a VM depend on where the host
  * put the two vCPUs right now (sharing a physical core, or far apart); printing this beside
