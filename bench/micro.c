@@ -81,6 +81,7 @@ struct runner {
 	void *arg;
 	double seconds;
 	uint64_t chunk;
+	void (*start_fn)(void *arg), (*stop)(void *arg);
 };
 
 struct worker {
@@ -101,6 +102,8 @@ static void *worker_main(void *p)
 	struct worker *w = p;
 	struct runner *r = w->r;
 	pthread_barrier_wait(&r->start);
+	if (r->start_fn)
+		r->start_fn(r->arg);
 	uint64_t deadline = rf_bench_now_ns() + (uint64_t)(r->seconds * 1e9);
 	uint64_t c0 = thread_cpu_ns(), ops = 0;
 	do
@@ -108,15 +111,25 @@ static void *worker_main(void *p)
 	while (rf_bench_now_ns() < deadline);
 	w->cpu_ns = thread_cpu_ns() - c0;
 	w->ops = ops;
+	if (r->stop)
+		r->stop(r->arg);
 	return NULL;
 }
 
 int micro_run_threads(unsigned n, double seconds, micro_work_fn fn, void *arg, uint64_t chunk,
 		      struct micro_threads_result *out)
 {
+	return micro_run_threads_hooked(n, seconds, fn, arg, chunk, NULL, NULL, out);
+}
+
+int micro_run_threads_hooked(unsigned n, double seconds, micro_work_fn fn, void *arg,
+			     uint64_t chunk, void (*start)(void *arg), void (*stop)(void *arg),
+			     struct micro_threads_result *out)
+{
 	if (n == 0 || n > MICRO_MAX_THREADS)
 		return -EINVAL;
-	struct runner r = {.fn = fn, .arg = arg, .seconds = seconds, .chunk = chunk};
+	struct runner r = {.fn = fn, .arg = arg, .seconds = seconds, .chunk = chunk,
+			   .start_fn = start, .stop = stop};
 	struct worker w[MICRO_MAX_THREADS];
 	struct rf_bench_thread *t[MICRO_MAX_THREADS];
 	int rc = -pthread_barrier_init(&r.start, NULL, n);

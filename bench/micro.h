@@ -61,6 +61,13 @@ struct micro_threads_result {
 int micro_run_threads(unsigned n, double seconds, micro_work_fn fn, void *arg, uint64_t chunk,
 		      struct micro_threads_result *out);
 
+/* The same, with per-thread hooks run in each thread outside the timed loop: start() after
+ * the barrier, before the first fn() call; stop() after the last (either may be NULL). For
+ * work that needs per-thread setup, e.g. QSBR registration. */
+int micro_run_threads_hooked(unsigned n, double seconds, micro_work_fn fn, void *arg,
+			     uint64_t chunk, void (*start)(void *arg), void (*stop)(void *arg),
+			     struct micro_threads_result *out);
+
 /* A sample's self-check failed (counters that do not add up, a corrupted object): prints
  * the printf-style message to stderr and makes micro_exit_status() return 1, so the
  * subcommand exits non-zero and the smoke tests notice. */
