@@ -226,7 +226,8 @@ void micro_note_placement(const struct rf_bench_opts *opts, const char *bench)
 		return;
 	rf_bench_record(opts, bench, "placement", "line_handoff", "ns", RF_LOWER_IS_BETTER, ns, ns, 1);
 	rf_bench_note("a cache line moves between CPU %u and CPU %u in %.0f ns one way right now "
-		      "(measured before the cases; tens to a few hundred ns when both vCPUs run at once, "
-		      "microseconds when the host time-slices them, and then threads seldom contend)",
+		      "(measured before the cases: tens to a few hundred ns when both threads really run "
+		      "at once; microseconds when other processes or the host keep the CPUs busy, "
+		      "and then the threads seldom contend)",
 		      opts->cpu[0], opts->cpu[1], ns);
 }

@@ -75,9 +75,9 @@ void micro_check_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2
 int micro_exit_status(void);
 
 /* One-way latency (ns) of handing a cache line between CPUs a and b (a raw ping-pong for
- * about `seconds`), or -1 with one CPU. Cross-core figures on a VM depend on where the host
- * put the two vCPUs right now (sharing a physical core, or far apart); printing this beside
- * them says which. micro_note_placement() measures it and records it as case "placement". */
+ * about `seconds`), or -1 with one CPU. Cross-core figures depend on whether the two threads
+ * really run at the same time (other processes on the CPUs, the host time-slicing the vCPUs)
+ * and on where the host put the vCPUs; printing this beside them says which case it was. micro_note_placement() measures it and records it as case "placement". */
 double micro_line_pingpong_ns(unsigned a, unsigned b, double seconds);
 void micro_note_placement(const struct rf_bench_opts *opts, const char *bench);
 
