@@ -12,13 +12,14 @@
  * to the measured CPU. Without root (no namespaces) it floods over loopback instead, where
  * the receive softirq runs on the sender's CPU: the figure then shows how little reaches the
  * measured CPU, which is the other half of the lesson. --load-cmd runs any command instead.
+ * --fifo makes the compute SCHED_FIFO while it is measured, so that on a shared machine other
+ * tasks cannot fill its wall time (interrupts and softirqs still can: that is the point).
+ * The load lives in stolen_load.c, the output in stolen_report.c.
  */
-#include <errno.h>
-#include <getopt.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include "procnet.h"
 #include "stolen.h"
