@@ -155,12 +155,18 @@ static void diff_snap(const struct snap *a, const struct snap *b, const struct o
 /* SCHED_FIFO for the compute run only (--fifo): no other task, ksoftirqd included, takes the
  * CPU from it, but interrupts and the softirqs run on their exit still do. The flood thread
  * is created while we are SCHED_OTHER, so it never inherits the policy. */
+static bool fifo_refused;
+
 static void set_fifo(bool on)
 {
+	static bool warned;
 	struct sched_param sp = {.sched_priority = on ? 1 : 0};
-	if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) && on)
-		fprintf(stderr, "ringflow-stolen: note: SCHED_FIFO refused (%s); running without "
-				"it\n", strerror(errno));
+	if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) && on && !warned) {
+		fprintf(stderr, "ringflow-stolen: note: SCHED_FIFO refused (%s: needs root or "
+				"CAP_SYS_NICE); measuring without it\n", strerror(errno));
+		warned = true;
+		fifo_refused = true;
+	}
 }
 
 static int measure(const struct opts *o, const uint8_t *buf, pid_t ksoftirqd, struct phase *p)
@@ -320,7 +326,7 @@ int main(int argc, char **argv)
 		print_json_line(&o, impl, "slowdown", ld.wall / idle.wall, "x");
 	}
 	fprintf(out, "ringflow-stolen: FNV-1a over %d B x %llu passes on CPU %u%s; load: ",
-		RF_WORKLOAD_BUF, (unsigned long long)o.passes, o.cpu, o.fifo ? " (SCHED_FIFO)" : "");
+		RF_WORKLOAD_BUF, (unsigned long long)o.passes, o.cpu, o.fifo && !fifo_refused ? " (SCHED_FIFO)" : "");
 	if (l.kind == LOAD_VETH)
 		fprintf(out, "UDP flood over veth %s -> %s (two namespaces), sender on CPU %u, RPS "
 			     "steers the receive softirq to CPU %u\n",
