@@ -19,10 +19,13 @@ struct seen {
 	uint32_t xids[16];
 };
 
-static void app(void *arg, struct of_session *s, const struct of_msg *m, struct of_out *out)
+static void app(void *arg, struct of_session *s, const struct of_msg *m, const uint8_t *raw,
+		size_t raw_len, struct of_out *out)
 {
 	(void)s;
 	(void)out;
+	cr_assert_eq(raw_len, of_get16(raw + 2)); /* the message's own bytes */
+	cr_assert_eq(of_get32(raw + 4), m->xid);
 	struct seen *a = arg;
 	if (a->n < 16) {
 		a->types[a->n] = m->type;

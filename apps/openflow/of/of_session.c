@@ -123,7 +123,7 @@ static int one(struct of_session *s, const uint8_t *msg, size_t len, of_session_
 		break;
 	}
 	if (cb)
-		cb(arg, s, &m, out);
+		cb(arg, s, &m, msg, len, out);
 	return 0;
 }
 

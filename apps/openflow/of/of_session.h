@@ -49,10 +49,11 @@ struct of_out {
 	size_t cap, len;
 };
 
-/* Called for every message the session does not handle itself (m points into the input).
- * The callback may append replies to out with of_session_send(). */
+/* Called for every message the session does not handle itself: m parsed, raw[0..raw_len)
+ * its bytes (m's pointers point into raw, which is the caller's input). The callback may
+ * append replies to out with of_session_send(). */
 typedef void (*of_session_cb)(void *arg, struct of_session *s, const struct of_msg *m,
-			      struct of_out *out);
+			      const uint8_t *raw, size_t raw_len, struct of_out *out);
 
 /* Initialises a session offering `versions` (0: OF_VERSIONS_SUPPORTED; bits we do not speak
  * are dropped), frames up to max_len bytes (0: 65535) and writes our HELLO to out. Returns 0,

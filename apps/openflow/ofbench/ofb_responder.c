@@ -47,9 +47,11 @@ int ofb_responder_listen(const char *host, uint16_t port, uint16_t *bound)
 
 /* The app of this trivial controller: PACKET_IN -> PACKET_OUT flood, nothing else. */
 static void on_message(void *arg, struct of_session *s, const struct of_msg *m,
-		       struct of_out *out)
+		       const uint8_t *raw, size_t raw_len, struct of_out *out)
 {
 	(void)arg;
+	(void)raw;
+	(void)raw_len;
 	if (m->type != OF_PACKET_IN)
 		return;
 	const struct of_packet_in *pi = &m->u.packet_in;
