@@ -14,12 +14,13 @@
 static uint8_t outbuf[1 << 16];
 
 struct seen {
+	bool refuse; /* push back every app message */
 	unsigned n;
 	enum of_type types[16];
 	uint32_t xids[16];
 };
 
-static void app(void *arg, struct of_session *s, const struct of_msg *m, const uint8_t *raw,
+static bool app(void *arg, struct of_session *s, const struct of_msg *m, const uint8_t *raw,
 		size_t raw_len, struct of_out *out)
 {
 	(void)s;
@@ -27,10 +28,13 @@ static void app(void *arg, struct of_session *s, const struct of_msg *m, const u
 	cr_assert_eq(raw_len, of_get16(raw + 2)); /* the message's own bytes */
 	cr_assert_eq(of_get32(raw + 4), m->xid);
 	struct seen *a = arg;
+	if (a->refuse)
+		return false;
 	if (a->n < 16) {
 		a->types[a->n] = m->type;
 		a->xids[a->n++] = m->xid;
 	}
+	return true;
 }
 
 /* Splits out->p into messages: types[i], returns how many; clears out. */
@@ -166,6 +170,10 @@ Test(of_session, echo_answered_app_messages_in_order_partial_input_kept)
 	cr_assert_eq(msgs[0].type, OF_ECHO_REPLY);
 	cr_assert_eq(msgs[0].xid, 5);
 	cr_assert_eq(msgs[0].u.echo.data_len, 4);
+	a.refuse = true; /* downstream full: nothing is consumed, the PACKET_IN is kept */
+	cr_assert_eq(of_session_input(&s, b + used, n - used, app, &a, &out, &close), 0);
+	cr_assert_not(close);
+	a.refuse = false;
 	cr_assert_eq(of_session_input(&s, b + used, n - used, app, &a, &out, &close), n - used);
 	cr_assert_eq(a.n, 2);
 	cr_assert_eq(a.types[1], OF_PACKET_IN);

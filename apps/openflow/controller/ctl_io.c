@@ -31,6 +31,7 @@ struct slot {
 	struct of_session s;
 	uint32_t gen;
 	bool open;
+	bool backlog; /* received messages wait for buffers or ring room (push-back) */
 };
 
 struct ctl_io {
@@ -39,6 +40,7 @@ struct ctl_io {
 	struct ctl_handler *h;
 	unsigned nh;
 	unsigned n_open;
+	bool any_backlog;         /* some slot has backlog set */
 	struct rf_poller *poller; /* set on the first poll: counters */
 	struct slot *slots;
 };
@@ -155,10 +157,13 @@ static void accept_one(struct ctl_io *io)
 struct fwd {
 	struct ctl_io *io;
 	uint32_t id;
+	bool pushed_back;
 };
 
-/* of_session callback: an app message goes to its switch's handler. */
-static void forward(void *arg, struct of_session *s, const struct of_msg *m,
+/* of_session callback: an app message goes to its switch's handler. With no buffer or no
+ * ring room it pushes back: the message stays in the receive buffer (and the rest in the
+ * socket, so TCP slows the switch down) until the handlers catch up. Nothing is dropped. */
+static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 		    const uint8_t *raw, size_t raw_len, struct of_out *out)
 {
 	(void)out;
@@ -166,15 +171,16 @@ static void forward(void *arg, struct of_session *s, const struct of_msg *m,
 	struct ctl_io *io = fw->io;
 	struct rf_core_counters *cnt = rf_poller_counters(io->poller);
 	if (s->state != OF_SESSION_UP || m->type != OF_PACKET_IN)
-		return; /* the learning switch only needs PACKET_INs */
+		return true; /* the learning switch only needs PACKET_INs */
 	if (raw_len > CTL_BUF_DATA) {
 		rf_counter_add(&cnt->drop_driver, 1);
-		return;
+		return true;
 	}
+	struct ctl_handler *h = &io->h[s->datapath_id % io->nh];
 	void *obj;
-	if (rf_mempool_get(io->pool, &obj) != 0) {
-		rf_counter_add(&cnt->drop_pool_empty, 1);
-		return;
+	if (rf_ring_free_count(h->in) == 0 || rf_mempool_get(io->pool, &obj) != 0) {
+		fw->pushed_back = true;
+		return false;
 	}
 	struct ctl_buf *b = obj;
 	b->conn = fw->id;
@@ -183,31 +189,31 @@ static void forward(void *arg, struct of_session *s, const struct of_msg *m,
 	b->version = s->framer.version;
 	b->len = (uint16_t)raw_len;
 	memcpy(b->data, raw, raw_len);
-	struct ctl_handler *h = &io->h[s->datapath_id % io->nh];
-	if (rf_ring_enqueue_burst(h->in, &obj, 1, NULL) != 1) {
-		rf_mempool_put(io->pool, obj);
-		rf_counter_add(&cnt->drop_ring_full, 1);
-		return;
-	}
+	/* Single producer: the free count just read cannot shrink before this enqueue. */
+	rf_ring_enqueue_burst(h->in, &obj, 1, NULL);
 	rf_counter_add(&cnt->rx, 1);
+	return true;
 }
 
-/* Reads one connection and runs its session; false when it must be closed. */
-static bool serve(struct ctl_io *io, uint32_t id)
+/* Runs the session over what the connection has received; false when it must be closed.
+ * A push-back leaves the slot marked, to be run again once replies have freed buffers. */
+static bool run_session(struct ctl_io *io, uint32_t id)
 {
 	struct slot *sl = &io->slots[id];
-	if (ofb_conn_read(&sl->c) < 0)
-		return false;
 	size_t room;
 	uint8_t *q = ofb_conn_reserve(&sl->c, OF_MAX_MSG_LEN, &room);
-	if (!q)
-		return true; /* the switch is not reading; read more once it does */
+	if (!q) {
+		sl->backlog = io->any_backlog = true; /* the switch is not reading its replies */
+		return true;
+	}
 	struct of_out out = {.p = q, .cap = room, .len = 0};
 	struct fwd fw = {.io = io, .id = id};
 	bool close;
 	sl->c.rx_off += of_session_input(&sl->s, sl->c.rx + sl->c.rx_off,
 					 sl->c.rx_len - sl->c.rx_off, forward, &fw, &out, &close);
 	ofb_conn_commit(&sl->c, out.len);
+	sl->backlog = fw.pushed_back;
+	io->any_backlog |= sl->backlog;
 	return ofb_conn_flush(&sl->c) == 0 && !close;
 }
 
@@ -250,10 +256,17 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 		uint32_t id = ev[i].data.u32;
 		if (id == LISTEN_ID)
 			accept_one(io);
-		else if (io->slots[id].open && !serve(io, id))
+		else if (io->slots[id].open && !io->slots[id].backlog &&
+			 (ofb_conn_read(&io->slots[id].c) < 0 || !run_session(io, id)))
 			drop_conn(io, id);
 	}
 	unsigned work = (unsigned)(n > 0 ? n : 0) + collect(io);
+	if (io->any_backlog) { /* buffers came back: offer the waiting messages again */
+		io->any_backlog = false;
+		for (uint32_t id = 0; id < CTL_MAX_CONNS; id++)
+			if (io->slots[id].open && io->slots[id].backlog && !run_session(io, id))
+				drop_conn(io, id);
+	}
 	for (uint32_t id = 0; id < CTL_MAX_CONNS && work; id++) {
 		struct slot *sl = &io->slots[id];
 		if (sl->open && ofb_conn_pending(&sl->c) && ofb_conn_flush(&sl->c) < 0)

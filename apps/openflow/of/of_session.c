@@ -73,7 +73,9 @@ static int setup(struct of_session *s, struct of_out *out)
 	return rc;
 }
 
-/* One framed message. Returns 0, or -ENOBUFS when out is full. */
+/* One framed message. Returns 0, 1 when the app pushed back, or -ENOBUFS when out is full.
+ * (A pushed-back message is offered again: handling it twice must be harmless, which holds
+ * because the app only sees messages the session does not act on itself.) */
 static int one(struct of_session *s, const uint8_t *msg, size_t len, of_session_cb cb,
 	       void *arg, struct of_out *out)
 {
@@ -122,8 +124,8 @@ static int one(struct of_session *s, const uint8_t *msg, size_t len, of_session_
 	default:
 		break;
 	}
-	if (cb)
-		cb(arg, s, &m, msg, len, out);
+	if (cb && !cb(arg, s, &m, msg, len, out))
+		return 1; /* pushed back: consume nothing, stop */
 	return 0;
 }
 
@@ -145,6 +147,10 @@ size_t of_session_input(struct of_session *s, const uint8_t *buf, size_t n, of_s
 				break;
 		} else {
 			rc = one(s, buf + off, fr.len, cb, arg, out);
+			if (rc == 1) {
+				s->rx_msgs--; /* counted again when it is offered again */
+				break;
+			}
 		}
 		if (rc) { /* out is full: the peer is not reading its replies */
 			s->state = OF_SESSION_CLOSED;

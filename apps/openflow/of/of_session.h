@@ -51,8 +51,10 @@ struct of_out {
 
 /* Called for every message the session does not handle itself: m parsed, raw[0..raw_len)
  * its bytes (m's pointers point into raw, which is the caller's input). The callback may
- * append replies to out with of_session_send(). */
-typedef void (*of_session_cb)(void *arg, struct of_session *s, const struct of_msg *m,
+ * append replies to out with of_session_send(). It returns false to push back (no room for
+ * the message downstream): of_session_input then stops before this message, which is
+ * offered again on the next call. */
+typedef bool (*of_session_cb)(void *arg, struct of_session *s, const struct of_msg *m,
 			      const uint8_t *raw, size_t raw_len, struct of_out *out);
 
 /* Initialises a session offering `versions` (0: OF_VERSIONS_SUPPORTED; bits we do not speak

@@ -43,6 +43,8 @@ long ofb_conn_read(struct ofb_conn *c)
 		c->rx_len -= c->rx_off;
 		c->rx_off = 0;
 	}
+	if (c->rx_len == OFB_RX_CAP)
+		return 0; /* full of unconsumed messages: leave the rest in the socket */
 	ssize_t n = recv(c->fd, c->rx + c->rx_len, OFB_RX_CAP - c->rx_len, MSG_DONTWAIT);
 	if (n > 0) {
 		c->rx_len += (size_t)n;

@@ -46,14 +46,14 @@ int ofb_responder_listen(const char *host, uint16_t port, uint16_t *bound)
 }
 
 /* The app of this trivial controller: PACKET_IN -> PACKET_OUT flood, nothing else. */
-static void on_message(void *arg, struct of_session *s, const struct of_msg *m,
+static bool on_message(void *arg, struct of_session *s, const struct of_msg *m,
 		       const uint8_t *raw, size_t raw_len, struct of_out *out)
 {
 	(void)arg;
 	(void)raw;
 	(void)raw_len;
 	if (m->type != OF_PACKET_IN)
-		return;
+		return true;
 	const struct of_packet_in *pi = &m->u.packet_in;
 	bool unbuffered = pi->buffer_id == OFP_NO_BUFFER;
 	ssize_t n = of_build_packet_out(out->p + out->len, out->cap - out->len, s->framer.version,
@@ -64,6 +64,7 @@ static void on_message(void *arg, struct of_session *s, const struct of_msg *m,
 					unbuffered ? pi->data_len : 0);
 	if (n > 0)
 		out->len += (size_t)n;
+	return true;
 }
 
 /* Runs the session over what conn c has received; false when it must be closed. */
