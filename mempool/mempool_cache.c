@@ -64,6 +64,8 @@ static void rf_mp_exit_key_init(void)
 
 struct rf_mempool_cache *rf_mempool_cache_attach_pvt(struct rf_mempool *mp)
 {
+	if (mp->cache_size == 0)
+		return NULL;
 	size_t sz = sizeof(struct rf_mempool_cache) + 2 * (size_t)mp->cache_size * sizeof(void *);
 	sz = (sz + RF_CACHE_LINE - 1) / RF_CACHE_LINE * RF_CACHE_LINE;
 	struct rf_mempool_cache *c = aligned_alloc(RF_CACHE_LINE, sz);

@@ -168,8 +168,7 @@ void rf_mempool_put_bulk_debug_pvt(struct rf_mempool *mp, void *const *objs, uns
 /* The calling thread's cache of mp, or NULL (no caches, or the cache could not be made). */
 static inline struct rf_mempool_cache *rf_mempool_cache_pvt(struct rf_mempool *mp)
 {
-	if (mp->cache_size == 0)
-		return NULL;
+	/* A pool without caches never matches (its gen is in no slot): the slow path says so. */
 	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
 	if (rf_likely(t->gen == mp->gen))
 		return t->cache;
@@ -203,9 +202,9 @@ static inline int rf_mempool_get_bulk_raw_pvt(struct rf_mempool *mp, void **objs
 			len += req;
 		}
 	}
-	/* LIFO: the most recently put (cache-hot) objects go out first. */
-	for (unsigned i = 0; i < n; i++)
-		objs[i] = c->objs[len - 1 - i];
+	/* LIFO: the n most recently put (cache-hot) objects go out; one memcpy, so within the
+	 * batch they keep the order they were put in (a reversed loop is ~2x slower here). */
+	memcpy(objs, &c->objs[len - n], n * sizeof(void *));
 	atomic_store_explicit(&c->len, len - n, memory_order_relaxed); /* see above */
 	return 0;
 }
@@ -229,8 +228,7 @@ static inline void rf_mempool_put_bulk_raw_pvt(struct rf_mempool *mp, void *cons
 			len = keep;
 		}
 	}
-	for (unsigned i = 0; i < n; i++)
-		c->objs[len + i] = objs[i];
+	memcpy(&c->objs[len], objs, n * sizeof(void *));
 	atomic_store_explicit(&c->len, len + n, memory_order_relaxed); /* ours only */
 }
 
