@@ -69,7 +69,8 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	char lcores[32], prefix[64];
 	snprintf(lcores, sizeof(lcores), "%u", cpu);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=rfbench_%d", (int)getpid());
-	bool huge = want_huge && read_long(FREE_2M) >= 64;
+	long free_pages = read_long(FREE_2M);
+	bool huge = want_huge && free_pages >= 64;
 	char *huge_argv[] = {"ringflow-bench", "-l", lcores, "--no-pci", "--in-memory", prefix,
 			     "--log-level=4", "-m", "128", NULL};
 	char *nohuge_argv[] = {"ringflow-bench", "-l", lcores, "--no-pci", "--no-huge",
@@ -83,8 +84,9 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 			 huge ? "hugepages" : "--no-huge", rte_strerror(rte_errno));
 		eal_state = -1;
 	} else {
-		snprintf(eal_why, sizeof(eal_why), "EAL on %s",
-			 huge ? "2 MiB hugepages (--in-memory)" : "4 KiB pages (--no-huge)");
+		snprintf(eal_why, sizeof(eal_why), "EAL on %s%s",
+			 huge ? "2 MiB hugepages (--in-memory)" : "4 KiB pages (--no-huge)",
+			 want_huge && !huge ? ": fewer than 64 hugepages free at EAL start" : "");
 		eal_state = huge ? 1 : 0;
 	}
 	snprintf(why, len, "%s", eal_why);
