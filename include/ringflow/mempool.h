@@ -79,9 +79,9 @@ struct rf_mempool_cache {
 	_Atomic unsigned len;  /* objects in objs[0..len) */
 	unsigned size;         /* target fill after a refill (the pool's cache_size) */
 	unsigned flushthresh;  /* a put that would pass this flushes down to size / 2 first */
-	struct rf_mempool_cache *next, *prev; /* the pool's list (under the pool's lock) */
+	struct rf_mempool_cache *next, *prev; /* the pool's list (under the mempool lock) */
 	struct rf_mempool *mp;
-	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size + 1 slots */
+	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size slots */
 };
 
 struct rf_mempool_slow_pvt; /* the pool's lock, list of caches, debug state (mempool.c) */
@@ -122,7 +122,7 @@ struct rf_mempool *rf_mempool_create(const char *name, unsigned n, size_t elt_si
  * Objects still held become invalid. No thread may use the pool during or after this. */
 void rf_mempool_free(struct rf_mempool *mp);
 
-/* Free objects: in the ring plus in every thread's cache. A snapshot (takes the pool's lock,
+/* Free objects: in the ring plus in every thread's cache. A snapshot (takes the mempool lock,
  * not for the fast path); exact when no thread is inside a call. 0 for NULL. */
 unsigned rf_mempool_avail_count(const struct rf_mempool *mp);
 
