@@ -334,9 +334,18 @@ static unsigned echo_roundtrip(int proto, int fd, unsigned n)
 		}
 		for (unsigned i = 0; i < w; i++) {
 			ssize_t r = client_recv(proto, fd, in, sizeof(in));
-			if (r < 0)
+			if (r < 0) {
+				cr_log_warn("message %u: no answer (%s)", base + i, strerror(errno));
 				return ok;
-			ok += check_msg(in, (size_t)r, base + i);
+			}
+			if (!check_msg(in, (size_t)r, base + i)) {
+				uint64_t seq = 0;
+				memcpy(&seq, in, r >= 8 ? 8 : 0);
+				cr_log_warn("message %u: got %zd bytes with seq %llu", base + i, r,
+					    (unsigned long long)seq);
+				continue;
+			}
+			ok++;
 		}
 	}
 	return ok;
