@@ -285,6 +285,8 @@ static bool read_full(int fd, uint8_t *buf, size_t n)
 	size_t got = 0;
 	while (got < n) {
 		ssize_t r = recv(fd, buf + got, n - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0)
 			return false;
 		got += (size_t)r;
@@ -292,25 +294,45 @@ static bool read_full(int fd, uint8_t *buf, size_t n)
 	return true;
 }
 
+/* send() all of buf, retrying on EINTR and short writes; the count sent. */
+static ssize_t send_all(int fd, const void *buf, size_t n)
+{
+	size_t o = 0;
+	while (o < n) {
+		ssize_t w = send(fd, (const char *)buf + o, n - o, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return (ssize_t)o;
+		o += (size_t)w;
+	}
+	return (ssize_t)o;
+}
+
 /* One message out on the client socket (TCP: framed). */
 static void client_send(int proto, int fd, const uint8_t *msg, size_t len)
 {
 	if (proto == SOCK_DGRAM) {
-		cr_assert_eq(send(fd, msg, len, 0), (ssize_t)len, "udp send");
+		cr_assert_eq(send_all(fd, msg, len), (ssize_t)len, "udp send");
 		return;
 	}
 	uint8_t f[2 + 1100];
 	f[0] = (uint8_t)(len >> 8);
 	f[1] = (uint8_t)len;
 	memcpy(f + 2, msg, len);
-	cr_assert_eq(send(fd, f, len + 2, MSG_NOSIGNAL), (ssize_t)(len + 2), "tcp send");
+	cr_assert_eq(send_all(fd, f, len + 2), (ssize_t)(len + 2), "tcp send");
 }
 
 /* One message in; returns its length, or -1 on timeout / close. */
 static ssize_t client_recv(int proto, int fd, uint8_t *buf, size_t cap)
 {
-	if (proto == SOCK_DGRAM)
-		return recv(fd, buf, cap, 0);
+	if (proto == SOCK_DGRAM) {
+		ssize_t r;
+		do
+			r = recv(fd, buf, cap, 0);
+		while (r < 0 && errno == EINTR);
+		return r;
+	}
 	uint8_t h[2];
 	if (!read_full(fd, h, 2))
 		return -1;
@@ -453,7 +475,7 @@ Test(io_conformance, tcp_framing_across_split_reads)
 			for (size_t c = 0; c < 5; c++) {
 				if (cuts[c] <= prev || cuts[c] > l + 2)
 					continue;
-				cr_assert_eq(send(fd, frame + prev, cuts[c] - prev, MSG_NOSIGNAL),
+				cr_assert_eq(send_all(fd, frame + prev, cuts[c] - prev),
 					     (ssize_t)(cuts[c] - prev));
 				prev = cuts[c];
 				usleep(2000);
@@ -471,7 +493,7 @@ Test(io_conformance, tcp_framing_across_split_reads)
 			memcpy(big + o + 2, msg, l);
 			o += l + 2;
 		}
-		cr_assert_eq(send(fd, big, o, MSG_NOSIGNAL), (ssize_t)o);
+		cr_assert_eq(send_all(fd, big, o), (ssize_t)o);
 		for (uint64_t seq = 100; seq < 116; seq++) {
 			ssize_t got = client_recv(SOCK_STREAM, fd, in, sizeof(in));
 			cr_assert(got >= 0 && check_msg(in, (size_t)got, seq), "%s: joined message %u",
