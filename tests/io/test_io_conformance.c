@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
@@ -125,19 +126,46 @@ static struct rf_pktbuf_pool *test_pool(void)
 struct netns_pair {
 	char ns_a[32], ns_b[32], veth_a[16], veth_b[16];
 	bool up;
+	int reaper_fd;   /* write end of the reaper's pipe */
+	pid_t reaper;
 };
 
 static struct netns_pair g_ns;
 
-static void netns_teardown(void)
+/*
+ * Cleanup that survives any way this process ends (a failed assertion's _exit, a crash, a
+ * kill by ctest's timeout): a child blocks reading a pipe whose only write end is ours; when
+ * it reads end-of-file, we are gone or done, and it deletes the namespaces (the veth pair
+ * goes with them) and the veth in case it was never moved.
+ */
+static void start_reaper(void)
 {
 	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; "
+		 "ip link del %s 2>/dev/null; exit 0", g_ns.ns_a, g_ns.ns_b, g_ns.veth_a);
+	int p[2];
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork");
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		while (read(p[0], &c, 1) != 0 && errno == EINTR)
+			;
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	g_ns.reaper_fd = p[1];
+	g_ns.reaper = pid;
+}
+
+static void netns_teardown(void)
+{
 	if (!g_ns.up)
 		return;
-	snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null",
-		 g_ns.ns_a, g_ns.ns_b);
-	if (system(cmd) != 0)
-		fprintf(stderr, "warning: '%s' failed\n", cmd);
+	close(g_ns.reaper_fd); /* the reaper deletes everything; wait until it has */
+	waitpid(g_ns.reaper, NULL, 0);
 	g_ns.up = false;
 }
 
@@ -149,8 +177,8 @@ static bool netns_setup(void)
 	snprintf(g_ns.ns_b, sizeof(g_ns.ns_b), "rfconfb%d", pid);
 	snprintf(g_ns.veth_a, sizeof(g_ns.veth_a), "rfca%d", pid);
 	snprintf(g_ns.veth_b, sizeof(g_ns.veth_b), "rfcb%d", pid);
+	start_reaper();
 	g_ns.up = true;
-	atexit(netns_teardown);
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; ip netns add %1$s; ip netns add %2$s;"
