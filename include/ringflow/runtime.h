@@ -60,7 +60,7 @@ enum rf_idle {
 };
 
 struct rf_runtime_config {
-	const char *cores;       /* "0,1", "0-3,6" or a hex mask "0x3"; NULL or "" = CPU 0 */
+	const char *cores;       /* "0,1", "0-3,6" or a hex mask "0x3"; NULL/"": first usable CPU */
 	enum rf_idle idle;       /* see above */
 	unsigned spin_rounds;    /* adaptive: empty rounds before blocking; 0 = 2048 */
 	unsigned block_ms;       /* adaptive: longest block, bounds how late stop is seen; 0 = 50 */
