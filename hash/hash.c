@@ -405,8 +405,10 @@ static void maybe_grow(struct rf_hash *h, int64_t stripe_val)
 
 static void init_some(struct rf_hash *h)
 {
-	/* relaxed (cursor): it only spreads work; start_rw is correct for any bucket. */
-	uint64_t n = atomic_load_explicit(&h->nbuckets, memory_order_acquire); /* see locate_rw */
+	/* acquire: as in locate_rw (the segments of buckets below n are installed). */
+	uint64_t n = atomic_load_explicit(&h->nbuckets, memory_order_acquire);
+	/* relaxed, load and CAS: the cursor only spreads work and publishes nothing;
+	 * start_rw is correct for any bucket whoever initialises it. */
 	uint64_t c = atomic_load_explicit(&h->init_next, memory_order_relaxed);
 	if (rf_likely(c >= n))
 		return;
