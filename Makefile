@@ -30,6 +30,7 @@ demo: build
 
 bench: build
 	$(BUILD)/bench/ringflow-bench ring
+	$(BUILD)/bench/ringflow-bench hash
 
 asan-test: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
