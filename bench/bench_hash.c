@@ -299,12 +299,23 @@ static void writer_step(struct table *tb)
 		tb->ops->insert(tb->t, k, (void *)(uintptr_t)(k | 1));
 }
 
+/* The QSBR tables' reclamation callbacks (call_rcu) run on a helper thread pinned to the
+ * writer's CPU, as a deployment would place it: liburcu's default helper floats and would
+ * take the reader's CPU a share of the time. Same for ringflow and rculfhash. */
+static struct call_rcu_data *writer_crdp;
+static unsigned writer_cpu;
+
 static void *writer_main(void *p)
 {
 	struct writer *w = p;
 	bool qsbr = w->tb->ops == &rfh_ops || w->tb->ops == &lf_ops;
-	if (qsbr)
+	if (qsbr) {
 		rf_qsbr_register();
+		if (!writer_crdp)
+			writer_crdp = create_call_rcu_data(0, (int)writer_cpu);
+		if (writer_crdp)
+			set_thread_call_rcu_data(writer_crdp);
+	}
 	uint64_t n = 0;
 	/* relaxed: a stop flag; the join orders the rest. */
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
@@ -363,6 +374,7 @@ static double s_lookup_writer(void *arg, const struct rf_bench_ctx *ctx)
 		return -1;
 	rf_bench_pin_self(ctx->opts->cpu[0]);
 	struct writer w = {.tb = tb};
+	writer_cpu = ctx->opts->cpu[1];
 	struct rf_bench_thread *th = rf_bench_thread_start(ctx->opts->cpu[1], writer_main, &w);
 	if (!th)
 		return -1;

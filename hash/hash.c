@@ -459,8 +459,15 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	rf_mempool_region(h->pool, &base, &len, &stride);
 	h->pool_base = base;
 	h->pool_len = len;
-	if (!rf_mempool_on_hugepages(h->pool))
-		madvise(base, len, MADV_HUGEPAGE); /* no hugetlb pages: transparent ones, a hint */
+	if (!rf_mempool_on_hugepages(h->pool) && len >= ((size_t)2 << 20)) {
+		/* No hugetlb pages: ask for transparent ones. The pool is already populated, so
+		 * also collapse it now (Linux >= 6.1; a hint: failure just leaves 4 KiB pages). */
+		madvise(base, len, MADV_HUGEPAGE);
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+		madvise(base, len, MADV_COLLAPSE);
+	}
 	if (!seg_ensure(h, 0)) {
 		rf_mempool_free(h->pool);
 		free(h);
