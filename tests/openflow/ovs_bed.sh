@@ -63,7 +63,10 @@ teardown() {
     [ -r "$pf" ] || continue
     pid=$(cat "$pf")
     [ -n "$pid" ] && kill "$pid" 2>/dev/null || continue
-    for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for i in $(seq 50); do          # gone or a zombie (detached: PID 1 reaps it)
+      case "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" in ""|Z) break ;; esac
+      sleep 0.05
+    done
     kill -9 "$pid" 2>/dev/null
   done
   for n in "${netns[@]}"; do ip netns del "$n" 2>/dev/null; done
