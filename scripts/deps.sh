@@ -16,6 +16,9 @@ PACKAGES=(
   iproute2 ethtool sockperf gnuplot-nox procps
   # OpenFlow peers
   openvswitch-testcontroller
+  # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and
+  # never uses the system openvswitch-switch service, so a running one does not conflict)
+  openvswitch-switch iputils-ping
 )
 
 missing=()
