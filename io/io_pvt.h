@@ -1,0 +1,28 @@
+/*
+ * io/io_pvt.h: what the io module's files share and apps must not see: the built-in
+ * drivers' ops tables (listed in io.c's registry) and small helpers the drivers use.
+ *
+ * Adding a driver: define `const struct rf_io_ops rf_io_<name>_ops` in io/<name>.c, declare
+ * it in your slot below and list it in your slot of rf_io_builtin[] in io/io.c (the slots
+ * keep merges of different drivers conflict-free).
+ */
+#ifndef RINGFLOW_IO_PVT_H
+#define RINGFLOW_IO_PVT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <ringflow/io.h>
+
+/* sockets (runtime) */
+extern const struct rf_io_ops rf_io_udp_ops;
+extern const struct rf_io_ops rf_io_tcp_ops;
+
+/* io_uring (echo-bench): declare rf_io_uring_ops below this line */
+
+/* AF_XDP, DPDK (bypass): declare rf_io_xdp_ops, rf_io_dpdk_ops below this line */
+
+/* Write one formatted line into err (NULL or len 0: nothing). Returns -EINVAL for chaining. */
+int rf_io_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* RINGFLOW_IO_PVT_H */

@@ -1,0 +1,113 @@
+/*
+ * mempool/mempool_cache.c: per-thread caches, the slow paths around them.
+ *
+ * Each thread has a table of cache slots indexed by pool id (rf_mempool_tls_pvt, 16 bytes a
+ * pool). A slot is valid when its gen equals the pool's: pools get a fresh gen each time they
+ * are created, so a slot left by a freed pool whose id was reused is simply stale. The pool
+ * owns its caches (a list under rf_mp_lock) so rf_mempool_free and rf_mempool_avail_count can
+ * reach them; a pthread key destructor flushes and frees a thread's caches when it exits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mempool_pvt.h"
+
+_Thread_local struct rf_mempool_tls_pvt rf_mempool_tls_pvt[RF_MEMPOOL_MAX_CACHED];
+
+static pthread_key_t rf_mp_exit_key;
+static pthread_once_t rf_mp_exit_once = PTHREAD_ONCE_INIT;
+
+static void rf_mp_cache_unlink_locked(struct rf_mempool *mp, struct rf_mempool_cache *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		mp->slow->caches = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+/* Moves a cache's objects back to the ring (caller is the cache's thread, or it is gone). */
+static void rf_mp_cache_drain(struct rf_mempool *mp, struct rf_mempool_cache *c)
+{
+	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours */
+	if (len)
+		rf_ring_enqueue_bulk(mp->ring, c->objs, len, NULL);
+	atomic_store_explicit(&c->len, 0, memory_order_relaxed);
+}
+
+/* Thread exit: give back every cache of a pool that still exists. */
+static void rf_mp_thread_exit(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&rf_mp_lock);
+	for (unsigned id = 0; id < RF_MEMPOOL_MAX_CACHED; id++) {
+		struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[id];
+		if (t->gen == 0)
+			continue;
+		struct rf_mempool *mp = rf_mp_slots[id].mp;
+		if (mp && rf_mp_slots[id].gen == t->gen) {
+			rf_mp_cache_drain(mp, t->cache);
+			rf_mp_cache_unlink_locked(mp, t->cache);
+			free(t->cache);
+		}
+		t->gen = 0;
+		t->cache = NULL;
+	}
+	pthread_mutex_unlock(&rf_mp_lock);
+}
+
+static void rf_mp_exit_key_init(void)
+{
+	pthread_key_create(&rf_mp_exit_key, rf_mp_thread_exit);
+}
+
+struct rf_mempool_cache *rf_mempool_cache_attach_pvt(struct rf_mempool *mp)
+{
+	size_t sz = sizeof(struct rf_mempool_cache) + 2 * (size_t)mp->cache_size * sizeof(void *);
+	sz = (sz + RF_CACHE_LINE - 1) / RF_CACHE_LINE * RF_CACHE_LINE;
+	struct rf_mempool_cache *c = aligned_alloc(RF_CACHE_LINE, sz);
+	if (!c)
+		return NULL; /* the caller goes to the ring directly */
+	memset(c, 0, sizeof(*c));
+	atomic_init(&c->len, 0);
+	c->size = mp->cache_size;
+	c->flushthresh = mp->flushthresh;
+	c->mp = mp;
+
+	pthread_once(&rf_mp_exit_once, rf_mp_exit_key_init);
+	/* Any non-NULL value makes the destructor run when this thread exits. */
+	pthread_setspecific(rf_mp_exit_key, rf_mempool_tls_pvt);
+
+	pthread_mutex_lock(&rf_mp_lock);
+	c->next = mp->slow->caches;
+	if (c->next)
+		c->next->prev = c;
+	mp->slow->caches = c;
+	pthread_mutex_unlock(&rf_mp_lock);
+
+	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
+	t->gen = mp->gen;
+	t->cache = c;
+	return c;
+}
+
+void rf_mempool_cache_flush(struct rf_mempool *mp)
+{
+	if (!mp || mp->cache_size == 0)
+		return;
+	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
+	if (t->gen == mp->gen)
+		rf_mp_cache_drain(mp, t->cache);
+}
+
+void rf_mp_caches_free_locked(struct rf_mempool *mp)
+{
+	struct rf_mempool_cache *c = mp->slow->caches;
+	while (c) {
+		struct rf_mempool_cache *next = c->next;
+		free(c);
+		c = next;
+	}
+	mp->slow->caches = NULL;
+}

@@ -1,0 +1,44 @@
+/*
+ * mempool/mempool_pvt.h: what the mempool's files share and nothing else includes: the
+ * global table of pools with caches (and its lock), the region mapper, the debug cookies.
+ */
+#ifndef RINGFLOW_MEMPOOL_PVT_H
+#define RINGFLOW_MEMPOOL_PVT_H
+
+#include <pthread.h>
+
+#include <ringflow/mempool.h>
+
+/* Debug cookie of one object, kept outside the region so the object stays untouched. */
+enum { RF_MP_COOKIE_FREE = 0x5a, RF_MP_COOKIE_INUSE = 0xa5 };
+
+struct rf_mempool_slow_pvt {
+	struct rf_mempool_cache *caches; /* every thread's cache of this pool (under rf_mp_lock) */
+	_Atomic uint8_t *cookie;         /* debug mode: one per object, else NULL */
+};
+
+/* Serialises every slow path: pool create/free, cache attach/detach, avail_count. */
+extern pthread_mutex_t rf_mp_lock;
+
+/* Pools that own a per-thread cache slot, by id; gen 0 when the slot is free (rf_mp_lock). */
+struct rf_mp_slot {
+	struct rf_mempool *mp;
+	uint64_t gen;
+};
+extern struct rf_mp_slot rf_mp_slots[RF_MEMPOOL_MAX_CACHED];
+
+/* mempool_mem.c: maps len bytes (rounded up to the page size chosen) for pool `name`, on
+ * 1 GiB pages if flags ask and they are free, else 2 MiB pages, else normal pages (with one
+ * warning line per process unless RF_MEMPOOL_NO_HUGE or RF_MEMPOOL_QUIET). Returns the base
+ * or NULL with errno; *mapped and *page_size get what was mapped. */
+void *rf_mp_map_region(const char *name, size_t len, unsigned flags, size_t *mapped,
+		       size_t *page_size);
+void rf_mp_unmap_region(void *base, size_t mapped);
+
+/* mempool_cache.c: unlinks and frees every cache of mp (rf_mp_lock held; pool being freed). */
+void rf_mp_caches_free_locked(struct rf_mempool *mp);
+
+/* mempool_debug.c: marks every object free and poisons it (pool creation, debug mode). */
+void rf_mp_debug_init(struct rf_mempool *mp);
+
+#endif

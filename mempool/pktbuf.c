@@ -1,0 +1,221 @@
+/*
+ * mempool/pktbuf.c: packet buffers over a mempool, or over an external allocator's ops table.
+ *
+ * A ringflow pool's element is [struct rf_pktbuf | headroom | room]; the metadata is reset
+ * on every alloc (debug mode poisons free objects, and drivers leave fields set), so a
+ * buffer never carries the previous packet's peer or lengths. Pointer arrays go through a
+ * small local void * array rather than casting struct rf_pktbuf ** to void **.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ringflow/pktbuf.h>
+
+#define RF_PKTBUF_CHUNK 64
+
+struct rf_pktbuf_pool {
+	struct rf_mempool *mp;                /* NULL for an external pool */
+	const struct rf_pktbuf_pool_ops *ops; /* NULL for a ringflow pool */
+	void *ctx;
+	unsigned data_room;
+	char name[RF_PKTBUF_NAMESIZE];
+};
+
+static void rf_pktbuf_reset(struct rf_pktbuf *b, struct rf_pktbuf_pool *p)
+{
+	b->data_off = RF_PKTBUF_HEADROOM;
+	b->port = 0;
+	b->data_len = 0;
+	b->queue = 0;
+	b->flags = 0;
+	b->timestamp_ns = 0;
+	b->flow = 0;
+	b->peer.sa.sa_family = AF_UNSPEC;
+	b->peer_len = 0;
+	b->pool = p;
+}
+
+static void rf_pktbuf_init_own(struct rf_pktbuf *b, struct rf_pktbuf_pool *p)
+{
+	b->buf_addr = (char *)b + RF_PKTBUF_META_SIZE;
+	b->buf_len = RF_PKTBUF_HEADROOM + p->data_room;
+	b->drv = NULL;
+	rf_pktbuf_reset(b, p);
+}
+
+static struct rf_pktbuf_pool *rf_pktbuf_pool_new(const char *name)
+{
+	if (name == NULL)
+		name = "";
+	if (strlen(name) >= RF_PKTBUF_NAMESIZE) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	struct rf_pktbuf_pool *p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	return p;
+}
+
+struct rf_pktbuf_pool *rf_pktbuf_pool_create(const char *name, unsigned n, unsigned data_room,
+					     unsigned cache_size, unsigned flags)
+{
+	if (n == 0 || data_room == 0 || data_room > UINT16_MAX - RF_PKTBUF_HEADROOM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rf_pktbuf_pool *p = rf_pktbuf_pool_new(name);
+	if (!p)
+		return NULL;
+	p->data_room = data_room;
+	p->mp = rf_mempool_create(p->name, n,
+				  (size_t)RF_PKTBUF_META_SIZE + RF_PKTBUF_HEADROOM + data_room,
+				  cache_size, flags);
+	if (!p->mp) {
+		int e = errno;
+		free(p);
+		errno = e;
+		return NULL;
+	}
+	return p;
+}
+
+struct rf_pktbuf_pool *rf_pktbuf_pool_create_ext(const char *name,
+						 const struct rf_pktbuf_pool_ops *ops, void *ctx)
+{
+	if (!ops || !ops->alloc_bulk || !ops->free_bulk) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rf_pktbuf_pool *p = rf_pktbuf_pool_new(name);
+	if (!p)
+		return NULL;
+	p->ops = ops;
+	p->ctx = ctx;
+	return p;
+}
+
+void rf_pktbuf_pool_free(struct rf_pktbuf_pool *p)
+{
+	if (!p)
+		return;
+	if (p->mp)
+		rf_mempool_free(p->mp);
+	else if (p->ops->destroy)
+		p->ops->destroy(p->ctx);
+	free(p);
+}
+
+int rf_pktbuf_alloc_bulk(struct rf_pktbuf_pool *p, struct rf_pktbuf **b, unsigned n)
+{
+	if (p->ops) {
+		int rc = p->ops->alloc_bulk(p->ctx, b, n);
+		if (rc)
+			return -ENOBUFS;
+		for (unsigned i = 0; i < n; i++)
+			rf_pktbuf_reset(b[i], p);
+		return 0;
+	}
+	void *tmp[RF_PKTBUF_CHUNK];
+	if (n <= RF_PKTBUF_CHUNK) {
+		if (rf_mempool_get_bulk(p->mp, tmp, n))
+			return -ENOBUFS;
+		for (unsigned i = 0; i < n; i++) {
+			b[i] = tmp[i];
+			rf_pktbuf_init_own(b[i], p);
+		}
+		return 0;
+	}
+	/* Larger than a chunk: all or nothing over several gets. */
+	for (unsigned done = 0; done < n;) {
+		unsigned k = n - done < RF_PKTBUF_CHUNK ? n - done : RF_PKTBUF_CHUNK;
+		if (rf_mempool_get_bulk(p->mp, tmp, k)) {
+			rf_pktbuf_free_bulk(b, done);
+			return -ENOBUFS;
+		}
+		for (unsigned i = 0; i < k; i++) {
+			b[done + i] = tmp[i];
+			rf_pktbuf_init_own(b[done + i], p);
+		}
+		done += k;
+	}
+	return 0;
+}
+
+struct rf_pktbuf *rf_pktbuf_alloc(struct rf_pktbuf_pool *p)
+{
+	struct rf_pktbuf *b;
+	if (rf_pktbuf_alloc_bulk(p, &b, 1)) {
+		errno = ENOBUFS;
+		return NULL;
+	}
+	return b;
+}
+
+/* Returns a run of buffers that all belong to pool p. */
+static void rf_pktbuf_free_run(struct rf_pktbuf_pool *p, struct rf_pktbuf **b, unsigned n)
+{
+	if (p->ops) {
+		p->ops->free_bulk(p->ctx, b, n);
+		return;
+	}
+	void *tmp[RF_PKTBUF_CHUNK];
+	for (unsigned done = 0; done < n;) {
+		unsigned k = n - done < RF_PKTBUF_CHUNK ? n - done : RF_PKTBUF_CHUNK;
+		for (unsigned i = 0; i < k; i++)
+			tmp[i] = b[done + i];
+		rf_mempool_put_bulk(p->mp, tmp, k);
+		done += k;
+	}
+}
+
+void rf_pktbuf_free_bulk(struct rf_pktbuf **b, unsigned n)
+{
+	unsigned i = 0;
+	while (i < n) {
+		if (!b[i]) {
+			i++;
+			continue;
+		}
+		struct rf_pktbuf_pool *p = b[i]->pool;
+		unsigned j = i + 1;
+		while (j < n && b[j] && b[j]->pool == p)
+			j++;
+		rf_pktbuf_free_run(p, &b[i], j - i);
+		i = j;
+	}
+}
+
+void rf_pktbuf_free(struct rf_pktbuf *b)
+{
+	if (b)
+		rf_pktbuf_free_run(b->pool, &b, 1);
+}
+
+struct rf_mempool *rf_pktbuf_pool_mempool(struct rf_pktbuf_pool *p)
+{
+	return p ? p->mp : NULL;
+}
+
+unsigned rf_pktbuf_pool_avail(const struct rf_pktbuf_pool *p)
+{
+	if (!p)
+		return 0;
+	if (p->mp)
+		return rf_mempool_avail_count(p->mp);
+	return p->ops->avail ? p->ops->avail(p->ctx) : 0;
+}
+
+const char *rf_pktbuf_pool_name(const struct rf_pktbuf_pool *p)
+{
+	return p ? p->name : "";
+}
+
+unsigned rf_pktbuf_pool_data_room(const struct rf_pktbuf_pool *p)
+{
+	return p ? p->data_room : 0;
+}

@@ -1,0 +1,508 @@
+/*
+ * runtime/runtime.c: pinned poller threads, the stop eventfd, idle policy, QSBR points.
+ *
+ * The one idea: stopping is a flag plus an eventfd that is written once and never read.
+ * The flag is what busy pollers see on their next iteration; the eventfd stays readable
+ * forever after stop, and it sits in every poller's epoll set and in the service thread's
+ * poll set, so a thread blocked for idleness wakes at once, and a signal handler can stop
+ * everything with two async-signal-safe operations. The service thread (timers, stats) is
+ * in runtime/service.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <urcu-qsbr.h>
+
+#include <ringflow/io.h>
+#include <ringflow/runtime.h>
+
+#include "runtime_pvt.h"
+
+static _Atomic(struct rf_runtime *) sig_rt;
+
+static int rt_err(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int rt_err(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	if (err && len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* "0-1,4" for the CPUs this process may run on. */
+static void allowed_list(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && o < len; c++) {
+		if (!CPU_ISSET(c, set))
+			continue;
+		int e = c;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+			e++;
+		o += (size_t)snprintf(buf + o, len - o, "%s%d", o ? "," : "", c);
+		if (e > c && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "-%d", e);
+		c = e;
+	}
+}
+
+struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *err, size_t len)
+{
+	struct rf_runtime_config def = {0};
+	if (!cfg)
+		cfg = &def;
+	cpu_set_t allowed;
+	CPU_ZERO(&allowed);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+		errno = rt_err(err, len, errno, "runtime: sched_getaffinity failed: %s", strerror(errno));
+		return NULL;
+	}
+	int cpus[RF_RUNTIME_MAX_CORES];
+	int n;
+	if (cfg->cores && *cfg->cores) {
+		n = rf_cpulist_parse(cfg->cores, cpus, RF_RUNTIME_MAX_CORES, err, len);
+		if (n < 0) {
+			errno = -n;
+			return NULL;
+		}
+	} else {
+		n = 1;
+		cpus[0] = 0;
+		while (cpus[0] < CPU_SETSIZE - 1 && !CPU_ISSET(cpus[0], &allowed))
+			cpus[0]++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!CPU_ISSET(cpus[i], &allowed)) {
+			char list[128];
+			allowed_list(&allowed, list, sizeof(list));
+			errno = EINVAL;
+			rt_err(err, len, 0, "runtime: CPU %d is not available to this process "
+			       "(usable: %s): pick --cores from those", cpus[i], list);
+			return NULL;
+		}
+	}
+	if (cfg->idle != RF_IDLE_BUSY && cfg->idle != RF_IDLE_ADAPTIVE) {
+		errno = EINVAL;
+		rt_err(err, len, 0, "runtime: unknown idle policy %d (busy or adaptive)", (int)cfg->idle);
+		return NULL;
+	}
+	if (cfg->block_ms > 10000 || cfg->stats_interval_s < 0 || cfg->stats_interval_s > 86400) {
+		errno = EINVAL;
+		rt_err(err, len, 0, "runtime: block_ms must be <= 10000 and stats interval 0..86400 s");
+		return NULL;
+	}
+
+	struct rf_runtime *rt = calloc(1, sizeof(*rt));
+	struct rf_poller *p = aligned_alloc(RF_CACHE_LINE, sizeof(*p) * (size_t)n);
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!rt || !p || efd < 0 || wfd < 0) {
+		int e = errno ? errno : ENOMEM;
+		free(rt);
+		free(p);
+		if (efd >= 0)
+			close(efd);
+		if (wfd >= 0)
+			close(wfd);
+		errno = e;
+		rt_err(err, len, 0, "runtime: cannot allocate (%s)", strerror(e));
+		return NULL;
+	}
+	memset(p, 0, sizeof(*p) * (size_t)n);
+	rt->cfg = *cfg;
+	rt->cfg.cores = NULL; /* not kept: the caller owns the string */
+	if (!rt->cfg.spin_rounds)
+		rt->cfg.spin_rounds = 2048;
+	if (!rt->cfg.block_ms)
+		rt->cfg.block_ms = 50;
+	if (!rt->cfg.stats_out)
+		rt->cfg.stats_out = stderr;
+	rt->n = (unsigned)n;
+	rt->p = p;
+	rt->stop_efd = efd;
+	rt->wake_efd = wfd;
+	for (int i = 0; i < n; i++) {
+		p[i].rt = rt;
+		p[i].idx = (unsigned)i;
+		p[i].cpu = cpus[i];
+		p[i].epfd = -1;
+	}
+	pthread_mutex_init(&rt->gate_lock, NULL);
+	pthread_cond_init(&rt->gate_cond, NULL);
+	rf_service_init(rt);
+	return rt;
+}
+
+unsigned rf_runtime_ncores(const struct rf_runtime *rt)
+{
+	return rt->n;
+}
+
+int rf_runtime_cpu(const struct rf_runtime *rt, unsigned idx)
+{
+	return idx < rt->n ? rt->p[idx].cpu : -EINVAL;
+}
+
+static int add_poll(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, void *arg, int wait_fd,
+		    struct rf_io_dev *dev, unsigned queue)
+{
+	if (!rt || idx >= rt->n || !fn)
+		return -EINVAL;
+	if (rt->started)
+		return -EBUSY;
+	struct rf_poller *p = &rt->p[idx];
+	if (p->npolls == RF_RUNTIME_MAX_POLLS)
+		return -ENOSPC;
+	p->polls[p->npolls++] = (struct rf_poll_entry){fn, arg, wait_fd, dev, queue};
+	return 0;
+}
+
+int rf_runtime_add_poll(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, void *arg,
+			int wait_fd)
+{
+	return add_poll(rt, idx, fn, arg, wait_fd, NULL, 0);
+}
+
+int rf_runtime_add_poll_io(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, void *arg,
+			   struct rf_io_dev *dev, unsigned queue)
+{
+	if (!dev || queue >= rf_io_nqueues(dev))
+		return -EINVAL;
+	return add_poll(rt, idx, fn, arg, rf_io_wait_fd(dev, queue), dev, queue);
+}
+
+/* The epoll set a poller blocks on: the stop eventfd and each poll function's wait fd. */
+static int poller_epoll_setup(struct rf_poller *p)
+{
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (p->epfd < 0)
+		return -errno;
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = p->rt->stop_efd};
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->rt->stop_efd, &ev) != 0)
+		return -errno;
+	p->nwaitless = 0;
+	p->waitdev = NULL;
+	for (unsigned i = 0; i < p->npolls; i++) {
+		struct rf_poll_entry *e = &p->polls[i];
+		if (e->wait_fd < 0) {
+			if (e->dev && e->dev->ops->wait && !p->waitdev) {
+				p->waitdev = e->dev;
+				p->waitq = e->queue;
+			} else {
+				p->nwaitless++;
+			}
+			continue;
+		}
+		ev = (struct epoll_event){.events = EPOLLIN, .data.fd = e->wait_fd};
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, e->wait_fd, &ev) != 0 && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Block for idleness, bounded by block_ms. The normal case is epoll on the wait fds (the
+ * stop eventfd among them). A poll function with a driver wait() and no fd is waited on
+ * directly when it is the only thing to wait for; with anything else that has no way to
+ * wake us, sleep at most 1 ms so it is still polled often.
+ */
+static void poller_block(struct rf_poller *p)
+{
+	const struct rf_runtime *rt = p->rt;
+	int timeout = (int)rt->cfg.block_ms;
+	if (p->nwaitless)
+		timeout = 1;
+	if (p->waitdev && p->npolls == 1) {
+		rf_io_wait(p->waitdev, p->waitq, timeout);
+		return;
+	}
+	if (p->waitdev && timeout > 1)
+		timeout = 1;
+	struct epoll_event evs[8];
+	epoll_wait(p->epfd, evs, 8, timeout);
+}
+
+static void *poller_main(void *arg)
+{
+	struct rf_poller *p = arg;
+	struct rf_runtime *rt = p->rt;
+	const unsigned spin = rt->cfg.spin_rounds;
+	const bool adaptive = rt->cfg.idle == RF_IDLE_ADAPTIVE;
+	unsigned empty = 0;
+
+	/* Wait at the gate until start() has pinned every poller (or given up). */
+	pthread_mutex_lock(&rt->gate_lock);
+	while (!rt->gate_open)
+		pthread_cond_wait(&rt->gate_cond, &rt->gate_lock);
+	pthread_mutex_unlock(&rt->gate_lock);
+	rcu_register_thread();
+	/* Relaxed: the flag carries no data; what the pollers did is published by pthread_join. */
+	while (!atomic_load_explicit(&rt->stop, memory_order_relaxed)) {
+		unsigned work = 0;
+		for (unsigned i = 0; i < p->npolls; i++)
+			work += p->polls[i].fn(p, p->polls[i].arg);
+		rf_counter_add(&p->ctr.loops, 1);
+		rcu_quiescent_state();
+		if (work) {
+			empty = 0;
+			continue;
+		}
+		if (!adaptive || ++empty < spin) {
+			rf_cpu_relax();
+			continue;
+		}
+		empty = 0;
+		rf_counter_add(&p->ctr.idle_blocks, 1);
+		rcu_thread_offline();
+		poller_block(p);
+		rcu_thread_online();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int rf_runtime_start(struct rf_runtime *rt)
+{
+	if (!rt)
+		return -EINVAL;
+	if (rt->started)
+		return -EBUSY;
+	int rc = 0;
+	unsigned created = 0;
+	for (unsigned i = 0; i < rt->n && !rc; i++)
+		rc = poller_epoll_setup(&rt->p[i]);
+	if (rc)
+		goto fail_epoll;
+	for (; created < rt->n; created++) {
+		struct rf_poller *p = &rt->p[created];
+		rc = -pthread_create(&p->th, NULL, poller_main, p);
+		if (rc)
+			break;
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(p->cpu, &set);
+		rc = -pthread_setaffinity_np(p->th, sizeof(set), &set);
+		if (rc) {
+			created++;
+			break;
+		}
+		char name[16];
+		snprintf(name, sizeof(name), "rf-poll%d", p->cpu);
+		pthread_setname_np(p->th, name);
+	}
+	if (!rc)
+		rc = rf_service_start(rt);
+	if (rc)
+		rf_runtime_stop(rt); /* the created pollers leave the gate into a stopped runtime */
+	pthread_mutex_lock(&rt->gate_lock);
+	rt->gate_open = true;
+	pthread_cond_broadcast(&rt->gate_cond);
+	pthread_mutex_unlock(&rt->gate_lock);
+	if (rc) {
+		for (unsigned i = 0; i < created; i++)
+			pthread_join(rt->p[i].th, NULL);
+		goto fail_epoll;
+	}
+	rt->started = true;
+	return 0;
+
+fail_epoll:
+	for (unsigned i = 0; i < rt->n; i++)
+		if (rt->p[i].epfd >= 0) {
+			close(rt->p[i].epfd);
+			rt->p[i].epfd = -1;
+		}
+	return rc;
+}
+
+void rf_runtime_stop(struct rf_runtime *rt)
+{
+	if (!rt)
+		return;
+	atomic_store_explicit(&rt->stop, 1, memory_order_relaxed); /* see poller_main */
+	uint64_t one = 1;
+	ssize_t w = write(rt->stop_efd, &one, sizeof(one));
+	(void)w; /* EAGAIN only when the counter is near 2^64: it is readable then anyway */
+}
+
+bool rf_runtime_stopping(const struct rf_runtime *rt)
+{
+	return atomic_load_explicit(&rt->stop, memory_order_relaxed) != 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	rf_runtime_stop(atomic_load(&sig_rt));
+}
+
+int rf_runtime_handle_signals(struct rf_runtime *rt)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&sig_rt, rt);
+	if (sigaction(SIGINT, &sa, &rt->old_int) != 0 || sigaction(SIGTERM, &sa, &rt->old_term) != 0)
+		return -errno;
+	rt->signals = true;
+	return 0;
+}
+
+void rf_runtime_wait(struct rf_runtime *rt)
+{
+	struct pollfd pfd = {.fd = rt->stop_efd, .events = POLLIN};
+	while (!rf_runtime_stopping(rt))
+		poll(&pfd, 1, 1000); /* EINTR from the stopping signal: the loop re-checks */
+}
+
+int rf_runtime_join(struct rf_runtime *rt)
+{
+	if (!rt || !rt->started || rt->joined)
+		return 0;
+	for (unsigned i = 0; i < rt->n; i++)
+		pthread_join(rt->p[i].th, NULL);
+	rf_service_join(rt);
+	for (unsigned i = 0; i < rt->n; i++) {
+		close(rt->p[i].epfd);
+		rt->p[i].epfd = -1;
+	}
+	rt->joined = true;
+	return 0;
+}
+
+void rf_runtime_destroy(struct rf_runtime *rt)
+{
+	if (!rt)
+		return;
+	if (rt->started && !rt->joined) {
+		rf_runtime_stop(rt);
+		rf_runtime_join(rt);
+	}
+	if (rt->signals) {
+		sigaction(SIGINT, &rt->old_int, NULL);
+		sigaction(SIGTERM, &rt->old_term, NULL);
+		struct rf_runtime *expect = rt;
+		atomic_compare_exchange_strong(&sig_rt, &expect, NULL);
+	}
+	rf_service_fini(rt);
+	pthread_mutex_destroy(&rt->gate_lock);
+	pthread_cond_destroy(&rt->gate_cond);
+	close(rt->stop_efd);
+	close(rt->wake_efd);
+	free(rt->p);
+	free(rt);
+}
+
+struct rf_core_counters *rf_poller_counters(struct rf_poller *p)
+{
+	return &p->ctr;
+}
+
+unsigned rf_poller_index(const struct rf_poller *p)
+{
+	return p->idx;
+}
+
+int rf_poller_cpu(const struct rf_poller *p)
+{
+	return p->cpu;
+}
+
+struct rf_runtime *rf_poller_runtime(struct rf_poller *p)
+{
+	return p->rt;
+}
+
+/* ---- counters -------------------------------------------------------------------------- */
+
+void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (idx >= rt->n)
+		return;
+	const struct rf_core_counters *c = &rt->p[idx].ctr;
+	/* Relaxed: each counter has one writer; a reader needs each value, not an order. */
+	out->rx = atomic_load_explicit(&c->rx, memory_order_relaxed);
+	out->tx = atomic_load_explicit(&c->tx, memory_order_relaxed);
+	out->drop_ring_full = atomic_load_explicit(&c->drop_ring_full, memory_order_relaxed);
+	out->drop_pool_empty = atomic_load_explicit(&c->drop_pool_empty, memory_order_relaxed);
+	out->drop_driver = atomic_load_explicit(&c->drop_driver, memory_order_relaxed);
+	out->loops = atomic_load_explicit(&c->loops, memory_order_relaxed);
+	out->idle_blocks = atomic_load_explicit(&c->idle_blocks, memory_order_relaxed);
+}
+
+void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < rt->n; i++) {
+		struct rf_counters c;
+		rf_runtime_counters(rt, i, &c);
+		out->rx += c.rx;
+		out->tx += c.tx;
+		out->drop_ring_full += c.drop_ring_full;
+		out->drop_pool_empty += c.drop_pool_empty;
+		out->drop_driver += c.drop_driver;
+		out->loops += c.loops;
+		out->idle_blocks += c.idle_blocks;
+	}
+}
+
+int rf_runtime_stats_line(const struct rf_runtime *rt, char *buf, size_t len)
+{
+	struct rf_counters t;
+	rf_runtime_totals(rt, &t);
+	int o = snprintf(buf, len, "rx %llu tx %llu drop ring %llu pool %llu drv %llu",
+			 (unsigned long long)t.rx, (unsigned long long)t.tx,
+			 (unsigned long long)t.drop_ring_full, (unsigned long long)t.drop_pool_empty,
+			 (unsigned long long)t.drop_driver);
+	for (unsigned i = 0; i < rt->n && o >= 0 && (size_t)o < len; i++) {
+		struct rf_counters c;
+		rf_runtime_counters(rt, i, &c);
+		o += snprintf(buf + o, len - (size_t)o, " | cpu%d rx %llu tx %llu", rt->p[i].cpu,
+			      (unsigned long long)c.rx, (unsigned long long)c.tx);
+	}
+	return o;
+}
+
+static void json_counters(FILE *out, const struct rf_counters *c)
+{
+	fprintf(out, "\"rx\":%llu,\"tx\":%llu,\"drop_ring_full\":%llu,\"drop_pool_empty\":%llu,"
+		"\"drop_driver\":%llu,\"loops\":%llu,\"idle_blocks\":%llu",
+		(unsigned long long)c->rx, (unsigned long long)c->tx,
+		(unsigned long long)c->drop_ring_full, (unsigned long long)c->drop_pool_empty,
+		(unsigned long long)c->drop_driver, (unsigned long long)c->loops,
+		(unsigned long long)c->idle_blocks);
+}
+
+void rf_runtime_stats_json(const struct rf_runtime *rt, FILE *out)
+{
+	struct rf_counters t;
+	rf_runtime_totals(rt, &t);
+	fprintf(out, "{\"totals\":{");
+	json_counters(out, &t);
+	fprintf(out, "},\"cores\":[");
+	for (unsigned i = 0; i < rt->n; i++) {
+		struct rf_counters c;
+		rf_runtime_counters(rt, i, &c);
+		fprintf(out, "%s{\"cpu\":%d,", i ? "," : "", rt->p[i].cpu);
+		json_counters(out, &c);
+		fprintf(out, "}");
+	}
+	fprintf(out, "]}\n");
+}

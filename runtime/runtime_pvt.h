@@ -1,0 +1,78 @@
+/*
+ * runtime/runtime_pvt.h: the runtime's structures, shared by runtime.c (pollers) and
+ * service.c (the service thread: timers and slow-path calls).
+ */
+#ifndef RINGFLOW_RUNTIME_PVT_H
+#define RINGFLOW_RUNTIME_PVT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <ringflow/runtime.h>
+
+struct rf_poll_entry {
+	rf_poll_fn fn;
+	void *arg;
+	int wait_fd;           /* -1: none */
+	struct rf_io_dev *dev; /* rf_runtime_add_poll_io: its wait() when it has no fd */
+	unsigned queue;
+};
+
+/* One poller. The counters come first, on their own cache line (the only line other
+ * threads read); the rest is set up before start and then read only by the poller. */
+struct rf_poller {
+	struct rf_core_counters ctr;
+	RF_CACHE_ALIGNED struct rf_runtime *rt;
+	unsigned idx;
+	int cpu;
+	pthread_t th;
+	int epfd;                /* stop eventfd + wait fds */
+	unsigned nwaitless;      /* poll functions with no way to wake the poller */
+	struct rf_io_dev *waitdev; /* first poll function with a driver wait() and no fd */
+	unsigned waitq;
+	unsigned npolls;
+	struct rf_poll_entry polls[RF_RUNTIME_MAX_POLLS];
+};
+
+struct rf_timer {
+	uint64_t when_ns; /* CLOCK_MONOTONIC deadline */
+	uint64_t period_ns;
+	void (*fn)(void *arg);
+	void *arg;
+	int id;
+};
+
+struct rf_runtime {
+	struct rf_runtime_config cfg;
+	unsigned n;
+	struct rf_poller *p; /* n pollers, cache-line aligned */
+	_Atomic int stop;
+	int stop_efd; /* written once by rf_runtime_stop, never read: readable forever after */
+	int wake_efd; /* wakes the service thread when a timer is added */
+	bool started, joined, signals;
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	bool gate_open;
+	struct sigaction old_int, old_term;
+
+	/* service thread */
+	pthread_t svc;
+	bool svc_running;
+	pthread_mutex_t tlock; /* guards the timer heap */
+	unsigned ntimers;
+	int next_id;
+	struct rf_timer heap[RF_RUNTIME_MAX_TIMERS]; /* min-heap on when_ns */
+	int stats_timer;
+	uint64_t stats_last_ns;
+	struct rf_counters stats_last;
+};
+
+uint64_t rf_now_ns(void);
+void rf_service_init(struct rf_runtime *rt);
+int rf_service_start(struct rf_runtime *rt);
+void rf_service_join(struct rf_runtime *rt);
+void rf_service_fini(struct rf_runtime *rt);
+
+#endif /* RINGFLOW_RUNTIME_PVT_H */
