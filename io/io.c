@@ -33,6 +33,7 @@ static const struct rf_io_ops *const rf_io_builtin[] = {
 	/* io_uring (echo-bench): add &rf_io_uring_ops below this line */
 
 	/* AF_XDP, DPDK (bypass): add &rf_io_xdp_ops, &rf_io_dpdk_ops below this line */
+	&rf_io_xdp_ops,
 
 	NULL, /* end */
 };

@@ -176,6 +176,11 @@ unsigned rf_xsk_rx(struct rf_xsk_port *p, struct xdp_desc *descs, unsigned n)
 	return got;
 }
 
+unsigned rf_xsk_tx_free(struct rf_xsk_port *p, unsigned want)
+{
+	return xsk_prod_nb_free(&p->tx, want);
+}
+
 unsigned rf_xsk_tx(struct rf_xsk_port *p, const struct xdp_desc *descs, unsigned n)
 {
 	uint32_t idx, i;

@@ -66,6 +66,8 @@ unsigned rf_xsk_fill_free(struct rf_xsk_port *p, unsigned want);
 unsigned rf_xsk_fill(struct rf_xsk_port *p, const uint64_t *addrs, unsigned n);
 /* Take up to n received descriptors (addr: UMEM offset of the frame's first byte). */
 unsigned rf_xsk_rx(struct rf_xsk_port *p, struct xdp_desc *descs, unsigned n);
+/* Free slots in the tx ring (at least want when that many are free). */
+unsigned rf_xsk_tx_free(struct rf_xsk_port *p, unsigned want);
 /* Queue up to n frames for transmission; kicks the kernel only when it asks (need_wakeup). */
 unsigned rf_xsk_tx(struct rf_xsk_port *p, const struct xdp_desc *descs, unsigned n);
 /* Take up to n UMEM offsets of transmitted frames back from the completion ring. */
