@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <linux/if_link.h>
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -26,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -299,33 +297,6 @@ static void xdp_close(struct rf_io_dev *dev)
 	dev->priv = NULL;
 }
 
-/* The interface's MAC and (when ip is 0) first IPv4 address. */
-static int if_addrs(const char *ifname, uint8_t mac[6], uint32_t *ip)
-{
-	struct ifreq ifr = {0};
-	struct ifaddrs *ifa, *i;
-	int s = socket(AF_INET, SOCK_DGRAM, 0), rc;
-
-	if (s < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	rc = ioctl(s, SIOCGIFHWADDR, &ifr);
-	close(s);
-	if (rc != 0)
-		return -errno;
-	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	if (*ip != 0 || getifaddrs(&ifa) != 0)
-		return 0;
-	for (i = ifa; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    strcmp(i->ifa_name, ifname) == 0) {
-			*ip = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
-			break;
-		}
-	freeifaddrs(ifa);
-	return 0;
-}
-
 static int ring_size(const struct rf_io_config *cfg, const char *key, uint32_t *out, char *err,
 		     size_t len)
 {
@@ -378,7 +349,7 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 			  "interface needs the process inside that netns)", ifname);
 		goto fail_free;
 	}
-	if ((rc = if_addrs(ifname, mac, &ip)) != 0 || ip == 0) {
+	if ((rc = rf_net_if_lookup(ifname, mac, &ip)) != 0 || ip == 0) {
 		rf_io_err(err, len, "xdp: %s has no IPv4 address: give ip=A.B.C.D (ringflow "
 			  "answers ARP for it)", ifname);
 		rc = rc ? rc : -EINVAL;

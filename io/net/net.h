@@ -112,6 +112,10 @@ bool rf_net_neigh_lookup(const struct rf_net_ctx *ctx, uint32_t ip, uint8_t mac[
 /* Write a broadcast ARP request "who has target_ip" into frame (42 bytes). */
 void rf_net_arp_request(const struct rf_net_ctx *ctx, uint8_t *frame, uint32_t target_ip);
 
+/* ifname's MAC into mac (if not NULL) and, when *ip is 0, its first IPv4 address into *ip
+ * (left 0 when it has none). 0, or -errno (e.g. -ENODEV: no such interface). */
+int rf_net_if_lookup(const char *ifname, uint8_t mac[6], uint32_t *ip);
+
 /* Internet checksum helpers (RFC 1071), exposed for the tests and the drivers. Results are
  * host-order numbers: store them big-endian (htons) into the header field. */
 uint32_t rf_net_csum_add(uint32_t sum, const void *data, size_t len); /* unfolded sum of BE words */
