@@ -31,6 +31,7 @@ static const struct rf_io_ops *const rf_io_builtin[] = {
 	/* sockets (runtime) */
 
 	/* io_uring (echo-bench): add &rf_io_uring_ops below this line */
+	&rf_io_uring_ops,
 
 	/* AF_XDP, DPDK (bypass): add &rf_io_xdp_ops, &rf_io_dpdk_ops below this line */
 	&rf_io_xdp_ops,

@@ -19,6 +19,7 @@ extern const struct rf_io_ops rf_io_udp_ops;
 extern const struct rf_io_ops rf_io_tcp_ops;
 
 /* io_uring (echo-bench): declare rf_io_uring_ops below this line */
+extern const struct rf_io_ops rf_io_uring_ops;
 
 /* AF_XDP, DPDK (bypass): declare rf_io_xdp_ops, rf_io_dpdk_ops below this line */
 extern const struct rf_io_ops rf_io_xdp_ops;

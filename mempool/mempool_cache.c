@@ -111,3 +111,17 @@ void rf_mp_caches_free_locked(struct rf_mempool *mp)
 	}
 	mp->slow->caches = NULL;
 }
+
+int rf_mempool_get_bulk_mixed_pvt(struct rf_mempool *mp, struct rf_mempool_cache *c, void **objs,
+				  unsigned n)
+{
+	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours only */
+	unsigned from_cache = len < n ? len : n;
+	unsigned from_ring = n - from_cache;
+	if (from_ring && rf_ring_dequeue_bulk(mp->ring, objs, from_ring, NULL) != from_ring)
+		return -ENOBUFS;
+	for (unsigned i = 0; i < from_cache; i++)
+		objs[from_ring + i] = c->objs[len - 1 - i];
+	atomic_store_explicit(&c->len, len - from_cache, memory_order_relaxed);
+	return 0;
+}

@@ -22,8 +22,9 @@
  *   - Each object is handed out at most once until it is put back (linearizable through the
  *     ring; the caches are private). An object may be put by another thread than the one
  *     that got it; it then lands in the putting thread's cache.
- *   - Objects in other threads' caches are not available to the caller: a get may fail with
- *     -ENOBUFS while other threads' caches still hold free objects. rf_mempool_avail_count
+ *   - A get takes from the ring and the caller's own cache, together if needed; objects in
+ *     OTHER threads' caches are not available to it: a get may fail with -ENOBUFS while
+ *     other threads' caches still hold free objects. rf_mempool_avail_count
  *     counts them (ring + every thread's cache), so after all threads stop it is exact.
  *     A thread's cache is flushed back to the ring by rf_mempool_cache_flush() and, for
  *     threads created with pthreads, automatically when the thread exits.
@@ -159,6 +160,8 @@ extern _Thread_local struct rf_mempool_tls_pvt rf_mempool_tls_pvt[RF_MEMPOOL_MAX
 
 /* Slow paths in mempool.c. */
 struct rf_mempool_cache *rf_mempool_cache_attach_pvt(struct rf_mempool *mp);
+int rf_mempool_get_bulk_mixed_pvt(struct rf_mempool *mp, struct rf_mempool_cache *c, void **objs,
+				  unsigned n);
 int rf_mempool_get_bulk_debug_pvt(struct rf_mempool *mp, void **objs, unsigned n);
 void rf_mempool_put_bulk_debug_pvt(struct rf_mempool *mp, void *const *objs, unsigned n);
 
@@ -177,8 +180,14 @@ static inline struct rf_mempool_cache *rf_mempool_cache_pvt(struct rf_mempool *m
 static inline int rf_mempool_get_bulk_raw_pvt(struct rf_mempool *mp, void **objs, unsigned n)
 {
 	struct rf_mempool_cache *c = rf_mempool_cache_pvt(mp);
-	if (c == NULL || n > c->size)
+	if (c == NULL)
 		return rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n ? 0 : -ENOBUFS;
+	if (rf_unlikely(n > c->size)) {
+		/* Too big for the cache: straight from the ring, or ring and cache together. */
+		if (rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n)
+			return 0;
+		return rf_mempool_get_bulk_mixed_pvt(mp, c, objs, n);
+	}
 	/* relaxed: len is only written by this thread; atomic for avail_count's reads. */
 	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed);
 	if (rf_unlikely(len < n)) {
@@ -228,7 +237,7 @@ static inline void rf_mempool_put_bulk_raw_pvt(struct rf_mempool *mp, void *cons
 /* ---- the API ---- */
 
 /* Takes n objects into objs: all of them, or none. Returns 0, or -ENOBUFS (fewer than n
- * free in the ring and this thread's cache; nothing taken). n == 0 returns 0. Thread-safe. */
+ * free in the ring and this thread's cache together; nothing taken). n == 0 returns 0. Thread-safe. */
 static inline int rf_mempool_get_bulk(struct rf_mempool *mp, void **objs, unsigned n)
 {
 	if (rf_unlikely(mp->debug))

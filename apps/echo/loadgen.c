@@ -1,0 +1,234 @@
+/*
+ * apps/echo/loadgen.c: ringflow-loadgen, the open-loop load generator (command line).
+ *
+ *   ringflow-loadgen --backend udp:connect=10.0.0.2:9000 --rates 20k,100k,200k,400k,800k,1.6M
+ *                    --size 100 --warmup 1 --duration 5 [--json] [--cores 0]
+ *
+ * For each rate it runs one point (lg_run.c) and prints a table row, or with --json one JSON
+ * object per point on stdout; a progress line per point goes to stderr. A saturated point is
+ * a result, not an error: the exit status is 0 unless something failed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ringflow/io.h>
+#include <ringflow/pktbuf.h>
+#include <ringflow/runtime.h>
+
+#include "lg_msg.h"
+#include "lg_run.h"
+
+#define MAX_RATES 32
+
+static volatile sig_atomic_t stop_asked;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringflow-loadgen --backend SPEC [--rates 20k,100k,200k,400k,800k,1.6M]\n"
+		"         [--size 100] [--warmup 1] [--duration 5] [--json] [--cores CPU]\n"
+		"         [--burst 32] [--drain-ms 200] [--pool 8192]\n"
+		"  Open loop: sends at each fixed rate whatever comes back, times every reply\n"
+		"  (RTT from CLOCK_MONOTONIC in the message). A point is saturated when received <\n"
+		"  99%% of offered or loss > 0.1%%. Sender and receiver share one busy loop on one CPU.\n"
+		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
+		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
+	rf_io_print_usage(f);
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "ringflow-loadgen: %s\n", msg);
+	return 2;
+}
+
+static bool parse_seconds(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= lo) || !(v <= hi))
+		return false;
+	*out = v;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	const char *backend = NULL, *rates_s = "20k,100k,200k,400k,800k,1.6M", *cores = NULL;
+	double warmup = 1.0, duration = 5.0;
+	unsigned size = 100, burst = 32, drain_ms = 200, pool_n = 8192;
+	bool json = false;
+	char err[512];
+	static const struct option lo[] = {
+		{"backend", required_argument, 0, 'b'}, {"rates", required_argument, 0, 'r'},
+		{"size", required_argument, 0, 's'},    {"warmup", required_argument, 0, 'w'},
+		{"duration", required_argument, 0, 'd'}, {"json", no_argument, 0, 'j'},
+		{"cores", required_argument, 0, 'c'},   {"burst", required_argument, 0, 'B'},
+		{"drain-ms", required_argument, 0, 'D'}, {"pool", required_argument, 0, 'P'},
+		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:h", lo, NULL)) != -1) {
+		char *end = NULL;
+		unsigned long v = 0;
+		if (optarg && strchr("sBDP", c)) {
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || errno || optarg[0] == '-')
+				v = 0;
+		}
+		switch (c) {
+		case 'b': backend = optarg; break;
+		case 'r': rates_s = optarg; break;
+		case 'c': cores = optarg; break;
+		case 'j': json = true; break;
+		case 'w':
+			if (!parse_seconds(optarg, 0, 600, &warmup))
+				return fail("--warmup: give seconds in 0..600, e.g. --warmup 1");
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, 0.01, 3600, &duration))
+				return fail("--duration: give seconds in 0.01..3600, e.g. --duration 5");
+			break;
+		case 's':
+			if (v < RF_LG_HDR_SIZE || v > RF_LG_MAX_SIZE)
+				return fail("--size: give bytes in 24..1400 (a message carries a 24-byte header)");
+			size = (unsigned)v;
+			break;
+		case 'B':
+			if (v < 1 || v > RF_IO_MAX_BURST)
+				return fail("--burst: give 1..256 messages per tx burst");
+			burst = (unsigned)v;
+			break;
+		case 'D':
+			if (v < 1 || v > 10000)
+				return fail("--drain-ms: give 1..10000 ms to wait for late replies");
+			drain_ms = (unsigned)v;
+			break;
+		case 'P':
+			if (v < 1024 || v > (1u << 20))
+				return fail("--pool: give 1024..1048576 packet buffers");
+			pool_n = (unsigned)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return fail("unexpected argument: options only (see --help)");
+	if (!backend)
+		return fail("--backend is required, e.g. --backend udp:connect=10.0.0.2:9000 (see --help)");
+
+	double rates[MAX_RATES];
+	unsigned nrates = 0;
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", rates_s);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (nrates == MAX_RATES || rf_lg_parse_rate(tok, &rates[nrates]) < 0) {
+			snprintf(err, sizeof(err), "--rates: '%s' is not a rate list of at most %d "
+				 "(msg/s with k or M, e.g. 20k,100k,1.6M)", rates_s, MAX_RATES);
+			return fail(err);
+		}
+		nrates++;
+	}
+	if (nrates == 0)
+		return fail("--rates: empty list; give e.g. --rates 20k,100k");
+
+	if (cores) {
+		int cpus[4];
+		int n = rf_cpulist_parse(cores, cpus, 4, err, sizeof(err));
+		if (n < 0)
+			return fail(err);
+		if (n != 1)
+			return fail("--cores: give one CPU: sender and receiver share one busy loop "
+				    "(a device queue is used by one thread, see io.h)");
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpus[0], &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+			snprintf(err, sizeof(err), "--cores %s: cannot pin to CPU %d: %s (is it online "
+				 "and in this process's cpuset?)", cores, cpus[0], strerror(errno));
+			return fail(err);
+		}
+	}
+
+	struct rf_pktbuf_pool *pool = rf_pktbuf_pool_create("loadgen", pool_n, 2048, 256,
+							    RF_MEMPOOL_QUIET);
+	if (!pool) {
+		snprintf(err, sizeof(err), "cannot create a pool of %u packet buffers: %s (try a "
+			 "smaller --pool)", pool_n, strerror(errno));
+		return fail(err);
+	}
+	struct rf_io_dev *dev = rf_io_open(backend, pool, err, sizeof(err));
+	if (!dev) {
+		rf_pktbuf_pool_free(pool);
+		return fail(err);
+	}
+	double max_rate = 0;
+	for (unsigned i = 0; i < nrates; i++)
+		if (rates[i] > max_rate)
+			max_rate = rates[i];
+	struct rf_lg_track track;
+	struct rf_hist *hist = malloc(sizeof(*hist));
+	if (!hist || rf_lg_track_init(&track, (uint64_t)(max_rate * duration) + 16) < 0) {
+		free(hist);
+		rf_io_close(dev);
+		rf_pktbuf_pool_free(pool);
+		return fail("out of memory for the reply tracker (shorter --duration or lower rates)");
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (!json)
+		rf_lg_table_header(stdout);
+	int rc = 0;
+	for (unsigned i = 0; i < nrates && !stop_asked; i++) {
+		struct rf_lg_opts o = {.rate = rates[i], .warmup_s = warmup, .duration_s = duration,
+				       .size = size, .burst = burst, .drain_ms = drain_ms,
+				       .point = (uint16_t)(i + 1)};
+		struct rf_lg_point p = {.backend = backend, .rtt = hist};
+		fprintf(stderr, "loadgen: [%u/%u] %s at %.0f msg/s: %.1f s warm-up + %.1f s ...\n",
+			i + 1, nrates, backend, rates[i], warmup, duration);
+		int r = rf_lg_run_point(dev, pool, &o, &track, &p);
+		if (r < 0) {
+			fprintf(stderr, "ringflow-loadgen: point %.0f msg/s failed: %s\n", rates[i],
+				strerror(-r));
+			rc = 1;
+			break;
+		}
+		fprintf(stderr, "loadgen: [%u/%u] done: sent %llu, received %llu (%.2f%%)%s\n", i + 1,
+			nrates, (unsigned long long)p.sent, (unsigned long long)p.received,
+			p.sent ? 100.0 * (double)p.received / (double)p.sent : 0.0,
+			rf_lg_saturated(p.offered, p.sent, p.received) ? ", saturated" : "");
+		if (json)
+			rf_lg_json(stdout, &p);
+		else
+			rf_lg_table_row(stdout, &p);
+		fflush(stdout);
+	}
+	struct rf_io_stats st = {0};
+	rf_io_stats_get(dev, &st);
+	if (st.rx_drops || st.tx_drops || st.rx_nobuf)
+		fprintf(stderr, "loadgen: driver counters: rx_drops %llu, tx_drops %llu, rx_nobuf %llu\n",
+			(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops,
+			(unsigned long long)st.rx_nobuf);
+	rf_lg_track_free(&track);
+	free(hist);
+	rf_io_close(dev);
+	rf_pktbuf_pool_free(pool);
+	return stop_asked ? 130 : rc;
+}
