@@ -57,3 +57,8 @@ fuzz: deps
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+
+# The echo benchmark (seed 002): netns + veth (root) or loopback, every backend + sockperf.
+.PHONY: bench-echo
+bench-echo: build
+	bash bench/echo/run.sh --build $(BUILD)
