@@ -29,6 +29,7 @@ struct bypass_bed {
 	char ns[32], dev[16], peer[16];
 	char ip_drv[20], ip_peer[20];
 	bool up;
+	unsigned queues; /* rx/tx queues per veth end (0: the default, 1) */
 };
 
 static struct bypass_bed bed;
@@ -66,7 +67,10 @@ static inline int bed_up(char tag)
 	snprintf(bed.ip_peer, sizeof(bed.ip_peer), "10.%d.%d.1", a, b);
 	bed.up = true;
 	if (bed_sh("ip netns add %s", bed.ns) ||
-	    bed_sh("ip link add %s type veth peer name %s", bed.dev, bed.peer) ||
+	    bed_sh("ip link add %s numrxqueues %u numtxqueues %u type veth peer name %s "
+		   "numrxqueues %u numtxqueues %u", bed.dev, bed.queues ? bed.queues : 1,
+		   bed.queues ? bed.queues : 1, bed.peer, bed.queues ? bed.queues : 1,
+		   bed.queues ? bed.queues : 1) ||
 	    bed_sh("ip link set %s netns %s", bed.peer, bed.ns) ||
 	    bed_sh("ip -n %s addr add %s/24 dev %s", bed.ns, bed.ip_peer, bed.peer) ||
 	    bed_sh("ip -n %s link set %s up && ip -n %s link set lo up", bed.ns, bed.peer, bed.ns) ||

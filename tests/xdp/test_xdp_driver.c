@@ -99,6 +99,35 @@ Test(xdp, echo_large_payloads)
 	echo_in_mode("skb", 1400);
 }
 
+Test(xdp, two_queues_share_one_umem)
+{
+	char err[256] = "";
+	struct rf_pktbuf *b[32];
+	bed_down();
+	bed.queues = 2;
+	cr_assert_eq(bed_up('x'), 0);
+	struct rf_io_dev *dev = open_dev(",queues=2,mode=skb,fill=512", err, sizeof(err));
+	cr_assert_not_null(dev, "open: %s", err);
+	cr_assert_eq(rf_io_nqueues(dev), 2);
+	/* The peer's flows land on either queue: poll both, echo from the queue they came on. */
+	pid_t c = bed_udp_client(PORT, 200, 64);
+	double end = bed_now() + 20;
+	int status = -1;
+	while (bed_now() < end && waitpid(c, &status, WNOHANG) != c)
+		for (unsigned q = 0; q < 2; q++) {
+			unsigned n = rf_io_rx_burst(dev, q, b, 32), k = rf_io_tx_burst(dev, q, b, n);
+			rf_pktbuf_free_bulk(b + k, n - k);
+		}
+	if (status == -1) {
+		kill(c, SIGKILL);
+		waitpid(c, &status, 0);
+	}
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "bad echoes over 2 queues");
+	rf_io_close(dev);
+	cr_assert_not(bed_xdp_attached(bed.dev));
+	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF);
+}
+
 static void expect_error(const char *extra, const char *needle)
 {
 	char err[256] = "";
