@@ -165,7 +165,7 @@ run_ours() { # backend rate
     return 0
   fi
   if ! "${in_c[@]}" "$lg_bin" --backend "$(client_spec "$b" "$port")" --rates "$rate" \
-      --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
+      --label "$b" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
       >> "$out/results.jsonl" 2>> "$out/loadgen.log"; then
     log "$b at $rate: loadgen failed: $(tail -n 1 "$out/loadgen.log")"
   fi
