@@ -864,15 +864,21 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 	if (!tcp && strcmp(cfg->transport, "udp") != 0)
 		return rf_io_err(err, len, "uring: give the transport: uring:udp:listen=0.0.0.0:9000 "
 				 "or uring:tcp:connect=10.0.0.2:9000 (got '%s')", cfg->spec);
-	struct sockaddr_storage ss;
-	socklen_t sl;
+	struct sockaddr_storage ss, ss_c;
+	socklen_t sl, sl_c;
 	int rl = rf_io_config_get_addr(cfg, "listen", &ss, &sl, err, len);
-	int rc = rl == -ENOENT ? rf_io_config_get_addr(cfg, "connect", &ss, &sl, err, len) : -ENOENT;
-	if ((rl != 0 && rl != -ENOENT) || (rl == -ENOENT && rc != 0 && rc != -ENOENT))
-		return -EINVAL;
+	if (rl != 0 && rl != -ENOENT)
+		return rl;
+	int rc = rf_io_config_get_addr(cfg, "connect", &ss_c, &sl_c, err, len);
+	if (rc != 0 && rc != -ENOENT)
+		return rc;
 	if ((rl == 0) == (rc == 0))
 		return rf_io_err(err, len, "uring: give exactly one of listen=IP:PORT or "
 				 "connect=IP:PORT (e.g. uring:%s:listen=0.0.0.0:9000)", cfg->transport);
+	if (rc == 0) {
+		ss = ss_c;
+		sl = sl_c;
+	}
 	uint32_t entries, nbufs;
 	bool sqpoll, multishot;
 	if (rf_io_config_get_u32(cfg, "entries", 256, 8, 4096, &entries, err, len) ||
