@@ -33,9 +33,18 @@ static void teardown(void)
 	rf_pktbuf_pool_free(pool);
 }
 
-static unsigned test_port(unsigned k)
+/* A port nobody uses now: the kernel picks one for a throw-away socket of that type (each test
+ * runs in its own process, so fixed or pid-derived ports could collide). */
+static unsigned free_port(int type)
 {
-	return 30000 + (unsigned)getpid() % 15000 + k * 7;
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t l = sizeof(a);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
 }
 
 static uint64_t now_ms(void)
@@ -83,13 +92,14 @@ Test(uring, bad_config_strings_are_rejected_with_one_line, .init = setup, .fini 
 
 /* UDP: a client device sends n numbered messages to a listening device, which echoes them;
  * every one comes back with its payload intact. */
-static void udp_echo(const char *extra, unsigned k)
+static void udp_echo(const char *extra)
 {
 	char spec[256], err[512];
-	snprintf(spec, sizeof(spec), "uring:udp:listen=127.0.0.1:%u%s", test_port(k), extra);
+	unsigned port = free_port(SOCK_DGRAM);
+	snprintf(spec, sizeof(spec), "uring:udp:listen=127.0.0.1:%u%s", port, extra);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s", err);
-	snprintf(spec, sizeof(spec), "uring:udp:connect=127.0.0.1:%u%s", test_port(k), extra);
+	snprintf(spec, sizeof(spec), "uring:udp:connect=127.0.0.1:%u%s", port, extra);
 	struct rf_io_dev *cli = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(cli, "%s", err);
 	enum { N = 200 };
@@ -148,17 +158,17 @@ static void udp_echo(const char *extra, unsigned k)
 
 Test(uring, udp_echo_multishot, .init = setup, .fini = teardown)
 {
-	udp_echo("", 0);
+	udp_echo("");
 }
 
 Test(uring, udp_echo_single_shot_fallback, .init = setup, .fini = teardown)
 {
-	udp_echo(",multishot=0", 1);
+	udp_echo(",multishot=0");
 }
 
 Test(uring, udp_echo_sqpoll, .init = setup, .fini = teardown)
 {
-	udp_echo(",sqpoll=1", 2);
+	udp_echo(",sqpoll=1");
 }
 
 /* TCP: a plain socket writes framed messages in pieces of every size 1..7 bytes (so length
@@ -166,11 +176,12 @@ Test(uring, udp_echo_sqpoll, .init = setup, .fini = teardown)
 Test(uring, tcp_framing_across_split_reads, .init = setup, .fini = teardown)
 {
 	char spec[128], err[512];
-	snprintf(spec, sizeof(spec), "uring:tcp:listen=127.0.0.1:%u", test_port(3));
+	unsigned port = free_port(SOCK_STREAM);
+	snprintf(spec, sizeof(spec), "uring:tcp:listen=127.0.0.1:%u", port);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s", err);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)test_port(3))};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
 	int one = 1;
@@ -231,10 +242,11 @@ static void check_msg(struct rf_pktbuf *b, unsigned want, unsigned len)
 Test(uring, tcp_backpressure_keeps_the_stream, .init = setup, .fini = teardown)
 {
 	char spec[128], err[512];
-	snprintf(spec, sizeof(spec), "uring:tcp:listen=127.0.0.1:%u", test_port(4));
+	unsigned port = free_port(SOCK_STREAM);
+	snprintf(spec, sizeof(spec), "uring:tcp:listen=127.0.0.1:%u", port);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s", err);
-	snprintf(spec, sizeof(spec), "uring:tcp:connect=127.0.0.1:%u", test_port(4));
+	snprintf(spec, sizeof(spec), "uring:tcp:connect=127.0.0.1:%u", port);
 	struct rf_io_dev *cli = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(cli, "%s", err);
 	enum { N = 20000, L = 100 };
