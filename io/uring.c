@@ -879,12 +879,14 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 		ss = ss_c;
 		sl = sl_c;
 	}
-	uint32_t entries, nbufs;
+	uint32_t entries, nbufs, rcvbuf, sndbuf;
 	bool sqpoll, multishot;
 	if (rf_io_config_get_u32(cfg, "entries", 256, 8, 4096, &entries, err, len) ||
 	    rf_io_config_get_u32(cfg, "bufs", 1024, 8, 8192, &nbufs, err, len) ||
 	    rf_io_config_get_bool(cfg, "sqpoll", false, &sqpoll, err, len) ||
-	    rf_io_config_get_bool(cfg, "multishot", true, &multishot, err, len))
+	    rf_io_config_get_bool(cfg, "multishot", true, &multishot, err, len) ||
+	    rf_io_config_get_u32(cfg, "rcvbuf", 0, 0, 1u << 30, &rcvbuf, err, len) ||
+	    rf_io_config_get_u32(cfg, "sndbuf", 0, 0, 1u << 30, &sndbuf, err, len))
 		return -EINVAL;
 	if (nbufs & (nbufs - 1))
 		return rf_io_err(err, len, "uring: bufs=%u: must be a power of two in 8..8192", nbufs);
@@ -925,6 +927,13 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 	if (d->fd < 0) {
 		r = -errno;
 		rf_io_err(err, len, "uring: socket: %s", strerror(errno));
+		goto fail;
+	}
+	/* Socket buffers as the sockets drivers size them: the kernel's default unless asked. */
+	if ((rcvbuf && setsockopt(d->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(int)) < 0) ||
+	    (sndbuf && setsockopt(d->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(int)) < 0)) {
+		r = -errno;
+		rf_io_err(err, len, "uring: setting rcvbuf/sndbuf failed: %s", strerror(errno));
 		goto fail;
 	}
 	if (d->listen) {
@@ -998,8 +1007,8 @@ static int ur_probe(char *why, size_t len)
 const struct rf_io_ops rf_io_uring_ops = {
 	.name = "uring",
 	.usage = "uring:udp|tcp:listen=IP:PORT|connect=IP:PORT[,sqpoll=1][,entries=256][,bufs=1024]"
-		 "[,multishot=0]  e.g. uring:udp:listen=0.0.0.0:9000",
-	.keys = "listen,connect,sqpoll,entries,bufs,multishot",
+		 "[,multishot=0][,rcvbuf=B,sndbuf=B]  e.g. uring:udp:listen=0.0.0.0:9000",
+	.keys = "listen,connect,sqpoll,entries,bufs,multishot,rcvbuf,sndbuf",
 	.transports = "udp,tcp",
 	.max_queues = 1,
 	.probe = ur_probe,

@@ -145,7 +145,8 @@ cpu_json() {
       if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
       else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
     }
-    printf "\"steal_pct\":%.2f,\"cpu_busy_pct\":[%s]", steal, list }'
+    getline la < "/proc/loadavg"; split(la, l, " ")
+    printf "\"steal_pct\":%.2f,\"load1\":%.2f,\"cpu_busy_pct\":[%s]", steal, l[1], list }'
 }
 
 port_base=$(( 20000 + (tag % 2000) * 10 ))
