@@ -26,6 +26,11 @@ static const struct backend_row backend_rows[] = {
 	{"udp-opts", "udp", "udp:listen={ip}:{port},rcvbuf=262144,sndbuf=262144", SOCK_DGRAM, true},
 	{"tcp", "tcp", "tcp:listen={ip}:{port}", SOCK_STREAM, true},
 	/* io_uring (echo-bench): rows below this line */
+	{"uring-udp", "uring", "uring:udp:listen={ip}:{port}", SOCK_DGRAM, true},
+	{"uring-udp-single", "uring", "uring:udp:listen={ip}:{port},multishot=0", SOCK_DGRAM, true},
+	{"uring-udp-sqpoll", "uring", "uring:udp:listen={ip}:{port},sqpoll=1", SOCK_DGRAM, true},
+	{"uring-tcp", "uring", "uring:tcp:listen={ip}:{port}", SOCK_STREAM, true},
+	{"uring-tcp-single", "uring", "uring:tcp:listen={ip}:{port},multishot=0", SOCK_STREAM, true},
 
 	/* AF_XDP, DPDK (bypass): rows below this line */
 

@@ -283,8 +283,10 @@ static int client_connect(int proto, const char *ip, unsigned port)
 static bool read_full(int fd, uint8_t *buf, size_t n)
 {
 	size_t got = 0;
-	while (got < n) {
+	for (int eintr = 0; got < n;) {
 		ssize_t r = recv(fd, buf + got, n - got, 0);
+		if (r < 0 && errno == EINTR && eintr++ < 100)
+			continue; /* see client_recv */
 		if (r <= 0)
 			return false;
 		got += (size_t)r;
@@ -309,8 +311,16 @@ static void client_send(int proto, int fd, const uint8_t *msg, size_t len)
 /* One message in; returns its length, or -1 on timeout / close. */
 static ssize_t client_recv(int proto, int fd, uint8_t *buf, size_t cap)
 {
-	if (proto == SOCK_DGRAM)
-		return recv(fd, buf, cap, 0);
+	if (proto == SOCK_DGRAM) {
+		/* A blocking recv with SO_RCVTIMEO on the thread that owns an io_uring returns EINTR
+		 * when the ring queues task work to that thread (sock_intr_errno): retry, bounded. */
+		ssize_t r;
+		int eintr = 0;
+		do
+			r = recv(fd, buf, cap, 0);
+		while (r < 0 && errno == EINTR && eintr++ < 100);
+		return r;
+	}
 	uint8_t h[2];
 	if (!read_full(fd, h, 2))
 		return -1;
