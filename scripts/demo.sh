@@ -8,8 +8,8 @@
 set -euo pipefail
 build=${1:-build}
 echo "== ringflow demo: echo RTT over the I/O backends vs sockperf (open loop, short points) =="
-bash "$(dirname "$0")/../bench/echo/run.sh" --build "$build" --rates 20k,100k,400k \
-  --warmup 0.3 --duration 0.8 --out "$build/demo-echo" --quiet \
+bash "$(dirname "$0")/../bench/echo/run.sh" --build "$build" --rates 20k,200k \
+  --warmup 0.2 --duration 0.6 --out "$build/demo-echo" --quiet \
   || echo "demo: the echo benchmark failed (see $build/demo-echo); continuing"
 echo
 echo "== ringflow demo: rings (ringflow vs rte_ring, ck_ring, mutex; pinned to CPUs 0 and 1) =="

@@ -14,7 +14,7 @@ res=$out/results.jsonl
 flat() {
   awk '{
     line = $0; out = ""
-    n = split("backend offered achieved received loss p50_us p90_us p99_us p999_us max_us saturated steal_pct", k, " ")
+    n = split("backend offered achieved received loss p50_us p90_us p99_us p999_us max_us saturated steal_pct load1", k, " ")
     for (i = 1; i <= n; i++) {
       v = "-"
       if (match(line, "\"" k[i] "\":(\"[^\"]*\"|[^,}]*)")) {
@@ -27,12 +27,12 @@ flat() {
 
 {
   echo "== echo RTT ($title) =="
-  printf "%-18s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s  %s\n" backend offered/s sent/s \
-    recv/s loss% p50_us p90_us p99_us p99.9_us max_us steal% status
+  printf "%-18s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s %6s  %s\n" backend offered/s sent/s \
+    recv/s loss% p50_us p90_us p99_us p99.9_us max_us steal% load1 status
   flat | sort -k2,2n -s | awk '{
     st = $11 == "true" ? sprintf("SATURATED (received %.0f/s, loss %.3f%%)", $4, 100 * $5) : "ok"
-    printf "%-18s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f  %s\n",
-      $1, $2, $3, $4, 100 * $5, $6, $7, $8, $9, $10, $12, st }'
+    printf "%-18s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f %6.1f  %s\n",
+      $1, $2, $3, $4, 100 * $5, $6, $7, $8, $9, $10, $12, $13, st }'
   if flat | grep -q '^sockperf '; then
     echo
     echo "p99 ratio to sockperf at the same rate (both unsaturated; < 1 is better):"

@@ -163,7 +163,8 @@ cpu_json() {
       if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
       else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
     }
-    printf "\"steal_pct\":%.2f,\"cpu_busy_pct\":[%s]", steal, list }'
+    getline la < "/proc/loadavg"; split(la, l, " ")
+    printf "\"steal_pct\":%.2f,\"load1\":%.2f,\"cpu_busy_pct\":[%s]", steal, l[1], list }'
 }
 
 port_base=$(( 20000 + (tag % 2000) * 10 ))
@@ -191,7 +192,7 @@ run_ours() { # backend rate
     return 0
   fi
   if ! "${in_c[@]}" "$lg_bin" --backend "$(client_spec "$b" "$port")" --rates "$rate" \
-      --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
+      --label "$b" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
       >> "$out/results.jsonl" 2>> "$out/loadgen.log"; then
     log "$b at $rate: loadgen failed: $(tail -n 1 "$out/loadgen.log")"
   fi

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
@@ -45,6 +48,19 @@ static void *reflect(void *arg)
 			rf_io_wait(r->dev, 0, 1);
 	}
 	return NULL;
+}
+
+/* A port nobody uses now (each test runs in its own process: derived ports could collide). */
+static unsigned free_port(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t l = sizeof(a);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
 }
 
 static void run_against(const char *transport, unsigned port, unsigned drop_every,
@@ -99,18 +115,18 @@ static void check_clean_point(const char *transport, unsigned port)
 
 Test(loadgen, uring_udp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("udp", 20000 + (unsigned)getpid() % 20000);
+	check_clean_point("udp", free_port(SOCK_DGRAM));
 }
 
 Test(loadgen, uring_tcp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("tcp", 20000 + (unsigned)getpid() % 20000 + 1);
+	check_clean_point("tcp", free_port(SOCK_STREAM));
 }
 
 Test(loadgen, dropping_reflector_is_saturated)
 {
 	struct rf_lg_point p = {0};
-	run_against("udp", 20000 + (unsigned)getpid() % 20000 + 2, 2, &p, &hist);
+	run_against("udp", free_port(SOCK_DGRAM), 2, &p, &hist);
 	/* The reflector drops every other message it sees (warm-up ones included), so at most
 	 * half of the measured ones can come back. */
 	cr_assert_eq(p.sent, 1000);
