@@ -15,12 +15,17 @@
  * --in-memory on hugepages (when enough 2 MiB pages are free) or --no-huge -m 256
  * --no-shconf (said aloud). Pollers are not EAL lcores: each one registers itself with
  * rte_thread_register() on its first burst, so the mbuf pool's per-lcore cache works.
- * The last close runs rte_eal_cleanup() and removes the runtime directory; DPDK cannot be
- * initialised twice in one process, so a later open says so.
+ * The EAL stays up for the process (DPDK cannot start it twice): devices open and close
+ * by hot-plug, and rte_eal_cleanup() runs at exit. With --no-telemetry and no shared config
+ * the EAL writes no files; its runtime directory is removed right after init, so nothing is
+ * left in /var/run/dpdk even by a killed process. Device close frees the mbuf pool (with
+ * dynamic memory its hugepages go back) and unplugs the vdev.
  *
  * This file alone builds as gnu11 (DPDK headers need GNU extensions).
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +34,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <rte_bus.h>
@@ -58,13 +65,14 @@ struct dpdk_dev {
 	struct rte_mempool *mp;
 	struct rf_pktbuf_pool *pool; /* the ext pool over mp */
 	unsigned nq;
+	int ns_fd;   /* the netns the device was opened in (net_af_xdp detaches its program there) */
+	int hold_fd; /* net_af_packet: kernel UDP socket on ip:port that keeps the kernel quiet */
 	char vdev[64];
 	struct dpdk_queue q[];
 };
 
 /* EAL state of the process: 0 never started, 1 running, 2 cleaned up (cannot restart). */
 static int eal_state;
-static unsigned eal_users;
 static char eal_runtime_dir[256];
 
 static inline void ctr_add(_Atomic uint64_t *c, uint64_t v)
@@ -142,6 +150,35 @@ static unsigned free_hugepages_2m(void)
 	return n;
 }
 
+/* Remove the EAL's runtime directory (one level of files), which rte_eal_cleanup leaves. */
+static void remove_runtime_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[512];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* At exit: the EAL is released once for the process (it cannot start again after it). */
+static void eal_stop(void)
+{
+	if (eal_state != 1)
+		return;
+	rte_eal_cleanup();
+	remove_runtime_dir(eal_runtime_dir);
+	eal_state = 2;
+}
+
 static int eal_start(char *err, size_t len)
 {
 	char prefix[32];
@@ -150,8 +187,8 @@ static int eal_start(char *err, size_t len)
 	bool huge = free_hugepages_2m() >= 256 / 2; /* 256 MiB of 2 MiB pages */
 
 	if (eal_state == 2)
-		return rf_io_err(err, len, "dpdk: the EAL was cleaned up in this process and DPDK "
-				 "cannot start twice: keep one dpdk device open for the process");
+		return rf_io_err(err, len, "dpdk: the EAL failed to start earlier in this process "
+				 "and cannot be started again: restart the process");
 	if (eal_state == 1)
 		return 0;
 	snprintf(prefix, sizeof(prefix), "--file-prefix=rf%d", (int)getpid());
@@ -161,6 +198,7 @@ static int eal_start(char *err, size_t len)
 	argv[argc++] = "--no-pci";
 	argv[argc++] = prefix;
 	argv[argc++] = "--log-level=*:warning";
+	argv[argc++] = "--no-telemetry";
 	if (huge) {
 		argv[argc++] = "--in-memory"; /* hugepages through memfd: no hugetlbfs mount */
 	} else {
@@ -184,36 +222,13 @@ static int eal_start(char *err, size_t len)
 		return rf_io_err(err, len, "dpdk: EAL init failed: %s", rte_strerror(e));
 	}
 	snprintf(eal_runtime_dir, sizeof(eal_runtime_dir), "%s", rte_eal_get_runtime_dir());
+	/* With --no-shconf/--in-memory and --no-telemetry the EAL puts nothing in its runtime
+	 * directory (no IPC socket, no config files): remove it now, so even a process that is
+	 * killed leaves nothing in /var/run/dpdk. */
+	remove_runtime_dir(eal_runtime_dir);
+	atexit(eal_stop);
 	eal_state = 1;
 	return 0;
-}
-
-/* Remove the EAL's runtime directory (one level of files), which rte_eal_cleanup leaves. */
-static void remove_runtime_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[512];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-static void eal_stop(void)
-{
-	if (eal_state != 1)
-		return;
-	rte_eal_cleanup();
-	remove_runtime_dir(eal_runtime_dir);
-	eal_state = 2;
 }
 
 /* A poller's first burst registers its thread as an EAL thread (lcore id: mempool caches). */
@@ -386,20 +401,64 @@ static void dpdk_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 static void dpdk_close(struct rf_io_dev *dev)
 {
 	struct dpdk_dev *x = dev->priv;
+	struct stat a, b;
+	int here = -1;
 	if (!x)
 		return;
+	/* PMDs that talk to the kernel by interface index (net_af_xdp detaching its XDP
+	 * program) must run their close in the netns they were opened in. */
+	if (x->ns_fd >= 0 && (here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) >= 0 &&
+	    fstat(here, &a) == 0 && fstat(x->ns_fd, &b) == 0 && a.st_ino != b.st_ino)
+		setns(x->ns_fd, CLONE_NEWNET);
+	else if (here >= 0) {
+		close(here);
+		here = -1;
+	}
 	rte_eth_dev_stop(x->port_id);
 	rte_eth_dev_close(x->port_id);
 	rte_eal_hotplug_remove("vdev", x->vdev);
+	if (x->hold_fd >= 0)
+		close(x->hold_fd);
+	if (here >= 0) {
+		setns(here, CLONE_NEWNET);
+		close(here);
+	}
+	if (x->ns_fd >= 0)
+		close(x->ns_fd);
 	rf_pktbuf_pool_free(x->pool);
 	rte_mempool_free(x->mp);
 	free(x);
 	dev->priv = NULL;
-	if (--eal_users == 0)
-		eal_stop();
 }
 
 /* ---- open ------------------------------------------------------------------------------ */
+
+/*
+ * net_af_packet is a tap: the kernel still receives every frame. When the interface also
+ * carries ip in the kernel, the kernel would answer our port with ICMP "port unreachable"
+ * (and a connected client would see ECONNREFUSED). A bound UDP socket that is never read
+ * keeps it quiet: datagrams queue into a minimal receive buffer and are dropped there.
+ * Not local (EADDRNOTAVAIL): the kernel ignores the frames anyway, nothing to hold.
+ */
+static int hold_port(struct dpdk_dev *x, uint32_t ip, uint32_t port, char *err, size_t len)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int one = 1;
+
+	a.sin_addr.s_addr = ip;
+	x->hold_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (x->hold_fd < 0)
+		return 0;
+	setsockopt(x->hold_fd, SOL_SOCKET, SO_RCVBUF, &one, sizeof(one)); /* the minimum */
+	if (bind(x->hold_fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return 0;
+	close(x->hold_fd);
+	x->hold_fd = -1;
+	if (errno == EADDRINUSE)
+		return rf_io_err(err, len, "dpdk: UDP port %u is in use by a kernel socket on this "
+				 "interface's address: stop it or pick another port=", port);
+	return 0;
+}
 
 static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len)
 {
@@ -453,11 +512,13 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	if ((rc = eal_start(err, len)) != 0)
 		return rc;
 	x = calloc(1, sizeof(*x) + dev->nqueues * sizeof(x->q[0]));
-	if (!x) {
-		rc = rf_io_err(err, len, "dpdk: out of memory");
-		goto fail_eal;
-	}
+	if (!x)
+		return rf_io_err(err, len, "dpdk: out of memory");
 	snprintf(x->vdev, sizeof(x->vdev), "%s", vdev);
+	x->hold_fd = -1;
+	x->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (strncmp(vdev, "net_af_packet", 13) == 0 && (rc = hold_port(x, ip, port, err, len)) != 0)
+		goto fail_free;
 	rc = rte_dev_probe(devargs);
 	if (rc != 0) {
 		rf_io_err(err, len, "dpdk: starting %s failed: %s%s", devargs, rte_strerror(-rc),
@@ -511,7 +572,6 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	for (unsigned i = 0; i < x->nq; i++)
 		rf_net_init(&x->q[i].net, mac.addr_bytes, ip, htons((uint16_t)port));
 	dev->priv = x;
-	eal_users++;
 	fprintf(stderr, "dpdk: %s (port %u, driver %s): %u queue%s, ring=%u, %u mbufs on %s\n",
 		devargs, x->port_id, info.driver_name, x->nq, x->nq == 1 ? "" : "s", nring, nmbufs,
 		rte_eal_has_hugepages() ? "hugepages" : "normal pages");
@@ -523,10 +583,11 @@ fail_pool:
 fail_remove:
 	rte_eal_hotplug_remove("vdev", x->vdev);
 fail_free:
+	if (x->hold_fd >= 0)
+		close(x->hold_fd);
+	if (x->ns_fd >= 0)
+		close(x->ns_fd);
 	free(x);
-fail_eal:
-	if (eal_users == 0)
-		eal_stop();
 	return rc < 0 ? rc : -EINVAL;
 }
 

@@ -30,6 +30,7 @@ struct rf_xsk_prog {
 	uint32_t xdp_flags;  /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE, as attached */
 	int xsks_map_fd;
 	int prog_fd;
+	int link_fd;         /* the BPF link that holds the attachment, -1 when none */
 	struct bpf_object *obj;
 };
 

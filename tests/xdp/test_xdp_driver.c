@@ -128,6 +128,23 @@ Test(xdp, two_queues_share_one_umem)
 	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF);
 }
 
+Test(xdp, crashed_process_leaves_nothing_attached)
+{
+	/* The attachment is a BPF link held by the process: dying without close drops it. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256];
+		struct rf_io_dev *dev = open_dev("", err, sizeof(err));
+		if (!dev || !bed_xdp_attached(bed.dev))
+			_exit(1);
+		abort();
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	cr_assert(WIFSIGNALED(status), "child did not get to open and crash");
+	cr_assert_not(bed_xdp_attached(bed.dev), "a crashed process left its XDP program");
+}
+
 static void expect_error(const char *extra, const char *needle)
 {
 	char err[256] = "";
