@@ -433,6 +433,18 @@ static void dpdk_close(struct rf_io_dev *dev)
 
 /* ---- open ------------------------------------------------------------------------------ */
 
+/* True when this thread may open raw sockets (CAP_NET_RAW in the effective set). */
+static bool has_raw_caps(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) != 0)
+		return true; /* cannot tell: do not guess */
+	return d[0].effective >> CAP_NET_RAW & 1;
+}
+
 /*
  * net_af_packet is a tap: the kernel still receives every frame. When the interface also
  * carries ip in the kernel, the kernel would answer our port with ICMP "port unreachable"
@@ -522,8 +534,10 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	rc = rte_dev_probe(devargs);
 	if (rc != 0) {
 		rf_io_err(err, len, "dpdk: starting %s failed: %s%s", devargs, rte_strerror(-rc),
-			  raw_iface && geteuid() != 0 ? " (needs root or CAP_NET_RAW/CAP_NET_ADMIN)"
-						      : "");
+			  raw_iface && (rc == -EPERM || rc == -EACCES || !has_raw_caps())
+				  ? " (a raw socket needs CAP_NET_RAW, AF_XDP also CAP_NET_ADMIN and "
+				    "CAP_BPF: run as root or setcap them on the binary)"
+				  : "");
 		goto fail_free;
 	}
 	if (rte_eth_dev_get_port_by_name(vdev, &x->port_id) != 0 ||

@@ -6,7 +6,9 @@
  * UDP client. After close: no EAL files left (/var/run/dpdk/rf<pid>), nothing attached.
  */
 #include <criterion/criterion.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
@@ -125,6 +127,37 @@ Test(dpdk, af_packet_echo_over_veth)
 Test(dpdk, af_xdp_echo_over_veth)
 {
 	echo_over_veth("net_af_xdp");
+}
+
+Test(dpdk, no_capabilities_one_line)
+{
+	char err[256] = "", spec[256];
+	int p[2];
+	if (geteuid() != 0)
+		cr_skip_test("needs root: netns and veth");
+	cr_assert_eq(bed_up('d'), 0);
+	snprintf(spec, sizeof(spec), "dpdk:vdev=net_af_packet0,iface=%s,ip=%s,port=%d", bed.dev,
+		 bed.ip_drv, PORT);
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) { /* root without any capability: what an unprivileged user meets */
+		struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+		struct __user_cap_data_struct d[2] = {0};
+		if (syscall(SYS_capset, &h, d) != 0)
+			_exit(100);
+		struct rf_io_dev *dev = rf_io_open(spec, pool, err, sizeof(err));
+		if (dev)
+			snprintf(err, sizeof(err), "opened");
+		if (write(p[1], err, strlen(err)) < 0)
+			_exit(101);
+		_exit(0);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], err, sizeof(err) - 1);
+	err[n > 0 ? n : 0] = 0;
+	waitpid(pid, NULL, 0);
+	cr_assert(strstr(err, "CAP_NET_RAW") != NULL, "got '%s'", err);
+	cr_assert(strchr(err, '\n') == NULL, "not one line: %s", err);
 }
 
 static void expect_error(const char *spec, const char *needle)
