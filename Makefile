@@ -30,6 +30,10 @@ demo: build
 
 bench: build
 	$(BUILD)/bench/ringflow-bench ring
+	$(BUILD)/bench/ringflow-bench falseshare
+	$(BUILD)/bench/ringflow-bench branch
+	$(BUILD)/bench/ringflow-bench atomics
+	$(BUILD)/bench/ringflow-bench alloc
 
 asan-test: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \

@@ -41,7 +41,7 @@ static double al_sample(void *arg, const struct rf_bench_ctx *ctx)
 		uint64_t sum = v->pool_fn ? v->pool_fn(v->mp, chunk, v->zero)
 					  : v->fn(v->size, chunk, v->zero);
 		if (sum != al_expected_sum(chunk * v->per_call)) {
-			fprintf(stderr, "alloc: allocation failed or objects were corrupted\n");
+			micro_check_failed("alloc: allocation failed or objects were corrupted");
 			return -1;
 		}
 		objects += chunk * v->per_call;
@@ -109,7 +109,7 @@ static int al_run(int argc, char **argv, const struct rf_bench_opts *opts)
 			al_case(opts, b == 1, sizes[i].size, sizes[i].name);
 	rf_bench_note("one thread; every get writes an 8-byte header; +zero also memsets the whole object to 0");
 	rf_bench_print_table(opts, "alloc");
-	return 0;
+	return micro_exit_status();
 }
 
 RF_BENCH_COMMAND("alloc", "memory pools: packet-sized get/put vs glibc malloc and jemalloc",

@@ -7,13 +7,19 @@
  *                   cas_fail row is failed CAS attempts per increment
  *   store, load,    one thread, one line: seq_cst vs release/acquire/acq_rel vs relaxed
  *   rmw
- * Unit: ns of CPU time per operation (summed over threads / operations done).
+ *   list_tN         ringflow's lock-free list (ringflow/lflist.h) vs a mutex list, N threads
+ *                   running 90 % lookups, 5 % inserts, 5 % deletes over 256 keys
+ * Unit: ns of CPU time per operation (summed over threads / operations done); the list cases
+ * count Mops/s of wall time instead (a thread asleep on the mutex spends no CPU time).
  * bench/kernels/atomics_kernels.h has the loops; thread i runs on CPU i % nproc.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/qsbr.h>
+
 #include "kernels/atomics_kernels.h"
+#include "kernels/list_kernels.h"
 #include "micro.h"
 
 #define CHUNK 4096
@@ -81,8 +87,8 @@ static double at_sample(void *arg, const struct rf_bench_ctx *ctx)
 	/* Increments must add up: a lost update would mean a broken CAS loop. */
 	uint64_t got = atomic_load_explicit(&r->counter, memory_order_relaxed);
 	if ((v->kind == K_FETCH_ADD || v->kind == K_CAS || v->kind == K_RMW) && got != res.ops) {
-		fprintf(stderr, "atomics: counter %llu after %llu increments\n",
-			(unsigned long long)got, (unsigned long long)res.ops);
+		micro_check_failed("atomics: counter %llu after %llu increments",
+				   (unsigned long long)got, (unsigned long long)res.ops);
 		ns = -1;
 	}
 	if (v->kind == K_CAS && v->fail_per_op && res.ops && ctx->round > 0) {
@@ -95,11 +101,102 @@ static double at_sample(void *arg, const struct rf_bench_ctx *ctx)
 	return ns;
 }
 
+/* ---- the lock-free list vs the mutex list ---- */
+
+#define LIST_KEYS 256
+#define LIST_UPDATE_PCT 10
+
+struct list_variant {
+	bool lockfree;
+	unsigned threads;
+};
+
+struct list_run {
+	const struct list_ops *ops;
+	void *list;
+	bool lockfree;
+	struct {
+		RF_CACHE_ALIGNED uint64_t v;
+	} rng[MICRO_MAX_THREADS];
+};
+
+static uint64_t list_work(void *arg, unsigned thread, uint64_t chunk)
+{
+	struct list_run *r = arg;
+	list_mixed_ops(r->ops, r->list, &r->rng[thread].v, chunk, LIST_KEYS, LIST_UPDATE_PCT);
+	if (r->lockfree)
+		rf_qsbr_quiescent(); /* between operations: no node pointer held */
+	return chunk;
+}
+
+static void list_thread_start(void *arg)
+{
+	if (((struct list_run *)arg)->lockfree)
+		rf_qsbr_register();
+}
+
+static void list_thread_stop(void *arg)
+{
+	if (((struct list_run *)arg)->lockfree)
+		rf_qsbr_unregister();
+}
+
+static double list_sample(void *arg, const struct rf_bench_ctx *ctx)
+{
+	const struct list_variant *v = arg;
+	struct list_run *r = aligned_alloc(RF_CACHE_LINE, sizeof(*r));
+	struct lf_list lf;
+	struct ml_list ml;
+	if (!r || (!v->lockfree && ml_init(&ml) != 0)) {
+		free(r);
+		return -1;
+	}
+	memset(r, 0, sizeof(*r));
+	if (v->lockfree)
+		lf_init(&lf);
+	r->lockfree = v->lockfree;
+	r->ops = v->lockfree ? &lf_ops : &ml_ops;
+	r->list = v->lockfree ? (void *)&lf : (void *)&ml;
+	for (unsigned i = 0; i < v->threads; i++)
+		r->rng[i].v = 0x9e3779b97f4a7c15ull * (i + 1);
+	for (uint64_t k = 0; k < LIST_KEYS; k += 2) /* half full, as the updates keep it */
+		r->ops->insert(r->list, k);
+	struct micro_threads_result res;
+	double mops = -1;
+	if (micro_run_threads_hooked(v->threads, ctx->seconds, list_work, r, 256, list_thread_start,
+				     list_thread_stop, &res) == 0 && res.wall_ns)
+		mops = (double)res.ops * 1e3 / (double)res.wall_ns;
+	unsigned left = v->lockfree ? lf_count(&lf) : ml_count(&ml);
+	if (left > LIST_KEYS) {
+		micro_check_failed("atomics: list holds %u keys of %u possible", left, LIST_KEYS);
+		mops = -1;
+	}
+	if (v->lockfree)
+		lf_fini(&lf);
+	else
+		ml_fini(&ml);
+	free(r);
+	return mops;
+}
+
+static void at_list_case(const struct rf_bench_opts *opts, unsigned n)
+{
+	struct list_variant lf = {true, n}, ml = {false, n};
+	struct micro_impl impls[] = {{.name = "ringflow", .fn = list_sample, .arg = &lf},
+				     {.name = "mutex", .fn = list_sample, .arg = &ml}};
+	char name[32];
+	snprintf(name, sizeof(name), "list_t%u", n);
+	micro_case(opts, "atomics", name, "Mops/s", RF_HIGHER_IS_BETTER, impls, 2);
+}
+
 static void at_help(FILE *out)
 {
 	fprintf(out, "cases: rmw_t1 (uncontended), rmw_tN for N = 2..nproc (contended), store, load, rmw\n"
-		     "impls: fetch_add, cas_loop (rmw_tN); seq_cst, release/acquire/acq_rel, relaxed\n"
-		     "unit:  ns of CPU time per operation; cas_fail = failed CAS attempts per increment\n");
+		     "       list_tN for N = 1, nproc, 2*nproc\n"
+		     "impls: fetch_add, cas_loop (rmw_tN); seq_cst, release/acquire/acq_rel, relaxed;\n"
+		     "       lists: ringflow (lock-free rf_lflist), mutex (one pthread mutex)\n"
+		     "unit:  ns of CPU time per operation; cas_fail = failed CAS attempts per increment;\n"
+		     "       lists: Mops/s (wall time, all threads), 90%% lookups over 256 keys\n");
 }
 
 static void at_rmw_case(const struct rf_bench_opts *opts, unsigned n)
@@ -150,11 +247,16 @@ static int at_run_cmd(int argc, char **argv, const struct rf_bench_opts *opts)
 	at_order_case(opts, K_STORE, "store", "release");
 	at_order_case(opts, K_LOAD, "load", "acquire");
 	at_order_case(opts, K_RMW, "rmw", "acq_rel");
+	at_list_case(opts, 1);
+	if (ncpus > 1)
+		at_list_case(opts, ncpus);
+	if (2 * ncpus <= MICRO_MAX_THREADS)
+		at_list_case(opts, 2 * ncpus);
 	rf_bench_note("all CAS and fetch-add loops are relaxed; on x86-64 every RMW is a locked "
 		      "instruction whatever the order");
 	rf_bench_print_table(opts, "atomics");
-	return 0;
+	return micro_exit_status();
 }
 
-RF_BENCH_COMMAND("atomics", "atomics: CAS vs fetch-add, contended vs not, seq_cst vs relaxed",
+RF_BENCH_COMMAND("atomics", "atomics: CAS vs fetch-add, memory orders, lock-free vs mutex list",
 		 at_run_cmd, at_help)

@@ -107,7 +107,7 @@ static int br_size_case(const struct rf_bench_opts *opts, const char *size_name,
 	free(random);
 	free(sorted);
 	if (failed) {
-		fprintf(stderr, "ringflow-bench branch: the variants disagree on the sum (a bug)\n");
+		micro_check_failed("ringflow-bench branch: the variants disagree on the sum (a bug)");
 		return -1;
 	}
 	return 0;

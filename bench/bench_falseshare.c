@@ -6,8 +6,9 @@
  * Cases, for N = 1, 2, ... nproc and 2 x nproc (oversubscribed):
  *   atomic_tN   relaxed fetch-add (lock xadd) on each thread's own counter
  *   plain_tN    relaxed load + store (plain mov; every increment really stored)
- *   stats_tN    the real case: per-core packet statistics (5 counters, 40 B) packed in an
- *               array vs one cache line per core as ringflow lays them out
+ *   stats_tN    the real case: per-core packet counters (the 7 fields, 56 B, of the
+ *               runtime's struct rf_core_counters) packed in an array vs one cache line per
+ *               core as the runtime lays them out
  * Unit: ns of CPU time per increment (per packet for stats), summed over the threads and
  * divided by the increments done, so oversubscribed runs are not charged for waiting.
  * Ratio rows: adjacent/pad64 is what false sharing costs; pad128/pad64 whether the second
@@ -67,14 +68,14 @@ static double fs_sample(void *arg, const struct rf_bench_ctx *ctx)
 	double ns = -1;
 	if (micro_run_threads(v->threads, ctx->seconds, fs_work, r, CHUNK, &res) == 0 && res.ops)
 		ns = (double)res.cpu_ns / (double)res.ops;
-	/* The counters must add up (for stats the first word of each block is rx_pkts): a
+	/* The counters must add up (for stats the first word of each block is rx): a
 	 * layout bug would show here before it shows in a figure. */
 	uint64_t want = res.ops, got = 0;
 	for (unsigned i = 0; i < v->threads; i++)
 		got += atomic_load_explicit(fs_counter(&r->c, i), memory_order_relaxed);
 	if (got != want) {
-		fprintf(stderr, "falseshare: counters add up to %llu, expected %llu\n",
-			(unsigned long long)got, (unsigned long long)want);
+		micro_check_failed("falseshare: counters add up to %llu, expected %llu",
+				   (unsigned long long)got, (unsigned long long)want);
 		ns = -1;
 	}
 	fs_counters_fini(&r->c);
@@ -86,7 +87,7 @@ static void fs_help(FILE *out)
 {
 	fprintf(out,
 		"cases: atomic_tN plain_tN stats_tN for N = 1..nproc and 2*nproc (oversubscribed)\n"
-		"impls: adjacent (counters 8 B apart, one line), pad64, pad128; stats: packed (40 B\n"
+		"impls: adjacent (counters 8 B apart, one line), pad64, pad128; stats: packed (56 B\n"
 		"       apart), aligned (alignas(RF_CACHE_LINE) per core, what ringflow does)\n"
 		"unit:  ns of CPU time per increment (per packet update for stats)\n"
 		"plain increments are relaxed atomic load + store (a plain mov the compiler must\n"
@@ -149,7 +150,7 @@ static int fs_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		rf_bench_note("adjacent: more than 8 counters span several lines (8 per 64 B line)");
 	rf_bench_note("%u CPUs online; the last thread count is oversubscribed (2 x nproc)", ncpus);
 	rf_bench_print_table(opts, "falseshare");
-	return 0;
+	return micro_exit_status();
 }
 
 RF_BENCH_COMMAND("falseshare",

@@ -11,10 +11,28 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int checks_failed;
+
+void micro_check_failed(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	checks_failed = 1;
+}
+
+int micro_exit_status(void)
+{
+	return checks_failed ? 1 : 0;
+}
 
 static double keep_sample(void *arg, const struct rf_bench_ctx *ctx)
 {
@@ -63,6 +81,7 @@ struct runner {
 	void *arg;
 	double seconds;
 	uint64_t chunk;
+	void (*start_fn)(void *arg), (*stop)(void *arg);
 };
 
 struct worker {
@@ -83,6 +102,8 @@ static void *worker_main(void *p)
 	struct worker *w = p;
 	struct runner *r = w->r;
 	pthread_barrier_wait(&r->start);
+	if (r->start_fn)
+		r->start_fn(r->arg);
 	uint64_t deadline = rf_bench_now_ns() + (uint64_t)(r->seconds * 1e9);
 	uint64_t c0 = thread_cpu_ns(), ops = 0;
 	do
@@ -90,15 +111,25 @@ static void *worker_main(void *p)
 	while (rf_bench_now_ns() < deadline);
 	w->cpu_ns = thread_cpu_ns() - c0;
 	w->ops = ops;
+	if (r->stop)
+		r->stop(r->arg);
 	return NULL;
 }
 
 int micro_run_threads(unsigned n, double seconds, micro_work_fn fn, void *arg, uint64_t chunk,
 		      struct micro_threads_result *out)
 {
+	return micro_run_threads_hooked(n, seconds, fn, arg, chunk, NULL, NULL, out);
+}
+
+int micro_run_threads_hooked(unsigned n, double seconds, micro_work_fn fn, void *arg,
+			     uint64_t chunk, void (*start)(void *arg), void (*stop)(void *arg),
+			     struct micro_threads_result *out)
+{
 	if (n == 0 || n > MICRO_MAX_THREADS)
 		return -EINVAL;
-	struct runner r = {.fn = fn, .arg = arg, .seconds = seconds, .chunk = chunk};
+	struct runner r = {.fn = fn, .arg = arg, .seconds = seconds, .chunk = chunk,
+			   .start_fn = start, .stop = stop};
 	struct worker w[MICRO_MAX_THREADS];
 	struct rf_bench_thread *t[MICRO_MAX_THREADS];
 	int rc = -pthread_barrier_init(&r.start, NULL, n);
@@ -195,7 +226,8 @@ void micro_note_placement(const struct rf_bench_opts *opts, const char *bench)
 		return;
 	rf_bench_record(opts, bench, "placement", "line_handoff", "ns", RF_LOWER_IS_BETTER, ns, ns, 1);
 	rf_bench_note("a cache line moves between CPU %u and CPU %u in %.0f ns one way right now "
-		      "(measured before the cases; tens to a few hundred ns when both vCPUs run at once, "
-		      "microseconds when the host time-slices them, and then threads seldom contend)",
+		      "(measured before the cases: tens to a few hundred ns when both threads really run "
+		      "at once; microseconds when other processes or the host keep the CPUs busy, "
+		      "and then the threads seldom contend)",
 		      opts->cpu[0], opts->cpu[1], ns);
 }

@@ -61,10 +61,23 @@ struct micro_threads_result {
 int micro_run_threads(unsigned n, double seconds, micro_work_fn fn, void *arg, uint64_t chunk,
 		      struct micro_threads_result *out);
 
+/* The same, with per-thread hooks run in each thread outside the timed loop: start() after
+ * the barrier, before the first fn() call; stop() after the last (either may be NULL). For
+ * work that needs per-thread setup, e.g. QSBR registration. */
+int micro_run_threads_hooked(unsigned n, double seconds, micro_work_fn fn, void *arg,
+			     uint64_t chunk, void (*start)(void *arg), void (*stop)(void *arg),
+			     struct micro_threads_result *out);
+
+/* A sample's self-check failed (counters that do not add up, a corrupted object): prints
+ * the printf-style message to stderr and makes micro_exit_status() return 1, so the
+ * subcommand exits non-zero and the smoke tests notice. */
+void micro_check_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int micro_exit_status(void);
+
 /* One-way latency (ns) of handing a cache line between CPUs a and b (a raw ping-pong for
- * about `seconds`), or -1 with one CPU. Cross-core figures on a VM depend on where the host
- * put the two vCPUs right now (sharing a physical core, or far apart); printing this beside
- * them says which. micro_note_placement() measures it and records it as case "placement". */
+ * about `seconds`), or -1 with one CPU. Cross-core figures depend on whether the two threads
+ * really run at the same time (other processes on the CPUs, the host time-slicing the vCPUs)
+ * and on where the host put the vCPUs; printing this beside them says which case it was. micro_note_placement() measures it and records it as case "placement". */
 double micro_line_pingpong_ns(unsigned a, unsigned b, double seconds);
 void micro_note_placement(const struct rf_bench_opts *opts, const char *bench);
 

@@ -47,13 +47,14 @@ uint64_t fs_counters_sum(const struct fs_counters *c);
 void fs_increment_atomic(_Atomic uint64_t *c, uint64_t iters);
 void fs_increment_plain(_Atomic uint64_t *c, uint64_t iters);
 
-/* The real case: the per-core statistics block a poller updates for every packet. */
+/* The real case: the per-core counters a poller bumps for every packet, the same fields as
+ * the runtime's struct rf_core_counters (ringflow/runtime.h): 7 x 8 = 56 bytes. */
 struct fs_stats {
-	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, polls;
+	_Atomic uint64_t rx, tx, drop_ring_full, drop_pool_empty, drop_driver, loops, idle_blocks;
 };
 
-/* One per core, packed (40 B apart: neighbours share lines) or one line each, the way
- * ringflow lays out per-core state (alignas(RF_CACHE_LINE)). */
+/* One per core, packed (56 B apart: neighbours share lines) or one line each, the way the
+ * runtime lays them out (alignas(RF_CACHE_LINE)). */
 struct fs_stats_packed {
 	struct fs_stats s;
 };
@@ -61,12 +62,9 @@ struct fs_stats_aligned {
 	RF_CACHE_ALIGNED struct fs_stats s;
 };
 
-/* `packets` packet updates of *s (single writer, relaxed loads and stores, as a poller
- * updates its own counters while a monitor thread may read them). Packet i counts
- * 64 + (i % 1024) bytes each way and every 32nd packet ends a poll. */
+/* Packets [first_packet, first_packet + packets) through *s, as a poller counts them
+ * (single writer, relaxed load + store, like rf_counter_add): rx and tx per packet, one
+ * loop per 32 packets (a burst), one drop_ring_full per 1024. */
 void fs_stats_update(struct fs_stats *s, uint64_t first_packet, uint64_t packets);
-
-/* Bytes fs_stats_update counts for packets [0, packets) each way (for the tests). */
-uint64_t fs_stats_expected_bytes(uint64_t packets);
 
 #endif /* RINGFLOW_BENCH_FALSESHARE_KERNELS_H */

@@ -12,44 +12,25 @@
  * to the measured CPU. Without root (no namespaces) it floods over loopback instead, where
  * the receive softirq runs on the sender's CPU: the figure then shows how little reaches the
  * measured CPU, which is the other half of the lesson. --load-cmd runs any command instead.
+ * --fifo makes the compute SCHED_FIFO while it is measured, so that on a shared machine other
+ * tasks cannot fill its wall time (interrupts and softirqs still can: that is the point).
+ * The load lives in stolen_load.c, the output in stolen_report.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <dirent.h>
-#include <sched.h>
-
 #include "procnet.h"
-#include "udpflood.h"
-#include "vethbed.h"
+#include "stolen.h"
 #include "workload.h"
-
-extern char **environ;
-
-enum load_kind { LOAD_VETH, LOAD_LOOPBACK, LOAD_CMD };
-static const char *const load_name[] = {"veth_rps", "loopback", "cmd"};
-
-struct opts {
-	unsigned cpu, load_cpu;
-	uint64_t passes;
-	uint64_t packets;
-	double load_seconds;
-	enum load_kind load;
-	bool load_forced;
-	const char *load_cmd;
-	bool json;
-	bool fifo;
-};
 
 /* Everything read at the start and end of one compute run. */
 struct snap {
@@ -58,16 +39,6 @@ struct snap {
 	struct rf_procstat stat;
 	struct rf_softirqs sirq;
 	struct rf_softnet softnet;
-};
-
-/* The differences over one run, for the measured CPU (and NET_RX of the load CPU). */
-struct phase {
-	double wall, user, sys, ksoftirqd_s;
-	double others_s; /* wall the CPU was busy with neither this thread nor ksoftirqd */
-	double softirq_pct, irq_pct, steal_pct, idle_pct;
-	uint64_t net_rx, net_tx, net_rx_load_cpu;
-	uint64_t processed, dropped, squeezed, received_rps;
-	uint64_t checksum;
 };
 
 static double tv_s(struct timeval tv)
@@ -184,12 +155,18 @@ static void diff_snap(const struct snap *a, const struct snap *b, const struct o
 /* SCHED_FIFO for the compute run only (--fifo): no other task, ksoftirqd included, takes the
  * CPU from it, but interrupts and the softirqs run on their exit still do. The flood thread
  * is created while we are SCHED_OTHER, so it never inherits the policy. */
+static bool fifo_refused;
+
 static void set_fifo(bool on)
 {
+	static bool warned;
 	struct sched_param sp = {.sched_priority = on ? 1 : 0};
-	if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) && on)
-		fprintf(stderr, "ringflow-stolen: note: SCHED_FIFO refused (%s); running without "
-				"it\n", strerror(errno));
+	if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) && on && !warned) {
+		fprintf(stderr, "ringflow-stolen: note: SCHED_FIFO refused (%s: needs root or "
+				"CAP_SYS_NICE); measuring without it\n", strerror(errno));
+		warned = true;
+		fifo_refused = true;
+	}
 }
 
 static int measure(const struct opts *o, const uint8_t *buf, pid_t ksoftirqd, struct phase *p)
@@ -206,193 +183,6 @@ static int measure(const struct opts *o, const uint8_t *buf, pid_t ksoftirqd, st
 	if (rc == 0)
 		diff_snap(&a, &b, o, p);
 	return rc;
-}
-
-/* ---- the load ---- */
-
-struct load {
-	enum load_kind kind;
-	struct rf_vethbed bed;
-	struct rf_flood flood;
-	pid_t cmd_pid;
-	char why[160]; /* why the load is not the one asked for, or "" */
-};
-
-static struct rf_vethbed *cleanup_bed; /* removed on SIGINT/SIGTERM too */
-
-static void on_signal(int sig)
-{
-	if (cleanup_bed)
-		rf_vethbed_destroy(cleanup_bed);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int load_open(struct load *l, const struct opts *o)
-{
-	memset(l, 0, sizeof(*l));
-	l->kind = o->load;
-	l->cmd_pid = -1;
-	if (l->kind == LOAD_CMD)
-		return 0;
-	if (l->kind == LOAD_VETH) {
-		int rc = geteuid() == 0 ? rf_vethbed_create(&l->bed, "st") : -EPERM;
-		if (rc == 0) {
-			cleanup_bed = &l->bed;
-			rc = rf_vethbed_set_rps(&l->bed, 1, o->cpu);
-			if (rc == 0)
-				rc = rf_flood_open_veth(&l->flood, &l->bed);
-			if (rc == 0)
-				return 0;
-			rf_vethbed_destroy(&l->bed);
-			cleanup_bed = NULL;
-		}
-		if (o->load_forced) {
-			fprintf(stderr, "ringflow-stolen: cannot build the veth bed: %s (needs root "
-					"and iproute2; try --load loopback)\n",
-				strerror(-rc));
-			return rc;
-		}
-		snprintf(l->why, sizeof(l->why), "no veth bed (%s%s), so loopback",
-			 strerror(-rc), geteuid() ? ": needs root" : "");
-		l->kind = LOAD_LOOPBACK;
-	}
-	int rc = rf_flood_open_loopback(&l->flood);
-	if (rc)
-		fprintf(stderr, "ringflow-stolen: cannot open loopback UDP sockets: %s\n",
-			strerror(-rc));
-	return rc;
-}
-
-static int load_start(struct load *l, const struct opts *o)
-{
-	if (l->kind != LOAD_CMD)
-		return rf_flood_start(&l->flood, o->load_cpu, o->packets, o->load_seconds);
-	posix_spawnattr_t at;
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP); /* its own group: we stop all of it */
-	posix_spawnattr_setpgroup(&at, 0);
-	const char *const argv[] = {"sh", "-c", o->load_cmd, NULL};
-	int rc = posix_spawn(&l->cmd_pid, "/bin/sh", NULL, &at, (char *const *)argv, environ);
-	posix_spawnattr_destroy(&at);
-	return -rc;
-}
-
-/* Stops the load; returns packets sent (floods) or 0. */
-static uint64_t load_stop(struct load *l)
-{
-	if (l->kind != LOAD_CMD)
-		return rf_flood_stop(&l->flood);
-	if (l->cmd_pid > 0) {
-		kill(-l->cmd_pid, SIGTERM);
-		int st;
-		for (int i = 0; i < 50 && waitpid(l->cmd_pid, &st, WNOHANG) == 0; i++)
-			usleep(20000);
-		if (waitpid(l->cmd_pid, &st, WNOHANG) == 0) {
-			kill(-l->cmd_pid, SIGKILL);
-			waitpid(l->cmd_pid, &st, 0);
-		}
-		l->cmd_pid = -1;
-	}
-	return 0;
-}
-
-static void load_close(struct load *l)
-{
-	load_stop(l);
-	if (l->kind != LOAD_CMD)
-		rf_flood_close(&l->flood);
-	if (cleanup_bed) {
-		rf_vethbed_destroy(cleanup_bed);
-		cleanup_bed = NULL;
-	}
-}
-
-/* ---- output ---- */
-
-static void json_line(const struct opts *o, const char *impl, const char *c, double v,
-		      const char *unit)
-{
-	printf("{\"bench\":\"stolen\",\"impl\":\"%s\",\"case\":\"%s\",\"value\":%.6g,"
-	       "\"unit\":\"%s\",\"cpu\":%u,\"load_cpu\":%u}\n",
-	       impl, c, v, unit, o->cpu, o->load_cpu);
-}
-
-static void print_json(const struct opts *o, const char *impl, const struct phase *p,
-		       const char *ph, uint64_t sent)
-{
-	char c[64];
-#define J(name, val, unit)                                  \
-	do {                                                \
-		snprintf(c, sizeof(c), "%s_%s", ph, name);  \
-		json_line(o, impl, c, (double)(val), unit); \
-	} while (0)
-	J("wall", p->wall, "s");
-	J("user", p->user, "s");
-	J("sys", p->sys, "s");
-	J("softirq_share", p->softirq_pct, "%");
-	J("irq_share", p->irq_pct, "%");
-	J("steal_share", p->steal_pct, "%");
-	J("ksoftirqd", p->ksoftirqd_s, "s");
-	J("other_tasks", p->others_s, "s");
-	J("net_rx", p->net_rx, "softirqs");
-	J("net_tx", p->net_tx, "softirqs");
-	J("softnet_processed", p->processed, "packets");
-	J("softnet_dropped", p->dropped, "packets");
-	J("time_squeeze", p->squeezed, "count");
-	J("received_rps", p->received_rps, "IPIs");
-	J("net_rx_load_cpu", p->net_rx_load_cpu, "softirqs");
-	if (sent)
-		J("packets_sent", sent, "packets");
-#undef J
-}
-
-static void print_table(const struct opts *o, const struct phase *idle, const struct phase *ld,
-			uint64_t sent, FILE *out)
-{
-	unsigned c = o->cpu;
-	fprintf(out, "\n%-34s %12s %12s\n", "", "idle", "under load");
-#define ROW_F(label, field) \
-	fprintf(out, "%-34s %12.3f %12.3f\n", label, idle->field, ld->field)
-#define ROW_P(label, field) \
-	fprintf(out, "%-34s %11.1f%% %11.1f%%\n", label, idle->field, ld->field)
-#define ROW_U(label, field)                                                      \
-	fprintf(out, "%-34s %12llu %12llu\n", label, (unsigned long long)idle->field, \
-		(unsigned long long)ld->field)
-	char l[64];
-	ROW_F("compute wall s", wall);
-	ROW_F("compute user s (its thread)", user);
-	ROW_F("compute sys s (its thread)", sys);
-	fprintf(out, "%-34s %11.1f%% %11.1f%%\n", "sys share of its cpu time",
-		100 * idle->sys / (idle->user + idle->sys + 1e-9),
-		100 * ld->sys / (ld->user + ld->sys + 1e-9));
-	snprintf(l, sizeof(l), "ksoftirqd/%u cpu s", c);
-	ROW_F(l, ksoftirqd_s);
-	snprintf(l, sizeof(l), "other tasks' work on CPU%u s (est.)", c);
-	ROW_F(l, others_s);
-#define LBL(fmt) (snprintf(l, sizeof(l), fmt, c), l)
-	ROW_P(LBL("CPU%u softirq (/proc/stat)"), softirq_pct);
-	ROW_P(LBL("CPU%u irq"), irq_pct);
-	ROW_P(LBL("CPU%u steal"), steal_pct);
-	ROW_P(LBL("CPU%u idle"), idle_pct);
-	ROW_U(LBL("CPU%u NET_RX softirqs"), net_rx);
-	ROW_U(LBL("CPU%u NET_TX softirqs"), net_tx);
-	ROW_U(LBL("CPU%u softnet processed"), processed);
-	ROW_U(LBL("CPU%u softnet dropped"), dropped);
-	ROW_U(LBL("CPU%u softnet time_squeeze"), squeezed);
-	ROW_U(LBL("CPU%u softnet received_rps"), received_rps);
-	snprintf(l, sizeof(l), "CPU%u (load CPU) NET_RX softirqs", o->load_cpu);
-	ROW_U(l, net_rx_load_cpu);
-	fprintf(out, "%-34s %12s %11.2fx\n", "slowdown (wall under load / idle)", "-",
-		ld->wall / (idle->wall + 1e-9));
-	fprintf(out, "%-34s %12s %12llu\n", "packets sent by the load", "-",
-		(unsigned long long)sent);
-	fprintf(out, "%-26s %20llx %20llx\n", "checksum", (unsigned long long)idle->checksum,
-		(unsigned long long)ld->checksum);
-#undef ROW_F
-#undef ROW_P
-#undef ROW_U
-#undef LBL
 }
 
 /* ---- main ---- */
@@ -493,8 +283,6 @@ int main(int argc, char **argv)
 			o.cpu, strerror(errno));
 		return 1;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	FILE *out = o.json ? stderr : stdout;
 
 	static uint8_t buf[RF_WORKLOAD_BUF];
@@ -531,14 +319,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	const char *impl = load_name[l.kind];
+	const char *impl = load_name(l.kind);
 	if (o.json) {
 		print_json(&o, impl, &idle, "idle", 0);
 		print_json(&o, impl, &ld, "load", sent);
-		json_line(&o, impl, "slowdown", ld.wall / idle.wall, "x");
+		print_json_line(&o, impl, "slowdown", ld.wall / idle.wall, "x");
 	}
 	fprintf(out, "ringflow-stolen: FNV-1a over %d B x %llu passes on CPU %u%s; load: ",
-		RF_WORKLOAD_BUF, (unsigned long long)o.passes, o.cpu, o.fifo ? " (SCHED_FIFO)" : "");
+		RF_WORKLOAD_BUF, (unsigned long long)o.passes, o.cpu, o.fifo && !fifo_refused ? " (SCHED_FIFO)" : "");
 	if (l.kind == LOAD_VETH)
 		fprintf(out, "UDP flood over veth %s -> %s (two namespaces), sender on CPU %u, RPS "
 			     "steers the receive softirq to CPU %u\n",

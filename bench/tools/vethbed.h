@@ -40,6 +40,10 @@ int rf_vethbed_enter(const struct rf_vethbed *b, int side);
 /* Deletes both namespaces (and so the veth pair). Safe to call twice. */
 void rf_vethbed_destroy(struct rf_vethbed *b);
 
+/* The same from a signal handler: only fork, execve and waitpid (async-signal-safe), `ip`
+ * looked for in the usual places. */
+void rf_vethbed_destroy_in_signal(const struct rf_vethbed *b);
+
 /* Runs argv (searched in PATH) with stdout/stderr discarded; returns its exit status or -errno. */
 int rf_run_quiet(const char *const argv[]);
 
