@@ -35,6 +35,7 @@ bench: build
 	$(BUILD)/bench/ringflow-bench atomics
 	$(BUILD)/bench/ringflow-bench alloc
 	$(BUILD)/bench/ringflow-bench hash
+	$(BUILD)/bench/ringflow-bench mempool
 
 asan-test: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
