@@ -729,12 +729,23 @@ static int ur_wait_fd(struct rf_io_dev *dev, unsigned queue)
 	return ((struct ur_dev *)dev->priv)->ring.ring_fd;
 }
 
+static bool tcp_frame_ready(const struct ur_conn *c)
+{
+	uint32_t avail = c->in_tail - c->in_head;
+	if (c->skip)
+		return avail > 0;
+	return avail >= 2 && avail >= 2u + ((uint32_t)c->in[c->in_head] << 8 | c->in[c->in_head + 1]);
+}
+
 static int ur_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms)
 {
 	struct ur_dev *d = dev->priv;
 	(void)queue;
 	if (d->stage_n || io_uring_cq_ready(&d->ring))
 		return 1;
+	for (unsigned i = 0; d->tcp && i < UR_MAX_CONNS; i++) /* a whole frame already reaped */
+		if (d->conns[i].fd >= 0 && (tcp_frame_ready(&d->conns[i]) || d->conns[i].npend))
+			return 1;
 	struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
 				       .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
 	struct io_uring_cqe *cqe;
