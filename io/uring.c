@@ -596,6 +596,10 @@ static void ur_reap(struct ur_dev *d)
 	}
 	if (seen)
 		io_uring_cq_advance(&d->ring, seen);
+	/* Completions the CQ had no room for wait in the kernel (IORING_FEAT_NODROP) until someone
+	 * asks for events; without this, send slots and multishot receives would starve. */
+	if (io_uring_cq_has_overflow(&d->ring) && !io_uring_cq_ready(&d->ring))
+		io_uring_get_events(&d->ring);
 	if (!d->tcp) {
 		br_refill_udp(d);
 		if (!d->rx_armed && d->nmissing < d->nbufs)
@@ -923,7 +927,9 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000; /* ms of idling before the SQ thread sleeps */
 	}
-	p.cq_entries = entries * 4; /* room for multishot completions between reaps */
+	/* Room for the multishot completions of a burst that arrives while the app is descheduled
+	 * (task work posts one CQE per datagram): 16x the SQ, at least 4096. */
+	p.cq_entries = entries * 16 < 4096 ? 4096 : entries * 16;
 	p.flags |= IORING_SETUP_CQSIZE;
 	r = io_uring_queue_init_params(entries, &d->ring, &p);
 	if (r < 0) {
