@@ -81,7 +81,7 @@ struct ur_txslot {        /* one UDP sendmsg in flight: its msghdr must outlive 
 
 struct ur_dev {
 	struct io_uring ring;
-	bool ring_ok, tcp, listen, sqpoll, multishot, rx_armed;
+	bool ring_ok, tcp, listen, sqpoll, multishot, rx_armed, coop;
 	int fd;                            /* UDP socket, TCP listener, or TCP client socket */
 	struct rf_pktbuf_pool *pool;
 	/* provided-buffer ring */
@@ -596,6 +596,16 @@ static void ur_reap(struct ur_dev *d)
 	}
 	if (seen)
 		io_uring_cq_advance(&d->ring, seen);
+	/* taskrun=coop: completions that need our task's context (a datagram's copy into its
+	 * buffer) wait for our next kernel entry instead of interrupting us; a busy-polling app
+	 * with nothing to submit must enter on its own when the kernel flags pending work. */
+	if (d->coop && !io_uring_cq_ready(&d->ring) &&
+	    (IO_URING_READ_ONCE(*d->ring.sq.kflags) & IORING_SQ_TASKRUN))
+		io_uring_get_events(&d->ring);
+	/* Completions the CQ had no room for wait in the kernel (IORING_FEAT_NODROP) until someone
+	 * asks for events; without this, send slots and multishot receives would starve. */
+	if (io_uring_cq_has_overflow(&d->ring) && !io_uring_cq_ready(&d->ring))
+		io_uring_get_events(&d->ring);
 	if (!d->tcp) {
 		br_refill_udp(d);
 		if (!d->rx_armed && d->nmissing < d->nbufs)
@@ -729,12 +739,23 @@ static int ur_wait_fd(struct rf_io_dev *dev, unsigned queue)
 	return ((struct ur_dev *)dev->priv)->ring.ring_fd;
 }
 
+static bool tcp_frame_ready(const struct ur_conn *c)
+{
+	uint32_t avail = c->in_tail - c->in_head;
+	if (c->skip)
+		return avail > 0;
+	return avail >= 2 && avail >= 2u + ((uint32_t)c->in[c->in_head] << 8 | c->in[c->in_head + 1]);
+}
+
 static int ur_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms)
 {
 	struct ur_dev *d = dev->priv;
 	(void)queue;
 	if (d->stage_n || io_uring_cq_ready(&d->ring))
 		return 1;
+	for (unsigned i = 0; d->tcp && i < UR_MAX_CONNS; i++) /* a whole frame already reaped */
+		if (d->conns[i].fd >= 0 && (tcp_frame_ready(&d->conns[i]) || d->conns[i].npend))
+			return 1;
 	struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
 				       .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
 	struct io_uring_cqe *cqe;
@@ -880,13 +901,15 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 		sl = sl_c;
 	}
 	uint32_t entries, nbufs, rcvbuf, sndbuf;
+	unsigned taskrun;
 	bool sqpoll, multishot;
 	if (rf_io_config_get_u32(cfg, "entries", 256, 8, 4096, &entries, err, len) ||
 	    rf_io_config_get_u32(cfg, "bufs", 1024, 8, 8192, &nbufs, err, len) ||
 	    rf_io_config_get_bool(cfg, "sqpoll", false, &sqpoll, err, len) ||
 	    rf_io_config_get_bool(cfg, "multishot", true, &multishot, err, len) ||
 	    rf_io_config_get_u32(cfg, "rcvbuf", 0, 0, 1u << 30, &rcvbuf, err, len) ||
-	    rf_io_config_get_u32(cfg, "sndbuf", 0, 0, 1u << 30, &sndbuf, err, len))
+	    rf_io_config_get_u32(cfg, "sndbuf", 0, 0, 1u << 30, &sndbuf, err, len) ||
+	    rf_io_config_get_enum(cfg, "taskrun", "coop|signal", 0, &taskrun, err, len))
 		return -EINVAL;
 	if (nbufs & (nbufs - 1))
 		return rf_io_err(err, len, "uring: bufs=%u: must be a power of two in 8..8192", nbufs);
@@ -912,9 +935,21 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000; /* ms of idling before the SQ thread sleeps */
 	}
-	p.cq_entries = entries * 4; /* room for multishot completions between reaps */
+	/* Room for the multishot completions of a burst that arrives while the app is descheduled
+	 * (task work posts one CQE per datagram): 16x the SQ, at least 4096. */
+	p.cq_entries = entries * 16 < 4096 ? 4096 : entries * 16;
 	p.flags |= IORING_SETUP_CQSIZE;
+	struct io_uring_params p0 = p;
+	if (taskrun == 0 && !sqpoll) { /* coop: no IPI per completion (Linux >= 5.19) */
+		p.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+		d->coop = true;
+	}
 	r = io_uring_queue_init_params(entries, &d->ring, &p);
+	if (r == -EINVAL && d->coop) { /* older kernel: the default notification */
+		d->coop = false;
+		p = p0;
+		r = io_uring_queue_init_params(entries, &d->ring, &p);
+	}
 	if (r < 0) {
 		rf_io_err(err, len, "uring: io_uring_queue_init failed: %s%s", strerror(-r),
 			  r == -EPERM ? " (io_uring disabled? check sysctl kernel.io_uring_disabled; "
@@ -1007,8 +1042,8 @@ static int ur_probe(char *why, size_t len)
 const struct rf_io_ops rf_io_uring_ops = {
 	.name = "uring",
 	.usage = "uring:udp|tcp:listen=IP:PORT|connect=IP:PORT[,sqpoll=1][,entries=256][,bufs=1024]"
-		 "[,multishot=0][,rcvbuf=B,sndbuf=B]  e.g. uring:udp:listen=0.0.0.0:9000",
-	.keys = "listen,connect,sqpoll,entries,bufs,multishot,rcvbuf,sndbuf",
+		 "[,multishot=0][,rcvbuf=B,sndbuf=B][,taskrun=coop|signal]  e.g. uring:udp:listen=0.0.0.0:9000",
+	.keys = "listen,connect,sqpoll,entries,bufs,multishot,rcvbuf,sndbuf,taskrun",
 	.transports = "udp,tcp",
 	.max_queues = 1,
 	.probe = ur_probe,

@@ -39,8 +39,9 @@ int rf_lg_cpu_read(struct rf_lg_cpu_sample *s);
 struct rf_lg_point {
 	const char *backend;    /* the --backend spec */
 	double offered_rate;    /* msg/s asked for */
-	double seconds;         /* measured window (s) */
-	uint64_t offered;       /* messages the schedule asked for in the window */
+	double seconds;         /* measured window (s): --duration, or longer when the sender fell
+				 * behind and took longer to send the window's messages */
+	uint64_t offered;       /* messages the schedule asked for in that window */
 	uint64_t sent;          /* messages the driver accepted in the window */
 	double achieved_rate;   /* sent / the real send window (0: use sent / seconds) */
 	uint64_t received;      /* distinct replies to those */

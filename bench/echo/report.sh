@@ -3,7 +3,8 @@
 # point, from ringflow-loadgen --json and run.sh's sockperf parser) into OUT_DIR/table.txt (also
 # printed) and OUT_DIR/rtt.svg: p50 and p99 RTT vs offered rate, one line pair per backend,
 # unsaturated points only (past saturation the latency measures queue depth, not the path).
-# Also prints, per rate, the p99 ratio of each backend to sockperf's.
+# Also prints, per rate, the p99 ratio of each backend to sockperf's. drops_r/g: UDP datagrams
+# the kernel dropped at a full socket receive buffer, reflector side / generator side.
 set -euo pipefail
 out=$1
 title=${2:-echo benchmark}
@@ -14,7 +15,7 @@ res=$out/results.jsonl
 flat() {
   awk '{
     line = $0; out = ""
-    n = split("backend offered achieved received loss p50_us p90_us p99_us p999_us max_us saturated steal_pct load1", k, " ")
+    n = split("backend offered achieved received loss p50_us p90_us p99_us p999_us max_us saturated steal_pct load1 udp_rcvbuf_drops_reflector udp_rcvbuf_drops_generator", k, " ")
     for (i = 1; i <= n; i++) {
       v = "-"
       if (match(line, "\"" k[i] "\":(\"[^\"]*\"|[^,}]*)")) {
@@ -27,12 +28,12 @@ flat() {
 
 {
   echo "== echo RTT ($title) =="
-  printf "%-18s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s %6s  %s\n" backend offered/s sent/s \
-    recv/s loss% p50_us p90_us p99_us p99.9_us max_us steal% load1 status
+  printf "%-18s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s %6s %13s  %s\n" backend offered/s sent/s \
+    recv/s loss% p50_us p90_us p99_us p99.9_us max_us steal% load1 drops_r/g status
   flat | sort -k2,2n -s | awk '{
     st = $11 == "true" ? sprintf("SATURATED (received %.0f/s, loss %.3f%%)", $4, 100 * $5) : "ok"
-    printf "%-18s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f %6.1f  %s\n",
-      $1, $2, $3, $4, 100 * $5, $6, $7, $8, $9, $10, $12, $13, st }'
+    printf "%-18s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f %6.1f %13s  %s\n",
+      $1, $2, $3, $4, 100 * $5, $6, $7, $8, $9, $10, $12, $13, $14 "/" $15, st }'
   if flat | grep -q '^sockperf '; then
     echo
     echo "p99 ratio to sockperf at the same rate (both unsaturated; < 1 is better):"

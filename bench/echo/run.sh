@@ -19,7 +19,7 @@
 # vs offered rate, one line per backend; unsaturated points only), and the raw logs.
 #
 #   bench/echo/run.sh [--build DIR] [--rates 20k,100k,...] [--warmup S] [--duration S]
-#                     [--backends "udp tcp uring:udp uring:tcp"] [--no-sockperf]
+#                     [--backends "udp tcp uring:udp uring:tcp uring:udp,taskrun=signal"] [--no-sockperf]
 #                     [--idle busy|adaptive] [--loopback] [--out DIR] [--quiet]
 set -euo pipefail
 
@@ -113,19 +113,25 @@ log() { [ "$quiet" = 1 ] || echo "bench-echo: $*" >&2; }
 log "$where; reflector on CPU $cpu_refl, generator on CPU $cpu_gen, idle $idle; rates $rates; ${warmup}s warm-up + ${duration}s per point"
 
 # ---- config strings per backend (the bypass drivers add their cases here) ----
+# A backend word is a driver prefix, optionally with extra keys after a comma, e.g.
+# "uring:udp,taskrun=signal" -> uring:udp:listen=ADDR:PORT,taskrun=signal (label: the word).
 server_spec() { # backend port
-  case "$1" in
+  local base=${1%%,*} extra=
+  [ "$base" != "$1" ] && extra=,${1#*,}
+  case "$base" in
     # bypass: the raw drivers own saddr on the server's veth (ARP answered by ringflow)
-    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${1#xdp:}" ;;
-    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2" ;;
-    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2" ;;
-    *) echo "$1:listen=$saddr:$2" ;;
+    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${base#xdp:}$extra" ;;
+    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    *) echo "$base:listen=$saddr:$2$extra" ;;
   esac
 }
 client_spec() {
-  case "$1" in
+  local base=${1%%,*} extra=
+  [ "$base" != "$1" ] && extra=,${1#*,}
+  case "$base" in
     xdp:*|dpdk:*) echo "udp:connect=$saddr:$2" ;; # bypass: the client is plain UDP sockets
-    *) echo "$1:connect=$saddr:$2" ;;
+    *) echo "$base:connect=$saddr:$2$extra" ;;
   esac
 }
 
@@ -167,6 +173,20 @@ cpu_json() {
     printf "\"steal_pct\":%.2f,\"load1\":%.2f,\"cpu_busy_pct\":[%s]", steal, l[1], list }'
 }
 
+# UDP datagrams the kernel dropped because a socket's receive buffer was full (/proc/net/snmp
+# of the namespace): says on which side a point lost its messages.
+snmp_rcvbuf() { # ns-prefix...
+  "$@" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "RcvbufErrors") c = i; h = 1 }
+                      else { print $c; exit } }' /proc/net/snmp
+}
+drops_json() { # s0 s1 c0 c1
+  if [ "$loopback" = 0 ]; then
+    printf '"udp_rcvbuf_drops_reflector":%d,"udp_rcvbuf_drops_generator":%d' $(( $2 - $1 )) $(( $4 - $3 ))
+  else
+    printf '"udp_rcvbuf_drops_host":%d' $(( $2 - $1 ))
+  fi
+}
+
 port_base=$(( 20000 + (tag % 2000) * 10 ))
 point=0
 
@@ -191,9 +211,14 @@ run_ours() { # backend rate
     [ "$raw" = 1 ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
     return 0
   fi
-  if ! "${in_c[@]}" "$lg_bin" --backend "$(client_spec "$b" "$port")" --rates "$rate" \
+  local s0 c0 line
+  s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
+  if line=$("${in_c[@]}" "$lg_bin" --backend "$(client_spec "$b" "$port")" --rates "$rate" \
       --label "$b" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
-      >> "$out/results.jsonl" 2>> "$out/loadgen.log"; then
+      2>> "$out/loadgen.log") && [ -n "$line" ]; then
+    echo "${line%\}},$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")}" \
+      >> "$out/results.jsonl"
+  else
     log "$b at $rate: loadgen failed: $(tail -n 1 "$out/loadgen.log")"
   fi
   kill -TERM "$epid" 2>/dev/null || true
@@ -220,15 +245,19 @@ run_sockperf() { # rate
   fi
   local a b t slog="$out/sockperf-$rate.log"
   t=$(awk -v w="$warmup" -v d="$duration" 'BEGIN { printf "%d", w + d + 0.999 }')
+  local s0 c0
+  s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
   a=$(cpu_sample)
   "${in_c[@]}" taskset -c "$cpu_gen" sockperf under-load -i "$saddr" -p "$port" --mps "$mps" \
     --reply-every 1 --full-rtt -t "$t" -m 100 2>&1 \
     | sed 's/\x1b\[[0-9;]*m//g' > "$slog" || true
   b=$(cpu_sample)
+  local drops
+  drops=$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")
   kill -TERM "$spid" 2>/dev/null || true
   wait "$spid" 2>/dev/null || true
   # sockperf's own figures: the [Valid Duration] counts, its percentiles (us, full RTT).
-  awk -v mps="$mps" -v cpu="$(cpu_json "$a" "$b")" '
+  awk -v mps="$mps" -v cpu="$(cpu_json "$a" "$b"),$drops" '
     /\[Valid Duration\]/ { for (i = 1; i <= NF; i++) { split($i, kv, "=");
         if (kv[1] == "RunTime") rt = kv[2] + 0; if (kv[1] == "SentMessages") s = kv[2] + 0;
         if (kv[1] == "ReceivedMessages") r = kv[2] + 0 } }
