@@ -57,7 +57,7 @@
 
 struct dpdk_queue {
 	RF_CACHE_ALIGNED struct rf_net_ctx net; /* own line: queues run on different cores */
-	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, rx_drops, tx_drops;
+	struct rf_io_qstats st; /* written by this queue's thread only */
 };
 
 struct dpdk_dev {
@@ -75,12 +75,6 @@ struct dpdk_dev {
 static int eal_state;
 static char eal_runtime_dir[256];
 
-static inline void ctr_add(_Atomic uint64_t *c, uint64_t v)
-{
-	/* Relaxed: a statistic written by this queue's thread only. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
-			      memory_order_relaxed);
-}
 
 static inline struct rf_pktbuf *pkt_of(struct rte_mbuf *m)
 {
@@ -263,7 +257,7 @@ static unsigned dpdk_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 
 		if (m[i]->nb_segs != 1) { /* scattered frames: larger than we accept */
 			drop[nd++] = m[i];
-			ctr_add(&q->rx_drops, 1);
+			rf_stat_add(&q->st.rx_drops, 1);
 			continue;
 		}
 		switch (rf_net_rx(&q->net, rte_pktmbuf_mtod(m[i], uint8_t *), m[i]->data_len,
@@ -291,7 +285,7 @@ static unsigned dpdk_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 			arp[na++] = m[i];
 			break;
 		case RF_NET_DROP:
-			ctr_add(&q->rx_drops, 1);
+			rf_stat_add(&q->st.rx_drops, 1);
 			/* fallthrough */
 		case RF_NET_IGNORE:
 			drop[nd++] = m[i];
@@ -306,8 +300,8 @@ static unsigned dpdk_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 	if (nd)
 		rte_pktmbuf_free_bulk(drop, nd);
 	if (k) {
-		ctr_add(&q->rx_pkts, k);
-		ctr_add(&q->rx_bytes, bytes);
+		rf_stat_add(&q->st.rx_pkts, k);
+		rf_stat_add(&q->st.rx_bytes, bytes);
 	}
 	return k;
 }
@@ -378,24 +372,17 @@ static unsigned dpdk_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 	}
 	for (j = 0; j < nbad && badi[j] < cut; j++)
 		rf_pktbuf_free(pkts[badi[j]]);
-	ctr_add(&q->tx_drops, j);
-	ctr_add(&q->tx_pkts, sent);
-	ctr_add(&q->tx_bytes, bytes);
+	rf_stat_add(&q->st.tx_drops, j);
+	rf_stat_add(&q->st.tx_pkts, sent);
+	rf_stat_add(&q->st.tx_bytes, bytes);
 	return cut;
 }
 
 static void dpdk_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct dpdk_dev *x = dev->priv;
-	for (unsigned i = 0; i < x->nq; i++) {
-		struct dpdk_queue *q = &x->q[i];
-		st->rx_pkts += atomic_load_explicit(&q->rx_pkts, memory_order_relaxed);
-		st->rx_bytes += atomic_load_explicit(&q->rx_bytes, memory_order_relaxed);
-		st->tx_pkts += atomic_load_explicit(&q->tx_pkts, memory_order_relaxed);
-		st->tx_bytes += atomic_load_explicit(&q->tx_bytes, memory_order_relaxed);
-		st->rx_drops += atomic_load_explicit(&q->rx_drops, memory_order_relaxed);
-		st->tx_drops += atomic_load_explicit(&q->tx_drops, memory_order_relaxed);
-	}
+	for (unsigned i = 0; i < x->nq; i++)
+		rf_io_qstats_sum(&x->q[i].st, st);
 }
 
 static void dpdk_close(struct rf_io_dev *dev)

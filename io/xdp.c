@@ -47,7 +47,7 @@ struct xdp_queue {
 	struct rf_net_ctx net;
 	unsigned in_fill; /* buffers the kernel holds in this queue's fill ring */
 	unsigned in_tx;   /* buffers queued for tx, not yet completed */
-	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, rx_nobuf, rx_drops, tx_drops;
+	struct rf_io_qstats st; /* written by this queue's thread only */
 };
 
 struct xdp_dev {
@@ -62,12 +62,6 @@ struct xdp_dev {
 	struct xdp_queue q[];
 };
 
-static inline void ctr_add(_Atomic uint64_t *c, uint64_t v)
-{
-	/* Relaxed: a statistic; only this queue's thread writes it, stats readers tolerate lag. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
-			      memory_order_relaxed);
-}
 
 static inline struct rf_pktbuf *buf_of(const struct xdp_dev *x, uint64_t addr)
 {
@@ -173,7 +167,7 @@ static unsigned xdp_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 			arp[na++] = d[i];
 			break;
 		case RF_NET_DROP:
-			ctr_add(&q->rx_drops, 1);
+			rf_stat_add(&q->st.rx_drops, 1);
 			/* fallthrough */
 		case RF_NET_IGNORE:
 			drop[nd++] = b;
@@ -188,8 +182,8 @@ static unsigned xdp_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	if (nd)
 		rf_pktbuf_free_bulk(drop, nd);
 	if (k) {
-		ctr_add(&q->rx_pkts, k);
-		ctr_add(&q->rx_bytes, bytes);
+		rf_stat_add(&q->st.rx_pkts, k);
+		rf_stat_add(&q->st.rx_bytes, bytes);
 	}
 	if (q->in_fill < x->sz.fill)
 		refill(dev, q, x->sz.fill - q->in_fill);
@@ -253,9 +247,9 @@ static unsigned xdp_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 		xdp_tx_frames(x, q, d, nd);
 	if (nbad)
 		rf_pktbuf_free_bulk(bad, nbad);
-	ctr_add(&q->tx_drops, nbad);
-	ctr_add(&q->tx_pkts, nd);
-	ctr_add(&q->tx_bytes, bytes);
+	rf_stat_add(&q->st.tx_drops, nbad);
+	rf_stat_add(&q->st.tx_pkts, nd);
+	rf_stat_add(&q->st.tx_bytes, bytes);
 	return i;
 }
 
@@ -268,15 +262,8 @@ static int xdp_wait_fd(struct rf_io_dev *dev, unsigned qi)
 static void xdp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct xdp_dev *x = dev->priv;
-	for (unsigned i = 0; i < x->nq; i++) {
-		struct xdp_queue *q = &x->q[i];
-		st->rx_pkts += atomic_load_explicit(&q->rx_pkts, memory_order_relaxed);
-		st->rx_bytes += atomic_load_explicit(&q->rx_bytes, memory_order_relaxed);
-		st->tx_pkts += atomic_load_explicit(&q->tx_pkts, memory_order_relaxed);
-		st->tx_bytes += atomic_load_explicit(&q->tx_bytes, memory_order_relaxed);
-		st->rx_drops += atomic_load_explicit(&q->rx_drops, memory_order_relaxed);
-		st->tx_drops += atomic_load_explicit(&q->tx_drops, memory_order_relaxed);
-	}
+	for (unsigned i = 0; i < x->nq; i++)
+		rf_io_qstats_sum(&x->q[i].st, st);
 }
 
 static void xdp_close(struct rf_io_dev *dev)
