@@ -34,6 +34,8 @@ bench: build
 	$(BUILD)/bench/ringflow-bench branch
 	$(BUILD)/bench/ringflow-bench atomics
 	$(BUILD)/bench/ringflow-bench alloc
+	$(BUILD)/bench/ringflow-bench mempool
+	$(BUILD)/bench/ringflow-bench hash
 
 asan-test: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \

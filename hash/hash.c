@@ -52,7 +52,9 @@
 #define SEGS 32                           /* buckets up to 2^31 */
 #define MAX_BUCKETS ((uint64_t)1 << (SEGS - 1))
 #define STRIPES 16                        /* per-thread count stripes */
-#define BULK 16                           /* lookups overlapped by lookup_bulk */
+#define LOAD_NUM 1                        /* grow when count / buckets > LOAD_NUM / LOAD_DEN */
+#define LOAD_DEN 2
+#define BULK 32                           /* lookups overlapped by lookup_bulk */
 #define SEG_MMAP_BYTES (64u * 1024)       /* segments this big come from mmap (zero, lazy) */
 
 enum { B_UNINIT = 0, B_CLAIMED = 1, B_READY = 2 };
@@ -93,6 +95,7 @@ struct rf_hash {
 	/* Written by writers only. */
 	struct stripe count[STRIPES];
 	RF_CACHE_ALIGNED _Atomic uint64_t overflow; /* nodes taken from malloc (pool empty) */
+	_Atomic uint64_t init_next; /* buckets below this were initialised by the cursor */
 #ifdef RF_HASH_ASAN
 	RF_CACHE_ALIGNED pthread_mutex_t q_lock;
 	unsigned q_head, q_len;
@@ -265,7 +268,12 @@ static struct bucket *seg_alloc(unsigned k)
 	size_t bytes = seg_bytes(k);
 	if (bytes >= SEG_MMAP_BYTES) {
 		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		return p == MAP_FAILED ? NULL : p; /* zero-filled by the kernel, lazily */
+		if (p == MAP_FAILED)
+			return NULL;
+		/* Lookups hit buckets at random: ask for transparent hugepages (a hint; fewer
+		 * TLB misses, as the pool's hugepages do for the nodes). */
+		madvise(p, bytes, MADV_HUGEPAGE);
+		return p; /* zero-filled by the kernel, lazily */
 	}
 	void *p = NULL;
 	if (posix_memalign(&p, RF_CACHE_LINE, bytes < RF_CACHE_LINE ? RF_CACHE_LINE : bytes) != 0)
@@ -372,7 +380,7 @@ static void maybe_grow(struct rf_hash *h, int64_t stripe_val)
 	if (n >= MAX_BUCKETS || (n >= 1024 && (stripe_val & 127) != 0))
 		return; /* big tables: look at the sum only every 128 inserts of a stripe */
 	uint64_t total = rf_hash_count(h);
-	while (total > n && n < MAX_BUCKETS) {
+	while (total * LOAD_DEN > n * LOAD_NUM && n < MAX_BUCKETS) {
 		if (!seg_ensure(h, seg_of(n))) /* the segment of buckets [n, 2n) */
 			return; /* no memory: stay at this size; the table still works */
 		uint64_t expect = n;
@@ -384,6 +392,32 @@ static void maybe_grow(struct rf_hash *h, int64_t stripe_val)
 		else
 			n = expect;
 	}
+}
+
+/*
+ * Readers never initialise buckets, so a bucket no writer touched since the last doubling
+ * would make its readers start at the parent and walk twice the chain. So every insert also
+ * initialises the next INIT_STEP buckets in index order (a cursor CAS'ed forward): the n new
+ * buckets of a doubling at count n are all READY after n / INIT_STEP more inserts, long
+ * before the next doubling (n more inserts).
+ */
+#define INIT_STEP 2
+
+static void init_some(struct rf_hash *h)
+{
+	/* acquire: as in locate_rw (the segments of buckets below n are installed). */
+	uint64_t n = atomic_load_explicit(&h->nbuckets, memory_order_acquire);
+	/* relaxed, load and CAS: the cursor only spreads work and publishes nothing;
+	 * start_rw is correct for any bucket whoever initialises it. */
+	uint64_t c = atomic_load_explicit(&h->init_next, memory_order_relaxed);
+	if (rf_likely(c >= n))
+		return;
+	uint64_t to = c + INIT_STEP < n ? c + INIT_STEP : n;
+	if (!atomic_compare_exchange_strong_explicit(&h->init_next, &c, to, memory_order_relaxed,
+						     memory_order_relaxed))
+		return; /* another writer took this stretch */
+	for (uint64_t b = c; b < to; b++)
+		start_rw(h, b);
 }
 
 /* ---- create / free ---- */
@@ -425,6 +459,15 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	rf_mempool_region(h->pool, &base, &len, &stride);
 	h->pool_base = base;
 	h->pool_len = len;
+	if (!rf_mempool_on_hugepages(h->pool) && len >= ((size_t)2 << 20)) {
+		/* No hugetlb pages: ask for transparent ones. The pool is already populated, so
+		 * also collapse it now (Linux >= 6.1; a hint: failure just leaves 4 KiB pages). */
+		madvise(base, len, MADV_HUGEPAGE);
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+		madvise(base, len, MADV_COLLAPSE);
+	}
 	if (!seg_ensure(h, 0)) {
 		rf_mempool_free(h->pool);
 		free(h);
@@ -435,6 +478,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	b0->s.key = 0;
 	atomic_store_explicit(&b0->state, B_READY, memory_order_relaxed); /* published by return */
 	atomic_store_explicit(&h->nbuckets, 1, memory_order_relaxed);
+	atomic_store_explicit(&h->init_next, 1, memory_order_relaxed);
 #ifdef RF_HASH_ASAN
 	pthread_mutex_init(&h->q_lock, NULL);
 #endif
@@ -502,6 +546,7 @@ static int link_new(struct rf_hash *h, struct hnode *n, struct rf_lflist_pos *po
 	/* relaxed: a statistic; growth decisions tolerate staleness. */
 	int64_t v = atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed) + 1;
 	maybe_grow(h, v);
+	init_some(h);
 	return 0;
 }
 
@@ -667,11 +712,37 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *h, const void *const *keys, u
 			if (cur[i])
 				__builtin_prefetch(cur[i]);
 		}
-		/* Stage 3: walk the chains (their first nodes are on their way in). */
-		for (unsigned i = 0; i < m; i++) {
-			void *v = chain_lookup(h, cur[i], sk[i], keys[base + i]);
-			values[base + i] = v;
-			hits += v != NULL;
+		/* Stage 3: walk all chains one node per round, so the batch's second-node
+		 * misses overlap as well (the first nodes are on their way in already). */
+		uint32_t todo = m == 32 ? UINT32_MAX : (1u << m) - 1;
+		while (todo) {
+			for (uint32_t t = todo; t; t &= t - 1) {
+				unsigned i = (unsigned)__builtin_ctz(t);
+				const struct rf_lflist_node *c = cur[i];
+				void *v = NULL;
+				bool done = true;
+				if (c) {
+					/* acquire: pairs with the link CAS of the successor. */
+					uintptr_t succ = atomic_load_explicit(&c->next, memory_order_acquire);
+					if (c->key < sk[i] ||
+					    (c->key == sk[i] &&
+					     !key_eq(h, ((const struct hnode *)c)->key, keys[base + i]))) {
+						cur[i] = rf_lflist_ptr(succ);
+						if (cur[i])
+							__builtin_prefetch(cur[i]);
+						done = false;
+					} else if (c->key == sk[i]) {
+						/* acquire: as in chain_lookup. */
+						v = atomic_load_explicit(&((struct hnode *)c)->value,
+									 memory_order_acquire);
+					}
+				}
+				if (done) {
+					values[base + i] = v;
+					hits += v != NULL;
+					todo &= ~(1u << i);
+				}
+			}
 		}
 	}
 	return hits;

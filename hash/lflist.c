@@ -143,7 +143,9 @@ int rf_lflist_delete(struct rf_lflist *l, uint64_t key, const void *ukey)
 			return -ENOENT;
 		if (!rf_lflist_mark(pos.cur))
 			continue; /* another delete won this node; look again */
-		uintptr_t succ = atomic_load_explicit(&pos.cur->next, memory_order_relaxed);
+		/* acquire: we are about to publish succ through prev->next, so we must have
+		 * synchronised with the link that published succ (TSan caught this one relaxed). */
+		uintptr_t succ = atomic_load_explicit(&pos.cur->next, memory_order_acquire);
 		uintptr_t expect = (uintptr_t)pos.cur;
 		/* release: as the unlink in find_from. */
 		if (atomic_compare_exchange_strong_explicit(&pos.prev->next, &expect,

@@ -29,6 +29,8 @@
 /* Built-in drivers, in the order `available:` lists them. One slot per helper's drivers. */
 static const struct rf_io_ops *const rf_io_builtin[] = {
 	/* sockets (runtime) */
+	&rf_io_udp_ops,
+	&rf_io_tcp_ops,
 
 	/* io_uring (echo-bench): add &rf_io_uring_ops below this line */
 	&rf_io_uring_ops,
@@ -393,10 +395,10 @@ static int check_config(const struct rf_io_ops *ops, struct rf_io_config *cfg, u
 		const char *k = cfg->kv[i].key;
 		if (strcmp(k, "queues") != 0 && !key_listed(ops->keys, k)) {
 			char valid[512];
-			snprintf(valid, sizeof(valid), "%s%squeues", ops->keys ? ops->keys : "",
-				 ops->keys && *ops->keys ? "," : "");
-			for (char *c = valid; (c = strchr(c, ',')); c++)
-				*c = ' ';
+			size_t o = 0;
+			for (const char *c = ops->keys; c && *c && o < sizeof(valid) - 1; c++)
+				o += (size_t)snprintf(valid + o, sizeof(valid) - o, *c == ',' ? ", " : "%c", *c);
+			snprintf(valid + o, sizeof(valid) - o, "%squeues", o ? ", " : "");
 			return rf_io_err(err, len, "%s: unknown key '%s'; valid keys: %s", ops->name,
 					 k, valid);
 		}

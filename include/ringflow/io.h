@@ -64,7 +64,7 @@ struct rf_io_config {
 struct rf_io_stats {
 	uint64_t rx_pkts, rx_bytes; /* messages handed to the app */
 	uint64_t tx_pkts, tx_bytes; /* messages accepted by tx_burst and sent (or queued to send) */
-	uint64_t rx_nobuf;          /* messages left in the kernel/NIC: buffer pool was empty */
+	uint64_t rx_nobuf;          /* rx_burst calls that found the buffer pool empty */
 	uint64_t rx_drops;          /* messages dropped by the driver on receive (too long, bad frame) */
 	uint64_t tx_drops;          /* messages tx_burst consumed but could not send (peer gone, error) */
 	uint64_t conns_open;        /* connection drivers: connections open now */

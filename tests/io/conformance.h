@@ -1,0 +1,36 @@
+/*
+ * tests/io/conformance.h: the table of backends the driver conformance suite runs against.
+ *
+ * The suite (test_io_conformance.c) is written once; every driver is one row here. A row's
+ * spec is a template: {ip} and {port} are replaced by the server's address, {dev} by the
+ * server-side interface (netns tests only). The test client is a plain kernel socket of
+ * `proto`, so it checks the driver against the real protocol, not against itself.
+ * Adding a driver: add a row (a driver absent on this machine is skipped with its reason).
+ */
+#ifndef RINGFLOW_TESTS_IO_CONFORMANCE_H
+#define RINGFLOW_TESTS_IO_CONFORMANCE_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+struct backend_row {
+	const char *name;     /* for messages */
+	const char *driver;   /* registry name, to skip rows whose driver is absent */
+	const char *spec;     /* template, see above */
+	int proto;            /* SOCK_DGRAM or SOCK_STREAM: what the test client speaks */
+	bool loopback;        /* also runs over lo (raw drivers need a real interface) */
+};
+
+static const struct backend_row backend_rows[] = {
+	{"udp", "udp", "udp:listen={ip}:{port}", SOCK_DGRAM, true},
+	{"udp-opts", "udp", "udp:listen={ip}:{port},rcvbuf=262144,sndbuf=262144", SOCK_DGRAM, true},
+	{"tcp", "tcp", "tcp:listen={ip}:{port}", SOCK_STREAM, true},
+	/* io_uring (echo-bench): rows below this line */
+
+	/* AF_XDP, DPDK (bypass): rows below this line */
+
+};
+
+#define N_BACKENDS (sizeof(backend_rows) / sizeof(backend_rows[0]))
+
+#endif
