@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/ofbench_peers.sh: ringflow-ofbench against the trivial built-in responder (the
-# generator's own ceiling) and against ovs-testcontroller, interleaved in one run.
+# bench/ofbench_peers.sh: ringflow-ofbench against ringflow-controller (learning switch),
+# ovs-testcontroller (learning switch) and the trivial built-in responder (the generator's
+# own ceiling), interleaved in one run.
 # Generator pinned to CPU 0, controller to CPU 1; each on a loopback port of its own,
 # started and stopped by PID. Usage: bench/ofbench_peers.sh [BUILD_DIR] [ROUNDS]
 # Prints ofbench's JSON lines (stdout) and tables (stderr).
@@ -9,6 +10,8 @@ BUILD=${1:-build}
 ROUNDS=${2:-2}
 OFB=$BUILD/apps/openflow/ofbench/ringflow-ofbench
 OTC=/usr/bin/ovs-testcontroller
+CTL=$BUILD/apps/openflow/controller/ringflow-controller
+[ -x "$CTL" ] || { echo "ofbench_peers: $CTL missing; run make build first" >&2; exit 1; }
 [ -x "$OFB" ] || { echo "ofbench_peers: $OFB missing; run make build first" >&2; exit 1; }
 [ -x "$OTC" ] || { echo "ofbench_peers: $OTC missing; run scripts/deps.sh (openvswitch-testcontroller)" >&2; exit 1; }
 
@@ -22,6 +25,7 @@ start() { # start IMPL: launches the controller on CPU 1, sets $pid
   port=$((port + 1))
   case $1 in
     responder) taskset -c 1 "$OFB" --responder --busy --listen 127.0.0.1:$port >"$dir/log" 2>&1 & ;;
+    ringflow) "$CTL" --listen 127.0.0.1:$port --cores 1 >"$dir/log" 2>&1 & ;;
     ovs-testcontroller) OVS_RUNDIR=$dir OVS_LOGDIR=$dir taskset -c 1 "$OTC" -vwarn \
         ptcp:$port:127.0.0.1 >"$dir/log" 2>&1 & ;;
   esac
@@ -39,7 +43,7 @@ run() { # run IMPL ARGS...: one controller process per measurement
 }
 
 for r in $(seq "$ROUNDS"); do
-  for impl in responder ovs-testcontroller; do
+  for impl in ringflow ovs-testcontroller responder; do
     run $impl -O 1.0 -s 16 -M 1000 -l 5 -t 1 --mode throughput
     run $impl -O 1.0 -s 16 -M 1000 -l 3 -t 1 --mode latency
     run $impl -O 1.0 -s 1 -M 1000 -l 3 -t 1 --mode rate --rate 100000

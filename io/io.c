@@ -36,6 +36,8 @@ static const struct rf_io_ops *const rf_io_builtin[] = {
 	&rf_io_uring_ops,
 
 	/* AF_XDP, DPDK (bypass): add &rf_io_xdp_ops, &rf_io_dpdk_ops below this line */
+	&rf_io_xdp_ops,
+	&rf_io_dpdk_ops,
 
 	NULL, /* end */
 };
@@ -506,4 +508,17 @@ int rf_io_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms)
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	int rc = poll(&pfd, 1, timeout_ms);
 	return rc < 0 ? -errno : rc;
+}
+
+void rf_io_qstats_sum(const struct rf_io_qstats *q, struct rf_io_stats *st)
+{
+	st->rx_pkts += atomic_load_explicit(&q->rx_pkts, memory_order_relaxed);
+	st->rx_bytes += atomic_load_explicit(&q->rx_bytes, memory_order_relaxed);
+	st->tx_pkts += atomic_load_explicit(&q->tx_pkts, memory_order_relaxed);
+	st->tx_bytes += atomic_load_explicit(&q->tx_bytes, memory_order_relaxed);
+	st->rx_nobuf += atomic_load_explicit(&q->rx_nobuf, memory_order_relaxed);
+	st->rx_drops += atomic_load_explicit(&q->rx_drops, memory_order_relaxed);
+	st->tx_drops += atomic_load_explicit(&q->tx_drops, memory_order_relaxed);
+	st->conns_open += atomic_load_explicit(&q->conns_open, memory_order_relaxed);
+	st->conns_total += atomic_load_explicit(&q->conns_total, memory_order_relaxed);
 }

@@ -10,6 +10,7 @@
 #define RINGFLOW_IO_PVT_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <ringflow/io.h>
@@ -22,6 +23,25 @@ extern const struct rf_io_ops rf_io_tcp_ops;
 extern const struct rf_io_ops rf_io_uring_ops;
 
 /* AF_XDP, DPDK (bypass): declare rf_io_xdp_ops, rf_io_dpdk_ops below this line */
+extern const struct rf_io_ops rf_io_xdp_ops;
+extern const struct rf_io_ops rf_io_dpdk_ops;
+
+/* Per-queue counters of a driver: one writer (the queue's thread), read by stats() from
+ * anywhere. Every driver keeps one per queue, on the queue's own cache line. */
+struct rf_io_qstats {
+	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, rx_nobuf, rx_drops, tx_drops;
+	_Atomic uint64_t conns_open, conns_total;
+};
+
+/* Single writer: a relaxed load and store, no read-modify-write needed. */
+static inline void rf_stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+/* Add one queue's counters into st (relaxed loads: each value exact, not a joint snapshot). */
+void rf_io_qstats_sum(const struct rf_io_qstats *q, struct rf_io_stats *st);
 
 /* Write one formatted line into err (NULL or len 0: nothing). Returns -EINVAL for chaining. */
 int rf_io_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -187,15 +187,3 @@ int rf_sock_open(const struct rf_sock_opts *o, int type, bool reuseport, char *e
 	return fd;
 }
 
-void rf_sock_stats_sum(const struct rf_sock_stats *q, struct rf_io_stats *st)
-{
-	st->rx_pkts += atomic_load_explicit(&q->rx_pkts, memory_order_relaxed);
-	st->rx_bytes += atomic_load_explicit(&q->rx_bytes, memory_order_relaxed);
-	st->tx_pkts += atomic_load_explicit(&q->tx_pkts, memory_order_relaxed);
-	st->tx_bytes += atomic_load_explicit(&q->tx_bytes, memory_order_relaxed);
-	st->rx_nobuf += atomic_load_explicit(&q->rx_nobuf, memory_order_relaxed);
-	st->rx_drops += atomic_load_explicit(&q->rx_drops, memory_order_relaxed);
-	st->tx_drops += atomic_load_explicit(&q->tx_drops, memory_order_relaxed);
-	st->conns_open += atomic_load_explicit(&q->conns_open, memory_order_relaxed);
-	st->conns_total += atomic_load_explicit(&q->conns_total, memory_order_relaxed);
-}

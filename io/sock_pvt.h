@@ -45,20 +45,5 @@ int rf_sock_opts_parse(const struct rf_io_config *cfg, struct rf_sock_opts *o, c
  */
 int rf_sock_open(const struct rf_sock_opts *o, int type, bool reuseport, char *err, size_t len);
 
-/* Per-queue counters: one writer (the queue's thread), read by stats() from anywhere. */
-struct rf_sock_stats {
-	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, rx_nobuf, rx_drops, tx_drops;
-	_Atomic uint64_t conns_open, conns_total;
-};
-
-/* Single writer: a relaxed load and store, no read-modify-write needed. */
-static inline void rf_stat_add(_Atomic uint64_t *c, uint64_t n)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-/* Add one queue's counters into st (relaxed loads: each value exact, not a joint snapshot). */
-void rf_sock_stats_sum(const struct rf_sock_stats *q, struct rf_io_stats *st);
 
 #endif /* RINGFLOW_SOCK_PVT_H */

@@ -51,7 +51,7 @@ struct tcp_conn {
 };
 
 struct tcp_queue {
-	RF_CACHE_ALIGNED struct rf_sock_stats st; /* written by this queue's thread only */
+	RF_CACHE_ALIGNED struct rf_io_qstats st; /* written by this queue's thread only */
 	int epfd, lfd;       /* lfd -1 in connect mode */
 	unsigned qidx;
 	uint32_t next_gen;
@@ -508,7 +508,7 @@ static void tcp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct tcp_dev *t = dev->priv;
 	for (unsigned i = 0; i < t->nq; i++)
-		rf_sock_stats_sum(&t->q[i].st, st);
+		rf_io_qstats_sum(&t->q[i].st, st);
 }
 
 const struct rf_io_ops rf_io_tcp_ops = {

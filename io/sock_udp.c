@@ -24,7 +24,7 @@
 #include "sock_pvt.h"
 
 struct udp_queue {
-	RF_CACHE_ALIGNED struct rf_sock_stats st; /* written by this queue's thread only */
+	RF_CACHE_ALIGNED struct rf_io_qstats st; /* written by this queue's thread only */
 	int fd;
 	unsigned nstash;
 	struct rf_pktbuf *stash[RF_IO_MAX_BURST];
@@ -222,7 +222,7 @@ static void udp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct udp_dev *u = dev->priv;
 	for (unsigned i = 0; i < u->nq; i++)
-		rf_sock_stats_sum(&u->q[i].st, st);
+		rf_io_qstats_sum(&u->q[i].st, st);
 }
 
 const struct rf_io_ops rf_io_udp_ops = {

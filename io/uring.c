@@ -67,6 +67,8 @@ struct ur_conn {
 	uint8_t *in;       /* reassembly of the byte stream: [in_head, in_tail) */
 	uint32_t in_head, in_tail;
 	uint32_t skip;     /* bytes still to drop of an oversized frame */
+	uint32_t *pend;    /* received buffers not yet copied in (in was full): bid << 16 | len */
+	unsigned pend_head, npend;
 	uint8_t *out;      /* framed bytes to send: [out_head, out_tail) */
 	uint32_t out_head, out_tail, out_sending;
 };
@@ -79,7 +81,7 @@ struct ur_txslot {        /* one UDP sendmsg in flight: its msghdr must outlive 
 
 struct ur_dev {
 	struct io_uring ring;
-	bool ring_ok, tcp, listen, sqpoll, multishot, rx_armed;
+	bool ring_ok, tcp, listen, sqpoll, multishot, rx_armed, coop;
 	int fd;                            /* UDP socket, TCP listener, or TCP client socket */
 	struct rf_pktbuf_pool *pool;
 	/* provided-buffer ring */
@@ -360,6 +362,11 @@ static void conn_close(struct ur_dev *d, unsigned slot)
 		c->closing = true;
 		return;
 	}
+	while (c->npend) {
+		br_give_back_tcp(d, (uint16_t)(c->pend[c->pend_head] >> 16));
+		c->pend_head = (c->pend_head + 1) % d->nbufs;
+		c->npend--;
+	}
 	close(c->fd);
 	c->fd = -1;
 	c->gen++;
@@ -376,8 +383,10 @@ static int conn_add(struct ur_dev *d, int fd)
 	for (unsigned i = 0; i < UR_MAX_CONNS; i++) {
 		struct ur_conn *c = &d->conns[i];
 		if (c->fd >= 0 || (c->in == NULL && (c->in = malloc(UR_TCP_IN_CAP)) == NULL) ||
-		    (c->out == NULL && (c->out = malloc(UR_TCP_OUT_CAP)) == NULL))
+		    (c->out == NULL && (c->out = malloc(UR_TCP_OUT_CAP)) == NULL) ||
+		    (c->pend == NULL && (c->pend = calloc(d->nbufs, sizeof(*c->pend))) == NULL))
 			continue;
+		c->pend_head = c->npend = 0;
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c->fd = fd;
@@ -389,6 +398,22 @@ static int conn_add(struct ur_dev *d, int fd)
 		return (int)i;
 	}
 	return -ENOSPC;
+}
+
+/* Appends n stream bytes to the reassembly buffer; false (nothing copied) when they do not fit
+ * yet: the app has not taken enough messages out. */
+static bool in_append(struct ur_conn *c, const uint8_t *src, uint32_t n)
+{
+	if (c->in_head && c->in_tail + n > UR_TCP_IN_CAP) {
+		memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
+		c->in_tail -= c->in_head;
+		c->in_head = 0;
+	}
+	if (c->in_tail + n > UR_TCP_IN_CAP)
+		return false;
+	memcpy(c->in + c->in_tail, src, n);
+	c->in_tail += n;
+	return true;
 }
 
 static void tcp_recv_cqe(struct ur_dev *d, const struct io_uring_cqe *cqe)
@@ -405,19 +430,11 @@ static void tcp_recv_cqe(struct ur_dev *d, const struct io_uring_cqe *cqe)
 	if (!(cqe->flags & IORING_CQE_F_MORE))
 		c->recv_armed = false;
 	if (cqe->res > 0 && buffer) {
-		const uint8_t *src = d->tcpmem + (size_t)bid * UR_TCP_BUF;
-		unsigned n = (unsigned)cqe->res;
-		if (c->in_head && c->in_tail + n > UR_TCP_IN_CAP) {
-			memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
-			c->in_tail -= c->in_head;
-			c->in_head = 0;
-		}
-		if (c->in_tail + n <= UR_TCP_IN_CAP) {
-			memcpy(c->in + c->in_tail, src, n);
-			c->in_tail += n;
-		} else {
-			stat_add(&d->rx_drops, 1); /* app stopped reading: the stream is broken */
-			c->closing = true;
+		/* Keep stream order: once a buffer waits, later ones queue behind it. */
+		if (c->npend || !in_append(c, d->tcpmem + (size_t)bid * UR_TCP_BUF, (uint32_t)cqe->res)) {
+			c->pend[(c->pend_head + c->npend) % d->nbufs] = (uint32_t)bid << 16 | (uint32_t)cqe->res;
+			c->npend++;
+			buffer = false; /* given back once copied in */
 		}
 	}
 	if (buffer)
@@ -432,8 +449,8 @@ static void tcp_recv_cqe(struct ur_dev *d, const struct io_uring_cqe *cqe)
 	}
 	if (c->closing)
 		conn_close(d, slot);
-	else if (!c->recv_armed)
-		arm_tcp_recv(d, slot);
+	else if (!c->recv_armed && !c->npend)
+		arm_tcp_recv(d, slot); /* with buffers waiting, tcp_cut re-arms once they are in */
 }
 
 /* Cuts whole frames out of a connection's reassembly buffer into packet buffers. */
@@ -478,6 +495,17 @@ static unsigned tcp_cut(struct ur_dev *d, unsigned slot, struct rf_pktbuf **pkts
 	}
 	if (c->in_head == c->in_tail)
 		c->in_head = c->in_tail = 0;
+	/* Room again: copy in the buffers that waited, give them back, re-arm the receive. */
+	while (c->npend && c->fd >= 0) {
+		uint32_t e = c->pend[c->pend_head];
+		if (!in_append(c, d->tcpmem + (size_t)(e >> 16) * UR_TCP_BUF, e & 0xffffu))
+			break;
+		br_give_back_tcp(d, (uint16_t)(e >> 16));
+		c->pend_head = (c->pend_head + 1) % d->nbufs;
+		c->npend--;
+	}
+	if (c->fd >= 0 && !c->npend && !c->recv_armed && !c->closing)
+		arm_tcp_recv(d, slot);
 	return got;
 }
 
@@ -568,6 +596,16 @@ static void ur_reap(struct ur_dev *d)
 	}
 	if (seen)
 		io_uring_cq_advance(&d->ring, seen);
+	/* taskrun=coop: completions that need our task's context (a datagram's copy into its
+	 * buffer) wait for our next kernel entry instead of interrupting us; a busy-polling app
+	 * with nothing to submit must enter on its own when the kernel flags pending work. */
+	if (d->coop && !io_uring_cq_ready(&d->ring) &&
+	    (IO_URING_READ_ONCE(*d->ring.sq.kflags) & IORING_SQ_TASKRUN))
+		io_uring_get_events(&d->ring);
+	/* Completions the CQ had no room for wait in the kernel (IORING_FEAT_NODROP) until someone
+	 * asks for events; without this, send slots and multishot receives would starve. */
+	if (io_uring_cq_has_overflow(&d->ring) && !io_uring_cq_ready(&d->ring))
+		io_uring_get_events(&d->ring);
 	if (!d->tcp) {
 		br_refill_udp(d);
 		if (!d->rx_armed && d->nmissing < d->nbufs)
@@ -595,7 +633,8 @@ static unsigned ur_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pkt
 	if (d->tcp) {
 		for (unsigned k = 0; k < UR_MAX_CONNS && got < n; k++) {
 			unsigned slot = (d->rr + k) % UR_MAX_CONNS;
-			if (d->conns[slot].fd >= 0 && d->conns[slot].in_tail != d->conns[slot].in_head)
+			if (d->conns[slot].fd >= 0 && (d->conns[slot].in_tail != d->conns[slot].in_head ||
+							d->conns[slot].npend))
 				got += tcp_cut(d, slot, pkts + got, n - got);
 		}
 		d->rr = (d->rr + 1) % UR_MAX_CONNS;
@@ -700,12 +739,23 @@ static int ur_wait_fd(struct rf_io_dev *dev, unsigned queue)
 	return ((struct ur_dev *)dev->priv)->ring.ring_fd;
 }
 
+static bool tcp_frame_ready(const struct ur_conn *c)
+{
+	uint32_t avail = c->in_tail - c->in_head;
+	if (c->skip)
+		return avail > 0;
+	return avail >= 2 && avail >= 2u + ((uint32_t)c->in[c->in_head] << 8 | c->in[c->in_head + 1]);
+}
+
 static int ur_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms)
 {
 	struct ur_dev *d = dev->priv;
 	(void)queue;
 	if (d->stage_n || io_uring_cq_ready(&d->ring))
 		return 1;
+	for (unsigned i = 0; d->tcp && i < UR_MAX_CONNS; i++) /* a whole frame already reaped */
+		if (d->conns[i].fd >= 0 && (tcp_frame_ready(&d->conns[i]) || d->conns[i].npend))
+			return 1;
 	struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
 				       .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
 	struct io_uring_cqe *cqe;
@@ -784,6 +834,7 @@ static void ur_free(struct ur_dev *d)
 			close(d->conns[i].fd);
 		free(d->conns[i].in);
 		free(d->conns[i].out);
+		free(d->conns[i].pend);
 	}
 	if (d->fd >= 0)
 		close(d->fd);
@@ -834,21 +885,31 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 	if (!tcp && strcmp(cfg->transport, "udp") != 0)
 		return rf_io_err(err, len, "uring: give the transport: uring:udp:listen=0.0.0.0:9000 "
 				 "or uring:tcp:connect=10.0.0.2:9000 (got '%s')", cfg->spec);
-	struct sockaddr_storage ss;
-	socklen_t sl;
+	struct sockaddr_storage ss, ss_c;
+	socklen_t sl, sl_c;
 	int rl = rf_io_config_get_addr(cfg, "listen", &ss, &sl, err, len);
-	int rc = rl == -ENOENT ? rf_io_config_get_addr(cfg, "connect", &ss, &sl, err, len) : -ENOENT;
-	if ((rl != 0 && rl != -ENOENT) || (rl == -ENOENT && rc != 0 && rc != -ENOENT))
-		return -EINVAL;
+	if (rl != 0 && rl != -ENOENT)
+		return rl;
+	int rc = rf_io_config_get_addr(cfg, "connect", &ss_c, &sl_c, err, len);
+	if (rc != 0 && rc != -ENOENT)
+		return rc;
 	if ((rl == 0) == (rc == 0))
 		return rf_io_err(err, len, "uring: give exactly one of listen=IP:PORT or "
 				 "connect=IP:PORT (e.g. uring:%s:listen=0.0.0.0:9000)", cfg->transport);
-	uint32_t entries, nbufs;
+	if (rc == 0) {
+		ss = ss_c;
+		sl = sl_c;
+	}
+	uint32_t entries, nbufs, rcvbuf, sndbuf;
+	unsigned taskrun;
 	bool sqpoll, multishot;
 	if (rf_io_config_get_u32(cfg, "entries", 256, 8, 4096, &entries, err, len) ||
-	    rf_io_config_get_u32(cfg, "bufs", 256, 8, 8192, &nbufs, err, len) ||
+	    rf_io_config_get_u32(cfg, "bufs", 1024, 8, 8192, &nbufs, err, len) ||
 	    rf_io_config_get_bool(cfg, "sqpoll", false, &sqpoll, err, len) ||
-	    rf_io_config_get_bool(cfg, "multishot", true, &multishot, err, len))
+	    rf_io_config_get_bool(cfg, "multishot", true, &multishot, err, len) ||
+	    rf_io_config_get_u32(cfg, "rcvbuf", 0, 0, 1u << 30, &rcvbuf, err, len) ||
+	    rf_io_config_get_u32(cfg, "sndbuf", 0, 0, 1u << 30, &sndbuf, err, len) ||
+	    rf_io_config_get_enum(cfg, "taskrun", "coop|signal", 0, &taskrun, err, len))
 		return -EINVAL;
 	if (nbufs & (nbufs - 1))
 		return rf_io_err(err, len, "uring: bufs=%u: must be a power of two in 8..8192", nbufs);
@@ -874,9 +935,21 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000; /* ms of idling before the SQ thread sleeps */
 	}
-	p.cq_entries = entries * 4; /* room for multishot completions between reaps */
+	/* Room for the multishot completions of a burst that arrives while the app is descheduled
+	 * (task work posts one CQE per datagram): 16x the SQ, at least 4096. */
+	p.cq_entries = entries * 16 < 4096 ? 4096 : entries * 16;
 	p.flags |= IORING_SETUP_CQSIZE;
+	struct io_uring_params p0 = p;
+	if (taskrun == 0 && !sqpoll) { /* coop: no IPI per completion (Linux >= 5.19) */
+		p.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+		d->coop = true;
+	}
 	r = io_uring_queue_init_params(entries, &d->ring, &p);
+	if (r == -EINVAL && d->coop) { /* older kernel: the default notification */
+		d->coop = false;
+		p = p0;
+		r = io_uring_queue_init_params(entries, &d->ring, &p);
+	}
 	if (r < 0) {
 		rf_io_err(err, len, "uring: io_uring_queue_init failed: %s%s", strerror(-r),
 			  r == -EPERM ? " (io_uring disabled? check sysctl kernel.io_uring_disabled; "
@@ -889,6 +962,13 @@ static int ur_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *
 	if (d->fd < 0) {
 		r = -errno;
 		rf_io_err(err, len, "uring: socket: %s", strerror(errno));
+		goto fail;
+	}
+	/* Socket buffers as the sockets drivers size them: the kernel's default unless asked. */
+	if ((rcvbuf && setsockopt(d->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(int)) < 0) ||
+	    (sndbuf && setsockopt(d->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(int)) < 0)) {
+		r = -errno;
+		rf_io_err(err, len, "uring: setting rcvbuf/sndbuf failed: %s", strerror(errno));
 		goto fail;
 	}
 	if (d->listen) {
@@ -961,9 +1041,9 @@ static int ur_probe(char *why, size_t len)
 
 const struct rf_io_ops rf_io_uring_ops = {
 	.name = "uring",
-	.usage = "uring:udp|tcp:listen=IP:PORT|connect=IP:PORT[,sqpoll=1][,entries=256][,bufs=256]"
-		 "[,multishot=0]  e.g. uring:udp:listen=0.0.0.0:9000",
-	.keys = "listen,connect,sqpoll,entries,bufs,multishot",
+	.usage = "uring:udp|tcp:listen=IP:PORT|connect=IP:PORT[,sqpoll=1][,entries=256][,bufs=1024]"
+		 "[,multishot=0][,rcvbuf=B,sndbuf=B][,taskrun=coop|signal]  e.g. uring:udp:listen=0.0.0.0:9000",
+	.keys = "listen,connect,sqpoll,entries,bufs,multishot,rcvbuf,sndbuf,taskrun",
 	.transports = "udp,tcp",
 	.max_queues = 1,
 	.probe = ur_probe,

@@ -54,6 +54,12 @@ int rf_lg_cpu_read(struct rf_lg_cpu_sample *s)
 		s->total[slot] = s->busy[slot] + v[3] + v[4] + v[7];
 	}
 	fclose(f);
+	f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &s->load1) != 1)
+			s->load1 = 0;
+		fclose(f);
+	}
 	return 0;
 }
 
@@ -66,6 +72,7 @@ void rf_lg_point_cpu(struct rf_lg_point *p, const struct rf_lg_cpu_sample *a,
 		     const struct rf_lg_cpu_sample *b)
 {
 	p->steal_pct = pct(b->steal[0] - a->steal[0], b->total[0] - a->total[0]);
+	p->load1 = b->load1;
 	p->n_cpus = b->n_cpus < a->n_cpus ? b->n_cpus : a->n_cpus;
 	for (unsigned i = 0; i < p->n_cpus; i++)
 		p->cpu_busy_pct[i] = pct(b->busy[1 + i] - a->busy[1 + i],
@@ -150,9 +157,10 @@ void rf_lg_json(FILE *f, const struct rf_lg_point *p)
 		us(rf_hist_percentile(h, 90)), us(rf_hist_percentile(h, 99)),
 		us(rf_hist_percentile(h, 99.9)), us(h->max), rf_hist_mean(h) / 1000.0,
 		us(p->late_max_ns));
-	fprintf(f, "\"saturated\":%s,\"seconds\":%.3f,\"steal_pct\":%.2f,\"cpu_busy_pct\":[",
+	fprintf(f, "\"saturated\":%s,\"seconds\":%.3f,\"steal_pct\":%.2f,\"load1\":%.2f,"
+		   "\"cpu_busy_pct\":[",
 		rf_lg_saturated(p->offered, p->sent, p->received) ? "true" : "false", p->seconds,
-		p->steal_pct);
+		p->steal_pct, p->load1);
 	for (unsigned i = 0; i < p->n_cpus; i++)
 		fprintf(f, "%s%.1f", i ? "," : "", p->cpu_busy_pct[i]);
 	fputs("]}\n", f);

@@ -29,17 +29,19 @@ struct rf_lg_cpu_sample {
 	uint64_t total[RF_LG_MAX_CPUS + 1]; /* [0] = "cpu" line, [1 + i] = cpu i; USER_HZ ticks */
 	uint64_t busy[RF_LG_MAX_CPUS + 1];  /* everything but idle and iowait (steal excluded) */
 	uint64_t steal[RF_LG_MAX_CPUS + 1];
+	double load1; /* 1-minute load average (/proc/loadavg): other work competing for the CPUs */
 };
 
-/* Reads /proc/stat into s. Returns 0, or -errno (s then reads as zeros). */
+/* Reads /proc/stat and /proc/loadavg into s. Returns 0, or -errno (s then reads as zeros). */
 int rf_lg_cpu_read(struct rf_lg_cpu_sample *s);
 
 /* One measured rate point. */
 struct rf_lg_point {
 	const char *backend;    /* the --backend spec */
 	double offered_rate;    /* msg/s asked for */
-	double seconds;         /* measured window (s) */
-	uint64_t offered;       /* messages the schedule asked for in the window */
+	double seconds;         /* measured window (s): --duration, or longer when the sender fell
+				 * behind and took longer to send the window's messages */
+	uint64_t offered;       /* messages the schedule asked for in that window */
 	uint64_t sent;          /* messages the driver accepted in the window */
 	double achieved_rate;   /* sent / the real send window (0: use sent / seconds) */
 	uint64_t received;      /* distinct replies to those */
@@ -49,6 +51,7 @@ struct rf_lg_point {
 	uint64_t late_max_ns;   /* worst lag of a send behind its scheduled deadline */
 	struct rf_hist *rtt;    /* RTT in ns of every received reply */
 	double steal_pct;       /* machine-wide steal over the window, % of all CPU time */
+	double load1;           /* 1-minute load average at the end of the window */
 	unsigned n_cpus;
 	double cpu_busy_pct[RF_LG_MAX_CPUS]; /* per CPU, % of that CPU's time */
 };
@@ -66,7 +69,7 @@ void rf_lg_table_row(FILE *f, const struct rf_lg_point *p);
 
 /* Prints p as one JSON object on one line (keys: backend, offered, achieved, received, loss,
  * reordered, duplicates, corrupt, min_us, p50_us, p90_us, p99_us, p999_us, max_us, mean_us,
- * late_max_us, saturated, seconds, steal_pct, cpu_busy_pct). */
+ * late_max_us, saturated, seconds, steal_pct, load1, cpu_busy_pct). */
 void rf_lg_json(FILE *f, const struct rf_lg_point *p);
 
 /* Parses a rate such as "20k", "1.6M", "500" into msg/s. Returns 0, or -EINVAL. */

@@ -146,8 +146,15 @@ int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
 	p->reordered = t->reordered;
 	p->duplicates = t->duplicates;
 	p->corrupt = s.corrupt + t->out_of_range;
+	/* A sender that fell behind took longer than the schedule to send its messages: then the
+	 * window is the real one, and offered is what the schedule asked for in it, so a late
+	 * sender shows up as received < 99 % of offered (saturated), not as a clean point. */
 	double window = (double)(last_send_ns - first_meas_ns) / 1e9 + period_ns / 1e9;
 	p->achieved_rate = window > 0 ? (double)p->sent / window : 0;
+	if (window > o->duration_s) {
+		p->seconds = window;
+		p->offered = (uint64_t)llround(o->rate * window);
+	}
 	rf_lg_point_cpu(p, &cpu_a, &cpu_b);
 	return 0;
 }

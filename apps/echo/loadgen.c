@@ -39,10 +39,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ringflow-loadgen --backend SPEC [--rates 20k,100k,200k,400k,800k,1.6M]\n"
 		"         [--size 100] [--warmup 1] [--duration 5] [--json] [--cores CPU]\n"
-		"         [--burst 32] [--drain-ms 200] [--pool 8192]\n"
+		"         [--burst 32] [--drain-ms 200] [--pool 8192] [--label NAME]\n"
 		"  Open loop: sends at each fixed rate whatever comes back, times every reply\n"
 		"  (RTT from CLOCK_MONOTONIC in the message). A point is saturated when received <\n"
 		"  99%% of offered or loss > 0.1%%. Sender and receiver share one busy loop on one CPU.\n"
+		"  --label names the backend in the output (default: SPEC).\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
 	rf_io_print_usage(f);
@@ -67,7 +68,7 @@ static bool parse_seconds(const char *s, double lo, double hi, double *out)
 
 int main(int argc, char **argv)
 {
-	const char *backend = NULL, *rates_s = "20k,100k,200k,400k,800k,1.6M", *cores = NULL;
+	const char *backend = NULL, *label = NULL, *rates_s = "20k,100k,200k,400k,800k,1.6M", *cores = NULL;
 	double warmup = 1.0, duration = 5.0;
 	unsigned size = 100, burst = 32, drain_ms = 200, pool_n = 8192;
 	bool json = false;
@@ -78,9 +79,10 @@ int main(int argc, char **argv)
 		{"duration", required_argument, 0, 'd'}, {"json", no_argument, 0, 'j'},
 		{"cores", required_argument, 0, 'c'},   {"burst", required_argument, 0, 'B'},
 		{"drain-ms", required_argument, 0, 'D'}, {"pool", required_argument, 0, 'P'},
-		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+		{"label", required_argument, 0, 'L'},   {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:h", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
 		if (optarg && strchr("sBDP", c)) {
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'b': backend = optarg; break;
 		case 'r': rates_s = optarg; break;
+		case 'L': label = optarg; break;
 		case 'c': cores = optarg; break;
 		case 'j': json = true; break;
 		case 'w':
@@ -200,7 +203,7 @@ int main(int argc, char **argv)
 		struct rf_lg_opts o = {.rate = rates[i], .warmup_s = warmup, .duration_s = duration,
 				       .size = size, .burst = burst, .drain_ms = drain_ms,
 				       .point = (uint16_t)(i + 1)};
-		struct rf_lg_point p = {.backend = backend, .rtt = hist};
+		struct rf_lg_point p = {.backend = label ? label : backend, .rtt = hist};
 		fprintf(stderr, "loadgen: [%u/%u] %s at %.0f msg/s: %.1f s warm-up + %.1f s ...\n",
 			i + 1, nrates, backend, rates[i], warmup, duration);
 		int r = rf_lg_run_point(dev, pool, &o, &track, &p);

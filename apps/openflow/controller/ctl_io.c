@@ -42,6 +42,7 @@ struct ctl_io {
 	unsigned nh;
 	unsigned n_open;
 	bool any_backlog;         /* some slot has backlog set */
+	uint32_t scan_start;      /* where the next backlog scan begins (fairness) */
 	struct rf_poller *poller; /* set on the first poll: counters */
 	struct ctl_apps *apps;    /* NULL: learning switch only, no control hooks */
 	struct slot *slots;
@@ -299,9 +300,13 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 		work += apps_timer(io); /* its bytes go out in the flush below */
 	if (io->any_backlog) { /* buffers came back: offer the waiting messages again */
 		io->any_backlog = false;
-		for (uint32_t id = 0; id < CTL_MAX_CONNS; id++)
+		/* Start one slot further each time, so no switch always comes last. */
+		io->scan_start = (io->scan_start + 1) % CTL_MAX_CONNS;
+		for (uint32_t k = 0; k < CTL_MAX_CONNS; k++) {
+			uint32_t id = (io->scan_start + k) % CTL_MAX_CONNS;
 			if (io->slots[id].open && io->slots[id].backlog && !run_session(io, id))
 				drop_conn(io, id);
+		}
 	}
 	for (uint32_t id = 0; id < CTL_MAX_CONNS && work; id++) {
 		struct slot *sl = &io->slots[id];

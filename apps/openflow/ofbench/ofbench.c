@@ -32,7 +32,7 @@ static void usage(FILE *f)
 		"  -s N        emulated switches (16)          -M N   source MACs per switch (1000)\n"
 		"  -l N        measured rounds (5)             -w N   warm-up rounds (1)\n"
 		"  -t S        seconds per round (1)           -O V   OpenFlow 1.3 (default) or 1.0\n"
-		"  --window N  throughput: outstanding PACKET_INs per switch (64)\n"
+		"  --window N  throughput: outstanding PACKET_INs per switch (1024: saturate, as cbench)\n"
 		"  --rate R    rate mode: PACKET_IN/s over all switches (100000)\n"
 		"  --no-buffer n_buffers=0 and buffer_id NO_BUFFER, as OVS (responses carry data)\n"
 		"  --cpu N     pin to CPU N     --name S  impl name in the output (\"controller\")\n"
@@ -141,7 +141,7 @@ static int pin(int cpu)
 
 int main(int argc, char **argv)
 {
-	struct ofb_opts o = {.mode = OFB_THROUGHPUT, .switches = 16, .macs = 1000, .window = 64,
+	struct ofb_opts o = {.mode = OFB_THROUGHPUT, .switches = 16, .macs = 1000, .window = 1024,
 			     .loops = 5, .warmup = 1, .round_s = 1.0, .rate = 100000,
 			     .version = OF_VERSION_1_3};
 	const char *controller = NULL, *listen_at = NULL, *impl = "controller";

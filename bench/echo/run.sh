@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# bench/echo/run.sh: the echo benchmark of seed 002 over a veth pair between two network
+# namespaces (root) or over loopback (otherwise): ringflow-echo in one namespace, the open-loop
+# ringflow-loadgen in the other, for each backend, plus sockperf (its own server and
+# `under-load --reply-every 1 --full-rtt` client) at the same rates as the external yardstick.
+#
+# Placement (2 CPUs): reflector on CPU 1, generator on CPU 0. The generators always spin (an
+# open-loop schedule needs it; sockperf's client paces by spinning too). The reflectors follow
+# --idle: adaptive (default; ringflow-echo blocks after idle rounds, sockperf's server blocks in
+# epoll) or busy (ringflow-echo spins, sockperf's server runs --nonblocked and spins), so like is
+# compared with like. On a shared, loaded machine a spinning reflector loses its CPU to other
+# work for whole timeslices, so adaptive is the default here.
+# Points are interleaved: for each rate, every backend and sockperf run one after another
+# (the order rotates per rate), each with a fresh reflector, so host noise hits all alike.
+# Every point records /proc/stat steal and per-CPU busy deltas.
+#
+# Output in --out DIR (default BUILD/bench-echo): results.jsonl (one JSON object per point,
+# loadgen's keys; sockperf's points have backend "sockperf"), table.txt, rtt.svg (p50 and p99
+# vs offered rate, one line per backend; unsaturated points only), and the raw logs.
+#
+#   bench/echo/run.sh [--build DIR] [--rates 20k,100k,...] [--warmup S] [--duration S]
+#                     [--backends "udp tcp uring:udp uring:tcp uring:udp,taskrun=signal"] [--no-sockperf]
+#                     [--idle busy|adaptive] [--loopback] [--out DIR] [--quiet]
+set -euo pipefail
+
+build=build
+rates=20k,100k,200k,400k,800k,1.6M
+warmup=1
+duration=5
+backends="udp tcp uring:udp uring:tcp"
+backends="$backends xdp:skb xdp:native dpdk:af_packet dpdk:af_xdp" # bypass: the raw drivers
+sockperf=1
+idle=adaptive
+loopback=0
+out=
+quiet=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --rates) rates=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --backends) backends=$2; shift 2 ;;
+    --no-sockperf) sockperf=0; shift ;;
+    --idle) idle=$2; shift 2 ;;
+    --loopback) loopback=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+out=${out:-$build/bench-echo}
+echo_bin=$build/apps/echo/ringflow-echo
+lg_bin=$build/apps/echo/ringflow-loadgen
+for b in $([ -n "$backends" ] && echo "$echo_bin $lg_bin"); do
+  [ -x "$b" ] || { echo "run.sh: $b not built: run make build (or give --build DIR)" >&2; exit 1; }
+done
+if [ "$sockperf" = 1 ] && ! command -v sockperf >/dev/null; then
+  echo "run.sh: sockperf not installed (scripts/deps.sh installs it); continuing without it" >&2
+  sockperf=0
+fi
+mkdir -p "$out"
+: > "$out/results.jsonl"
+ncpu=$(nproc)
+cpu_gen=0
+cpu_refl=$(( ncpu > 1 ? 1 : 0 ))
+
+# ---- test bed: two namespaces and a veth pair, names unique per run, removed on any exit ----
+tag=$$
+ns_s=rfes$tag ns_c=rfec$tag
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do
+    [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+  done
+  if [ "$loopback" = 0 ]; then
+    ip netns del "$ns_s" 2>/dev/null || true
+    ip netns del "$ns_c" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ "$loopback" = 0 ] && [ "$(id -u)" -ne 0 ]; then
+  echo "run.sh: not root: using loopback instead of a veth pair between namespaces" >&2
+  loopback=1
+fi
+if [ "$loopback" = 0 ]; then
+  net=10.$(( 100 + tag % 100 )).$(( (tag / 100) % 250 ))
+  saddr=$net.2 caddr=$net.1
+  ip netns add "$ns_s"
+  ip netns add "$ns_c"
+  ip link add "rfe${tag}s" type veth peer name "rfe${tag}c"
+  ip link set "rfe${tag}s" netns "$ns_s"
+  ip link set "rfe${tag}c" netns "$ns_c"
+  ip -n "$ns_s" addr add "$saddr/24" dev "rfe${tag}s"
+  ip -n "$ns_c" addr add "$caddr/24" dev "rfe${tag}c"
+  for n in "$ns_s" "$ns_c"; do ip -n "$n" link set lo up; done
+  ip -n "$ns_s" link set "rfe${tag}s" up
+  ip -n "$ns_c" link set "rfe${tag}c" up
+  in_s=(ip netns exec "$ns_s")
+  in_c=(ip netns exec "$ns_c")
+  where="veth between namespaces $ns_s ($saddr) and $ns_c ($caddr)"
+  sdev=rfe${tag}s # bypass: the server's veth, for the raw drivers
+else
+  saddr=127.0.0.1
+  in_s=()
+  in_c=()
+  where="loopback"
+fi
+log() { [ "$quiet" = 1 ] || echo "bench-echo: $*" >&2; }
+log "$where; reflector on CPU $cpu_refl, generator on CPU $cpu_gen, idle $idle; rates $rates; ${warmup}s warm-up + ${duration}s per point"
+
+# ---- config strings per backend (the bypass drivers add their cases here) ----
+# A backend word is a driver prefix, optionally with extra keys after a comma, e.g.
+# "uring:udp,taskrun=signal" -> uring:udp:listen=ADDR:PORT,taskrun=signal (label: the word).
+server_spec() { # backend port
+  local base=${1%%,*} extra=
+  [ "$base" != "$1" ] && extra=,${1#*,}
+  case "$base" in
+    # bypass: the raw drivers own saddr on the server's veth (ARP answered by ringflow)
+    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${base#xdp:}$extra" ;;
+    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    *) echo "$base:listen=$saddr:$2$extra" ;;
+  esac
+}
+client_spec() {
+  local base=${1%%,*} extra=
+  [ "$base" != "$1" ] && extra=,${1#*,}
+  case "$base" in
+    xdp:*|dpdk:*) echo "udp:connect=$saddr:$2" ;; # bypass: the client is plain UDP sockets
+    *) echo "$base:connect=$saddr:$2$extra" ;;
+  esac
+}
+
+# Waits (bounded, 3 s) until something listens on port in the server namespace.
+wait_listen() { # proto(u|t) port pid
+  for _ in $(seq 60); do
+    kill -0 "$3" 2>/dev/null || return 1
+    "${in_s[@]}" ss -ln"$1" 2>/dev/null | grep -q ":$2 " && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# bypass: raw drivers open no socket; they print one line when open ("xdp: ... mode" /
+# "dpdk: ... driver net_..."). Waits (bounded, 10 s: EAL start) for it.
+wait_raw_open() { # log pid
+  for _ in $(seq 200); do
+    kill -0 "$2" 2>/dev/null || return 1
+    grep -qE '^xdp: .* mode|^dpdk: .*driver net_' "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
+cpu_sample() {
+  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
+}
+# Turns two samples into JSON fields steal_pct and cpu_busy_pct.
+cpu_json() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    na = split(a, x, " "); split(b, y, " "); list = ""
+    for (i = 1; i <= na; i += 4) {
+      dt = y[i+1] - x[i+1]; db = y[i+2] - x[i+2]; ds = y[i+3] - x[i+3]
+      if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
+      else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
+    }
+    getline la < "/proc/loadavg"; split(la, l, " ")
+    printf "\"steal_pct\":%.2f,\"load1\":%.2f,\"cpu_busy_pct\":[%s]", steal, l[1], list }'
+}
+
+# UDP datagrams the kernel dropped because a socket's receive buffer was full (/proc/net/snmp
+# of the namespace): says on which side a point lost its messages.
+snmp_rcvbuf() { # ns-prefix...
+  "$@" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "RcvbufErrors") c = i; h = 1 }
+                      else { print $c; exit } }' /proc/net/snmp
+}
+drops_json() { # s0 s1 c0 c1
+  if [ "$loopback" = 0 ]; then
+    printf '"udp_rcvbuf_drops_reflector":%d,"udp_rcvbuf_drops_generator":%d' $(( $2 - $1 )) $(( $4 - $3 ))
+  else
+    printf '"udp_rcvbuf_drops_host":%d' $(( $2 - $1 ))
+  fi
+}
+
+port_base=$(( 20000 + (tag % 2000) * 10 ))
+point=0
+
+run_ours() { # backend rate
+  local b=$1 rate=$2 port=$(( port_base + point % 10 )) proto=u
+  case "$b" in *tcp*) proto=t ;; esac
+  local elog="$out/echo-${b//:/_}-$rate.log"
+  # bypass: raw drivers need the veth bed; the kernel must not also own the address (it
+  # would answer the port with ICMP unreachable: net_af_packet is a tap, not a redirect).
+  local raw=0
+  case "$b" in xdp:*|dpdk:*) raw=1 ;; esac
+  if [ "$raw" = 1 ] && [ "$loopback" = 1 ]; then log "$b: needs the veth bed (root): skipped"; return 0; fi
+  [ "$raw" = 1 ] && ip -n "$ns_s" addr del "$saddr/24" dev "$sdev" 2>/dev/null
+  "${in_s[@]}" "$echo_bin" --backend "$(server_spec "$b" "$port")" --cores "$cpu_refl" --idle "$idle" \
+    > "$elog" 2>&1 &
+  local epid=$!
+  pids+=("$epid")
+  if { [ "$raw" = 0 ] && ! wait_listen "$proto" "$port" "$epid"; } ||
+     { [ "$raw" = 1 ] && ! wait_raw_open "$elog" "$epid"; }; then
+    log "$b: reflector did not start: $(tail -n 1 "$elog")"
+    kill "$epid" 2>/dev/null || true; wait "$epid" 2>/dev/null || true
+    [ "$raw" = 1 ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
+    return 0
+  fi
+  local s0 c0 line
+  s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
+  if line=$("${in_c[@]}" "$lg_bin" --backend "$(client_spec "$b" "$port")" --rates "$rate" \
+      --label "$b" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
+      2>> "$out/loadgen.log") && [ -n "$line" ]; then
+    echo "${line%\}},$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")}" \
+      >> "$out/results.jsonl"
+  else
+    log "$b at $rate: loadgen failed: $(tail -n 1 "$out/loadgen.log")"
+  fi
+  kill -TERM "$epid" 2>/dev/null || true
+  wait "$epid" 2>/dev/null || true
+  [ "$raw" = 1 ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
+  # bypass: a reflector killed before its close leaves XDP attached: detach it.
+  [ "$raw" = 1 ] && ip -n "$ns_s" link set dev "$sdev" xdp off 2>/dev/null
+  return 0
+}
+
+run_sockperf() { # rate
+  local rate=$1 port=$(( port_base + point % 10 )) spflags=
+  [ "$idle" = busy ] && spflags=--nonblocked
+  local mps
+  mps=$(awk -v r="$rate" 'BEGIN { m = 1; if (r ~ /[kK]$/) m = 1e3; if (r ~ /M$/) m = 1e6;
+                                 sub(/[kKM]$/, "", r); printf "%d", r * m }')
+  "${in_s[@]}" taskset -c "$cpu_refl" sockperf server -i "$saddr" -p "$port" $spflags \
+    > "$out/sockperf-server.log" 2>&1 &
+  local spid=$!
+  pids+=("$spid")
+  if ! wait_listen u "$port" "$spid"; then
+    log "sockperf server did not start: $(tail -n 1 "$out/sockperf-server.log")"
+    return 0
+  fi
+  local a b t slog="$out/sockperf-$rate.log"
+  t=$(awk -v w="$warmup" -v d="$duration" 'BEGIN { printf "%d", w + d + 0.999 }')
+  local s0 c0
+  s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
+  a=$(cpu_sample)
+  "${in_c[@]}" taskset -c "$cpu_gen" sockperf under-load -i "$saddr" -p "$port" --mps "$mps" \
+    --reply-every 1 --full-rtt -t "$t" -m 100 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' > "$slog" || true
+  b=$(cpu_sample)
+  local drops
+  drops=$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")
+  kill -TERM "$spid" 2>/dev/null || true
+  wait "$spid" 2>/dev/null || true
+  # sockperf's own figures: the [Valid Duration] counts, its percentiles (us, full RTT).
+  awk -v mps="$mps" -v cpu="$(cpu_json "$a" "$b"),$drops" '
+    /\[Valid Duration\]/ { for (i = 1; i <= NF; i++) { split($i, kv, "=");
+        if (kv[1] == "RunTime") rt = kv[2] + 0; if (kv[1] == "SentMessages") s = kv[2] + 0;
+        if (kv[1] == "ReceivedMessages") r = kv[2] + 0 } }
+    /dropped messages/ { for (i = 1; i <= NF; i++) if ($i == "=") { d = $(i+1) + 0; break } }
+    /<MAX> observation/ { mx = $NF } /<MIN> observation/ { mn = $NF }
+    /percentile 50.000/ { p50 = $NF } /percentile 90.000/ { p90 = $NF }
+    /percentile 99.000/ { p99 = $NF } /percentile 99.900/ { p999 = $NF }
+    END { if (rt <= 0) exit 1
+      off = mps * rt; loss = s > 0 ? (s - r) / s : 0; if (loss < 0) loss = 0
+      sat = (r * 100 < off * 99 || (s - r) * 1000 > s) ? "true" : "false"
+      printf "{\"backend\":\"sockperf\",\"offered\":%d,\"achieved\":%.1f,\"received\":%.1f,", mps, s / rt, r / rt
+      printf "\"loss\":%.6f,\"sent_msgs\":%d,\"received_msgs\":%d,\"dropped\":%d,", loss, s, r, d
+      printf "\"min_us\":%.2f,\"p50_us\":%.2f,\"p90_us\":%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,", mn, p50, p90, p99, p999, mx
+      printf "\"saturated\":%s,\"seconds\":%.3f,%s}\n", sat, rt, cpu }' "$slog" >> "$out/results.jsonl" \
+    || log "sockperf at $rate: no result (see $slog)"
+}
+
+IFS=, read -r -a rate_list <<< "$rates"
+read -r -a impls <<< "$backends"
+[ "$sockperf" = 1 ] && impls+=(sockperf)
+ri=0
+for rate in "${rate_list[@]}"; do
+  n=${#impls[@]}
+  for ((j = 0; j < n; j++)); do
+    impl=${impls[$(( (j + ri) % n ))]}
+    point=$((point + 1))
+    log "[$rate] $impl"
+    if [ "$impl" = sockperf ]; then run_sockperf "$rate"; else run_ours "$impl" "$rate"; fi
+  done
+  ri=$((ri + 1))
+done
+
+# ---- table, data files, plot ----
+bash "$(dirname "$0")/report.sh" "$out" "$where, reflector CPU $cpu_refl, generator CPU $cpu_gen, idle $idle"
