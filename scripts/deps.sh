@@ -18,7 +18,7 @@ PACKAGES=(
   openvswitch-testcontroller
   # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and
   # never uses the system openvswitch-switch service, so a running one does not conflict)
-  openvswitch-switch iputils-ping
+  openvswitch-switch iputils-ping curl
   # the controller web page test (headless)
   chromium
 )

@@ -15,7 +15,8 @@
 #          -b|--bridges N (default 1)   -H|--hosts H per bridge (default 2)
 # Exported: OVS_RUNDIR/OVS_DBDIR/OVS_LOGDIR (so ovs-vsctl, ovs-ofctl, ovs-appctl just work),
 # BED_DIR, BED_BRIDGES (space separated), BED_BRIDGE_<b>, BED_NS_<b>_<h>, BED_IP_<b>_<h>,
-# BED_MAC_<b>_<h>.
+# BED_MAC_<b>_<h>, BED_DPID_<b> (16 hex digits), BED_LINK_<b>_A / _B (the OpenFlow port numbers
+# of the veth link between bridge b-1 (A) and bridge b (B)).
 # Teardown (trap on exit and signals): kills only the two daemons it started (their pidfiles),
 # deletes its namespaces and links, removes the run directory. Needs root.
 set -euo pipefail
@@ -97,8 +98,10 @@ veth() {
 subnet="10.$((200 + tag % 50)).$((tag / 50 % 256))"
 for b in $(seq "$nbridges"); do
   br="rf${tag}b$b"
+  dpid=$(( (tag << 8) + b ))
+  export "BED_DPID_$b=$(printf '%016x' "$dpid")"
   vsctl --no-wait add-br "$br" -- set bridge "$br" datapath_type=netdev protocols="$protocol" \
-    fail_mode=secure other-config:datapath-id="$(printf '%016x' $(( (tag << 8) + b )))" \
+    fail_mode=secure other-config:datapath-id="$(printf '%016x' "$dpid")" \
     other-config:disable-in-band=true
   bridges="$bridges $br"
   links+=("$br")
@@ -129,6 +132,10 @@ for br in $bridges; do                  # reconnect every second at most, not OV
     -- set bridge "$br" controller=@c >/dev/null
 done
 vsctl set Open_vSwitch . other_config:ringflow-bed="$tag" # waits until ovs-vswitchd applied all
+for b in $(seq 2 "$nbridges"); do          # OpenFlow port numbers of link b-1 -- b
+  export "BED_LINK_${b}_A=$(vsctl get Interface "rf${tag}l${b}a" ofport)" \
+    "BED_LINK_${b}_B=$(vsctl get Interface "rf${tag}l${b}b" ofport)"
+done
 export BED_DIR=$dir BED_BRIDGES="${bridges# }"
 
 if [ $# -gt 0 ]; then

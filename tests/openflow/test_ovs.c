@@ -34,6 +34,8 @@ static void need_root_and_tools(void)
 		cr_skip_test("Open vSwitch missing: run scripts/deps.sh (openvswitch-switch)");
 	if (access("/usr/bin/ping", X_OK) != 0 && access("/bin/ping", X_OK) != 0)
 		cr_skip_test("ping missing: run scripts/deps.sh (iputils-ping)");
+	if (access("/usr/bin/curl", X_OK) != 0)
+		cr_skip_test("curl missing: run scripts/deps.sh (curl)");
 }
 
 static uint16_t free_port(void)
@@ -47,26 +49,35 @@ static uint16_t free_port(void)
 	return ntohs(a.sin_port);
 }
 
-static pid_t start_controller(uint16_t port)
+/* The learning switch alone, or with topology discovery and REST when rest_port != 0. */
+static pid_t start_controller(uint16_t port, uint16_t rest_port)
 {
-	char listen_at[32];
+	char listen_at[32], rest_at[32];
 	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", port);
+	snprintf(rest_at, sizeof(rest_at), "127.0.0.1:%u", rest_port);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		execl(RF_CONTROLLER_BIN, RF_CONTROLLER_BIN, "--listen", listen_at, "--cores", "0",
-		      "--idle", "adaptive", "--max-macs", "4096", (char *)NULL);
+		if (rest_port)
+			execl(RF_CONTROLLER_BIN, RF_CONTROLLER_BIN, "--listen", listen_at, "--cores",
+			      "0", "--idle", "adaptive", "--max-macs", "4096", "--app",
+			      "learning,topology", "--rest", rest_at, (char *)NULL);
+		else
+			execl(RF_CONTROLLER_BIN, RF_CONTROLLER_BIN, "--listen", listen_at, "--cores",
+			      "0", "--idle", "adaptive", "--max-macs", "4096", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
 }
 
-/* Starts ovs_bed.sh and exports the BED_* and OVS_*DIR lines it prints before READY. */
-static void start_bed(struct bed *b, const char *protocol, int bridges, int hosts)
+/* Starts the controller and ovs_bed.sh, and exports the BED_* and OVS_*DIR lines the bed
+ * prints before READY. */
+static void start_bed(struct bed *b, const char *protocol, int bridges, int hosts,
+		      uint16_t rest_port)
 {
 	uint16_t port = free_port();
-	b->controller = start_controller(port);
+	b->controller = start_controller(port, rest_port);
 	int in[2], out[2];
 	cr_assert_eq(pipe(in), 0);
 	cr_assert_eq(pipe(out), 0);
@@ -181,7 +192,7 @@ static void one_bridge(const char *protocol)
 {
 	need_root_and_tools();
 	struct bed b;
-	start_bed(&b, protocol, 1, 2);
+	start_bed(&b, protocol, 1, 2, 0);
 	wait_connected();
 	cr_assert_eq(ping("1_1", "1_2"), 0, "ping through the learning switch failed");
 	char flows[16384];
@@ -210,7 +221,7 @@ Test(ovs, learning_switch_pings_across_three_bridges, .timeout = 60)
 {
 	need_root_and_tools();
 	struct bed b;
-	start_bed(&b, "OpenFlow13", 3, 1);
+	start_bed(&b, "OpenFlow13", 3, 1, 0);
 	wait_connected();
 	cr_assert_eq(ping("1_1", "3_1"), 0, "ping across three bridges failed");
 	char flows[16384];
@@ -219,4 +230,58 @@ Test(ovs, learning_switch_pings_across_three_bridges, .timeout = 60)
 	expect_learned(flows, "1_1");
 	expect_learned(flows, "3_1");
 	stop_bed(&b);
+}
+
+/* N bridges in a line: LLDP discovery must report exactly the 2(N-1) directed links, with
+ * the right dpids and port numbers, on GET /api/links (waits at most 10 s for them). */
+static void links_discovered(int n)
+{
+	need_root_and_tools();
+	uint16_t rest = free_port();
+	struct bed b;
+	start_bed(&b, "OpenFlow13", n, 1, rest);
+	wait_connected();
+	char links[16384], want[2][256];
+	int found = 0;
+	for (int t = 0; t < 100 && found < 2 * (n - 1); t++) {
+		usleep(100000);
+		if (sh(links, sizeof(links), "curl -sf http://127.0.0.1:%u/api/links", rest) != 0)
+			continue;
+		found = 0;
+		for (int i = 2; i <= n; i++) {
+			char v[4][32];
+			const char *names[4] = {"BED_DPID_%d", "BED_LINK_%d_A", "BED_DPID_%d",
+						"BED_LINK_%d_B"};
+			const int of[4] = {i - 1, i, i, i};
+			for (int k = 0; k < 4; k++) {
+				char name[32];
+				snprintf(name, sizeof(name), names[k], of[k]);
+				cr_assert_not_null(getenv(name), "%s not exported", name);
+				snprintf(v[k], sizeof(v[k]), "%s", getenv(name));
+			}
+			snprintf(want[0], sizeof(want[0]),
+				 "{\"src\":{\"dpid\":\"%s\",\"port\":%s},\"dst\":{\"dpid\":\"%s\",\"port\":%s}",
+				 v[0], v[1], v[2], v[3]);
+			snprintf(want[1], sizeof(want[1]),
+				 "{\"src\":{\"dpid\":\"%s\",\"port\":%s},\"dst\":{\"dpid\":\"%s\",\"port\":%s}",
+				 v[2], v[3], v[0], v[1]);
+			found += (strstr(links, want[0]) != NULL) + (strstr(links, want[1]) != NULL);
+		}
+	}
+	cr_assert_eq(found, 2 * (n - 1), "links not discovered in 10 s:\n%s", links);
+	int total = 0;
+	for (const char *s = links; (s = strstr(s, "\"src\"")); s++)
+		total++;
+	cr_expect_eq(total, 2 * (n - 1), "extra links reported:\n%s", links);
+	stop_bed(&b);
+}
+
+Test(ovs, lldp_discovers_two_bridges_linked, .timeout = 60)
+{
+	links_discovered(2);
+}
+
+Test(ovs, lldp_discovers_three_bridges_in_a_line, .timeout = 60)
+{
+	links_discovered(3);
 }
