@@ -45,7 +45,7 @@ done
 schema=/usr/share/openvswitch/vswitch.ovsschema
 [ -r "$schema" ] || die "$schema missing; install openvswitch-common"
 case "$nbridges$nhosts" in *[!0-9]*) die "--bridges and --hosts take numbers" ;; esac
-[ "$nbridges" -ge 1 ] && [ "$nbridges" -le 99 ] || die "--bridges must be 1..99"
+[ "$nbridges" -ge 1 ] && [ "$nbridges" -le 999 ] || die "--bridges must be 1..999"
 [ "$nhosts" -le 9 ] && [ $((nbridges * nhosts)) -le 254 ] || die "--hosts must be 0..9, 254 hosts at most"
 
 tag=$$                                  # unique per run; names stay under IFNAMSIZ (15)
@@ -98,7 +98,7 @@ veth() {
 subnet="10.$((200 + tag % 50)).$((tag / 50 % 256))"
 for b in $(seq "$nbridges"); do
   br="rf${tag}b$b"
-  dpid=$(( (tag << 8) + b ))
+  dpid=$(( (tag << 12) + b ))
   export "BED_DPID_$b=$(printf '%016x' "$dpid")"
   vsctl --no-wait add-br "$br" -- set bridge "$br" datapath_type=netdev protocols="$protocol" \
     fail_mode=secure other-config:datapath-id="$(printf '%016x' "$dpid")" \
@@ -127,10 +127,14 @@ for b in $(seq "$nbridges"); do
     vsctl --no-wait add-port "rf${tag}b$((b - 1))" "rf${tag}l${b}a" -- add-port "$br" "rf${tag}l${b}b"
   fi
 done
-for br in $bridges; do                  # reconnect every second at most, not OVS's 8 s
-  vsctl --no-wait -- --id=@c create controller target="\"$controller\"" max_backoff=1000 \
-    -- set bridge "$br" controller=@c >/dev/null
+# All bridges get their controller in one transaction (they connect together); reconnect
+# every second at most, not OVS's 8 s.
+ctl=()
+for br in $bridges; do
+  ctl+=(-- --id=@c$br create controller target="\"$controller\"" max_backoff=1000
+        -- set bridge "$br" controller=@c$br)
 done
+vsctl --no-wait "${ctl[@]}" >/dev/null
 vsctl set Open_vSwitch . other_config:ringflow-bed="$tag" # waits until ovs-vswitchd applied all
 for b in $(seq 2 "$nbridges"); do          # OpenFlow port numbers of link b-1 -- b
   export "BED_LINK_${b}_A=$(vsctl get Interface "rf${tag}l${b}a" ofport)" \
