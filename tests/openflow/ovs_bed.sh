@@ -57,21 +57,20 @@ bridges=""
 teardown() {
   set +e
   trap - EXIT INT TERM HUP PIPE
-  local pf pid i br
-  # netdev bridges' internal ports are persistent taps: ovs-vswitchd removes them on del-br
-  for br in $bridges; do ovs-vsctl --db="unix:$dir/db.sock" --timeout=5 del-br "$br" 2>/dev/null; done
+  local pf pid i
   for pf in "$dir/ovs-vswitchd.pid" "$dir/ovsdb-server.pid"; do
     [ -r "$pf" ] || continue
     pid=$(cat "$pf")
     [ -n "$pid" ] && kill "$pid" 2>/dev/null || continue
-    for i in $(seq 50); do          # gone or a zombie (detached: PID 1 reaps it)
+    for i in $(seq 51); do          # gone or a zombie (detached: PID 1 reaps it)
       case "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" in ""|Z) break ;; esac
-      sleep 0.05
+      [ "$i" -le 50 ] && sleep 0.05 || kill -9 "$pid" 2>/dev/null
     done
-    kill -9 "$pid" 2>/dev/null
   done
-  for n in "${netns[@]}"; do ip netns del "$n" 2>/dev/null; done
-  for l in "${links[@]}"; do ip link del "$l" 2>/dev/null; done
+  # in one batch each; the links include the bridges: a netdev bridge's internal port is a
+  # persistent tap that outlives ovs-vswitchd
+  [ ${#netns[@]} -eq 0 ] || printf 'netns del %s\n' "${netns[@]}" | ip -force -batch - 2>/dev/null
+  [ ${#links[@]} -eq 0 ] || printf 'link del %s\n' "${links[@]}" | ip -force -batch - 2>/dev/null
   rm -rf "$dir"
 }
 trap teardown EXIT
