@@ -95,13 +95,14 @@ veth() {
 }
 
 subnet="10.$((200 + tag % 50)).$((tag / 50 % 256))"
+cfg=()                                    # one ovs-vsctl transaction for all bridges and ports
 for b in $(seq "$nbridges"); do
   br="rf${tag}b$b"
   dpid=$(( (tag << 12) + b ))
   export "BED_DPID_$b=$(printf '%016x' "$dpid")"
-  vsctl --no-wait add-br "$br" -- set bridge "$br" datapath_type=netdev protocols="$protocol" \
-    fail_mode=secure other-config:datapath-id="$(printf '%016x' "$dpid")" \
-    other-config:disable-in-band=true
+  cfg+=(-- add-br "$br" -- set bridge "$br" datapath_type=netdev protocols="$protocol"
+       fail_mode=secure other-config:datapath-id="$(printf '%016x' "$dpid")"
+       other-config:disable-in-band=true)
   bridges="$bridges $br"
   links+=("$br")
   export "BED_BRIDGE_$b=$br"
@@ -116,16 +117,17 @@ for b in $(seq "$nbridges"); do
     ip -n "$ns" link set lo up
     ip -n "$ns" addr add "$ip/24" dev "${port}p"
     ip -n "$ns" link set "${port}p" up
-    vsctl --no-wait add-port "$br" "$port"
+    cfg+=(-- add-port "$br" "$port")
     mac=$(ip -n "$ns" -br link show dev "${port}p" | awk '{print $3}')
     export "BED_NS_${b}_$h=$ns" "BED_IP_${b}_$h=$ip" "BED_MAC_${b}_$h=$mac"
   done
   if [ "$b" -gt 1 ]; then                 # link bridge b-1 and b
     veth "rf${tag}l${b}a" "rf${tag}l${b}b"
     ip link set "rf${tag}l${b}b" up
-    vsctl --no-wait add-port "rf${tag}b$((b - 1))" "rf${tag}l${b}a" -- add-port "$br" "rf${tag}l${b}b"
+    cfg+=(-- add-port "rf${tag}b$((b - 1))" "rf${tag}l${b}a" -- add-port "$br" "rf${tag}l${b}b")
   fi
 done
+vsctl --no-wait "${cfg[@]}"
 # All bridges get their controller in one transaction (they connect together); reconnect
 # every second at most, not OVS's 8 s.
 ctl=()
@@ -135,9 +137,16 @@ for br in $bridges; do
 done
 vsctl --no-wait "${ctl[@]}" >/dev/null
 vsctl set Open_vSwitch . other_config:ringflow-bed="$tag" # waits until ovs-vswitchd applied all
-for b in $(seq 2 "$nbridges"); do          # OpenFlow port numbers of link b-1 -- b
-  export "BED_LINK_${b}_A=$(vsctl get Interface "rf${tag}l${b}a" ofport)" \
-    "BED_LINK_${b}_B=$(vsctl get Interface "rf${tag}l${b}b" ofport)"
+# OpenFlow port numbers of the link b-1 -- b: BED_LINK_<b>_A (on b-1) and _B (on b)
+for i in $(seq 50); do                    # ovs-vswitchd writes ofport a moment after cur_cfg
+  ports=$(vsctl -f csv --no-headings --columns=name,ofport list Interface)
+  grep -q ',\[\]$' <<<"$ports" || break
+  sleep 0.1
+done
+for b in $(seq 2 "$nbridges"); do
+  a=$(grep "^rf${tag}l${b}a," <<<"$ports" | cut -d, -f2)
+  z=$(grep "^rf${tag}l${b}b," <<<"$ports" | cut -d, -f2)
+  export "BED_LINK_${b}_A=$a" "BED_LINK_${b}_B=$z"
 done
 export BED_DIR=$dir BED_BRIDGES="${bridges# }"
 
