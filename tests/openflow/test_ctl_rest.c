@@ -337,6 +337,7 @@ Test(ctl_rest, every_endpoint_serves_the_emulated_chain, .timeout = 60)
 	s = get_json("/api/stats");
 	cr_assert(strstr(s, "\"PACKET_IN\":"), "%s", s);
 	cr_assert(!strstr(s, "\"first_switch_up_to_last_new_link_ms\":null"), "%s", s);
+	cr_assert_lt(count_of(s, "\"count\":0}"), 16, "no PACKET_IN latency recorded: %s", s);
 	free(s);
 	int st;
 	free(http_get("/api/nope", &st));

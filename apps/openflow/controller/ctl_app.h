@@ -57,7 +57,7 @@ struct ctl_net {
 	_Atomic uint64_t lldp_out, lldp_in;   /* LLDP frames sent / received back */
 	_Atomic uint64_t first_up_ms;         /* first switch up (0: none yet) */
 	_Atomic uint64_t last_link_ms;        /* the newest link appeared then */
-	_Atomic uint64_t lat[CTL_MAX_HANDLERS][CTL_LAT_BUCKETS]; /* one writer per row */
+	_Atomic uint64_t lat[CTL_LAT_BUCKETS]; /* I/O poller: hand-off -> reply queued */
 };
 
 /* A switch as the I/O-side callbacks see it. */
@@ -136,8 +136,11 @@ void ctl_apps_timer_switch(struct ctl_apps *a, uint64_t dpid, uint64_t now_ms,
 			   struct of_out *out);
 void ctl_apps_timer_done(struct ctl_apps *a, uint64_t now_ms);
 
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds / nanoseconds. */
 uint64_t ctl_now_ms(void);
+uint64_t ctl_now_ns(void);
+/* Counts one PACKET_IN whose reply came back after `ns` (I/O poller only). */
+void ctl_apps_latency(struct ctl_apps *a, uint64_t ns);
 
 /* Key helpers (big-endian). */
 static inline void ctl_put64(uint8_t *p, uint64_t v)

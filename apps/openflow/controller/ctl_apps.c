@@ -33,6 +33,27 @@ uint64_t ctl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t ctl_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ctl_apps_latency(struct ctl_apps *a, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned b = 0;
+	while (us > 1 && b < CTL_LAT_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	_Atomic uint64_t *c = &a->net.lat[b];
+	/* single writer (the I/O poller), read by the REST thread */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 struct ctl_net *ctl_apps_net(struct ctl_apps *a)
 {
 	return &a->net;

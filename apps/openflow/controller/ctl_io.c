@@ -201,6 +201,7 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	b->version = s->framer.version;
 	b->len = (uint16_t)raw_len;
 	memcpy(b->data, raw, raw_len);
+	b->t_ns = io->apps ? ctl_now_ns() : 0;
 	/* Single producer: the free count just read cannot shrink before this enqueue. */
 	rf_ring_enqueue_burst(h->in, &obj, 1, NULL);
 	rf_counter_add(&cnt->rx, 1);
@@ -239,6 +240,8 @@ static unsigned collect(struct ctl_io *io)
 		unsigned n = rf_ring_dequeue_burst(io->h[k].out, bufs, 32, NULL);
 		for (unsigned i = 0; i < n; i++) {
 			struct ctl_buf *b = bufs[i];
+			if (b->t_ns)
+				ctl_apps_latency(io->apps, ctl_now_ns() - b->t_ns);
 			struct slot *sl = &io->slots[b->conn];
 			size_t room;
 			uint8_t *q;

@@ -281,9 +281,16 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 		(unsigned long long)atomic_load_explicit(&net->lldp_in, memory_order_relaxed),
 		rf_hash_count(net->switches), rf_hash_count(net->links), rf_hash_count(net->hosts));
 	if (up && last >= up)
-		fprintf(out, "%llu}}\n", (unsigned long long)(last - up));
+		fprintf(out, "%llu}", (unsigned long long)(last - up));
 	else
-		fputs("null}}\n", out);
+		fputs("null}", out);
+	/* bucket i counts replies that took [2^i, 2^(i+1)) us (bucket 0: < 2 us) */
+	fputs(",\"packet_in_to_reply_us\":{\"what\":\"I/O poller hand-off to the handler until "
+	      "the reply is queued on the connection\",\"buckets\":[", out);
+	for (int i = 0; i < CTL_LAT_BUCKETS; i++)
+		fprintf(out, "%s{\"ge_us\":%u,\"count\":%llu}", i ? "," : "", i ? 1u << i : 0u,
+			(unsigned long long)atomic_load_explicit(&net->lat[i], memory_order_relaxed));
+	fputs("]}}\n", out);
 	return 200;
 }
 
