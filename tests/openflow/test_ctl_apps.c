@@ -320,3 +320,22 @@ Test(ctl_apps, json_strings_are_escaped)
 	cr_assert(strstr(s, "<svg") && !strstr(s, "http://cdn") && !strstr(s, "<script src"));
 	free(s);
 }
+
+Test(ctl_apps, flow_request_times_out_and_frees_the_mailbox)
+{
+	struct ctl_flow_req *r = ctl_apps_flows(apps);
+	uint64_t d;
+	char *json = NULL;
+	cr_assert_not(ctl_flows_pending(r, &d));
+	rf_qsbr_offline();
+	int rc = ctl_flows_fetch(r, 1, 20, &json);
+	rf_qsbr_online();
+	cr_assert_eq(rc, -ETIMEDOUT);
+	cr_assert_null(json);
+	cr_assert_not(ctl_flows_pending(r, &d), "an abandoned request is not sent later");
+	/* a reply to nothing is ignored */
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 1};
+	m.u.mp_reply.mp_type = OF_MP_FLOW;
+	ctl_flows_reply(r, &m);
+	cr_assert_not(ctl_flows_pending(r, &d));
+}

@@ -266,8 +266,23 @@ static unsigned apps_timer(struct ctl_io *io)
 {
 	uint64_t now = ctl_now_ms();
 	unsigned n = 0;
+	uint64_t want;
+	if (ctl_flows_pending(ctl_apps_flows(io->apps), &want)) /* GET /api/flows/{dpid} */
+		for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
+			struct slot *sl = &io->slots[id];
+			size_t room;
+			uint8_t *q;
+			if (sl->open && sl->s.state == OF_SESSION_UP && sl->s.datapath_id == want &&
+			    (q = ofb_conn_reserve(&sl->c, 256, &room))) {
+				struct of_out out = {.p = q, .cap = room, .len = 0};
+				ctl_flows_send(ctl_apps_flows(io->apps), &sl->s, &out);
+				ofb_conn_commit(&sl->c, out.len);
+				n++;
+				break;
+			}
+		}
 	if (!ctl_apps_timer_due(io->apps, now))
-		return 0;
+		return n;
 	for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
 		struct slot *sl = &io->slots[id];
 		size_t room;
