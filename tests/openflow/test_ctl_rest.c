@@ -30,18 +30,21 @@
 #include "of.h"
 #include "of_eth.h"
 
-#define N_SW 3
+#define MAX_SW 512
 #define N_PORTS 3
+
+/* Switches in the chain: 3, or RF_CTLWEB_CHAIN (up to MAX_SW) for a discovery figure. */
+static unsigned N_SW = 3;
 
 struct emu_sw {
 	int fd;
 	uint64_t dpid;
-	uint8_t rx[1 << 17];
+	uint8_t rx[1 << 16];
 	size_t rx_len;
 	bool ported, host_sent;
 };
 
-static struct emu_sw sw[N_SW];
+static struct emu_sw sw[MAX_SW];
 static pid_t ctl_pid = -1;
 static uint16_t of_port_no, rest_port;
 
@@ -208,7 +211,7 @@ static void pump(double secs)
 {
 	double end = now_s() + secs;
 	do {
-		struct pollfd pf[N_SW];
+		struct pollfd pf[MAX_SW];
 		for (unsigned i = 0; i < N_SW; i++)
 			pf[i] = (struct pollfd){.fd = sw[i].fd, .events = POLLIN};
 		poll(pf, N_SW, 2);
@@ -292,6 +295,9 @@ static void start(void)
 	char listen_at[32], rest_at[32];
 	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", of_port_no);
 	snprintf(rest_at, sizeof(rest_at), "127.0.0.1:%u", rest_port);
+	const char *chain = getenv("RF_CTLWEB_CHAIN");
+	if (chain && atoi(chain) >= 2 && atoi(chain) <= MAX_SW)
+		N_SW = (unsigned)atoi(chain);
 	ctl_pid = fork();
 	cr_assert_geq(ctl_pid, 0);
 	if (ctl_pid == 0) {
@@ -312,7 +318,7 @@ static void start(void)
 	}
 	/* Discovery: every link direction within 10 s (LLDP goes out every second). */
 	char *links = NULL;
-	for (double end = now_s() + 10; now_s() < end;) {
+	for (double end = now_s() + 10 + N_SW / 10; now_s() < end;) {
 		pump(0.2);
 		free(links);
 		links = get_json("/api/links");
@@ -321,6 +327,13 @@ static void start(void)
 	}
 	cr_assert_eq(count_of(links, "\"src\""), 2 * (N_SW - 1), "links: %s", links);
 	free(links);
+	if (chain) { /* the figure: first switch up to the last new link, by the controller */
+		int st;
+		char *s = http_get("/api/stats", &st);
+		const char *d = strstr(s, "\"discovery\"");
+		fprintf(stderr, "chain of %u emulated switches: %.120s\n", N_SW, d ? d : s);
+		free(s);
+	}
 }
 
 static void stop(void)
