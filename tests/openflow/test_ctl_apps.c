@@ -320,3 +320,56 @@ Test(ctl_apps, json_strings_are_escaped)
 	cr_assert(strstr(s, "<svg") && !strstr(s, "http://cdn") && !strstr(s, "<script src"));
 	free(s);
 }
+
+Test(ctl_apps, flow_request_times_out_and_frees_the_mailbox)
+{
+	struct ctl_flow_req *r = ctl_apps_flows(apps);
+	uint64_t d;
+	char *json = NULL;
+	cr_assert_not(ctl_flows_pending(r, &d));
+	rf_qsbr_offline();
+	int rc = ctl_flows_fetch(r, 1, 20, &json);
+	rf_qsbr_online();
+	cr_assert_eq(rc, -ETIMEDOUT);
+	cr_assert_null(json);
+	cr_assert_not(ctl_flows_pending(r, &d), "an abandoned request is not sent later");
+	/* a reply to nothing is ignored */
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 1};
+	m.u.mp_reply.mp_type = OF_MP_FLOW;
+	ctl_flows_reply(r, &m);
+	cr_assert_not(ctl_flows_pending(r, &d));
+}
+
+Test(ctl_apps, openflow_10_switch_gets_lldp_from_its_features_ports)
+{
+	uint8_t buf[4096];
+	struct of_out out = {.p = buf, .cap = sizeof(buf)};
+	struct of_session s = {.state = OF_SESSION_UP, .datapath_id = 9};
+	s.framer.version = OF_VERSION_1_0;
+	struct of_port p[3];
+	memset(p, 0, sizeof(p));
+	p[0].port_no = 1, p[1].port_no = 2, p[2].port_no = OFPP_LOCAL;
+	struct of_msg m = {.version = OF_VERSION_1_0, .type = OF_FEATURES_REPLY};
+	m.u.features.datapath_id = 9;
+	m.u.features.ports.n = 3;
+	m.u.features.ports.items = p;
+	ctl_apps_control(apps, &s, &m, t0, &out);
+	unsigned n = 0;
+	for (size_t off = 0; off + 8 <= out.len; n++) {
+		size_t len = of_get16(buf + off + 2);
+		struct of_msg po;
+		struct of_fault f;
+		cr_assert_eq(of_parse(buf + off, len, &po, &f), 0);
+		cr_assert_eq(po.version, OF_VERSION_1_0);
+		cr_assert_eq(po.type, OF_PACKET_OUT);
+		cr_assert_neq(po.u.packet_out.actions.a[0].port, OFPP_LOCAL, "no LLDP to LOCAL");
+		off += len;
+	}
+	cr_assert_eq(n, 2);
+	char *j = render_ok("/api/switches/9/ports");
+	cr_assert(strstr(j, "\"port_no\":\"LOCAL\""), "%s", j);
+	free(j);
+	j = render_ok("/api/switches");
+	cr_assert(strstr(j, "\"version\":\"1.0\""), "%s", j);
+	free(j);
+}

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	}
 	if (rest_at) {
 		view = (struct ctl_rest_view){.net = ctl_apps_net(apps), .rt = rt, .h = h, .nh = nh,
-					      .apps = app};
+					      .apps = app, .flows = ctl_apps_flows(apps)};
 		if (!(rest = ctl_rest_start(rest_at, &view, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			rf_runtime_stop(rt);

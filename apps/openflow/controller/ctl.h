@@ -37,6 +37,7 @@ struct ctl_buf {
 	uint64_t dpid;
 	uint8_t version;
 	uint16_t len;       /* bytes in data: one message in, zero or more replies out */
+	uint64_t t_ns;      /* hand-off time (apps only: the latency histogram), else 0 */
 	uint8_t data[CTL_BUF_DATA];
 };
 

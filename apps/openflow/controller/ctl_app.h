@@ -30,6 +30,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ringflow/hash.h>
 
@@ -57,7 +58,7 @@ struct ctl_net {
 	_Atomic uint64_t lldp_out, lldp_in;   /* LLDP frames sent / received back */
 	_Atomic uint64_t first_up_ms;         /* first switch up (0: none yet) */
 	_Atomic uint64_t last_link_ms;        /* the newest link appeared then */
-	_Atomic uint64_t lat[CTL_MAX_HANDLERS][CTL_LAT_BUCKETS]; /* one writer per row */
+	_Atomic uint64_t lat[CTL_LAT_BUCKETS]; /* I/O poller: hand-off -> reply queued */
 };
 
 /* A switch as the I/O-side callbacks see it. */
@@ -107,6 +108,27 @@ struct ctl_app ctl_hosts_app(struct ctl_net *net);
 size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_t *reply,
 			  size_t cap);
 
+/* The mailbox behind GET /api/flows/{dpid} (ctl_flows.c has the protocol). */
+struct ctl_flow_req {
+	_Atomic int state;
+	uint64_t dpid; /* REST -> I/O */
+	uint32_t xid;  /* I/O only */
+	unsigned n;    /* I/O only: entries so far */
+	FILE *f;       /* I/O only: the JSON being written into text */
+	char *text;    /* owned by I/O until DONE, then by the REST thread */
+	size_t len;
+};
+void ctl_flows_init(struct ctl_flow_req *r);
+void ctl_flows_fini(struct ctl_flow_req *r);
+/* REST thread (offline while it waits): the switch's flows as a JSON array in *json
+ * (malloc'd). 0, -EBUSY (another request is out), -ETIMEDOUT (no reply in timeout_ms). */
+int ctl_flows_fetch(struct ctl_flow_req *r, uint64_t dpid, unsigned timeout_ms, char **json);
+/* I/O poller: true with *dpid when a request waits to be sent; then ctl_flows_send on that
+ * switch's session. ctl_flows_reply takes every OF_MP_FLOW reply. */
+bool ctl_flows_pending(struct ctl_flow_req *r, uint64_t *dpid);
+void ctl_flows_send(struct ctl_flow_req *r, struct of_session *s, struct of_out *out);
+void ctl_flows_reply(struct ctl_flow_req *r, const struct of_msg *m);
+
 struct ctl_apps;
 
 /* Makes the network view (tables sized for max_entries links and hosts) and the app list from a
@@ -136,8 +158,13 @@ void ctl_apps_timer_switch(struct ctl_apps *a, uint64_t dpid, uint64_t now_ms,
 			   struct of_out *out);
 void ctl_apps_timer_done(struct ctl_apps *a, uint64_t now_ms);
 
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds / nanoseconds. */
 uint64_t ctl_now_ms(void);
+uint64_t ctl_now_ns(void);
+/* The flow-stats mailbox. */
+struct ctl_flow_req *ctl_apps_flows(struct ctl_apps *a);
+/* Counts one PACKET_IN whose reply came back after `ns` (I/O poller only). */
+void ctl_apps_latency(struct ctl_apps *a, uint64_t ns);
 
 /* Key helpers (big-endian). */
 static inline void ctl_put64(uint8_t *p, uint64_t v)

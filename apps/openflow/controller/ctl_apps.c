@@ -22,6 +22,7 @@ struct ctl_apps {
 	struct ctl_app app[CTL_MAX_APPS];
 	unsigned n;
 	uint64_t next_timer_ms;
+	struct ctl_flow_req flows;
 	struct ctl_switch *sw; /* I/O poller only */
 	unsigned n_sw;
 };
@@ -31,6 +32,32 @@ uint64_t ctl_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t ctl_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ctl_apps_latency(struct ctl_apps *a, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned b = 0;
+	while (us > 1 && b < CTL_LAT_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	_Atomic uint64_t *c = &a->net.lat[b];
+	/* single writer (the I/O poller), read by the REST thread */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+struct ctl_flow_req *ctl_apps_flows(struct ctl_apps *a)
+{
+	return &a->flows;
 }
 
 struct ctl_net *ctl_apps_net(struct ctl_apps *a)
@@ -64,6 +91,7 @@ struct ctl_apps *ctl_apps_create(const char *list, unsigned max_entries, char *e
 		snprintf(err, errlen, "out of memory for the app state");
 		goto fail;
 	}
+	ctl_flows_init(&a->flows);
 	struct ctl_net *net = &a->net;
 	net->switches = rf_hash_create("ctl_sw", 8, CTL_MAX_SWITCHES, RF_MEMPOOL_QUIET);
 	net->ports = rf_hash_create("ctl_ports", CTL_PORT_KEY, CTL_MAX_SWITCHES * CTL_MAX_PORTS,
@@ -109,6 +137,7 @@ void ctl_apps_free(struct ctl_apps *a)
 {
 	if (!a)
 		return;
+	ctl_flows_fini(&a->flows);
 	rf_hash_free(a->net.switches);
 	rf_hash_free(a->net.ports);
 	rf_hash_free(a->net.links);
@@ -230,6 +259,8 @@ void ctl_apps_control(struct ctl_apps *a, const struct of_session *s, const stru
 		}
 		if (!(m->u.mp_reply.flags & OFPMPF_MORE))
 			switch_up(a, sw, now_ms, out);
+	} else if (m->type == OF_MULTIPART_REPLY && m->u.mp_reply.mp_type == OF_MP_FLOW) {
+		ctl_flows_reply(&a->flows, m);
 	} else if (m->type == OF_PORT_STATUS) {
 		struct ctl_switch *sw = find_sw(a, s->datapath_id, false);
 		if (!sw)

@@ -201,6 +201,7 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	b->version = s->framer.version;
 	b->len = (uint16_t)raw_len;
 	memcpy(b->data, raw, raw_len);
+	b->t_ns = io->apps ? ctl_now_ns() : 0;
 	/* Single producer: the free count just read cannot shrink before this enqueue. */
 	rf_ring_enqueue_burst(h->in, &obj, 1, NULL);
 	rf_counter_add(&cnt->rx, 1);
@@ -239,6 +240,8 @@ static unsigned collect(struct ctl_io *io)
 		unsigned n = rf_ring_dequeue_burst(io->h[k].out, bufs, 32, NULL);
 		for (unsigned i = 0; i < n; i++) {
 			struct ctl_buf *b = bufs[i];
+			if (b->t_ns)
+				ctl_apps_latency(io->apps, ctl_now_ns() - b->t_ns);
 			struct slot *sl = &io->slots[b->conn];
 			size_t room;
 			uint8_t *q;
@@ -263,8 +266,23 @@ static unsigned apps_timer(struct ctl_io *io)
 {
 	uint64_t now = ctl_now_ms();
 	unsigned n = 0;
+	uint64_t want;
+	if (ctl_flows_pending(ctl_apps_flows(io->apps), &want)) /* GET /api/flows/{dpid} */
+		for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
+			struct slot *sl = &io->slots[id];
+			size_t room;
+			uint8_t *q;
+			if (sl->open && sl->s.state == OF_SESSION_UP && sl->s.datapath_id == want &&
+			    (q = ofb_conn_reserve(&sl->c, 256, &room))) {
+				struct of_out out = {.p = q, .cap = room, .len = 0};
+				ctl_flows_send(ctl_apps_flows(io->apps), &sl->s, &out);
+				ofb_conn_commit(&sl->c, out.len);
+				n++;
+				break;
+			}
+		}
 	if (!ctl_apps_timer_due(io->apps, now))
-		return 0;
+		return n;
 	for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
 		struct slot *sl = &io->slots[id];
 		size_t room;

@@ -4,6 +4,7 @@
  * the entries out, sorts them by key (dpid order) and prints them. Values are numbers, so
  * nothing read can have been freed under us.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,9 +222,25 @@ static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 	}
 	fputs("{\"dpid\":", out);
 	dpid_str(out, be);
-	fputs(",\"source\":\"learning switch MAC table: for each entry the controller installs "
-	      "in_port+eth_dst -> out_port (priority 100, idle 60 s) on the next PACKET_IN to "
-	      "that MAC\",\"entries\":[", out);
+	fputs(",\"flows\":", out);
+	char *json = NULL;
+	int rc = -ENOTSUP;
+	if (v->flows) {
+		rf_qsbr_offline(); /* waits for the switch: holds nothing from the tables */
+		rc = ctl_flows_fetch(v->flows, ctl_get64(be), 2000, &json);
+		rf_qsbr_online();
+	}
+	if (rc == 0)
+		fputs(json, out);
+	else
+		fprintf(out, "null,\"flows_error\":\"%s\"",
+			rc == -ETIMEDOUT ? "the switch did not answer the flow stats request in 2 s"
+			: rc == -EBUSY ? "another flow request is in progress"
+				       : "not asked (no controller connection)");
+	free(json);
+	fputs(",\"learned_macs\":{\"what\":\"learning switch MAC table: for each entry the "
+	      "controller installs in_port+eth_dst -> out_port (priority 100, idle 60 s) on the "
+	      "next PACKET_IN to that MAC\",\"entries\":[", out);
 	size_t n = 0;
 	struct kv *m = v->h ? collect(v->h[0].macs, be, &n) : NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -231,7 +248,7 @@ static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 		mac_str(out, m[i].key + 8);
 		fprintf(out, ",\"out_port\":%llu}", (unsigned long long)(m[i].v - 1));
 	}
-	fputs("]}\n", out);
+	fputs("]}}\n", out);
 	free(m);
 	return 200;
 }
@@ -281,9 +298,16 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 		(unsigned long long)atomic_load_explicit(&net->lldp_in, memory_order_relaxed),
 		rf_hash_count(net->switches), rf_hash_count(net->links), rf_hash_count(net->hosts));
 	if (up && last >= up)
-		fprintf(out, "%llu}}\n", (unsigned long long)(last - up));
+		fprintf(out, "%llu}", (unsigned long long)(last - up));
 	else
-		fputs("null}}\n", out);
+		fputs("null}", out);
+	/* bucket i counts replies that took [2^i, 2^(i+1)) us (bucket 0: < 2 us) */
+	fputs(",\"packet_in_to_reply_us\":{\"what\":\"I/O poller hand-off to the handler until "
+	      "the reply is queued on the connection\",\"buckets\":[", out);
+	for (int i = 0; i < CTL_LAT_BUCKETS; i++)
+		fprintf(out, "%s{\"ge_us\":%u,\"count\":%llu}", i ? "," : "", i ? 1u << i : 0u,
+			(unsigned long long)atomic_load_explicit(&net->lat[i], memory_order_relaxed));
+	fputs("]}}\n", out);
 	return 200;
 }
 

@@ -7,7 +7,8 @@
  *   GET /api/switches/{dpid}/ports  that switch's ports
  *   GET /api/links                  discovered links (one entry per direction)
  *   GET /api/hosts                  hosts: MAC, attachment point, IPv4
- *   GET /api/flows/{dpid}           the learning switch's forwarding entries for that switch
+ *   GET /api/flows/{dpid}           the switch's flow table (a flow stats request, answered
+ *                                   within 2 s) and the learning switch's MAC entries
  *   GET /api/stats                  per-core and per-handler counters, messages by type,
  *                                   LLDP counts, discovery time
  *   GET /                           the page: topology drawing and live counters
@@ -30,6 +31,7 @@ struct ctl_rest_view {
 	struct ctl_handler *h;  /* handler counters and the MAC table; NULL: none */
 	unsigned nh;
 	const char *apps;       /* the --app list, shown on the page */
+	struct ctl_flow_req *flows; /* asks switches for their flows; NULL: not asked */
 };
 
 /* Renders GET `path` into out; *ctype gets the content type. Returns the HTTP status (200,
