@@ -18,7 +18,8 @@
 # BED_MAC_<b>_<h>, BED_DPID_<b> (16 hex digits), BED_LINK_<b>_A / _B (the OpenFlow port numbers
 # of the veth link between bridge b-1 (A) and bridge b (B)).
 # Teardown (trap on exit and signals): kills only the two daemons it started (their pidfiles),
-# deletes its namespaces and links, removes the run directory. Needs root.
+# deletes its namespaces and links, removes the run directory. Needs root. Beds run one at a
+# time (a lock): all userspace datapaths of a host share the tap "ovs-netdev".
 set -euo pipefail
 
 controller=tcp:127.0.0.1:6653
@@ -48,6 +49,17 @@ case "$nbridges$nhosts" in *[!0-9]*) die "--bridges and --hosts take numbers" ;;
 [ "$nbridges" -ge 1 ] && [ "$nbridges" -le 999 ] || die "--bridges must be 1..999"
 [ "$nhosts" -le 9 ] && [ $((nbridges * nhosts)) -le 254 ] || die "--hosts must be 0..9, 254 hosts at most"
 
+# One userspace datapath per host: every netdev-type ovs-vswitchd opens the same persistent
+# tap "ovs-netdev", so a second one fails ("failed to open datapath ... No such device").
+# Beds take turns on a lock (at most 60 s of waiting) and refuse a foreign holder of the tap.
+exec 9>/tmp/ringflow-ovs-bed.lock
+flock -w 60 9 || die "another OVS bed held /tmp/ringflow-ovs-bed.lock for 60 s"
+if holder=$(grep -l '^iff:[[:space:]]*ovs-netdev$' /proc/[0-9]*/fdinfo/* 2>/dev/null | head -1) &&
+   [ -n "$holder" ]; then
+  pid=${holder#/proc/}; pid=${pid%%/*}
+  die "tap ovs-netdev is held by PID $pid ($(cat "/proc/$pid/comm" 2>/dev/null)): a userspace ovs-vswitchd is running; stop it first"
+fi
+
 tag=$$                                  # unique per run; names stay under IFNAMSIZ (15)
 dir=$(mktemp -d "/tmp/ringflow-ovs-$tag.XXXXXX")
 netns=()
@@ -71,6 +83,7 @@ teardown() {
   # persistent tap that outlives ovs-vswitchd
   [ ${#netns[@]} -eq 0 ] || printf 'netns del %s\n' "${netns[@]}" | ip -force -batch - 2>/dev/null
   [ ${#links[@]} -eq 0 ] || printf 'link del %s\n' "${links[@]}" | ip -force -batch - 2>/dev/null
+  ip link del ovs-netdev 2>/dev/null    # the datapath's persistent tap (ours: we hold the lock)
   rm -rf "$dir"
 }
 trap teardown EXIT
@@ -79,12 +92,12 @@ trap 'exit 130' INT TERM HUP PIPE
 export OVS_RUNDIR=$dir OVS_DBDIR=$dir OVS_LOGDIR=$dir OVS_SYSCONFDIR=$dir
 ovsdb-tool create "$dir/conf.db" "$schema"
 ovsdb-server "$dir/conf.db" --remote="punix:$dir/db.sock" --pidfile="$dir/ovsdb-server.pid" \
-  --log-file="$dir/ovsdb-server.log" --unixctl="$dir/ovsdb-server.ctl" --detach --no-chdir -vconsole:off 2>>"$dir/start.log" \
+  --log-file="$dir/ovsdb-server.log" --unixctl="$dir/ovsdb-server.ctl" --detach --no-chdir -vconsole:off 2>>"$dir/start.log" 9>&- \
   || die "ovsdb-server did not start; see $dir/ovsdb-server.log"
 vsctl() { ovs-vsctl --db="unix:$dir/db.sock" --timeout=10 "$@"; }
 vsctl --no-wait init >/dev/null
 ovs-vswitchd "unix:$dir/db.sock" --pidfile="$dir/ovs-vswitchd.pid" \
-  --log-file="$dir/ovs-vswitchd.log" --detach --no-chdir -vconsole:off 2>>"$dir/start.log" \
+  --log-file="$dir/ovs-vswitchd.log" --detach --no-chdir -vconsole:off 2>>"$dir/start.log" 9>&- \
   || die "ovs-vswitchd did not start; see $dir/ovs-vswitchd.log"
 
 # A veth pair: $1 stays in the root namespace (an OVS port), $2 is the peer.

@@ -8,6 +8,7 @@
  * tears itself down even when a test fails or dies. Needs root; skips without OVS or ping.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@ struct bed {
 	pid_t pid;	   /* the ovs_bed.sh process */
 	int hold_fd;	   /* its stdin: closing it tears the bed down */
 	pid_t controller;  /* ringflow-controller */
+	uint16_t port;	   /* where it listens */
 };
 
 static void need_root_and_tools(void)
@@ -77,10 +79,13 @@ static void start_bed(struct bed *b, const char *protocol, int bridges, int host
 		      uint16_t rest_port)
 {
 	uint16_t port = free_port();
+	b->port = port;
 	b->controller = start_controller(port, rest_port);
 	int in[2], out[2];
-	cr_assert_eq(pipe(in), 0);
-	cr_assert_eq(pipe(out), 0);
+	/* close-on-exec: only the bed holds these (a controller started later must not keep
+	 * the hold pipe open, or the bed would outlive this process) */
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
 	char target[48], nb[8], nh[8];
 	snprintf(target, sizeof(target), "tcp:127.0.0.1:%u", port);
 	snprintf(nb, sizeof(nb), "%d", bridges);
@@ -88,6 +93,8 @@ static void start_bed(struct bed *b, const char *protocol, int bridges, int host
 	b->pid = fork();
 	cr_assert_geq(b->pid, 0);
 	if (b->pid == 0) {
+		setsid(); /* out of our process group: a timeout's group SIGKILL must not skip
+			   * the bed's teardown; it sees stdin close (and SIGTERM) instead */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
@@ -284,4 +291,35 @@ Test(ovs, lldp_discovers_two_bridges_linked, .timeout = 60)
 Test(ovs, lldp_discovers_three_bridges_in_a_line, .timeout = 60)
 {
 	links_discovered(3);
+}
+
+/* OVS keeps flows across a controller restart; the new controller must delete them on
+ * connect (a clean state), put the table-miss entry back, and forward again. */
+Test(ovs, restarted_controller_clears_stale_flows, .timeout = 60)
+{
+	need_root_and_tools();
+	struct bed b;
+	start_bed(&b, "OpenFlow13", 1, 2, 0);
+	wait_connected();
+	cr_assert_eq(ping("1_1", "1_2"), 0);
+	kill(b.controller, SIGTERM);
+	int st;
+	cr_assert_eq(waitpid(b.controller, &st, 0), b.controller);
+	char flows[16384];
+	cr_assert_eq(sh(flows, sizeof(flows), "ovs-ofctl -O OpenFlow13 dump-flows \"$BED_BRIDGE_1\""), 0);
+	expect_learned(flows, "1_2"); /* survived the controller */
+
+	b.controller = start_controller(b.port, 0);
+	int cleared = 0;
+	for (int i = 0; i < 100 && !cleared; i++) {
+		usleep(100000);
+		/* reconnected (a second "connected" line), learned flows gone, table-miss back */
+		cleared = sh(NULL, 0, "[ $(grep -c \"|$BED_BRIDGE_1<->tcp:.*: connected$\" "
+				      "\"$BED_DIR/ovs-vswitchd.log\") -ge 2 ]") == 0 &&
+			  sh(flows, sizeof(flows), "ovs-ofctl -O OpenFlow13 dump-flows \"$BED_BRIDGE_1\"") == 0 &&
+			  !strstr(flows, "dl_dst=") && strstr(flows, "priority=0 actions=CONTROLLER");
+	}
+	cr_assert(cleared, "stale flows not cleared after reconnect:\n%s", flows);
+	cr_assert_eq(ping("1_1", "1_2"), 0, "no forwarding after the controller restart");
+	stop_bed(&b);
 }
