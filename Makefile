@@ -5,6 +5,7 @@
 #   make asan-test   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan-test   the concurrent tests under ThreadSanitizer
 #   make bench       every benchmark, full length
+#   make fuzz        libFuzzer targets (clang, ASan+UBSan) for FUZZ_TIME s each on their corpus
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -29,6 +30,12 @@ demo: build
 
 bench: build
 	$(BUILD)/bench/ringflow-bench ring
+	$(BUILD)/bench/ringflow-bench falseshare
+	$(BUILD)/bench/ringflow-bench branch
+	$(BUILD)/bench/ringflow-bench atomics
+	$(BUILD)/bench/ringflow-bench alloc
+	$(BUILD)/bench/ringflow-bench mempool
+	$(BUILD)/bench/ringflow-bench hash
 
 asan-test: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
@@ -43,6 +50,16 @@ tsan-test: deps
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest $(CTEST_ARGS) -j 2 -L concurrent
+
+FUZZ_TIME ?= 60
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+	  -DRF_SANITIZE=address,undefined -DRF_BUILD_FUZZ=ON -DRF_BUILD_TESTS=OFF -DRF_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_of_parser
+	mkdir -p build-fuzz/corpus/openflow
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_of_parser -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
+	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/openflow tests/fuzz/corpus/openflow
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -84,12 +84,83 @@ static double floor_handoff(void *arg, const struct rf_bench_ctx *ctx)
 	return v;
 }
 
+/* The floor of any index-based ring: the message (a slot line) and the "it is there" flag
+ * (a tail line) are two lines, and the reader must see the flag before it may read the slot,
+ * so each one-way trip is two dependent line transfers. A writes slot then flag; B waits for
+ * the flag, reads the slot, answers the same way on a second pair of lines. */
+struct floor2 {
+	RF_CACHE_ALIGNED _Atomic uint64_t flag_ab;
+	RF_CACHE_ALIGNED uint64_t slot_ab;
+	RF_CACHE_ALIGNED _Atomic uint64_t flag_ba;
+	RF_CACHE_ALIGNED uint64_t slot_ba;
+	RF_CACHE_ALIGNED _Atomic int stop;
+	double seconds, result;
+};
+
+static void *floor2_b(void *p)
+{
+	struct floor2 *f = p;
+	uint64_t seen = 0;
+	while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+		/* acquire: pairs with A's release of flag_ab, making slot_ab readable. */
+		uint64_t v = atomic_load_explicit(&f->flag_ab, memory_order_acquire);
+		if (v == seen) {
+			rf_cpu_relax();
+			continue;
+		}
+		seen = v;
+		f->slot_ba = f->slot_ab;
+		/* release: publishes slot_ba to A's acquire of flag_ba. */
+		atomic_store_explicit(&f->flag_ba, v, memory_order_release);
+	}
+	return NULL;
+}
+
+static void *floor2_a(void *p)
+{
+	struct floor2 *f = p;
+	uint64_t trips = 0, sink = 0, t0 = rf_bench_now_ns();
+	uint64_t deadline = t0 + (uint64_t)(f->seconds * 1e9);
+	for (;;) {
+		trips++;
+		f->slot_ab = trips;
+		atomic_store_explicit(&f->flag_ab, trips, memory_order_release); /* pairs with B */
+		while (atomic_load_explicit(&f->flag_ba, memory_order_acquire) != trips) /* with B */
+			rf_cpu_relax();
+		sink += f->slot_ba;
+		if ((trips & 255) == 0 && rf_bench_now_ns() >= deadline)
+			break;
+	}
+	uint64_t t1 = rf_bench_now_ns();
+	atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
+	f->result = sink ? (double)(t1 - t0) / (2.0 * (double)trips) : -1;
+	return NULL;
+}
+
+static double floor2_handoff(void *arg, const struct rf_bench_ctx *ctx)
+{
+	(void)arg;
+	struct floor2 *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
+	if (!f)
+		return -1;
+	memset(f, 0, sizeof(*f));
+	f->seconds = ctx->seconds;
+	struct rf_bench_thread *b = rf_bench_thread_start(ctx->opts->cpu[1], floor2_b, f);
+	struct rf_bench_thread *a = rf_bench_thread_start(ctx->opts->cpu[0], floor2_a, f);
+	rf_bench_thread_join(a);
+	rf_bench_thread_join(b);
+	double v = f->result;
+	free(f);
+	return v;
+}
+
 static void ring_help(FILE *out)
 {
 	fprintf(out, "cases: spsc_burst1 spsc_burst32 mpmc_1p1c_burst32 mpmc_2p2c_burst32 handoff\n"
 		     "impls: ringflow, ringflow_pad64 (64 B instead of 128 B between producer and\n"
 		     "       consumer state), rte_ring, rte_ring_hts (2p2c only), ck_ring, mutex,\n"
-		     "       floor (raw cache-line ping-pong, handoff only)\n"
+		     "       floor (raw cache-line ping-pong, handoff only), floor_2lines (a data\n"
+		     "       line plus a flag line per trip: the floor of any index-based ring)\n"
 		     "units: Mops/s (items moved per second), ns (one-way handoff latency)\n");
 }
 
@@ -122,7 +193,8 @@ static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	const struct rf_bench_impl handoff[] = {
 		{"ringflow", ringflow_handoff, &spsc_lat}, {"ringflow_pad64", rb_pad64_handoff, &spsc_lat},
 		{"rte_ring", rte_handoff, &spsc_lat},      {"ck_ring", ck_handoff, &spsc_lat},
-		{"mutex", mutexq_handoff, &spsc_lat},      {"floor", floor_handoff, NULL}};
+		{"mutex", mutexq_handoff, &spsc_lat},      {"floor", floor_handoff, NULL},
+		{"floor_2lines", floor2_handoff, NULL}};
 
 	if (rf_bench_ncpus() < 2)
 		rf_bench_note("only one CPU online: cross-core cases run both sides on it");
@@ -130,7 +202,7 @@ static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_case(opts, "ring", "spsc_burst32", "Mops/s", RF_HIGHER_IS_BETTER, spsc_b32, 5);
 	rf_bench_case(opts, "ring", "mpmc_1p1c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_11, 5);
 	rf_bench_case(opts, "ring", "mpmc_2p2c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_22, 5);
-	rf_bench_case(opts, "ring", "handoff", "ns", RF_LOWER_IS_BETTER, handoff, 6);
+	rf_bench_case(opts, "ring", "handoff", "ns", RF_LOWER_IS_BETTER, handoff, 7);
 	rf_bench_note("ck_ring has no burst call: its bursts are loops of single enqueues");
 	rf_bench_note("2p2c puts two threads on each of the two CPUs (oversubscribed here)");
 	rf_bench_print_table(opts, "ring");

@@ -293,9 +293,12 @@ static void conn_read(struct tcp_queue *q, unsigned slot)
 		c->roff = 0;
 	}
 	while (c->rlen < TCP_RBUF) {
-		ssize_t r = recv(c->fd, c->rbuf + c->rlen, TCP_RBUF - c->rlen, MSG_DONTWAIT);
+		size_t room = TCP_RBUF - c->rlen;
+		ssize_t r = recv(c->fd, c->rbuf + c->rlen, room, MSG_DONTWAIT);
 		if (r > 0) {
 			c->rlen += (uint32_t)r;
+			if ((size_t)r < room)
+				return; /* drained: spare the EAGAIN call (epoll is level-triggered) */
 			continue;
 		}
 		if (r < 0 && errno == EINTR)

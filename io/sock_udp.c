@@ -114,6 +114,8 @@ static unsigned udp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 	if (n > RF_IO_MAX_BURST)
 		n = RF_IO_MAX_BURST;
 	unsigned have = stash_fill(dev, q, n);
+	if (have > n)
+		have = n; /* the stash may hold more from an earlier, larger burst */
 	if (have == 0) {
 		rf_stat_add(&q->st.rx_nobuf, 1);
 		return 0;
@@ -155,7 +157,7 @@ static unsigned udp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 	for (int i = 0; i < r; i++)
 		if (q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
 			bufs[keep++] = bufs[i];
-	for (unsigned i = (unsigned)r; i < have; i++)
+	for (unsigned i = (unsigned)r; i < q->nstash; i++)
 		bufs[keep++] = bufs[i];
 	q->nstash = keep;
 	rf_stat_add(&q->st.rx_pkts, got);

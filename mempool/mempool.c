@@ -49,6 +49,7 @@ static void rf_mp_register(struct rf_mempool *mp)
 {
 	pthread_mutex_lock(&rf_mp_lock);
 	mp->gen = rf_mp_next_gen++;
+	mp->fast_gen = UINT64_MAX; /* set below once the pool has a cache slot */
 	if (mp->cache_size) {
 		unsigned i = 0;
 		while (i < RF_MEMPOOL_MAX_CACHED && rf_mp_slots[i].mp)
@@ -57,6 +58,8 @@ static void rf_mp_register(struct rf_mempool *mp)
 			rf_mp_slots[i].mp = mp;
 			rf_mp_slots[i].gen = mp->gen;
 			mp->id = i;
+			if (!mp->debug)
+				mp->fast_gen = mp->gen;
 		} else {
 			mp->cache_size = 0; /* works, just without caches (documented) */
 		}

@@ -62,8 +62,10 @@ static void rf_mp_exit_key_init(void)
 	pthread_key_create(&rf_mp_exit_key, rf_mp_thread_exit);
 }
 
-struct rf_mempool_cache *rf_mempool_cache_attach_pvt(struct rf_mempool *mp)
+static struct rf_mempool_cache *rf_mp_cache_attach(struct rf_mempool *mp)
 {
+	if (mp->cache_size == 0)
+		return NULL;
 	size_t sz = sizeof(struct rf_mempool_cache) + 2 * (size_t)mp->cache_size * sizeof(void *);
 	sz = (sz + RF_CACHE_LINE - 1) / RF_CACHE_LINE * RF_CACHE_LINE;
 	struct rf_mempool_cache *c = aligned_alloc(RF_CACHE_LINE, sz);
@@ -112,16 +114,83 @@ void rf_mp_caches_free_locked(struct rf_mempool *mp)
 	mp->slow->caches = NULL;
 }
 
-int rf_mempool_get_bulk_mixed_pvt(struct rf_mempool *mp, struct rf_mempool_cache *c, void **objs,
-				  unsigned n)
+/* The calling thread's cache of mp, or NULL (no caches, or the cache could not be made). */
+static struct rf_mempool_cache *rf_mp_cache(struct rf_mempool *mp)
 {
+	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
+	if (mp->cache_size && t->gen == mp->gen)
+		return t->cache;
+	return rf_mp_cache_attach(mp);
+}
+
+int rf_mp_get_raw(struct rf_mempool *mp, void **objs, unsigned n)
+{
+	struct rf_mempool_cache *c = rf_mp_cache(mp);
+	if (c == NULL)
+		return rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n ? 0 : -ENOBUFS;
 	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours only */
-	unsigned from_cache = len < n ? len : n;
-	unsigned from_ring = n - from_cache;
-	if (from_ring && rf_ring_dequeue_bulk(mp->ring, objs, from_ring, NULL) != from_ring)
-		return -ENOBUFS;
-	for (unsigned i = 0; i < from_cache; i++)
-		objs[from_ring + i] = c->objs[len - 1 - i];
-	atomic_store_explicit(&c->len, len - from_cache, memory_order_relaxed);
+	if (n > c->size) {
+		/* Too big for the cache: straight from the ring, or ring and cache together. */
+		if (rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n)
+			return 0;
+		unsigned from_cache = len < n ? len : n;
+		unsigned from_ring = n - from_cache;
+		if (rf_ring_dequeue_bulk(mp->ring, objs, from_ring, NULL) != from_ring)
+			return -ENOBUFS;
+		memcpy(objs + from_ring, &c->objs[len - from_cache], from_cache * sizeof(void *));
+		atomic_store_explicit(&c->len, len - from_cache, memory_order_relaxed);
+		return 0;
+	}
+	if (len < n) {
+		/* Refill to size + n, so the next gets hit the cache; if the ring has not that
+		 * many, take just what is missing. */
+		unsigned req = c->size + n - len;
+		if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) != req) {
+			req = n - len;
+			if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) != req)
+				return -ENOBUFS;
+		}
+		len += req;
+	}
+	memcpy(objs, &c->objs[len - n], n * sizeof(void *));
+	atomic_store_explicit(&c->len, len - n, memory_order_relaxed);
 	return 0;
+}
+
+void rf_mp_put_raw(struct rf_mempool *mp, void *const *objs, unsigned n)
+{
+	struct rf_mempool_cache *c = rf_mp_cache(mp);
+	if (c == NULL || n > c->size) {
+		/* The ring holds every object of the pool, so this cannot fail for real ones. */
+		rf_ring_enqueue_bulk(mp->ring, objs, n, NULL);
+		return;
+	}
+	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours only */
+	if (len + n > c->flushthresh) {
+		/* Flush the oldest (coldest) objects, keeping size / 2 for the next gets. */
+		unsigned keep = c->size / 2;
+		if (len > keep) {
+			rf_ring_enqueue_bulk(mp->ring, &c->objs[keep], len - keep, NULL);
+			len = keep;
+		}
+	}
+	memcpy(&c->objs[len], objs, n * sizeof(void *));
+	atomic_store_explicit(&c->len, len + n, memory_order_relaxed);
+}
+
+int rf_mempool_get_bulk_slow_pvt(struct rf_mempool *mp, void **objs, unsigned n)
+{
+	if (n == 0)
+		return 0;
+	return mp->debug ? rf_mp_get_debug(mp, objs, n) : rf_mp_get_raw(mp, objs, n);
+}
+
+void rf_mempool_put_bulk_slow_pvt(struct rf_mempool *mp, void *const *objs, unsigned n)
+{
+	if (n == 0)
+		return;
+	if (mp->debug)
+		rf_mp_put_debug(mp, objs, n);
+	else
+		rf_mp_put_raw(mp, objs, n);
 }

@@ -37,9 +37,9 @@ static bool rf_mp_poison_intact(const struct rf_mempool *mp, const unsigned char
 	return true;
 }
 
-int rf_mempool_get_bulk_debug_pvt(struct rf_mempool *mp, void **objs, unsigned n)
+int rf_mp_get_debug(struct rf_mempool *mp, void **objs, unsigned n)
 {
-	int rc = rf_mempool_get_bulk_raw_pvt(mp, objs, n);
+	int rc = rf_mp_get_raw(mp, objs, n);
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < n; i++) {
@@ -58,7 +58,7 @@ int rf_mempool_get_bulk_debug_pvt(struct rf_mempool *mp, void **objs, unsigned n
 	return 0;
 }
 
-void rf_mempool_put_bulk_debug_pvt(struct rf_mempool *mp, void *const *objs, unsigned n)
+void rf_mp_put_debug(struct rf_mempool *mp, void *const *objs, unsigned n)
 {
 	void *ok[64];
 	unsigned k = 0;
@@ -80,10 +80,10 @@ void rf_mempool_put_bulk_debug_pvt(struct rf_mempool *mp, void *const *objs, uns
 		memset(objs[i], RF_MEMPOOL_POISON, mp->elt_size);
 		ok[k++] = objs[i];
 		if (k == RF_ARRAY_SIZE(ok)) {
-			rf_mempool_put_bulk_raw_pvt(mp, ok, k);
+			rf_mp_put_raw(mp, ok, k);
 			k = 0;
 		}
 	}
 	if (k)
-		rf_mempool_put_bulk_raw_pvt(mp, ok, k);
+		rf_mp_put_raw(mp, ok, k);
 }

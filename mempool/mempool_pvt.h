@@ -38,7 +38,15 @@ void rf_mp_unmap_region(void *base, size_t mapped);
 /* mempool_cache.c: unlinks and frees every cache of mp (rf_mp_lock held; pool being freed). */
 void rf_mp_caches_free_locked(struct rf_mempool *mp);
 
-/* mempool_debug.c: marks every object free and poisons it (pool creation, debug mode). */
+/* mempool_cache.c: get/put through the calling thread's cache (made on first use) or, for
+ * pools without one, the ring; no debug checks. get: 0 or -ENOBUFS, nothing taken. */
+int rf_mp_get_raw(struct rf_mempool *mp, void **objs, unsigned n);
+void rf_mp_put_raw(struct rf_mempool *mp, void *const *objs, unsigned n);
+
+/* mempool_debug.c: marks every object free and poisons it (pool creation, debug mode), and
+ * the checked get/put of debug pools (over rf_mp_get_raw / rf_mp_put_raw). */
 void rf_mp_debug_init(struct rf_mempool *mp);
+int rf_mp_get_debug(struct rf_mempool *mp, void **objs, unsigned n);
+void rf_mp_put_debug(struct rf_mempool *mp, void *const *objs, unsigned n);
 
 #endif

@@ -21,9 +21,9 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <urcu-qsbr.h>
 
 #include <ringflow/io.h>
+#include <ringflow/qsbr.h>
 #include <ringflow/runtime.h>
 
 #include "runtime_pvt.h"
@@ -250,14 +250,14 @@ static void *poller_main(void *arg)
 	while (!rt->gate_open)
 		pthread_cond_wait(&rt->gate_cond, &rt->gate_lock);
 	pthread_mutex_unlock(&rt->gate_lock);
-	rcu_register_thread();
+	rf_qsbr_register();
 	/* Relaxed: the flag carries no data; what the pollers did is published by pthread_join. */
 	while (!atomic_load_explicit(&rt->stop, memory_order_relaxed)) {
 		unsigned work = 0;
 		for (unsigned i = 0; i < p->npolls; i++)
 			work += p->polls[i].fn(p, p->polls[i].arg);
 		rf_counter_add(&p->ctr.loops, 1);
-		rcu_quiescent_state();
+		rf_qsbr_quiescent();
 		if (work) {
 			empty = 0;
 			continue;
@@ -268,11 +268,11 @@ static void *poller_main(void *arg)
 		}
 		empty = 0;
 		rf_counter_add(&p->ctr.idle_blocks, 1);
-		rcu_thread_offline();
+		rf_qsbr_offline();
 		poller_block(p);
-		rcu_thread_online();
+		rf_qsbr_online();
 	}
-	rcu_unregister_thread();
+	rf_qsbr_unregister();
 	return NULL;
 }
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <urcu-qsbr.h>
 
+#include <ringflow/qsbr.h>
 #include <ringflow/runtime.h>
 
 #include "runtime_pvt.h"
@@ -142,7 +142,7 @@ static int run_due(struct rf_runtime *rt)
 		}
 		pthread_mutex_unlock(&rt->tlock);
 		t.fn(t.arg);
-		rcu_quiescent_state();
+		rf_qsbr_quiescent();
 		pthread_mutex_lock(&rt->tlock);
 	}
 }
@@ -152,18 +152,18 @@ static void *service_main(void *arg)
 	struct rf_runtime *rt = arg;
 	struct pollfd pfd[2] = {{.fd = rt->stop_efd, .events = POLLIN},
 				{.fd = rt->wake_efd, .events = POLLIN}};
-	rcu_register_thread();
+	rf_qsbr_register();
 	while (!rf_runtime_stopping(rt)) {
 		int ms = run_due(rt);
-		rcu_thread_offline();
+		rf_qsbr_offline();
 		if (poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t v;
 			ssize_t r = read(rt->wake_efd, &v, sizeof(v));
 			(void)r;
 		}
-		rcu_thread_online();
+		rf_qsbr_online();
 	}
-	rcu_unregister_thread();
+	rf_qsbr_unregister();
 	return NULL;
 }
 

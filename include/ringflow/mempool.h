@@ -79,9 +79,9 @@ struct rf_mempool_cache {
 	_Atomic unsigned len;  /* objects in objs[0..len) */
 	unsigned size;         /* target fill after a refill (the pool's cache_size) */
 	unsigned flushthresh;  /* a put that would pass this flushes down to size / 2 first */
-	struct rf_mempool_cache *next, *prev; /* the pool's list (under the pool's lock) */
+	struct rf_mempool_cache *next, *prev; /* the pool's list (under the mempool lock) */
 	struct rf_mempool *mp;
-	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size + 1 slots */
+	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size slots */
 };
 
 struct rf_mempool_slow_pvt; /* the pool's lock, list of caches, debug state (mempool.c) */
@@ -89,6 +89,8 @@ struct rf_mempool_slow_pvt; /* the pool's lock, list of caches, debug state (mem
 struct rf_mempool {
 	/* Read-only after create: the one line every fast-path call reads. */
 	RF_CACHE_ALIGNED struct rf_ring *ring; /* the common pool (MPMC) */
+	uint64_t fast_gen;     /* == gen when the inline fast path may use a thread's cache;
+				* UINT64_MAX (matches no slot) for debug and cacheless pools */
 	uint64_t gen;          /* unique per pool ever created: validates a thread's cache slot */
 	unsigned id;           /* slot in the per-thread cache table (when cache_size > 0) */
 	unsigned cache_size;   /* 0: no per-thread caches */
@@ -120,7 +122,7 @@ struct rf_mempool *rf_mempool_create(const char *name, unsigned n, size_t elt_si
  * Objects still held become invalid. No thread may use the pool during or after this. */
 void rf_mempool_free(struct rf_mempool *mp);
 
-/* Free objects: in the ring plus in every thread's cache. A snapshot (takes the pool's lock,
+/* Free objects: in the ring plus in every thread's cache. A snapshot (takes the mempool lock,
  * not for the fast path); exact when no thread is inside a call. 0 for NULL. */
 unsigned rf_mempool_avail_count(const struct rf_mempool *mp);
 
@@ -158,81 +160,11 @@ struct rf_mempool_tls_pvt {
  * pool's is stale (that pool was freed) and is replaced on first use. */
 extern _Thread_local struct rf_mempool_tls_pvt rf_mempool_tls_pvt[RF_MEMPOOL_MAX_CACHED];
 
-/* Slow paths in mempool.c. */
-struct rf_mempool_cache *rf_mempool_cache_attach_pvt(struct rf_mempool *mp);
-int rf_mempool_get_bulk_mixed_pvt(struct rf_mempool *mp, struct rf_mempool_cache *c, void **objs,
-				  unsigned n);
-int rf_mempool_get_bulk_debug_pvt(struct rf_mempool *mp, void **objs, unsigned n);
-void rf_mempool_put_bulk_debug_pvt(struct rf_mempool *mp, void *const *objs, unsigned n);
-
-/* The calling thread's cache of mp, or NULL (no caches, or the cache could not be made). */
-static inline struct rf_mempool_cache *rf_mempool_cache_pvt(struct rf_mempool *mp)
-{
-	if (mp->cache_size == 0)
-		return NULL;
-	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
-	if (rf_likely(t->gen == mp->gen))
-		return t->cache;
-	return rf_mempool_cache_attach_pvt(mp);
-}
-
-/* get_bulk without debug checks: 0, or -ENOBUFS with nothing taken. */
-static inline int rf_mempool_get_bulk_raw_pvt(struct rf_mempool *mp, void **objs, unsigned n)
-{
-	struct rf_mempool_cache *c = rf_mempool_cache_pvt(mp);
-	if (c == NULL)
-		return rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n ? 0 : -ENOBUFS;
-	if (rf_unlikely(n > c->size)) {
-		/* Too big for the cache: straight from the ring, or ring and cache together. */
-		if (rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n)
-			return 0;
-		return rf_mempool_get_bulk_mixed_pvt(mp, c, objs, n);
-	}
-	/* relaxed: len is only written by this thread; atomic for avail_count's reads. */
-	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed);
-	if (rf_unlikely(len < n)) {
-		/* Refill to size + n, so the next gets hit the cache; if the ring has not that
-		 * many, take just what is missing. */
-		unsigned req = c->size + n - len;
-		if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) == req) {
-			len += req;
-		} else {
-			req = n - len;
-			if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) != req)
-				return -ENOBUFS;
-			len += req;
-		}
-	}
-	/* LIFO: the most recently put (cache-hot) objects go out first. */
-	for (unsigned i = 0; i < n; i++)
-		objs[i] = c->objs[len - 1 - i];
-	atomic_store_explicit(&c->len, len - n, memory_order_relaxed); /* see above */
-	return 0;
-}
-
-/* put_bulk without debug checks. */
-static inline void rf_mempool_put_bulk_raw_pvt(struct rf_mempool *mp, void *const *objs,
-					       unsigned n)
-{
-	struct rf_mempool_cache *c = rf_mempool_cache_pvt(mp);
-	if (c == NULL || n > c->size) {
-		/* The ring holds every object of the pool, so this cannot fail for real ones. */
-		rf_ring_enqueue_bulk(mp->ring, objs, n, NULL);
-		return;
-	}
-	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours only */
-	if (rf_unlikely(len + n > c->flushthresh)) {
-		/* Flush the oldest (coldest) objects, keeping size / 2 for the next gets. */
-		unsigned keep = c->size / 2;
-		if (len > keep) {
-			rf_ring_enqueue_bulk(mp->ring, &c->objs[keep], len - keep, NULL);
-			len = keep;
-		}
-	}
-	for (unsigned i = 0; i < n; i++)
-		c->objs[len + i] = objs[i];
-	atomic_store_explicit(&c->len, len + n, memory_order_relaxed); /* ours only */
-}
+/* Slow paths (mempool_cache.c, mempool_debug.c): everything the inline fast path does not
+ * do itself (refill, flush, bulks larger than the cache, first use in a thread, pools
+ * without caches, debug checks). Same results as the API calls. */
+int rf_mempool_get_bulk_slow_pvt(struct rf_mempool *mp, void **objs, unsigned n);
+void rf_mempool_put_bulk_slow_pvt(struct rf_mempool *mp, void *const *objs, unsigned n);
 
 /* ---- the API ---- */
 
@@ -240,20 +172,39 @@ static inline void rf_mempool_put_bulk_raw_pvt(struct rf_mempool *mp, void *cons
  * free in the ring and this thread's cache together; nothing taken). n == 0 returns 0. Thread-safe. */
 static inline int rf_mempool_get_bulk(struct rf_mempool *mp, void **objs, unsigned n)
 {
-	if (rf_unlikely(mp->debug))
-		return rf_mempool_get_bulk_debug_pvt(mp, objs, n);
-	return rf_mempool_get_bulk_raw_pvt(mp, objs, n);
+	/* Fast path: this thread's cache of mp holds n objects. One compare validates the slot
+	 * (and rules out debug and cacheless pools, whose fast_gen matches no slot). */
+	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
+	if (rf_likely(t->gen == mp->fast_gen)) {
+		struct rf_mempool_cache *c = t->cache;
+		/* relaxed: len is only written by this thread; atomic for avail_count's reads. */
+		unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed);
+		if (rf_likely(n <= len)) {
+			/* LIFO: the n most recently put (cache-hot) objects; one memcpy, so within
+			 * the batch they keep the order they were put in. */
+			memcpy(objs, &c->objs[len - n], (size_t)n * sizeof(void *));
+			atomic_store_explicit(&c->len, len - n, memory_order_relaxed);
+			return 0;
+		}
+	}
+	return rf_mempool_get_bulk_slow_pvt(mp, objs, n);
 }
 
 /* Returns n objects got from mp. Thread-safe. Debug mode rejects foreign pointers and double
  * puts with a message; otherwise putting anything but a held object of mp is undefined. */
 static inline void rf_mempool_put_bulk(struct rf_mempool *mp, void *const *objs, unsigned n)
 {
-	if (rf_unlikely(mp->debug)) {
-		rf_mempool_put_bulk_debug_pvt(mp, objs, n);
-		return;
+	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
+	if (rf_likely(t->gen == mp->fast_gen)) {
+		struct rf_mempool_cache *c = t->cache;
+		unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours */
+		if (rf_likely(n <= c->flushthresh - len)) { /* len <= flushthresh always */
+			memcpy(&c->objs[len], objs, (size_t)n * sizeof(void *));
+			atomic_store_explicit(&c->len, len + n, memory_order_relaxed);
+			return;
+		}
 	}
-	rf_mempool_put_bulk_raw_pvt(mp, objs, n);
+	rf_mempool_put_bulk_slow_pvt(mp, objs, n);
 }
 
 /* Takes one object: 0 and *obj set, or -ENOBUFS. Thread-safe. */

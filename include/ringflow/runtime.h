@@ -13,8 +13,8 @@
  *                     (epoll_wait) for at most block_ms, so an idle app costs ~0 % CPU.
  * A poll function returns how much work it did; 0 means an empty round.
  *
- * QSBR: every poller is a liburcu-qsbr reader thread (rcu_register_thread). Each loop
- * iteration is a quiescent state (rcu_quiescent_state), and the poller is offline while it
+ * QSBR: every poller is a liburcu-qsbr reader thread (rf_qsbr_register, qsbr.h). Each loop
+ * iteration is a quiescent state (rf_qsbr_quiescent), and the poller is offline while it
  * blocks, so a poll function may read RCU-protected structures (e.g. hash.h) without
  * rcu_read_lock and writers' synchronize_rcu()/call_rcu() always make progress. A poll function
  * must not keep RCU-protected pointers across calls. The service thread is a reader too.
@@ -60,7 +60,7 @@ enum rf_idle {
 };
 
 struct rf_runtime_config {
-	const char *cores;       /* "0,1", "0-3,6" or a hex mask "0x3"; NULL or "" = CPU 0 */
+	const char *cores;       /* "0,1", "0-3,6" or a hex mask "0x3"; NULL/"": first usable CPU */
 	enum rf_idle idle;       /* see above */
 	unsigned spin_rounds;    /* adaptive: empty rounds before blocking; 0 = 2048 */
 	unsigned block_ms;       /* adaptive: longest block, bounds how late stop is seen; 0 = 50 */

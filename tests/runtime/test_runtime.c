@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include <urcu-qsbr.h>
+#include <ringflow/qsbr.h>
 
 #include <ringflow/runtime.h>
 
@@ -353,7 +353,7 @@ Test(runtime, timers_fire_calls_run_cancel_works)
 
 static void *grace_period(void *arg)
 {
-	synchronize_rcu();
+	rf_qsbr_synchronize();
 	atomic_store((_Atomic int *)arg, 1);
 	return NULL;
 }

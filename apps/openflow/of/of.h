@@ -1,0 +1,353 @@
+/*
+ * apps/openflow/of/of.h: the OpenFlow wire protocol (1.3 = 0x04 main, 1.0 = 0x01 negotiated),
+ * one parser and one serializer for both versions. Library `ringflow_of`.
+ *
+ * The one idea: bytes from the wire are hostile. Every length field is checked against the
+ * bytes actually received before anything behind it is read, all loads and stores are
+ * explicit big-endian byte operations (no struct overlays on wire bytes), and a malformed
+ * message is answered with the OpenFlow error the spec names plus a decision: skip the
+ * message and carry on, or close the connection.
+ *
+ * The flow of a received byte stream:
+ *   1. of_frame():  "need N bytes" / "one message of N bytes" / "malformed (fault)".
+ *   2. of_parse():  one framed message -> struct of_msg, a version-independent view. Variable
+ *                   parts (packet data, echo payload, port and stats arrays) point into the
+ *                   caller's buffer: a parsed message is valid as long as that buffer is.
+ *   3. on a fault:  of_build_error_reply() makes the ERROR to send; fault.close says whether
+ *                   the connection must be closed afterwards.
+ * Sending: fill a struct of_msg and call of_serialize(), or use a builder for the common
+ * messages (of_build_table_miss(), of_build_packet_out(), ...).
+ *
+ * What is modelled: HELLO (version bitmap), ERROR, ECHO, FEATURES, SET_CONFIG, BARRIER,
+ * PACKET_IN, PACKET_OUT, FLOW_MOD, FLOW_REMOVED, PORT_STATUS, MULTIPART/STATS port
+ * description, flow and port statistics. Match fields in_port, eth_src, eth_dst, eth_type
+ * (OXM in 1.3, struct ofp_match wildcards in 1.0); other match fields, actions other than
+ * OUTPUT and 1.3 instructions other than APPLY_ACTIONS are length-checked, skipped and
+ * counted (n_other / n_skipped), never guessed at.
+ *
+ * Errors: functions return a length or 0 on success and a negative errno on failure
+ * (-EBADMSG for malformed input, with a struct of_fault filled; -ENOBUFS when the output
+ * buffer is too small; -EINVAL for a message the chosen version cannot express).
+ * Thread-safety: no global state; every function is reentrant.
+ */
+#ifndef RINGFLOW_OF_H
+#define RINGFLOW_OF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- versions and limits ---- */
+#define OF_VERSION_1_0 0x01
+#define OF_VERSION_1_3 0x04
+#define OF_HEADER_LEN 8
+#define OF_MAX_MSG_LEN 65535 /* the header's 16-bit length */
+#define OF_ERROR_DATA_MAX 64 /* bytes of the offending message echoed in an ERROR */
+#define OF_MAX_ACTIONS 8     /* OUTPUT actions kept per message; more are counted, skipped */
+
+/* Bitmap of the versions this module speaks (bit v = wire version v). */
+#define OF_VERSIONS_SUPPORTED ((1u << OF_VERSION_1_0) | (1u << OF_VERSION_1_3))
+
+/* ---- reserved numbers (1.3 values; 1.0's 16-bit ports map 0xff00.. to 0xffffff00..) ---- */
+#define OFP_NO_BUFFER 0xffffffffu
+#define OFPP_MAX 0xffffff00u
+#define OFPP_IN_PORT 0xfffffff8u
+#define OFPP_TABLE 0xfffffff9u
+#define OFPP_NORMAL 0xfffffffau
+#define OFPP_FLOOD 0xfffffffbu
+#define OFPP_ALL 0xfffffffcu
+#define OFPP_CONTROLLER 0xfffffffdu
+#define OFPP_LOCAL 0xfffffffeu
+#define OFPP_ANY 0xffffffffu /* 1.0 calls it OFPP_NONE (0xffff) */
+#define OFPG_ANY 0xffffffffu
+#define OFPTT_ALL 0xff
+#define OFPCML_NO_BUFFER 0xffff
+
+enum of_flow_mod_command {
+	OFPFC_ADD = 0, OFPFC_MODIFY = 1, OFPFC_MODIFY_STRICT = 2,
+	OFPFC_DELETE = 3, OFPFC_DELETE_STRICT = 4,
+};
+#define OFPFF_SEND_FLOW_REM 0x1
+
+/* ---- error types and codes (wire values; 1.0 and 1.3 agree on the ones used here) ---- */
+#define OFPET_HELLO_FAILED 0
+#define OFPHFC_INCOMPATIBLE 0
+#define OFPET_BAD_REQUEST 1
+#define OFPBRC_BAD_VERSION 0
+#define OFPBRC_BAD_TYPE 1
+#define OFPBRC_BAD_MULTIPART 2 /* 1.0: OFPBRC_BAD_STAT */
+#define OFPBRC_BAD_LEN 6
+#define OFPET_BAD_ACTION 2
+#define OFPBAC_BAD_TYPE 0
+#define OFPBAC_BAD_LEN 1
+#define OFPET_BAD_INSTRUCTION 3 /* 1.3 only */
+#define OFPBIC_BAD_LEN 7
+#define OFPET_BAD_MATCH 4 /* 1.3 only */
+#define OFPBMC_BAD_TYPE 0
+#define OFPBMC_BAD_LEN 1
+#define OFPBMC_BAD_MASK 8
+#define OFPBMC_DUP_FIELD 10
+
+/* ---- version-independent message types ---- */
+enum of_type {
+	OF_HELLO, OF_ERROR, OF_ECHO_REQUEST, OF_ECHO_REPLY, OF_FEATURES_REQUEST,
+	OF_FEATURES_REPLY, OF_SET_CONFIG, OF_PACKET_IN, OF_FLOW_REMOVED, OF_PORT_STATUS,
+	OF_PACKET_OUT, OF_FLOW_MOD, OF_MULTIPART_REQUEST, OF_MULTIPART_REPLY,
+	OF_BARRIER_REQUEST, OF_BARRIER_REPLY,
+	OF_TYPE_COUNT
+};
+
+/* Multipart (1.0: stats) kinds; wire values of 1.3. PORT_DESC does not exist in 1.0. */
+enum of_mp_type { OF_MP_FLOW = 1, OF_MP_PORT_STATS = 4, OF_MP_PORT_DESC = 13 };
+#define OFPMPF_MORE 0x1 /* OFPMPF_REQ_MORE / OFPMPF_REPLY_MORE */
+
+/* Name of a type ("PACKET_IN"), for logs and tables. */
+const char *of_type_name(enum of_type t);
+
+/* Wire type number of `t` in `version`, or -1 when the version has none. */
+int of_type_to_wire(uint8_t version, enum of_type t);
+
+/* ---- what a malformed message gets ---- */
+struct of_fault {
+	uint16_t type;   /* OFPET_*: the ERROR to send (wire numbering of the message's version) */
+	uint16_t code;   /* the OFP*C_* code within that type */
+	bool close;      /* true: send the error, then close the connection */
+	const char *why; /* static text for logs, e.g. "OXM TLV runs past the match" */
+};
+
+/* ---- framing ---- */
+struct of_framer {
+	uint8_t version;  /* negotiated version; 0 before the HELLO exchange (any version passes) */
+	uint32_t max_len; /* largest message accepted (<= OF_MAX_MSG_LEN; 0 means OF_MAX_MSG_LEN) */
+};
+
+enum of_frame_kind {
+	OF_FRAME_NEED_MORE, /* len = total bytes needed before a decision is possible */
+	OF_FRAME_MSG,       /* len = bytes of the complete message at the start of the buffer */
+	OF_FRAME_BAD,       /* fault says what to send; if !fault.close skip len bytes, go on */
+};
+
+struct of_frame {
+	enum of_frame_kind kind;
+	uint32_t len;
+	struct of_fault fault;
+};
+
+/* Looks at the first n bytes of a stream and decides what they hold (see enum of_frame_kind).
+ * Reads at most the first 8 bytes; never past n. Bad: header length < 8 or > max_len (close,
+ * the stream cannot be resynchronised), a version other than the negotiated one (skip). */
+void of_frame(const struct of_framer *fr, const uint8_t *buf, size_t n, struct of_frame *out);
+
+/* ---- decoded parts ---- */
+#define OF_MATCH_IN_PORT 0x1u
+#define OF_MATCH_ETH_SRC 0x2u
+#define OF_MATCH_ETH_DST 0x4u
+#define OF_MATCH_ETH_TYPE 0x8u
+
+struct of_match {
+	uint32_t fields;   /* OF_MATCH_* bits present (exact match); none = match everything */
+	uint32_t in_port;
+	uint8_t eth_src[6];
+	uint8_t eth_dst[6];
+	uint16_t eth_type;
+	uint16_t n_other;  /* parse only: fields outside the four above (skipped, not kept) */
+};
+
+struct of_action { /* OFPAT_OUTPUT, the one action modelled */
+	uint32_t port;
+	uint16_t max_len;
+};
+
+struct of_actions {
+	uint8_t n;                            /* OUTPUT actions in a[] */
+	uint16_t n_skipped;                   /* parse only: other actions/instructions, or
+						 OUTPUTs past OF_MAX_ACTIONS */
+	struct of_action a[OF_MAX_ACTIONS];
+};
+
+struct of_port {
+	uint32_t port_no;
+	uint8_t hw_addr[6];
+	char name[16]; /* always NUL-terminated (the wire's 16 bytes may not be) */
+	uint32_t config, state, curr, advertised, supported, peer;
+	uint32_t curr_speed, max_speed; /* 1.3 only (kbps); 0 in 1.0 */
+};
+
+struct of_port_stats {
+	uint32_t port_no;
+	uint64_t rx_packets, tx_packets, rx_bytes, tx_bytes, rx_dropped, tx_dropped;
+	uint64_t rx_errors, tx_errors, rx_frame_err, rx_over_err, rx_crc_err, collisions;
+	uint32_t duration_sec, duration_nsec; /* 1.3 only */
+};
+
+struct of_flow_stats {
+	uint8_t table_id;
+	uint32_t duration_sec, duration_nsec;
+	uint16_t priority, idle_timeout, hard_timeout, flags; /* flags: 1.3 only */
+	uint64_t cookie, packet_count, byte_count;
+	struct of_match match;
+	struct of_actions actions;
+};
+
+/* An array of fixed-size or self-sized items inside a message. Parsing fills raw/raw_len/n
+ * (raw points into the parsed buffer, already validated); serializing reads `items` (an
+ * array of n struct of_port / of_port_stats / of_flow_stats). Read parsed items with
+ * of_port_at(), of_port_stats_at() and of_flow_stats_next(). */
+struct of_array {
+	uint16_t n;
+	const uint8_t *raw;
+	uint32_t raw_len;
+	const void *items;
+};
+
+/* ---- one message, any version ---- */
+struct of_msg {
+	uint8_t version;
+	enum of_type type;
+	uint32_t xid;
+	union {
+		struct of_hello { uint32_t bitmap; bool has_bitmap; } hello; /* bitmap of versions 0..31 */
+		struct of_error { uint16_t type, code; const uint8_t *data; uint16_t data_len; } error;
+		struct of_echo { const uint8_t *data; uint16_t data_len; } echo;
+		struct of_features {
+			uint64_t datapath_id;
+			uint32_t n_buffers;
+			uint8_t n_tables, auxiliary_id; /* auxiliary_id: 1.3 only */
+			uint32_t capabilities, actions; /* actions: 1.0 only */
+			struct of_array ports;          /* 1.0 only (1.3: use PORT_DESC) */
+		} features;
+		struct of_config { uint16_t flags, miss_send_len; } config;
+		struct of_packet_in {
+			uint32_t buffer_id;
+			uint16_t total_len;
+			uint8_t reason, table_id; /* table_id: 1.3 only */
+			uint64_t cookie;          /* 1.3 only */
+			struct of_match match;    /* 1.0: in_port is carried here too */
+			const uint8_t *data;
+			uint16_t data_len;
+		} packet_in;
+		struct of_packet_out {
+			uint32_t buffer_id, in_port;
+			struct of_actions actions;
+			const uint8_t *data;
+			uint16_t data_len;
+		} packet_out;
+		struct of_flow_mod {
+			uint64_t cookie, cookie_mask; /* cookie_mask: 1.3 only */
+			uint8_t table_id, command;    /* table_id: 1.3 only */
+			uint16_t idle_timeout, hard_timeout, priority, flags;
+			uint32_t buffer_id, out_port, out_group; /* out_group: 1.3 only */
+			struct of_match match;
+			struct of_actions actions; /* 1.3: the APPLY_ACTIONS instruction */
+		} flow_mod;
+		struct of_flow_removed {
+			uint64_t cookie;
+			uint16_t priority;
+			uint8_t reason, table_id; /* table_id: 1.3 only */
+			uint32_t duration_sec, duration_nsec;
+			uint16_t idle_timeout, hard_timeout; /* hard_timeout: 1.3 only */
+			uint64_t packet_count, byte_count;
+			struct of_match match;
+		} flow_removed;
+		struct of_port_status { uint8_t reason; struct of_port port; } port_status;
+		struct of_mp_request {
+			enum of_mp_type mp_type;
+			uint16_t flags;
+			/* OF_MP_FLOW */
+			uint8_t table_id;
+			uint32_t out_port, out_group;  /* out_group: 1.3 only */
+			uint64_t cookie, cookie_mask;  /* 1.3 only */
+			struct of_match match;
+			/* OF_MP_PORT_STATS */
+			uint32_t port_no;
+		} mp_request;
+		struct of_mp_reply {
+			enum of_mp_type mp_type;
+			uint16_t flags;
+			struct of_array body; /* of_port (PORT_DESC), of_port_stats, of_flow_stats */
+		} mp_reply;
+	} u;
+};
+
+/* Parses one framed message (len bytes, exactly its header length, as of_frame said).
+ * Returns 0 with *out filled, or -EBADMSG with *fault filled (the ERROR to send and whether
+ * to close). Every inner length is checked against len; nothing past buf+len is read. */
+int of_parse(const uint8_t *buf, size_t len, struct of_msg *out, struct of_fault *fault);
+
+/* Serializes *m (its version, type, xid and body) into buf. Returns the message length,
+ * -ENOBUFS if cap is too small, -EINVAL if m->version cannot express it. */
+ssize_t of_serialize(const struct of_msg *m, uint8_t *buf, size_t cap);
+
+/* Decodes item i of a parsed FEATURES_REPLY (1.0) port array or PORT_DESC reply, or of a
+ * serialize-side items array. Returns 0 or -EINVAL (i out of range). */
+int of_port_at(uint8_t version, const struct of_array *a, unsigned i, struct of_port *out);
+
+/* Same for a PORT_STATS reply. */
+int of_port_stats_at(uint8_t version, const struct of_array *a, unsigned i,
+		     struct of_port_stats *out);
+
+/* Iterates a FLOW stats reply: *cursor starts at 0; returns 1 with *out filled, 0 at the
+ * end. Reads only what of_parse validated (or the items array when serializing). */
+int of_flow_stats_next(uint8_t version, const struct of_array *a, unsigned *cursor,
+		       struct of_flow_stats *out);
+
+/* ---- handshake ---- */
+
+/* Version to speak after receiving `peer` (a parsed HELLO), given our bitmap of versions.
+ * Both bitmaps: the highest common bit. Otherwise min(our highest, peer's header version),
+ * which we must support. Returns the version, or -EPROTO (send HELLO_FAILED/INCOMPATIBLE and
+ * close). */
+int of_negotiate(uint32_t ours, const struct of_msg *peer);
+
+/* ---- builders for the common messages (all return length or -ENOBUFS/-EINVAL) ---- */
+
+/* HELLO in `version` (our highest) with a version-bitmap element of `bitmap` (0: none). */
+ssize_t of_build_hello(uint8_t *buf, size_t cap, uint8_t version, uint32_t xid,
+		       uint32_t bitmap);
+
+/* A header-only message (FEATURES_REQUEST, BARRIER_REQUEST/REPLY, ...). */
+ssize_t of_build_simple(uint8_t *buf, size_t cap, uint8_t version, enum of_type type,
+			uint32_t xid);
+
+/* ERROR type/code with up to OF_ERROR_DATA_MAX bytes of data. */
+ssize_t of_build_error(uint8_t *buf, size_t cap, uint8_t version, uint32_t xid, uint16_t type,
+		       uint16_t code, const uint8_t *data, size_t data_len);
+
+/* The ERROR answering a fault on message bad[0..bad_len) (its xid, its first 64 bytes). */
+ssize_t of_build_error_reply(uint8_t *buf, size_t cap, uint8_t version,
+			     const struct of_fault *f, const uint8_t *bad, size_t bad_len);
+
+/* 1.3 table-miss entry: FLOW_MOD ADD, table 0, priority 0, empty match, APPLY_ACTIONS output
+ * CONTROLLER max_len NO_BUFFER. (1.0 has no table-miss entry: misses go to the controller.) */
+ssize_t of_build_table_miss(uint8_t *buf, size_t cap, uint32_t xid);
+
+/* FLOW_MOD DELETE of every flow in every table (a clean state after connect). */
+ssize_t of_build_delete_all(uint8_t *buf, size_t cap, uint8_t version, uint32_t xid);
+
+/* PACKET_OUT with one OUTPUT action to out_port; data is sent only when buffer_id is
+ * OFP_NO_BUFFER (as OVS, with n_buffers=0, requires). */
+ssize_t of_build_packet_out(uint8_t *buf, size_t cap, uint8_t version, uint32_t xid,
+			    uint32_t buffer_id, uint32_t in_port, uint32_t out_port,
+			    const uint8_t *data, size_t data_len);
+
+/* ---- byte helpers for callers that peek at headers (explicit big-endian loads) ---- */
+static inline uint16_t of_get16(const uint8_t *p)
+{
+	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t of_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGFLOW_OF_H */

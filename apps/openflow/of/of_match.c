@@ -1,0 +1,372 @@
+/*
+ * apps/openflow/of/of_match.c: the nested variable parts of messages, both directions:
+ * matches (1.3 OXM TLVs, 1.0 struct ofp_match), OUTPUT actions, 1.3 instructions, ports.
+ *
+ * Each parser gets a pointer and the number of bytes it may look at, checks every length it
+ * finds against that, and reports the error the spec names (BAD_MATCH/BAD_LEN, DUP_FIELD,
+ * BAD_ACTION/BAD_LEN, BAD_INSTRUCTION/BAD_LEN). What we do not model is skipped by its own
+ * (checked) length and counted, so the caller can tell "not understood" from "absent".
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "of_wire.h"
+
+#define OFPMT_OXM 1
+#define OFPXMC_OPENFLOW_BASIC 0x8000
+#define OFPXMC_EXPERIMENTER 0xffff
+#define OXM_IN_PORT 0
+#define OXM_ETH_DST 3
+#define OXM_ETH_SRC 4
+#define OXM_ETH_TYPE 5
+
+#define OFPAT_OUTPUT 0
+#define OFPIT_APPLY_ACTIONS 4
+
+/* struct ofp_match (1.0) wildcard bits. */
+#define OFPFW10_IN_PORT (1u << 0)
+#define OFPFW10_DL_VLAN (1u << 1)
+#define OFPFW10_DL_SRC (1u << 2)
+#define OFPFW10_DL_DST (1u << 3)
+#define OFPFW10_DL_TYPE (1u << 4)
+#define OFPFW10_NW_PROTO (1u << 5)
+#define OFPFW10_TP_SRC (1u << 6)
+#define OFPFW10_TP_DST (1u << 7)
+#define OFPFW10_DL_VLAN_PCP (1u << 20)
+#define OFPFW10_NW_TOS (1u << 21)
+#define OFPFW10_ALL ((1u << 22) - 1)
+
+static int bad(struct of_fault *f, uint16_t type, uint16_t code, const char *why)
+{
+	of_fault_set(f, type, code, false, why);
+	return -EBADMSG;
+}
+
+static int match10_parse(const uint8_t *p, size_t avail, struct of_match *m, struct of_fault *f)
+{
+	if (avail < OF10_MATCH_LEN)
+		return bad(f, OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, "message too short for ofp_match");
+	uint32_t w = of_get32(p);
+	if (!(w & OFPFW10_IN_PORT)) {
+		m->fields |= OF_MATCH_IN_PORT;
+		m->in_port = of_port_from10(of_get16(p + 4));
+	}
+	if (!(w & OFPFW10_DL_SRC)) {
+		m->fields |= OF_MATCH_ETH_SRC;
+		memcpy(m->eth_src, p + 6, 6);
+	}
+	if (!(w & OFPFW10_DL_DST)) {
+		m->fields |= OF_MATCH_ETH_DST;
+		memcpy(m->eth_dst, p + 12, 6);
+	}
+	if (!(w & OFPFW10_DL_TYPE)) {
+		m->fields |= OF_MATCH_ETH_TYPE;
+		m->eth_type = of_get16(p + 22);
+	}
+	static const uint32_t others[] = {OFPFW10_DL_VLAN, OFPFW10_NW_PROTO, OFPFW10_TP_SRC,
+					  OFPFW10_TP_DST, OFPFW10_DL_VLAN_PCP, OFPFW10_NW_TOS};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		m->n_other += !(w & others[i]);
+	m->n_other += ((w >> 8) & 0x3f) < 32;  /* nw_src prefix not fully wildcarded */
+	m->n_other += ((w >> 14) & 0x3f) < 32; /* nw_dst */
+	return OF10_MATCH_LEN;
+}
+
+/* One OXM TLV of class OPENFLOW_BASIC that we model. */
+static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned plen,
+		     struct of_match *m, uint32_t *seen, struct of_fault *f)
+{
+	uint32_t bit;
+	unsigned want;
+	switch (field) {
+	case OXM_IN_PORT: bit = OF_MATCH_IN_PORT; want = 4; break;
+	case OXM_ETH_SRC: bit = OF_MATCH_ETH_SRC; want = 6; break;
+	case OXM_ETH_DST: bit = OF_MATCH_ETH_DST; want = 6; break;
+	case OXM_ETH_TYPE: bit = OF_MATCH_ETH_TYPE; want = 2; break;
+	default: m->n_other++; return 0;
+	}
+	if (*seen & bit)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_DUP_FIELD, "OXM field repeated");
+	*seen |= bit;
+	if (hasmask) {
+		/* in_port and eth_type are not maskable; masked MACs are legal but not modelled. */
+		if (bit == OF_MATCH_IN_PORT || bit == OF_MATCH_ETH_TYPE)
+			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_MASK, "OXM mask on unmaskable field");
+		if (plen != 2 * want)
+			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "masked OXM field of wrong length");
+		m->n_other++;
+		return 0;
+	}
+	if (plen != want)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "OXM field of wrong length");
+	m->fields |= bit;
+	switch (bit) {
+	case OF_MATCH_IN_PORT: m->in_port = of_get32(v); break;
+	case OF_MATCH_ETH_SRC: memcpy(m->eth_src, v, 6); break;
+	case OF_MATCH_ETH_DST: memcpy(m->eth_dst, v, 6); break;
+	default: m->eth_type = of_get16(v); break;
+	}
+	return 0;
+}
+
+static int match13_parse(const uint8_t *p, size_t avail, struct of_match *m, struct of_fault *f)
+{
+	if (avail < 4)
+		return bad(f, OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, "message too short for ofp_match");
+	if (of_get16(p) != OFPMT_OXM)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_TYPE, "match type is not OXM");
+	size_t mlen = of_get16(p + 2); /* header + TLVs, without the padding */
+	if (mlen < 4)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "match length below 4");
+	size_t total = mlen + of_pad8(mlen);
+	if (total > avail)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "match runs past the message");
+	uint32_t seen = 0;
+	for (size_t off = 4; off < mlen;) {
+		if (mlen - off < 4)
+			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "truncated OXM TLV header");
+		uint32_t h = of_get32(p + off);
+		unsigned cls = h >> 16, field = (h >> 9) & 0x7f, plen = h & 0xff;
+		bool hasmask = (h >> 8) & 1;
+		if (plen > mlen - off - 4)
+			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "OXM TLV runs past the match");
+		const uint8_t *v = p + off + 4;
+		if (cls == OFPXMC_OPENFLOW_BASIC) {
+			int rc = oxm_basic(v, field, hasmask, plen, m, &seen, f);
+			if (rc)
+				return rc;
+		} else {
+			if (cls == OFPXMC_EXPERIMENTER && plen < 4)
+				return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN,
+					   "experimenter OXM without experimenter id");
+			m->n_other++;
+		}
+		off += 4 + plen;
+	}
+	return (int)total;
+}
+
+int of_match_parse(uint8_t version, const uint8_t *p, size_t avail, struct of_match *m,
+		   struct of_fault *f)
+{
+	memset(m, 0, sizeof(*m));
+	return version == OF_VERSION_1_0 ? match10_parse(p, avail, m, f)
+					 : match13_parse(p, avail, m, f);
+}
+
+static void oxm_put(struct of_wbuf *w, unsigned field, const void *v, unsigned len)
+{
+	of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | field << 9 | len);
+	of_put_bytes(w, v, len);
+}
+
+void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
+{
+	if (version == OF_VERSION_1_0) {
+		uint32_t wc = OFPFW10_ALL;
+		uint8_t *q = of_wbuf_take(w, OF10_MATCH_LEN);
+		if (!q)
+			return;
+		memset(q, 0, OF10_MATCH_LEN);
+		if (m->fields & OF_MATCH_IN_PORT) {
+			wc &= ~OFPFW10_IN_PORT;
+			of_set16(q + 4, (uint16_t)of_port_to10(m->in_port));
+		}
+		if (m->fields & OF_MATCH_ETH_SRC) {
+			wc &= ~OFPFW10_DL_SRC;
+			memcpy(q + 6, m->eth_src, 6);
+		}
+		if (m->fields & OF_MATCH_ETH_DST) {
+			wc &= ~OFPFW10_DL_DST;
+			memcpy(q + 12, m->eth_dst, 6);
+		}
+		if (m->fields & OF_MATCH_ETH_TYPE) {
+			wc &= ~OFPFW10_DL_TYPE;
+			of_set16(q + 22, m->eth_type);
+		}
+		of_set32(q, wc);
+		return;
+	}
+	size_t start = w->len;
+	of_put16(w, OFPMT_OXM);
+	of_put16(w, 0); /* length, set below */
+	if (m->fields & OF_MATCH_IN_PORT) {
+		uint8_t v[4];
+		of_set32(v, m->in_port);
+		oxm_put(w, OXM_IN_PORT, v, 4);
+	}
+	if (m->fields & OF_MATCH_ETH_DST)
+		oxm_put(w, OXM_ETH_DST, m->eth_dst, 6);
+	if (m->fields & OF_MATCH_ETH_SRC)
+		oxm_put(w, OXM_ETH_SRC, m->eth_src, 6);
+	if (m->fields & OF_MATCH_ETH_TYPE) {
+		uint8_t v[2];
+		of_set16(v, m->eth_type);
+		oxm_put(w, OXM_ETH_TYPE, v, 2);
+	}
+	if (w->overflow)
+		return;
+	size_t mlen = w->len - start;
+	of_set16(w->p + start + 2, (uint16_t)mlen);
+	of_put_zeros(w, of_pad8(mlen));
+}
+
+bool of_match_fits(uint8_t version, const struct of_match *m)
+{
+	return version != OF_VERSION_1_0 || !(m->fields & OF_MATCH_IN_PORT) ||
+	       of_port_to10(m->in_port) >= 0;
+}
+
+int of_actions_parse(uint8_t version, const uint8_t *p, size_t len, struct of_actions *a,
+		     struct of_fault *f)
+{
+	size_t out_len = version == OF_VERSION_1_0 ? 8 : 16;
+	for (size_t off = 0; off < len;) {
+		if (len - off < 4)
+			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "truncated action header");
+		size_t alen = of_get16(p + off + 2);
+		if (alen < 8 || alen % 8 || alen > len - off)
+			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "action length is bad");
+		if (of_get16(p + off) == OFPAT_OUTPUT) {
+			if (alen != out_len)
+				return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "OUTPUT action length");
+			if (a->n < OF_MAX_ACTIONS) {
+				struct of_action *x = &a->a[a->n++];
+				if (version == OF_VERSION_1_0) {
+					x->port = of_port_from10(of_get16(p + off + 4));
+					x->max_len = of_get16(p + off + 6);
+				} else {
+					x->port = of_get32(p + off + 4);
+					x->max_len = of_get16(p + off + 8);
+				}
+			} else {
+				a->n_skipped++;
+			}
+		} else {
+			a->n_skipped++;
+		}
+		off += alen;
+	}
+	return 0;
+}
+
+int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
+			  struct of_fault *f)
+{
+	for (size_t off = 0; off < len;) {
+		if (len - off < 4)
+			return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "truncated instruction");
+		size_t ilen = of_get16(p + off + 2);
+		if (ilen < 8 || ilen % 8 || ilen > len - off)
+			return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "instruction length is bad");
+		if (of_get16(p + off) == OFPIT_APPLY_ACTIONS) {
+			int rc = of_actions_parse(OF_VERSION_1_3, p + off + 8, ilen - 8, a, f);
+			if (rc)
+				return rc;
+		} else {
+			a->n_skipped++;
+		}
+		off += ilen;
+	}
+	return 0;
+}
+
+size_t of_actions_len(uint8_t version, const struct of_actions *a)
+{
+	return (size_t)a->n * (version == OF_VERSION_1_0 ? 8 : 16);
+}
+
+void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions *a)
+{
+	for (unsigned i = 0; i < a->n && i < OF_MAX_ACTIONS; i++) {
+		of_put16(w, OFPAT_OUTPUT);
+		if (version == OF_VERSION_1_0) {
+			of_put16(w, 8);
+			of_put16(w, (uint16_t)of_port_to10(a->a[i].port));
+			of_put16(w, a->a[i].max_len);
+		} else {
+			of_put16(w, 16);
+			of_put32(w, a->a[i].port);
+			of_put16(w, a->a[i].max_len);
+			of_put_zeros(w, 6);
+		}
+	}
+}
+
+bool of_actions_fit(uint8_t version, const struct of_actions *a)
+{
+	if (a->n > OF_MAX_ACTIONS)
+		return false;
+	for (unsigned i = 0; version == OF_VERSION_1_0 && i < a->n; i++)
+		if (of_port_to10(a->a[i].port) < 0)
+			return false;
+	return true;
+}
+
+size_t of_instructions_len(const struct of_actions *a)
+{
+	return a->n ? 8 + of_actions_len(OF_VERSION_1_3, a) : 0;
+}
+
+void of_instructions_put(struct of_wbuf *w, const struct of_actions *a)
+{
+	if (!a->n)
+		return;
+	of_put16(w, OFPIT_APPLY_ACTIONS);
+	of_put16(w, (uint16_t)of_instructions_len(a));
+	of_put_zeros(w, 4);
+	of_actions_put(w, OF_VERSION_1_3, a);
+}
+
+void of_port_decode(uint8_t version, const uint8_t *p, struct of_port *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (version == OF_VERSION_1_0) {
+		o->port_no = of_port_from10(of_get16(p));
+		memcpy(o->hw_addr, p + 2, 6);
+		memcpy(o->name, p + 8, 16);
+		p += 24;
+	} else {
+		o->port_no = of_get32(p);
+		memcpy(o->hw_addr, p + 8, 6);
+		memcpy(o->name, p + 16, 16);
+		p += 32;
+	}
+	o->name[15] = '\0';
+	o->config = of_get32(p);
+	o->state = of_get32(p + 4);
+	o->curr = of_get32(p + 8);
+	o->advertised = of_get32(p + 12);
+	o->supported = of_get32(p + 16);
+	o->peer = of_get32(p + 20);
+	if (version != OF_VERSION_1_0) {
+		o->curr_speed = of_get32(p + 24);
+		o->max_speed = of_get32(p + 28);
+	}
+}
+
+void of_port_put(struct of_wbuf *w, uint8_t version, const struct of_port *o)
+{
+	char name[16] = {0};
+	memcpy(name, o->name, strnlen(o->name, 15));
+	if (version == OF_VERSION_1_0) {
+		of_put16(w, (uint16_t)of_port_to10(o->port_no));
+		of_put_bytes(w, o->hw_addr, 6);
+	} else {
+		of_put32(w, o->port_no);
+		of_put_zeros(w, 4);
+		of_put_bytes(w, o->hw_addr, 6);
+		of_put_zeros(w, 2);
+	}
+	of_put_bytes(w, name, 16);
+	of_put32(w, o->config);
+	of_put32(w, o->state);
+	of_put32(w, o->curr);
+	of_put32(w, o->advertised);
+	of_put32(w, o->supported);
+	of_put32(w, o->peer);
+	if (version != OF_VERSION_1_0) {
+		of_put32(w, o->curr_speed);
+		of_put32(w, o->max_speed);
+	}
+}

@@ -1,0 +1,69 @@
+/*
+ * tests/fuzz/gen_corpus.c: writes the seed corpus of fuzz_of_parser into a directory: the
+ * hand-written golden vectors, every sample message of both versions, and a few whole
+ * sessions (HELLO, FEATURES_REPLY, PORT_STATUS, PACKET_IN... back to back), so the fuzzer
+ * starts from valid messages and from the negotiation path. Run by hand when the samples
+ * change: build-fuzz/tests/fuzz/gen_corpus tests/fuzz/corpus/openflow
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "of.h"
+#include "openflow/of_golden_vectors.h"
+#include "openflow/of_samples.h"
+
+static int write_file(const char *dir, const char *name, const uint8_t *p, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, n, f) != n) {
+		fprintf(stderr, "gen_corpus: cannot write %s\n", path);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_corpus DIR\n");
+		return 2;
+	}
+	const char *dir = argv[1];
+	int rc = 0;
+	rc |= write_file(dir, "golden_hello13", hello13, sizeof(hello13));
+	rc |= write_file(dir, "golden_table_miss", table_miss, sizeof(table_miss));
+	rc |= write_file(dir, "golden_flow_mod_oxm", flow_mod_oxm, sizeof(flow_mod_oxm));
+	rc |= write_file(dir, "golden_packet_in13", packet_in13, sizeof(packet_in13));
+	rc |= write_file(dir, "golden_packet_in10", packet_in10, sizeof(packet_in10));
+	rc |= write_file(dir, "golden_features10", features10, sizeof(features10));
+
+	static const uint8_t versions[] = {OF_VERSION_1_0, OF_VERSION_1_3};
+	for (unsigned v = 0; v < 2; v++) {
+		struct of_msg s[OF_SAMPLES_MAX];
+		size_t n = of_samples(versions[v], s, OF_SAMPLES_MAX);
+		static uint8_t session[16384];
+		size_t slen = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint8_t buf[4096];
+			ssize_t len = of_serialize(&s[i], buf, sizeof(buf));
+			if (len < 0)
+				return 1;
+			char name[64];
+			snprintf(name, sizeof(name), "sample_v%u_%02zu_%s", versions[v], i,
+				 of_type_name(s[i].type));
+			rc |= write_file(dir, name, buf, (size_t)len);
+			if (slen + (size_t)len <= sizeof(session)) {
+				memcpy(session + slen, buf, (size_t)len);
+				slen += (size_t)len;
+			}
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "session_v%u", versions[v]);
+		rc |= write_file(dir, name, session, slen);
+	}
+	return rc ? 1 : 0;
+}
