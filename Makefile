@@ -60,6 +60,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_of_parser -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
 	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/openflow tests/fuzz/corpus/openflow
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_net_frame
+	mkdir -p build-fuzz/corpus/net
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_net_frame -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
+	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/net
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

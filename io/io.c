@@ -36,6 +36,8 @@ static const struct rf_io_ops *const rf_io_builtin[] = {
 	&rf_io_uring_ops,
 
 	/* AF_XDP, DPDK (bypass): add &rf_io_xdp_ops, &rf_io_dpdk_ops below this line */
+	&rf_io_xdp_ops,
+	&rf_io_dpdk_ops,
 
 	NULL, /* end */
 };

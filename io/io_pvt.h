@@ -22,6 +22,8 @@ extern const struct rf_io_ops rf_io_tcp_ops;
 extern const struct rf_io_ops rf_io_uring_ops;
 
 /* AF_XDP, DPDK (bypass): declare rf_io_xdp_ops, rf_io_dpdk_ops below this line */
+extern const struct rf_io_ops rf_io_xdp_ops;
+extern const struct rf_io_ops rf_io_dpdk_ops;
 
 /* Write one formatted line into err (NULL or len 0: nothing). Returns -EINVAL for chaining. */
 int rf_io_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -28,6 +28,7 @@ rates=20k,100k,200k,400k,800k,1.6M
 warmup=1
 duration=5
 backends="udp tcp uring:udp uring:tcp"
+backends="$backends xdp:skb xdp:native dpdk:af_packet dpdk:af_xdp" # bypass: the raw drivers
 sockperf=1
 idle=adaptive
 loopback=0
@@ -101,6 +102,7 @@ if [ "$loopback" = 0 ]; then
   in_s=(ip netns exec "$ns_s")
   in_c=(ip netns exec "$ns_c")
   where="veth between namespaces $ns_s ($saddr) and $ns_c ($caddr)"
+  sdev=rfe${tag}s # bypass: the server's veth, for the raw drivers
 else
   saddr=127.0.0.1
   in_s=()
@@ -117,6 +119,10 @@ server_spec() { # backend port
   local base=${1%%,*} extra=
   [ "$base" != "$1" ] && extra=,${1#*,}
   case "$base" in
+    # bypass: the raw drivers own saddr on the server's veth (ARP answered by ringflow)
+    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${base#xdp:}$extra" ;;
+    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
     *) echo "$base:listen=$saddr:$2$extra" ;;
   esac
 }
@@ -124,6 +130,7 @@ client_spec() {
   local base=${1%%,*} extra=
   [ "$base" != "$1" ] && extra=,${1#*,}
   case "$base" in
+    xdp:*|dpdk:*) echo "udp:connect=$saddr:$2" ;; # bypass: the client is plain UDP sockets
     *) echo "$base:connect=$saddr:$2$extra" ;;
   esac
 }
@@ -133,6 +140,17 @@ wait_listen() { # proto(u|t) port pid
   for _ in $(seq 60); do
     kill -0 "$3" 2>/dev/null || return 1
     "${in_s[@]}" ss -ln"$1" 2>/dev/null | grep -q ":$2 " && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# bypass: raw drivers open no socket; they print one line when open ("xdp: ... mode" /
+# "dpdk: ... driver net_..."). Waits (bounded, 10 s: EAL start) for it.
+wait_raw_open() { # log pid
+  for _ in $(seq 200); do
+    kill -0 "$2" 2>/dev/null || return 1
+    grep -qE '^xdp: .* mode|^dpdk: .*driver net_' "$1" 2>/dev/null && return 0
     sleep 0.05
   done
   return 1
@@ -176,13 +194,21 @@ run_ours() { # backend rate
   local b=$1 rate=$2 port=$(( port_base + point % 10 )) proto=u
   case "$b" in *tcp*) proto=t ;; esac
   local elog="$out/echo-${b//:/_}-$rate.log"
+  # bypass: raw drivers need the veth bed; the kernel must not also own the address (it
+  # would answer the port with ICMP unreachable: net_af_packet is a tap, not a redirect).
+  local raw=0
+  case "$b" in xdp:*|dpdk:*) raw=1 ;; esac
+  if [ "$raw" = 1 ] && [ "$loopback" = 1 ]; then log "$b: needs the veth bed (root): skipped"; return 0; fi
+  [ "$raw" = 1 ] && ip -n "$ns_s" addr del "$saddr/24" dev "$sdev" 2>/dev/null
   "${in_s[@]}" "$echo_bin" --backend "$(server_spec "$b" "$port")" --cores "$cpu_refl" --idle "$idle" \
     > "$elog" 2>&1 &
   local epid=$!
   pids+=("$epid")
-  if ! wait_listen "$proto" "$port" "$epid"; then
+  if { [ "$raw" = 0 ] && ! wait_listen "$proto" "$port" "$epid"; } ||
+     { [ "$raw" = 1 ] && ! wait_raw_open "$elog" "$epid"; }; then
     log "$b: reflector did not start: $(tail -n 1 "$elog")"
     kill "$epid" 2>/dev/null || true; wait "$epid" 2>/dev/null || true
+    [ "$raw" = 1 ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
     return 0
   fi
   local s0 c0 line
@@ -197,6 +223,10 @@ run_ours() { # backend rate
   fi
   kill -TERM "$epid" 2>/dev/null || true
   wait "$epid" 2>/dev/null || true
+  [ "$raw" = 1 ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
+  # bypass: a reflector killed before its close leaves XDP attached: detach it.
+  [ "$raw" = 1 ] && ip -n "$ns_s" link set dev "$sdev" xdp off 2>/dev/null
+  return 0
 }
 
 run_sockperf() { # rate

@@ -33,6 +33,14 @@ static const struct backend_row backend_rows[] = {
 	{"uring-tcp-single", "uring", "uring:tcp:listen={ip}:{port},multishot=0", SOCK_STREAM, true},
 
 	/* AF_XDP, DPDK (bypass): rows below this line */
+	{"xdp-skb", "xdp", "xdp:dev={dev},ip={ip},port={port},mode=skb", SOCK_DGRAM, false},
+	{"xdp-native", "xdp", "xdp:dev={dev},ip={ip},port={port},mode=native", SOCK_DGRAM, false},
+	{"xdp-small-rings", "xdp", "xdp:dev={dev},port={port},fill=64,comp=64,rx=64,tx=64",
+	 SOCK_DGRAM, false},
+	{"dpdk-af_packet", "dpdk", "dpdk:vdev=net_af_packet0,iface={dev},ip={ip},port={port}",
+	 SOCK_DGRAM, false},
+	{"dpdk-af_xdp", "dpdk", "dpdk:vdev=net_af_xdp0,iface={dev},ip={ip},port={port}",
+	 SOCK_DGRAM, false},
 
 };
 

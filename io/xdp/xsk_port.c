@@ -1,0 +1,213 @@
+/*
+ * io/xdp/xsk_port.c: one AF_XDP socket and its rings (libxdp's xsk API), frames as UMEM
+ * offsets.
+ *
+ * The one idea: the four rings are single-producer/single-consumer queues shared with the
+ * kernel, and every crossing costs. So refill and reap go in batches, and a syscall is made
+ * only when the kernel says it is needed (XDP_USE_NEED_WAKEUP): sendto() to start
+ * transmission when the tx ring is flagged, recvfrom() when the fill ring is. The ring
+ * index loads/stores with acquire/release ordering are inside libxdp's inline helpers
+ * (xsk.h: the consumer's release pairs with the producer's acquire in xsk_prod_nb_free).
+ */
+#include "io/xdp/xsk_port.h"
+
+#include <errno.h>
+#include <linux/if_link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <xdp/xsk.h>
+
+struct rf_xsk_port {
+	struct xsk_ring_prod fq; /* fill: empty frames for the kernel to receive into */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_cons cq; /* completion: frames the kernel has sent */
+	struct xsk_socket *xsk;
+	struct xsk_umem *umem;
+	bool owns_umem, zc;
+	int fd;
+};
+
+static int make_socket(struct rf_xsk_port *p, struct rf_xsk_prog *prog, unsigned queue,
+		       const struct rf_xsk_ring_sizes *sz, struct rf_xsk_port *shared, uint16_t bind)
+{
+	struct xsk_socket_config sc = {
+		.rx_size = sz->rx,
+		.tx_size = sz->tx,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD, /* ours is attached (prog.c) */
+		.xdp_flags = prog->xdp_flags,
+		.bind_flags = (uint16_t)(bind | XDP_USE_NEED_WAKEUP),
+	};
+	if (!shared)
+		return xsk_socket__create(&p->xsk, prog->ifname, queue, p->umem, &p->rx, &p->tx,
+					  &sc);
+	return xsk_socket__create_shared(&p->xsk, prog->ifname, queue, p->umem, &p->rx, &p->tx,
+					 &p->fq, &p->cq, &sc);
+}
+
+int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigned queue,
+		     void *base, size_t len, unsigned frame_size, const struct rf_xsk_ring_sizes *sz,
+		     struct rf_xsk_port *shared, char *err, size_t errlen)
+{
+	struct xsk_umem_config uc = {
+		.fill_size = sz->fill,
+		.comp_size = sz->comp,
+		.frame_size = frame_size,
+		.frame_headroom = 0,
+		.flags = XDP_UMEM_UNALIGNED_CHUNK_FLAG,
+	};
+	struct rf_xsk_port *p = calloc(1, sizeof(*p));
+	int rc, nq;
+
+	*out = NULL;
+	if (!p) {
+		snprintf(err, errlen, "xdp: out of memory");
+		return -ENOMEM;
+	}
+	nq = rf_xsk_queue_count(prog->ifname);
+	if (nq > 0 && queue >= (unsigned)nq) {
+		snprintf(err, errlen, "xdp: queue %u out of range: %s has %d rx queue%s (0..%d)",
+			 queue, prog->ifname, nq, nq == 1 ? "" : "s", nq - 1);
+		free(p);
+		return -EINVAL;
+	}
+	if (shared) {
+		p->umem = shared->umem;
+	} else {
+		rc = xsk_umem__create(&p->umem, base, len, &p->fq, &p->cq, &uc);
+		if (rc != 0) {
+			if (rc == -ENOBUFS || rc == -ENOMEM || rc == -EPERM)
+				snprintf(err, errlen, "xdp: registering the %zu KiB UMEM failed (%s): "
+					 "over the memlock limit; raise it (`ulimit -l unlimited`, "
+					 "LimitMEMLOCK=) or grant CAP_IPC_LOCK", len >> 10,
+					 strerror(-rc));
+			else
+				snprintf(err, errlen, "xdp: registering the UMEM failed: %s (ring "
+					 "sizes must be powers of two; frame >= 2048)", strerror(-rc));
+			free(p);
+			return rc;
+		}
+		p->owns_umem = true;
+	}
+	/* Zero-copy first; drivers without it (veth, skb mode) refuse the bind. */
+	rc = make_socket(p, prog, queue, sz, shared, XDP_ZEROCOPY);
+	p->zc = rc == 0;
+	if (rc != 0)
+		rc = make_socket(p, prog, queue, sz, shared, XDP_COPY);
+	if (rc == 0)
+		rc = xsk_socket__update_xskmap(p->xsk, prog->xsks_map_fd);
+	if (rc != 0) {
+		if (rc == -EPERM || rc == -EACCES)
+			snprintf(err, errlen, "xdp: AF_XDP socket refused (needs CAP_NET_ADMIN): run "
+				 "as root, or `setcap cap_net_admin,cap_bpf,cap_ipc_lock+ep <binary>`");
+		else if (rc == -EBUSY)
+			snprintf(err, errlen, "xdp: %s queue %u already has an AF_XDP socket",
+				 prog->ifname, queue);
+		else
+			snprintf(err, errlen, "xdp: AF_XDP socket on %s queue %u failed: %s",
+				 prog->ifname, queue, strerror(-rc));
+		rf_xsk_port_close(p);
+		return rc;
+	}
+	p->fd = xsk_socket__fd(p->xsk);
+	*out = p;
+	return 0;
+}
+
+void rf_xsk_port_close(struct rf_xsk_port *p)
+{
+	if (!p)
+		return;
+	if (p->xsk)
+		xsk_socket__delete(p->xsk);
+	if (p->owns_umem && p->umem)
+		xsk_umem__delete(p->umem);
+	free(p);
+}
+
+bool rf_xsk_port_zerocopy(const struct rf_xsk_port *p)
+{
+	return p->zc;
+}
+
+int rf_xsk_port_fd(const struct rf_xsk_port *p)
+{
+	return p->fd;
+}
+
+unsigned rf_xsk_fill_free(struct rf_xsk_port *p, unsigned want)
+{
+	return xsk_prod_nb_free(&p->fq, want);
+}
+
+unsigned rf_xsk_fill(struct rf_xsk_port *p, const uint64_t *addrs, unsigned n)
+{
+	uint32_t idx, i;
+
+	if (n == 0 || xsk_ring_prod__reserve(&p->fq, n, &idx) != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = addrs[i];
+	xsk_ring_prod__submit(&p->fq, n);
+	return n;
+}
+
+void rf_xsk_rx_wakeup(struct rf_xsk_port *p)
+{
+	if (xsk_ring_prod__needs_wakeup(&p->fq))
+		recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+unsigned rf_xsk_rx(struct rf_xsk_port *p, struct xdp_desc *descs, unsigned n)
+{
+	uint32_t idx, got, i;
+
+	got = xsk_ring_cons__peek(&p->rx, n, &idx);
+	for (i = 0; i < got; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
+		descs[i] = *d;
+		/* Unaligned mode: the upper bits carry the offset the kernel added. */
+		descs[i].addr = xsk_umem__add_offset_to_addr(d->addr);
+	}
+	if (got)
+		xsk_ring_cons__release(&p->rx, got);
+	return got;
+}
+
+unsigned rf_xsk_tx_free(struct rf_xsk_port *p, unsigned want)
+{
+	return xsk_prod_nb_free(&p->tx, want);
+}
+
+unsigned rf_xsk_tx(struct rf_xsk_port *p, const struct xdp_desc *descs, unsigned n)
+{
+	uint32_t idx, i;
+	unsigned can = xsk_prod_nb_free(&p->tx, n);
+
+	if (can > n)
+		can = n;
+	if (can == 0 || xsk_ring_prod__reserve(&p->tx, can, &idx) != can)
+		return 0;
+	for (i = 0; i < can; i++)
+		*xsk_ring_prod__tx_desc(&p->tx, idx + i) = descs[i];
+	xsk_ring_prod__submit(&p->tx, can);
+	/* Copy mode always asks; zero-copy drivers only when their NAPI is idle. EAGAIN,
+	 * EBUSY, ENOBUFS: the kernel is busy sending, the frames stay queued. */
+	if (xsk_ring_prod__needs_wakeup(&p->tx))
+		sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return can;
+}
+
+unsigned rf_xsk_complete(struct rf_xsk_port *p, uint64_t *addrs, unsigned n)
+{
+	uint32_t idx, got, i;
+
+	got = xsk_ring_cons__peek(&p->cq, n, &idx);
+	for (i = 0; i < got; i++)
+		addrs[i] = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
+	if (got)
+		xsk_ring_cons__release(&p->cq, got);
+	return got;
+}
