@@ -14,6 +14,8 @@ PACKAGES=(
   libck-dev libcriterion-dev
   # test bed and reports
   iproute2 ethtool sockperf gnuplot-nox procps
+  # OpenFlow peers
+  openvswitch-testcontroller
 )
 
 missing=()

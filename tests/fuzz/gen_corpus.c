@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "of.h"
+#include "of_eth.h"
 #include "openflow/of_golden_vectors.h"
 #include "openflow/of_samples.h"
 
@@ -40,6 +41,21 @@ int main(int argc, char **argv)
 	rc |= write_file(dir, "golden_packet_in13", packet_in13, sizeof(packet_in13));
 	rc |= write_file(dir, "golden_packet_in10", packet_in10, sizeof(packet_in10));
 	rc |= write_file(dir, "golden_features10", features10, sizeof(features10));
+
+	/* A PACKET_IN carrying our LLDP frame, as topology discovery receives it. */
+	uint8_t lldp[128], msg[256];
+	ssize_t ll = of_lldp_build(lldp, sizeof(lldp), (const uint8_t *)"\x02\0\0\0\0\1", 1, 2, 120);
+	struct of_msg pi = {.version = OF_VERSION_1_3, .type = OF_PACKET_IN, .xid = 1};
+	pi.u.packet_in.buffer_id = OFP_NO_BUFFER;
+	pi.u.packet_in.total_len = (uint16_t)ll;
+	pi.u.packet_in.match.fields = OF_MATCH_IN_PORT;
+	pi.u.packet_in.match.in_port = 2;
+	pi.u.packet_in.data = lldp;
+	pi.u.packet_in.data_len = (uint16_t)ll;
+	ssize_t ml = of_serialize(&pi, msg, sizeof(msg));
+	if (ll < 0 || ml < 0)
+		return 1;
+	rc |= write_file(dir, "packet_in13_lldp", msg, (size_t)ml);
 
 	static const uint8_t versions[] = {OF_VERSION_1_0, OF_VERSION_1_3};
 	for (unsigned v = 0; v < 2; v++) {

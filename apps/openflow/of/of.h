@@ -109,7 +109,8 @@ enum of_mp_type { OF_MP_FLOW = 1, OF_MP_PORT_STATS = 4, OF_MP_PORT_DESC = 13 };
 /* Name of a type ("PACKET_IN"), for logs and tables. */
 const char *of_type_name(enum of_type t);
 
-/* Wire type number of `t` in `version`, or -1 when the version has none. */
+/* Wire type number of `t` in `version`, or -1 when the version has none (other versions
+ * than 1.0 and 1.3 have HELLO = 0 and ERROR = 1 only). */
 int of_type_to_wire(uint8_t version, enum of_type t);
 
 /* ---- what a malformed message gets ---- */

@@ -47,7 +47,9 @@ int of_type_to_wire(uint8_t version, enum of_type t)
 		return wire10[t];
 	if (version == OF_VERSION_1_3)
 		return wire13[t];
-	return t == OF_HELLO ? 0 : -1;
+	/* HELLO and ERROR are numbered alike in every version: a peer of a version we do not
+	 * speak can still be told HELLO_FAILED in its own version. */
+	return t == OF_HELLO ? 0 : t == OF_ERROR ? 1 : -1;
 }
 
 static int type_from_wire(uint8_t version, uint8_t wt)

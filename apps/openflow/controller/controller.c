@@ -1,0 +1,157 @@
+/*
+ * apps/openflow/controller/controller.c: ringflow-controller's command line. Builds the
+ * runtime (poller 0: switch I/O; pollers 1..: learning-switch handlers; with one core both
+ * run on it), the buffer pool, the rings and the MAC table, then runs until SIGINT/SIGTERM.
+ * First version: the learning switch only (see docs/openflow.md for what comes next).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ringflow/qsbr.h>
+
+#include "ctl.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app learning]\n"
+		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
+		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
+		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
+		"  --app        learning (the learning switch; the only app so far)\n"
+		"  --idle       busy (default: lowest latency, a CPU per core) or adaptive\n"
+		"  --max-macs   MAC table capacity over all switches (default 1048576)\n"
+		"  --stats S    print the runtime's stats line every S seconds\n"
+		"Stops cleanly on SIGINT/SIGTERM.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning";
+	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY};
+	unsigned max_macs = 1u << 20;
+	static const struct option lo[] = {
+		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
+		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
+		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
+		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'L': listen_at = optarg; break;
+		case 'c': cores = optarg; break;
+		case 'a': app = optarg; break;
+		case 'i':
+			if (!strcmp(optarg, "busy"))
+				cfg.idle = RF_IDLE_BUSY;
+			else if (!strcmp(optarg, "adaptive"))
+				cfg.idle = RF_IDLE_ADAPTIVE;
+			else {
+				fprintf(stderr, "ringflow-controller: --idle %s: use busy or adaptive\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm': max_macs = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 's': cfg.stats_interval_s = strtod(optarg, NULL); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (strcmp(app, "learning") != 0) {
+		fprintf(stderr, "ringflow-controller: --app %s: not available yet; this version has "
+			"only --app learning\n", app);
+		return 2;
+	}
+	char host[64];
+	const char *colon = strrchr(listen_at, ':');
+	long port = colon ? strtol(colon + 1, NULL, 10) : -1;
+	if (!colon || (size_t)(colon - listen_at) >= sizeof(host) || port <= 0 || port > 65535) {
+		fprintf(stderr, "ringflow-controller: --listen %s: use IPV4:PORT, e.g. 127.0.0.1:6653\n",
+			listen_at);
+		return 2;
+	}
+	memcpy(host, listen_at, (size_t)(colon - listen_at));
+	host[colon - listen_at] = '\0';
+
+	char err[256];
+	cfg.cores = cores;
+	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
+	if (!rt) {
+		fprintf(stderr, "ringflow-controller: %s\n", err);
+		return 1;
+	}
+	unsigned ncores = rf_runtime_ncores(rt);
+	unsigned nh = ncores > 1 ? ncores - 1 : 1;
+	if (nh > CTL_MAX_HANDLERS)
+		nh = CTL_MAX_HANDLERS;
+	/* CTL_RING_SIZE buffers in all: no ring can ever be full of more than the pool holds. */
+	struct rf_mempool *pool = rf_mempool_create("ctl_bufs", CTL_RING_SIZE, sizeof(struct ctl_buf),
+						    256, RF_MEMPOOL_QUIET);
+	rf_qsbr_register(); /* the table is created and freed on this thread */
+	struct rf_hash *macs = rf_hash_create("macs", 14, max_macs, RF_MEMPOOL_QUIET);
+	struct ctl_handler h[CTL_MAX_HANDLERS];
+	memset(h, 0, sizeof(h));
+	int rc = 1;
+	struct ctl_io *io = NULL;
+	if (!pool || !macs) {
+		fprintf(stderr, "ringflow-controller: cannot allocate the buffer pool or the MAC "
+			"table (%s); try a smaller --max-macs\n", strerror(errno));
+		goto out;
+	}
+	for (unsigned i = 0; i < nh; i++) {
+		h[i].in = rf_ring_create("ctl_in", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		h[i].out = rf_ring_create("ctl_out", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		h[i].macs = macs;
+		if (!h[i].in || !h[i].out) {
+			fprintf(stderr, "ringflow-controller: cannot create rings: %s\n", strerror(errno));
+			goto out;
+		}
+	}
+	io = ctl_io_create(host, (uint16_t)port, pool, h, nh, err, sizeof(err));
+	if (!io) {
+		fprintf(stderr, "ringflow-controller: %s\n", err);
+		goto out;
+	}
+	if (rf_runtime_add_poll(rt, 0, ctl_io_poll, io, ctl_io_wait_fd(io)) < 0)
+		goto out;
+	for (unsigned i = 0; i < nh; i++)
+		if (rf_runtime_add_poll(rt, ncores > 1 ? i + 1 : 0, ctl_learning_poll, &h[i], -1) < 0)
+			goto out;
+	if (rf_runtime_handle_signals(rt) < 0 || rf_runtime_start(rt) < 0) {
+		fprintf(stderr, "ringflow-controller: cannot start the pollers: %s\n", strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "ringflow-controller: listening on %s:%ld, %u core(s), %u handler(s), "
+		"app learning\n", host, port, ncores, nh);
+	rf_qsbr_offline(); /* this thread only waits from now on */
+	rf_runtime_wait(rt);
+	rf_runtime_join(rt);
+	rf_qsbr_online();
+	uint64_t pin = 0, fm = 0, po = 0;
+	for (unsigned i = 0; i < nh; i++) {
+		pin += atomic_load(&h[i].packet_ins);
+		fm += atomic_load(&h[i].flow_mods);
+		po += atomic_load(&h[i].packet_outs);
+	}
+	struct rf_counters tot;
+	rf_runtime_totals(rt, &tot);
+	fprintf(stderr, "ringflow-controller: stopped: %llu PACKET_IN, %llu FLOW_MOD, %llu "
+		"PACKET_OUT, %zu MACs learned; replies dropped %llu\n", (unsigned long long)pin,
+		(unsigned long long)fm, (unsigned long long)po, rf_hash_count(macs),
+		(unsigned long long)tot.drop_driver);
+	rc = 0;
+out:
+	rf_runtime_destroy(rt);
+	ctl_io_free(io);
+	for (unsigned i = 0; i < nh; i++) {
+		rf_ring_free(h[i].in);
+		rf_ring_free(h[i].out);
+	}
+	rf_hash_free(macs);
+	rf_mempool_free(pool);
+	rf_qsbr_unregister();
+	return rc;
+}

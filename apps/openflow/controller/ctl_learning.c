@@ -1,0 +1,114 @@
+/*
+ * apps/openflow/controller/ctl_learning.c: the learning switch, run by a handler poller.
+ *
+ * PACKET_IN: learn source MAC -> in_port for this switch (a write only when it changed);
+ * if the destination is known, FLOW_MOD (in_port + eth_dst -> that port, idle 60 s, naming
+ * the PACKET_IN's buffer) and, when the switch has no buffer (OVS: n_buffers = 0), a
+ * PACKET_OUT carrying the frame; otherwise a PACKET_OUT flooding it. LLDP is not learned.
+ * The reply is written into the same buffer, which goes back to the I/O poller.
+ */
+#include <string.h>
+
+#include "ctl.h"
+#include "of.h"
+#include "of_eth.h"
+
+static void key_of(uint8_t key[14], uint64_t dpid, const uint8_t *mac)
+{
+	for (int i = 0; i < 8; i++)
+		key[i] = (uint8_t)(dpid >> (56 - 8 * i));
+	memcpy(key + 8, mac, 6);
+}
+
+static void count(_Atomic uint64_t *c)
+{
+	/* single writer (this handler), read by the stats thread */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Turns the PACKET_IN in b into the reply bytes in b (b->len = 0: nothing to send). */
+static void learn(struct ctl_handler *h, struct ctl_buf *b)
+{
+	uint8_t reply[CTL_BUF_DATA];
+	size_t rlen = 0;
+	struct of_msg m;
+	struct of_fault f;
+	struct of_eth e;
+	if (of_parse(b->data, b->len, &m, &f) != 0 || m.type != OF_PACKET_IN)
+		goto done;
+	count(&h->packet_ins);
+	const struct of_packet_in *pi = &m.u.packet_in;
+	if (!(pi->match.fields & OF_MATCH_IN_PORT) || of_eth_parse(pi->data, pi->data_len, &e) ||
+	    e.type == OF_ETH_TYPE_LLDP)
+		goto done;
+	uint32_t in_port = pi->match.in_port;
+	uint8_t key[14];
+	if (!(e.src[0] & 1)) { /* unicast source: learn it */
+		key_of(key, b->dpid, e.src);
+		void *want = (void *)(uintptr_t)((uintptr_t)in_port + 1);
+		if (rf_hash_lookup(h->macs, key) != want)
+			rf_hash_upsert(h->macs, key, want, NULL);
+	}
+	uint32_t out = OFPP_FLOOD;
+	if (!(e.dst[0] & 1)) {
+		key_of(key, b->dpid, e.dst);
+		void *v = rf_hash_lookup(h->macs, key);
+		if (v)
+			out = (uint32_t)((uintptr_t)v - 1);
+	}
+	if (out == in_port)
+		goto done; /* it came from where it is going: drop */
+	bool unbuffered = pi->buffer_id == OFP_NO_BUFFER;
+	if (out != OFPP_FLOOD) {
+		struct of_msg fm = {.version = b->version, .type = OF_FLOW_MOD, .xid = m.xid};
+		fm.u.flow_mod.command = OFPFC_ADD;
+		fm.u.flow_mod.idle_timeout = 60;
+		fm.u.flow_mod.priority = 100;
+		fm.u.flow_mod.buffer_id = pi->buffer_id;
+		fm.u.flow_mod.out_port = OFPP_ANY;
+		fm.u.flow_mod.out_group = OFPG_ANY;
+		fm.u.flow_mod.match.fields = OF_MATCH_IN_PORT | OF_MATCH_ETH_DST;
+		fm.u.flow_mod.match.in_port = in_port;
+		memcpy(fm.u.flow_mod.match.eth_dst, e.dst, 6);
+		fm.u.flow_mod.actions.n = 1;
+		fm.u.flow_mod.actions.a[0].port = out;
+		ssize_t n = of_serialize(&fm, reply, sizeof(reply));
+		if (n < 0)
+			goto done;
+		rlen = (size_t)n;
+		count(&h->flow_mods);
+		if (!unbuffered)
+			goto done; /* the FLOW_MOD releases the buffered packet itself */
+	} else {
+		count(&h->floods);
+	}
+	ssize_t n = of_build_packet_out(reply + rlen, sizeof(reply) - rlen, b->version, m.xid,
+					pi->buffer_id, in_port, out, pi->data, pi->data_len);
+	if (n > 0) {
+		rlen += (size_t)n;
+		count(&h->packet_outs);
+	}
+done:
+	memcpy(b->data, reply, rlen);
+	b->len = (uint16_t)rlen;
+}
+
+unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
+{
+	struct ctl_handler *h = arg;
+	void *bufs[32];
+	unsigned n = rf_ring_dequeue_burst(h->in, bufs, 32, NULL);
+	for (unsigned i = 0; i < n; i++)
+		learn(h, bufs[i]);
+	unsigned done = 0;
+	/* Each out ring holds CTL_RING_SIZE >= all the pool's buffers, so it cannot be full:
+	 * the loop only guards the invariant. */
+	while (done < n) {
+		done += rf_ring_enqueue_burst(h->out, bufs + done, n - done, NULL);
+		if (done < n)
+			rf_cpu_relax();
+	}
+	rf_counter_add(&rf_poller_counters(p)->rx, n);
+	return n;
+}
