@@ -54,11 +54,15 @@ flat() {
 rm -f "$out"/rtt-*.dat
 flat | awk -v dir="$out" '$11 == "false" { f = $1; gsub(/[^A-Za-z0-9_.-]/, "_", f)
   print $2, $6, $8 >> (dir "/rtt-" f ".dat") }'
-for f in "$out"/rtt-*.dat; do sort -n -o "$f" "$f"; done
-if command -v gnuplot >/dev/null; then
+dats=("$out"/rtt-*.dat)
+[ -e "${dats[0]}" ] || dats=() # every point saturated: nothing to plot
+for f in "${dats[@]}"; do sort -n -o "$f" "$f"; done
+if [ ${#dats[@]} -eq 0 ]; then
+  echo "plot: none (no unsaturated point); data: $out/results.jsonl"
+elif command -v gnuplot >/dev/null; then
   plots=""
   i=1
-  for f in "$out"/rtt-*.dat; do
+  for f in "${dats[@]}"; do
     name=$(basename "$f" .dat); name=${name#rtt-}
     plots+="'$f' using 1:2 with linespoints lc $i dt 2 pt 6 title '$name p50', "
     plots+="'$f' using 1:3 with linespoints lc $i dt 1 pt 7 title '$name p99', "
