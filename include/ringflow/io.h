@@ -105,7 +105,13 @@ struct rf_io_ops {
 	void (*stats)(struct rf_io_dev *dev, struct rf_io_stats *st);
 	/* Release everything; free buffers the driver still holds back to their pool. */
 	void (*close)(struct rf_io_dev *dev);
+	unsigned caps; /* RF_IO_CAP_* */
 };
+
+/* Driver capability: rx_burst and tx_burst of one queue may run at the same time on two
+ * threads (one receiving, one sending), e.g. a load generator's receiver on another core.
+ * Without it, a queue is used by one thread at a time. */
+#define RF_IO_CAP_SPLIT_RXTX 0x1u
 
 /* An open driver instance. Fields are read by the inline wrappers; drivers own priv. */
 struct rf_io_dev {
