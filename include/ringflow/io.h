@@ -14,8 +14,9 @@
  * in the buffer's headroom themselves.
  *
  * Queues: a device has nqueues queues (config key `queues`, default given at open). Each
- * queue is used by one thread at a time (its poller); different queues of one device may be
- * used by different threads concurrently. rf_io_stats_get may run concurrently with anything.
+ * queue is used by one thread at a time (its poller), except that a driver with
+ * RF_IO_CAP_SPLIT_RXTX allows one thread receiving and another sending on the same queue;
+ * different queues of one device may be used by different threads concurrently. rf_io_stats_get may run concurrently with anything.
  * rf_io_open/rf_io_close and the registry calls are not for the fast path; the registry is
  * thread-safe.
  *
