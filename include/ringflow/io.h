@@ -89,7 +89,9 @@ struct rf_io_ops {
 	/* Open dev (dev->pool, dev->nqueues set; set dev->priv). 0, or -errno and one line in err;
 	 * on failure the driver has released everything it took. */
 	int (*open)(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len);
-	/* Up to n received messages into pkts (buffers from dev->pool); returns how many. */
+	/* Up to n received messages into pkts; returns how many. Buffers come from dev->pool,
+	 * except where a driver brings its own (dpdk: its rte_mbuf pool, docs/backends.md);
+	 * rf_pktbuf_free returns any buffer to whichever pool it came from. */
 	unsigned (*rx_burst)(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
 			     unsigned n);
 	/* Send pkts[0..n). Returns k: pkts[0..k) are consumed (sent, queued, or dropped for
