@@ -16,6 +16,8 @@ PACKAGES=(
   iproute2 ethtool sockperf gnuplot-nox procps
   # OpenFlow peers
   openvswitch-testcontroller
+  # the controller web page test (headless)
+  chromium
 )
 
 missing=()

@@ -13,15 +13,19 @@
 #include <ringflow/qsbr.h>
 
 #include "ctl.h"
+#include "ctl_app.h"
+#include "ctl_rest.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app learning]\n"
+		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app LIST]\n"
+		"                           [--rest IPV4:PORT]\n"
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
-		"  --app        learning (the learning switch; the only app so far)\n"
+		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
+		"  --rest       serve the REST API and the web page there (e.g. 127.0.0.1:8080)\n"
 		"  --idle       busy (default: lowest latency, a CPU per core) or adaptive\n"
 		"  --max-macs   MAC table capacity over all switches (default 1048576)\n"
 		"  --stats S    print the runtime's stats line every S seconds\n"
@@ -30,13 +34,14 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning";
+	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY};
 	unsigned max_macs = 1u << 20;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
+		{"rest", required_argument, 0, 'r'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -44,6 +49,7 @@ int main(int argc, char **argv)
 		case 'L': listen_at = optarg; break;
 		case 'c': cores = optarg; break;
 		case 'a': app = optarg; break;
+		case 'r': rest_at = optarg; break;
 		case 'i':
 			if (!strcmp(optarg, "busy"))
 				cfg.idle = RF_IDLE_BUSY;
@@ -59,11 +65,6 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
-	}
-	if (strcmp(app, "learning") != 0) {
-		fprintf(stderr, "ringflow-controller: --app %s: not available yet; this version has "
-			"only --app learning\n", app);
-		return 2;
 	}
 	char host[64];
 	const char *colon = strrchr(listen_at, ':');
@@ -96,6 +97,14 @@ int main(int argc, char **argv)
 	memset(h, 0, sizeof(h));
 	int rc = 1;
 	struct ctl_io *io = NULL;
+	struct ctl_apps *apps = NULL; /* the plain learning switch keeps its direct path */
+	struct ctl_rest *rest = NULL;
+	struct ctl_rest_view view = {0};
+	if ((strcmp(app, "learning") != 0 || rest_at) &&
+	    !(apps = ctl_apps_create(app, 65536, err, sizeof(err)))) {
+		fprintf(stderr, "ringflow-controller: %s\n", err);
+		goto out;
+	}
 	if (!pool || !macs) {
 		fprintf(stderr, "ringflow-controller: cannot allocate the buffer pool or the MAC "
 			"table (%s); try a smaller --max-macs\n", strerror(errno));
@@ -105,6 +114,8 @@ int main(int argc, char **argv)
 		h[i].in = rf_ring_create("ctl_in", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].out = rf_ring_create("ctl_out", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].macs = macs;
+		h[i].apps = apps;
+		h[i].index = i;
 		if (!h[i].in || !h[i].out) {
 			fprintf(stderr, "ringflow-controller: cannot create rings: %s\n", strerror(errno));
 			goto out;
@@ -115,6 +126,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
 	}
+	ctl_io_set_apps(io, apps);
 	if (rf_runtime_add_poll(rt, 0, ctl_io_poll, io, ctl_io_wait_fd(io)) < 0)
 		goto out;
 	for (unsigned i = 0; i < nh; i++)
@@ -124,11 +136,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-controller: cannot start the pollers: %s\n", strerror(errno));
 		goto out;
 	}
+	if (rest_at) {
+		view = (struct ctl_rest_view){.net = ctl_apps_net(apps), .rt = rt, .h = h, .nh = nh,
+					      .apps = app, .flows = ctl_apps_flows(apps)};
+		if (!(rest = ctl_rest_start(rest_at, &view, err, sizeof(err)))) {
+			fprintf(stderr, "ringflow-controller: %s\n", err);
+			rf_runtime_stop(rt);
+			rf_runtime_join(rt);
+			goto out;
+		}
+		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/\n",
+			(int)(strrchr(rest_at, ':') - rest_at), rest_at, ctl_rest_port(rest));
+	}
 	fprintf(stderr, "ringflow-controller: listening on %s:%ld, %u core(s), %u handler(s), "
-		"app learning\n", host, port, ncores, nh);
+		"app %s\n", host, port, ncores, nh, app);
 	rf_qsbr_offline(); /* this thread only waits from now on */
 	rf_runtime_wait(rt);
 	rf_runtime_join(rt);
+	ctl_rest_stop(rest);
+	rest = NULL;
 	rf_qsbr_online();
 	uint64_t pin = 0, fm = 0, po = 0;
 	for (unsigned i = 0; i < nh; i++) {
@@ -144,6 +170,7 @@ int main(int argc, char **argv)
 		(unsigned long long)tot.drop_driver);
 	rc = 0;
 out:
+	ctl_rest_stop(rest);
 	rf_runtime_destroy(rt);
 	ctl_io_free(io);
 	for (unsigned i = 0; i < nh; i++) {
@@ -151,6 +178,7 @@ out:
 		rf_ring_free(h[i].out);
 	}
 	rf_hash_free(macs);
+	ctl_apps_free(apps);
 	rf_mempool_free(pool);
 	rf_qsbr_unregister();
 	return rc;

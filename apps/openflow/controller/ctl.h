@@ -37,6 +37,7 @@ struct ctl_buf {
 	uint64_t dpid;
 	uint8_t version;
 	uint16_t len;       /* bytes in data: one message in, zero or more replies out */
+	uint64_t t_ns;      /* hand-off time (apps only: the latency histogram), else 0 */
 	uint8_t data[CTL_BUF_DATA];
 };
 
@@ -45,15 +46,20 @@ struct ctl_handler {
 	struct rf_ring *out; /* handler -> I/O poller */
 	struct rf_hash *macs; /* shared by all handlers: (dpid, MAC) -> port + 1 */
 	_Atomic uint64_t packet_ins, flow_mods, packet_outs, floods;
+	struct ctl_apps *apps; /* the --app list (ctl_app.h); NULL: learning switch only */
+	unsigned index;        /* this handler's number */
 };
 
 struct ctl_io;
+struct ctl_apps;
 
 /* Opens the listening socket and the I/O state. Returns NULL with one line in err. */
 struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct rf_mempool *pool,
 			     struct ctl_handler *handlers, unsigned n_handlers, char *err,
 			     size_t errlen);
 void ctl_io_free(struct ctl_io *io);
+/* Hands control messages, switch up/down and the timer to the apps (before start). */
+void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps);
 int ctl_io_wait_fd(const struct ctl_io *io);
 unsigned ctl_io_switches(const struct ctl_io *io);
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ctl_app.h"
 #include "of_session.h"
 #include "ofb_conn.h"
 
@@ -43,6 +44,7 @@ struct ctl_io {
 	bool any_backlog;         /* some slot has backlog set */
 	uint32_t scan_start;      /* where the next backlog scan begins (fairness) */
 	struct rf_poller *poller; /* set on the first poll: counters */
+	struct ctl_apps *apps;    /* NULL: learning switch only, no control hooks */
 	struct slot *slots;
 };
 
@@ -108,6 +110,11 @@ void ctl_io_free(struct ctl_io *io)
 	free(io);
 }
 
+void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps)
+{
+	io->apps = apps;
+}
+
 int ctl_io_wait_fd(const struct ctl_io *io)
 {
 	return io->ep;
@@ -121,6 +128,8 @@ unsigned ctl_io_switches(const struct ctl_io *io)
 static void drop_conn(struct ctl_io *io, uint32_t id)
 {
 	struct slot *sl = &io->slots[id];
+	if (io->apps && sl->s.datapath_id)
+		ctl_apps_switch_down(io->apps, sl->s.datapath_id);
 	epoll_ctl(io->ep, EPOLL_CTL_DEL, sl->c.fd, NULL);
 	ofb_conn_close(&sl->c);
 	sl->open = false;
@@ -171,6 +180,8 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	struct fwd *fw = arg;
 	struct ctl_io *io = fw->io;
 	struct rf_core_counters *cnt = rf_poller_counters(io->poller);
+	if (io->apps && s->state == OF_SESSION_UP && m->type != OF_PACKET_IN)
+		ctl_apps_control(io->apps, s, m, ctl_now_ms(), out); /* ports, switch up */
 	if (s->state != OF_SESSION_UP || m->type != OF_PACKET_IN)
 		return true; /* the learning switch only needs PACKET_INs */
 	if (raw_len > CTL_BUF_DATA) {
@@ -190,6 +201,7 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	b->version = s->framer.version;
 	b->len = (uint16_t)raw_len;
 	memcpy(b->data, raw, raw_len);
+	b->t_ns = io->apps ? ctl_now_ns() : 0;
 	/* Single producer: the free count just read cannot shrink before this enqueue. */
 	rf_ring_enqueue_burst(h->in, &obj, 1, NULL);
 	rf_counter_add(&cnt->rx, 1);
@@ -228,6 +240,8 @@ static unsigned collect(struct ctl_io *io)
 		unsigned n = rf_ring_dequeue_burst(io->h[k].out, bufs, 32, NULL);
 		for (unsigned i = 0; i < n; i++) {
 			struct ctl_buf *b = bufs[i];
+			if (b->t_ns)
+				ctl_apps_latency(io->apps, ctl_now_ns() - b->t_ns);
 			struct slot *sl = &io->slots[b->conn];
 			size_t room;
 			uint8_t *q;
@@ -247,6 +261,44 @@ static unsigned collect(struct ctl_io *io)
 	return total;
 }
 
+/* The apps' timer (ctl_app.h): once per connected switch, its out going to the switch. */
+static unsigned apps_timer(struct ctl_io *io)
+{
+	uint64_t now = ctl_now_ms();
+	unsigned n = 0;
+	uint64_t want;
+	if (ctl_flows_pending(ctl_apps_flows(io->apps), &want)) /* GET /api/flows/{dpid} */
+		for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
+			struct slot *sl = &io->slots[id];
+			size_t room;
+			uint8_t *q;
+			if (sl->open && sl->s.state == OF_SESSION_UP && sl->s.datapath_id == want &&
+			    (q = ofb_conn_reserve(&sl->c, 256, &room))) {
+				struct of_out out = {.p = q, .cap = room, .len = 0};
+				ctl_flows_send(ctl_apps_flows(io->apps), &sl->s, &out);
+				ofb_conn_commit(&sl->c, out.len);
+				n++;
+				break;
+			}
+		}
+	if (!ctl_apps_timer_due(io->apps, now))
+		return n;
+	for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
+		struct slot *sl = &io->slots[id];
+		size_t room;
+		uint8_t *q;
+		if (!sl->open || sl->s.state != OF_SESSION_UP ||
+		    !(q = ofb_conn_reserve(&sl->c, OF_MAX_MSG_LEN, &room)))
+			continue;
+		struct of_out out = {.p = q, .cap = room, .len = 0};
+		ctl_apps_timer_switch(io->apps, sl->s.datapath_id, now, &out);
+		ofb_conn_commit(&sl->c, out.len);
+		n++;
+	}
+	ctl_apps_timer_done(io->apps, now);
+	return n + 1;
+}
+
 unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 {
 	struct ctl_io *io = arg;
@@ -262,6 +314,8 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 			drop_conn(io, id);
 	}
 	unsigned work = (unsigned)(n > 0 ? n : 0) + collect(io);
+	if (io->apps)
+		work += apps_timer(io); /* its bytes go out in the flush below */
 	if (io->any_backlog) { /* buffers came back: offer the waiting messages again */
 		io->any_backlog = false;
 		/* Start one slot further each time, so no switch always comes last. */

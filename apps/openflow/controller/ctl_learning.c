@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "ctl_app.h"
 #include "of.h"
 #include "of_eth.h"
 
@@ -27,10 +28,10 @@ static void count(_Atomic uint64_t *c)
 			      memory_order_relaxed);
 }
 
-/* Turns the PACKET_IN in b into the reply bytes in b (b->len = 0: nothing to send). */
-static void learn(struct ctl_handler *h, struct ctl_buf *b)
+/* The reply bytes to the PACKET_IN in b, in reply[0..cap) (see ctl_app.h). */
+size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_t *reply,
+			  size_t cap)
 {
-	uint8_t reply[CTL_BUF_DATA];
 	size_t rlen = 0;
 	struct of_msg m;
 	struct of_fault f;
@@ -73,7 +74,7 @@ static void learn(struct ctl_handler *h, struct ctl_buf *b)
 		memcpy(fm.u.flow_mod.match.eth_dst, e.dst, 6);
 		fm.u.flow_mod.actions.n = 1;
 		fm.u.flow_mod.actions.a[0].port = out;
-		ssize_t n = of_serialize(&fm, reply, sizeof(reply));
+		ssize_t n = of_serialize(&fm, reply, cap);
 		if (n < 0)
 			goto done;
 		rlen = (size_t)n;
@@ -83,13 +84,21 @@ static void learn(struct ctl_handler *h, struct ctl_buf *b)
 	} else {
 		count(&h->floods);
 	}
-	ssize_t n = of_build_packet_out(reply + rlen, sizeof(reply) - rlen, b->version, m.xid,
+	ssize_t n = of_build_packet_out(reply + rlen, cap - rlen, b->version, m.xid,
 					pi->buffer_id, in_port, out, pi->data, pi->data_len);
 	if (n > 0) {
 		rlen += (size_t)n;
 		count(&h->packet_outs);
 	}
 done:
+	return rlen;
+}
+
+/* Turns the PACKET_IN in b into the reply bytes in b (b->len = 0: nothing to send). */
+static void learn(struct ctl_handler *h, struct ctl_buf *b)
+{
+	uint8_t reply[CTL_BUF_DATA];
+	size_t rlen = ctl_learning_reply(h, b, reply, sizeof(reply));
 	memcpy(b->data, reply, rlen);
 	b->len = (uint16_t)rlen;
 }
@@ -99,8 +108,13 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 	struct ctl_handler *h = arg;
 	void *bufs[32];
 	unsigned n = rf_ring_dequeue_burst(h->in, bufs, 32, NULL);
-	for (unsigned i = 0; i < n; i++)
-		learn(h, bufs[i]);
+	uint64_t now = n && h->apps ? ctl_now_ms() : 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (h->apps) /* --app list: the apps' dispatch (ctl_app.h) */
+			ctl_apps_packet_in(h->apps, h, h->index, bufs[i], now);
+		else
+			learn(h, bufs[i]);
+	}
 	unsigned done = 0;
 	/* Each out ring holds CTL_RING_SIZE >= all the pool's buffers, so it cannot be full:
 	 * the loop only guards the invariant. */
