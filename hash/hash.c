@@ -225,6 +225,10 @@ static void node_reclaim(struct rcu_head *head)
 #else
 	node_put(h, n);
 #endif
+	/* TSan: a release point pairing with rf_qsbr_barrier()'s acquire, so rf_hash_free, which
+	 * waits for this callback, is seen to come after its node_put (TSan cannot see inside
+	 * liburcu's rcu_barrier). No-op without TSan. */
+	rf_qsbr_retire_note();
 }
 
 /* lflist retire callback: a node was just unlinked by this thread. */

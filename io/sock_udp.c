@@ -28,8 +28,12 @@ struct udp_queue {
 	int fd;
 	unsigned nstash;
 	struct rf_pktbuf *stash[RF_IO_MAX_BURST];
+	/* rx and tx keep their own message arrays, so one thread may receive while another
+	 * sends on the same queue (RF_IO_CAP_SPLIT_RXTX); each counter has one writer. */
 	struct mmsghdr msgs[RF_IO_MAX_BURST];
 	struct iovec iov[RF_IO_MAX_BURST];
+	struct mmsghdr tx_msgs[RF_IO_MAX_BURST];
+	struct iovec tx_iov[RF_IO_MAX_BURST];
 };
 
 struct udp_dev {
@@ -176,12 +180,12 @@ static unsigned udp_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 		n = RF_IO_MAX_BURST;
 	for (unsigned i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
-		q->iov[i].iov_base = rf_pktbuf_data(b);
-		q->iov[i].iov_len = b->data_len;
-		q->msgs[i].msg_hdr = (struct msghdr){
+		q->tx_iov[i].iov_base = rf_pktbuf_data(b);
+		q->tx_iov[i].iov_len = b->data_len;
+		q->tx_msgs[i].msg_hdr = (struct msghdr){
 			.msg_name = u->connected || !b->peer_len ? NULL : &b->peer,
 			.msg_namelen = u->connected ? 0 : b->peer_len,
-			.msg_iov = &q->iov[i],
+			.msg_iov = &q->tx_iov[i],
 			.msg_iovlen = 1};
 	}
 	unsigned done = 0, drops = 0;
@@ -191,10 +195,10 @@ static unsigned udp_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 			drops++, done++; /* listen mode needs a destination: nothing to send to */
 			continue;
 		}
-		int r = sendmmsg(q->fd, q->msgs + done, n - done, MSG_DONTWAIT);
+		int r = sendmmsg(q->fd, q->tx_msgs + done, n - done, MSG_DONTWAIT);
 		if (r > 0) {
 			for (int i = 0; i < r; i++)
-				bytes += q->iov[done + (unsigned)i].iov_len;
+				bytes += q->tx_iov[done + (unsigned)i].iov_len;
 			done += (unsigned)r;
 			continue;
 		}
@@ -238,4 +242,5 @@ const struct rf_io_ops rf_io_udp_ops = {
 	.wait_fd = udp_wait_fd,
 	.stats = udp_stats,
 	.close = udp_close,
+	.caps = RF_IO_CAP_SPLIT_RXTX,
 };

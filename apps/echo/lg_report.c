@@ -115,9 +115,10 @@ void rf_lg_table_row(FILE *f, const struct rf_lg_point *p)
 		achieved(p), rate(p->received, p->seconds),
 		100.0 * rf_lg_point_loss(p), (unsigned long long)p->reordered);
 	if (sat)
-		fprintf(f, "%8s %8s %8s %8s %9s %9s  %.1f  (saturated: received %.0f/s of %.0f/s, "
-			   "loss %.3f%%)\n", "-", "-", "-", "-", "-", "-", p->steal_pct,
-			rate(p->received, p->seconds), p->offered_rate, 100.0 * rf_lg_point_loss(p));
+		fprintf(f, "%8s %8s %8s %8s %9s %9s  %.1f  (saturated: sent %.0f/s, received %.0f/s "
+			   "of %.0f/s, loss %.3f%%)\n", "-", "-", "-", "-", "-", "-", p->steal_pct,
+			achieved(p), rate(p->received, p->seconds), p->offered_rate,
+			100.0 * rf_lg_point_loss(p));
 	else
 		fprintf(f, "%8.1f %8.1f %8.1f %8.1f %9.1f %9.1f  %.1f\n", us(p->rtt->min),
 			us(rf_hist_percentile(p->rtt, 50)), us(rf_hist_percentile(p->rtt, 90)),

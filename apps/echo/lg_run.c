@@ -11,6 +11,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -48,14 +52,54 @@ static void take_replies(struct lg_state *s, struct rf_pktbuf **b, unsigned n)
 	rf_pktbuf_free_bulk(b, n);
 }
 
+/* The receiver of a split point (rf_lg_run_point_split): polls the device's queue 0 for
+ * replies on its own CPU while the caller sends; after the sender is done it drains for at
+ * most drain_ms. The tracker and histogram are written by this thread only. */
+struct lg_rx {
+	struct lg_state *s;
+	struct rf_io_dev *dev;
+	int cpu;
+	_Atomic uint64_t sent;    /* measured messages sent, final once sender_done is set */
+	_Atomic bool sender_done;
+};
+
+static void *rx_loop(void *arg)
+{
+	struct lg_rx *rx = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(rx->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	struct rf_pktbuf *b[64];
+	uint64_t end = 0;
+	for (;;) {
+		unsigned n = rf_io_rx_burst(rx->dev, 0, b, 64);
+		if (n)
+			take_replies(rx->s, b, n);
+		/* acquire: pairs with the sender's release of sender_done, so `sent` is final. */
+		if (atomic_load_explicit(&rx->sender_done, memory_order_acquire)) {
+			uint64_t now = rf_lg_now_ns();
+			if (!end)
+				end = now + (uint64_t)rx->s->o->drain_ms * 1000000u;
+			uint64_t sent = atomic_load_explicit(&rx->sent, memory_order_relaxed);
+			if (rx->s->t->received >= sent || now >= end)
+				break;
+		}
+	}
+	return NULL;
+}
+
 /* Deadline of message k: t0 + k / rate, in integer ns without drift. */
 static uint64_t deadline(uint64_t t0, uint64_t k, double period_ns)
 {
 	return t0 + (uint64_t)llround((double)k * period_ns);
 }
 
-int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
-		    const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p)
+/* One point; rx_cpu < 0: replies are polled in the sending loop, else by a receiver thread
+ * pinned to rx_cpu (the device must have RF_IO_CAP_SPLIT_RXTX). */
+static int run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
+		     const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p,
+		     int rx_cpu)
 {
 	struct lg_state s = {.o = o, .t = t, .p = p};
 	const double period_ns = 1e9 / o->rate;
@@ -80,6 +124,11 @@ int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
 	uint64_t t0 = rf_lg_now_ns() + 1000000; /* first deadline 1 ms from now */
 	uint64_t first_meas_ns = deadline(t0, n_warm, period_ns), last_send_ns = first_meas_ns;
 	uint64_t now = rf_lg_now_ns();
+
+	struct lg_rx rx = {.s = &s, .dev = dev, .cpu = rx_cpu};
+	pthread_t rx_thread;
+	if (rx_cpu >= 0 && pthread_create(&rx_thread, NULL, rx_loop, &rx) != 0)
+		return -EAGAIN;
 
 	while (k < n_all) {
 		/* Guard against a driver that never accepts: the window plus 2 s is the most. */
@@ -126,21 +175,30 @@ int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
 				k += m;
 			}
 		}
-		unsigned n = rf_io_rx_burst(dev, 0, b, 64);
-		if (n)
-			take_replies(&s, b, n);
+		if (rx_cpu < 0) {
+			unsigned n = rf_io_rx_burst(dev, 0, b, 64);
+			if (n)
+				take_replies(&s, b, n);
+		}
 		now = rf_lg_now_ns();
 	}
 	if (!cpu_a_taken)
 		rf_lg_cpu_read(&cpu_a);
 	rf_lg_cpu_read(&cpu_b);
 
-	/* Drain: bounded by drain_ms after the last send. */
-	uint64_t end = rf_lg_now_ns() + (uint64_t)o->drain_ms * 1000000u;
-	while (t->received < p->sent && rf_lg_now_ns() < end) {
-		unsigned n = rf_io_rx_burst(dev, 0, b, 64);
-		if (n)
-			take_replies(&s, b, n);
+	if (rx_cpu >= 0) {
+		atomic_store_explicit(&rx.sent, p->sent, memory_order_relaxed);
+		/* release: pairs with the receiver's acquire; it may now drain and stop. */
+		atomic_store_explicit(&rx.sender_done, true, memory_order_release);
+		pthread_join(rx_thread, NULL);
+	} else {
+		/* Drain: bounded by drain_ms after the last send. */
+		uint64_t end = rf_lg_now_ns() + (uint64_t)o->drain_ms * 1000000u;
+		while (t->received < p->sent && rf_lg_now_ns() < end) {
+			unsigned n = rf_io_rx_burst(dev, 0, b, 64);
+			if (n)
+				take_replies(&s, b, n);
+		}
 	}
 	p->received = t->received;
 	p->reordered = t->reordered;
@@ -157,4 +215,19 @@ int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
 	}
 	rf_lg_point_cpu(p, &cpu_a, &cpu_b);
 	return 0;
+}
+
+int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
+		    const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p)
+{
+	return run_point(dev, pool, o, t, p, -1);
+}
+
+int rf_lg_run_point_split(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
+			  const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p,
+			  int rx_cpu)
+{
+	if (rx_cpu < 0 || !(dev->ops->caps & RF_IO_CAP_SPLIT_RXTX))
+		return -EOPNOTSUPP;
+	return run_point(dev, pool, o, t, p, rx_cpu);
 }

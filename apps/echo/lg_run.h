@@ -8,8 +8,11 @@
  * each one against the send time carried in the message (CLOCK_MONOTONIC, one clock). A point
  * is a warm-up (not counted), then the measured window, then a bounded drain for late replies.
  *
- * Threads: one. The device's queue 0 is used by the calling thread only (io.h's contract), so
- * sending and receiving are interleaved in one busy loop on one core; the caller pins it.
+ * Threads: rf_lg_run_point uses one: the device's queue 0 is used by the calling thread only
+ * (io.h's contract), so sending and receiving are interleaved in one busy loop on one core; the
+ * caller pins it. rf_lg_run_point_split puts the receiver on a thread of its own, pinned to
+ * another CPU, for drivers with RF_IO_CAP_SPLIT_RXTX (UDP sockets): the sender's schedule then
+ * never waits behind reply processing.
  * Every loop is bounded in time: a point ends at most drain_ms after its last deadline.
  */
 #ifndef RINGFLOW_APPS_ECHO_LG_RUN_H
@@ -38,6 +41,12 @@ struct rf_lg_opts {
  * is left to the caller). Returns 0, or -errno when the device failed outright. */
 int rf_lg_run_point(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
 		    const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p);
+
+/* As rf_lg_run_point, with the replies received by a thread pinned to rx_cpu while the calling
+ * thread sends. -EOPNOTSUPP when the driver cannot receive and send on two threads at once. */
+int rf_lg_run_point_split(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
+			  const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p,
+			  int rx_cpu);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t rf_lg_now_ns(void);

@@ -2,7 +2,7 @@
  * apps/echo/loadgen.c: ringflow-loadgen, the open-loop load generator (command line).
  *
  *   ringflow-loadgen --backend udp:connect=10.0.0.2:9000 --rates 20k,100k,200k,400k,800k,1.6M
- *                    --size 100 --warmup 1 --duration 5 [--json] [--cores 0]
+ *                    --size 100 --warmup 1 --duration 5 [--json] [--cores 0[,1]]
  *
  * For each rate it runs one point (lg_run.c) and prints a table row, or with --json one JSON
  * object per point on stdout; a progress line per point goes to stderr. A saturated point is
@@ -38,11 +38,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringflow-loadgen --backend SPEC [--rates 20k,100k,200k,400k,800k,1.6M]\n"
-		"         [--size 100] [--warmup 1] [--duration 5] [--json] [--cores CPU]\n"
+		"         [--size 100] [--warmup 1] [--duration 5] [--json] [--cores TX[,RX]]\n"
 		"         [--burst 32] [--drain-ms 200] [--pool 8192] [--label NAME]\n"
 		"  Open loop: sends at each fixed rate whatever comes back, times every reply\n"
 		"  (RTT from CLOCK_MONOTONIC in the message). A point is saturated when received <\n"
-		"  99%% of offered or loss > 0.1%%. Sender and receiver share one busy loop on one CPU.\n"
+		"  99%% of offered or loss > 0.1%%. --cores TX: sender and receiver share one busy\n"
+		"  loop on CPU TX; --cores TX,RX: the receiver runs on CPU RX (drivers that can\n"
+		"  receive and send on two threads at once: udp).\n"
 		"  --label names the backend in the output (default: SPEC).\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
@@ -150,14 +152,17 @@ int main(int argc, char **argv)
 	if (nrates == 0)
 		return fail("--rates: empty list; give e.g. --rates 20k,100k");
 
+	int rx_cpu = -1; /* >= 0: the receiver runs on its own thread there */
 	if (cores) {
 		int cpus[4];
 		int n = rf_cpulist_parse(cores, cpus, 4, err, sizeof(err));
 		if (n < 0)
 			return fail(err);
-		if (n != 1)
-			return fail("--cores: give one CPU: sender and receiver share one busy loop "
-				    "(a device queue is used by one thread, see io.h)");
+		if (n > 2)
+			return fail("--cores: give one CPU (sender and receiver in one loop) or two "
+				    "(sender, receiver), e.g. --cores 0,1");
+		if (n == 2)
+			rx_cpu = cpus[1];
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(cpus[0], &set);
@@ -177,6 +182,14 @@ int main(int argc, char **argv)
 	}
 	struct rf_io_dev *dev = rf_io_open(backend, pool, err, sizeof(err));
 	if (!dev) {
+		rf_pktbuf_pool_free(pool);
+		return fail(err);
+	}
+	if (rx_cpu >= 0 && !(dev->ops->caps & RF_IO_CAP_SPLIT_RXTX)) {
+		snprintf(err, sizeof(err), "--cores %s: the %s driver cannot receive and send on two "
+			 "threads at once; give one CPU (sender and receiver in one loop), or use a "
+			 "udp: backend", cores, rf_io_driver_name(dev));
+		rf_io_close(dev);
 		rf_pktbuf_pool_free(pool);
 		return fail(err);
 	}
@@ -206,7 +219,8 @@ int main(int argc, char **argv)
 		struct rf_lg_point p = {.backend = label ? label : backend, .rtt = hist};
 		fprintf(stderr, "loadgen: [%u/%u] %s at %.0f msg/s: %.1f s warm-up + %.1f s ...\n",
 			i + 1, nrates, backend, rates[i], warmup, duration);
-		int r = rf_lg_run_point(dev, pool, &o, &track, &p);
+		int r = rx_cpu >= 0 ? rf_lg_run_point_split(dev, pool, &o, &track, &p, rx_cpu)
+				    : rf_lg_run_point(dev, pool, &o, &track, &p);
 		if (r < 0) {
 			fprintf(stderr, "ringflow-loadgen: point %.0f msg/s failed: %s\n", rates[i],
 				strerror(-r));

@@ -31,7 +31,7 @@ flat() {
   printf "%-18s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s %6s %13s  %s\n" backend offered/s sent/s \
     recv/s loss% p50_us p90_us p99_us p99.9_us max_us steal% load1 drops_r/g status
   flat | sort -k2,2n -s | awk '{
-    st = $11 == "true" ? sprintf("SATURATED (received %.0f/s, loss %.3f%%)", $4, 100 * $5) : "ok"
+    st = $11 == "true" ? sprintf("SATURATED (sent %.0f/s, received %.0f/s, loss %.3f%%)", $3, $4, 100 * $5) : "ok"
     printf "%-18s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f %6.1f %13s  %s\n",
       $1, $2, $3, $4, 100 * $5, $6, $7, $8, $9, $10, $12, $13, $14 "/" $15, st }'
   if flat | grep -q '^sockperf '; then
@@ -54,11 +54,15 @@ flat() {
 rm -f "$out"/rtt-*.dat
 flat | awk -v dir="$out" '$11 == "false" { f = $1; gsub(/[^A-Za-z0-9_.-]/, "_", f)
   print $2, $6, $8 >> (dir "/rtt-" f ".dat") }'
-for f in "$out"/rtt-*.dat; do sort -n -o "$f" "$f"; done
-if command -v gnuplot >/dev/null; then
+dats=("$out"/rtt-*.dat)
+[ -e "${dats[0]}" ] || dats=() # every point saturated: nothing to plot
+for f in "${dats[@]}"; do sort -n -o "$f" "$f"; done
+if [ ${#dats[@]} -eq 0 ]; then
+  echo "plot: none (no unsaturated point); data: $out/results.jsonl"
+elif command -v gnuplot >/dev/null; then
   plots=""
   i=1
-  for f in "$out"/rtt-*.dat; do
+  for f in "${dats[@]}"; do
     name=$(basename "$f" .dat); name=${name#rtt-}
     plots+="'$f' using 1:2 with linespoints lc $i dt 2 pt 6 title '$name p50', "
     plots+="'$f' using 1:3 with linespoints lc $i dt 1 pt 7 title '$name p99', "

@@ -187,6 +187,33 @@ drops_json() { # s0 s1 c0 c1
   fi
 }
 
+# Where the reflector's side lost packets during a point, from ringflow-netstat (bench/tools,
+# docs/diagnosing-drops.md): it samples the reflector's namespace every 0.25 s while the point
+# runs and is stopped (by its PID) when the point ends; every drop or error counter that moved is
+# added to the point's JSON line as a count ("reflector_drops"), so a saturated point says where
+# its messages went.
+netstat_bin=$build/bench/tools/ringflow-netstat
+netstat_start() { # log-file: starts the sampler, sets netstat_pid ('' if unavailable)
+  netstat_pid=
+  [ "$loopback" = 0 ] && [ -x "$netstat_bin" ] || return 0
+  local n
+  n=$(awk -v w="$warmup" -v d="$duration" 'BEGIN { printf "%d", (w + d + 10) * 4 }') # bound
+  "$netstat_bin" --netns "$ns_s" --dev "$sdev" --interval 0.25 --count "$n" --json > "$1" 2>/dev/null &
+  netstat_pid=$!
+  pids+=("$netstat_pid")
+}
+netstat_json() { # log-file: stops the sampler, prints ',"reflector_drops":{...}' or nothing
+  [ -n "$netstat_pid" ] || return 0
+  kill -TERM "$netstat_pid" 2>/dev/null || true
+  wait "$netstat_pid" 2>/dev/null || true
+  awk '/"case":"[^"]*(drop|squeeze|err|fifo)[^"]*"/ {
+      c = $0; sub(/.*"case":"/, "", c); sub(/".*/, "", c)
+      v = $0; sub(/.*"value":/, "", v); sub(/,.*/, "", v)
+      n[c] += v * 0.25 }
+    END { out = ""; for (c in n) if (n[c] >= 0.5) out = out (out == "" ? "" : ",") sprintf("\"%s\":%d", c, n[c] + 0.5)
+      printf ",\"reflector_drops\":{%s}", out }' "$1"
+}
+
 port_base=$(( 20000 + (tag % 2000) * 10 ))
 point=0
 
@@ -211,12 +238,13 @@ run_ours() { # backend rate
     [ "$raw" = 1 ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
     return 0
   fi
-  local s0 c0 line
+  local s0 c0 line nlog="$out/netstat-${b//[:,=]/_}-$rate.jsonl"
   s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
+  netstat_start "$nlog"
   if line=$("${in_c[@]}" "$lg_bin" --backend "$(client_spec "$b" "$port")" --rates "$rate" \
       --label "$b" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_gen" \
       2>> "$out/loadgen.log") && [ -n "$line" ]; then
-    echo "${line%\}},$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")}" \
+    echo "${line%\}},$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")$(netstat_json "$nlog")}" \
       >> "$out/results.jsonl"
   else
     log "$b at $rate: loadgen failed: $(tail -n 1 "$out/loadgen.log")"
@@ -245,15 +273,16 @@ run_sockperf() { # rate
   fi
   local a b t slog="$out/sockperf-$rate.log"
   t=$(awk -v w="$warmup" -v d="$duration" 'BEGIN { printf "%d", w + d + 0.999 }')
-  local s0 c0
+  local s0 c0 nlog="$out/netstat-sockperf-$rate.jsonl"
   s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
+  netstat_start "$nlog"
   a=$(cpu_sample)
   "${in_c[@]}" taskset -c "$cpu_gen" sockperf under-load -i "$saddr" -p "$port" --mps "$mps" \
     --reply-every 1 --full-rtt -t "$t" -m 100 2>&1 \
     | sed 's/\x1b\[[0-9;]*m//g' > "$slog" || true
   b=$(cpu_sample)
   local drops
-  drops=$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")
+  drops=$(drops_json "$s0" "$(snmp_rcvbuf "${in_s[@]}")" "$c0" "$(snmp_rcvbuf "${in_c[@]}")")$(netstat_json "$nlog")
   kill -TERM "$spid" 2>/dev/null || true
   wait "$spid" 2>/dev/null || true
   # sockperf's own figures: the [Valid Duration] counts, its percentiles (us, full RTT).

@@ -195,6 +195,8 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 		}
 	}
 	fflush(out);
+	if (o->json)
+		fflush(stdout); /* a sample is complete: a reader that stops us keeps every line */
 }
 
 static void header(const struct opts *o, const struct sample *s, FILE *out)

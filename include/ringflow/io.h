@@ -14,8 +14,9 @@
  * in the buffer's headroom themselves.
  *
  * Queues: a device has nqueues queues (config key `queues`, default given at open). Each
- * queue is used by one thread at a time (its poller); different queues of one device may be
- * used by different threads concurrently. rf_io_stats_get may run concurrently with anything.
+ * queue is used by one thread at a time (its poller), except that a driver with
+ * RF_IO_CAP_SPLIT_RXTX allows one thread receiving and another sending on the same queue;
+ * different queues of one device may be used by different threads concurrently. rf_io_stats_get may run concurrently with anything.
  * rf_io_open/rf_io_close and the registry calls are not for the fast path; the registry is
  * thread-safe.
  *
@@ -88,7 +89,9 @@ struct rf_io_ops {
 	/* Open dev (dev->pool, dev->nqueues set; set dev->priv). 0, or -errno and one line in err;
 	 * on failure the driver has released everything it took. */
 	int (*open)(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len);
-	/* Up to n received messages into pkts (buffers from dev->pool); returns how many. */
+	/* Up to n received messages into pkts; returns how many. Buffers come from dev->pool,
+	 * except where a driver brings its own (dpdk: its rte_mbuf pool, docs/backends.md);
+	 * rf_pktbuf_free returns any buffer to whichever pool it came from. */
 	unsigned (*rx_burst)(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
 			     unsigned n);
 	/* Send pkts[0..n). Returns k: pkts[0..k) are consumed (sent, queued, or dropped for
@@ -105,7 +108,13 @@ struct rf_io_ops {
 	void (*stats)(struct rf_io_dev *dev, struct rf_io_stats *st);
 	/* Release everything; free buffers the driver still holds back to their pool. */
 	void (*close)(struct rf_io_dev *dev);
+	unsigned caps; /* RF_IO_CAP_* */
 };
+
+/* Driver capability: rx_burst and tx_burst of one queue may run at the same time on two
+ * threads (one receiving, one sending), e.g. a load generator's receiver on another core.
+ * Without it, a queue is used by one thread at a time. */
+#define RF_IO_CAP_SPLIT_RXTX 0x1u
 
 /* An open driver instance. Fields are read by the inline wrappers; drivers own priv. */
 struct rf_io_dev {

@@ -66,7 +66,8 @@ void rf_qsbr_barrier(void);
  * memory readers may have seen (no-op without TSan). */
 void rf_qsbr_reclaim_begin(void);
 
-/* TSan bookkeeping before handing a node to call_rcu (no-op without TSan). */
+/* TSan bookkeeping (a release point): before handing a node to call_rcu, and at the end of a
+ * reclamation callback that rf_qsbr_barrier() waits for (no-op without TSan). */
 void rf_qsbr_retire_note(void);
 
 #ifdef __cplusplus

@@ -5,7 +5,8 @@
  * against a reflector that drops every other message, the point is saturated with ~50 % loss.
  * Content decides, never timing.
  */
-#include <criterion/criterion.h>
+#include "rf_test.h"
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -63,7 +64,8 @@ static unsigned free_port(int type)
 	return ntohs(a.sin_port);
 }
 
-static void run_against(const char *transport, unsigned port, unsigned drop_every,
+/* prefix: the driver part of the specs ("uring:udp", "udp"); rx_cpu >= 0: the split mode. */
+static void run_against(const char *prefix, unsigned port, unsigned drop_every, int rx_cpu,
 			struct rf_lg_point *p, struct rf_hist *h)
 {
 	char spec[128], err[256];
@@ -71,12 +73,12 @@ static void run_against(const char *transport, unsigned port, unsigned drop_ever
 							    RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 	cr_assert_not_null(pool);
 	struct reflector r = {.drop_every = drop_every};
-	snprintf(spec, sizeof(spec), "uring:%s:listen=127.0.0.1:%u", transport, port);
+	snprintf(spec, sizeof(spec), "%s:listen=127.0.0.1:%u", prefix, port);
 	r.dev = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(r.dev, "%s: %s", spec, err);
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, reflect, &r), 0);
-	snprintf(spec, sizeof(spec), "uring:%s:connect=127.0.0.1:%u", transport, port);
+	snprintf(spec, sizeof(spec), "%s:connect=127.0.0.1:%u", prefix, port);
 	struct rf_io_dev *dev = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(dev, "%s: %s", spec, err);
 	struct rf_lg_track t;
@@ -87,7 +89,10 @@ static void run_against(const char *transport, unsigned port, unsigned drop_ever
 			       .burst = 32, .drain_ms = 500, .point = 1};
 	p->rtt = h;
 	p->backend = spec;
-	cr_assert_eq(rf_lg_run_point(dev, pool, &o, &t, p), 0);
+	if (rx_cpu >= 0)
+		cr_assert_eq(rf_lg_run_point_split(dev, pool, &o, &t, p, rx_cpu), 0);
+	else
+		cr_assert_eq(rf_lg_run_point(dev, pool, &o, &t, p), 0);
 	atomic_store(&r.stop, true);
 	pthread_join(th, NULL);
 	rf_lg_track_free(&t);
@@ -98,11 +103,11 @@ static void run_against(const char *transport, unsigned port, unsigned drop_ever
 
 static struct rf_hist hist; /* static: a failed assertion must not leak it */
 
-static void check_clean_point(const char *transport, unsigned port)
+static void check_clean_point(const char *prefix, unsigned port, int rx_cpu)
 {
 	struct rf_hist *h = &hist;
 	struct rf_lg_point p = {0};
-	run_against(transport, port, 0, &p, h);
+	run_against(prefix, port, 0, rx_cpu, &p, h);
 	cr_assert_geq(p.offered, 1000); /* more only when this (loaded) machine made the sender late */
 	cr_assert_eq(p.sent, 1000, "sent %llu", (unsigned long long)p.sent);
 	cr_assert_eq(p.received, 1000, "received %llu", (unsigned long long)p.received);
@@ -117,18 +122,47 @@ static void check_clean_point(const char *transport, unsigned port)
 
 Test(loadgen, uring_udp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("udp", free_port(SOCK_DGRAM));
+	check_clean_point("uring:udp", free_port(SOCK_DGRAM), -1);
 }
 
 Test(loadgen, uring_tcp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("tcp", free_port(SOCK_STREAM));
+	check_clean_point("uring:tcp", free_port(SOCK_STREAM), -1);
+}
+
+Test(loadgen, udp_receiver_on_other_cpu_loses_nothing)
+{
+	/* Split mode: the replies are taken by a thread pinned to the last CPU while this thread
+	 * sends; the same content checks as the one-loop points. */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	check_clean_point("udp", free_port(SOCK_DGRAM), (int)(ncpu > 1 ? ncpu - 1 : 0));
+}
+
+Test(loadgen, split_mode_refused_without_the_capability)
+{
+	char err[256];
+	struct rf_pktbuf_pool *pool = rf_pktbuf_pool_create("lgs", 1024, 2048, 32,
+							    RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_not_null(pool);
+	char spec[64];
+	snprintf(spec, sizeof(spec), "uring:udp:connect=127.0.0.1:%u", free_port(SOCK_DGRAM));
+	struct rf_io_dev *dev = rf_io_open(spec, pool, err, sizeof(err));
+	cr_assert_not_null(dev, "%s: %s", spec, err);
+	struct rf_lg_track t;
+	cr_assert_eq(rf_lg_track_init(&t, 100), 0);
+	struct rf_lg_opts o = {.rate = 100, .warmup_s = 0, .duration_s = 0.1, .size = 100,
+			       .burst = 8, .drain_ms = 10, .point = 1};
+	struct rf_lg_point p = {.rtt = &hist, .backend = spec};
+	cr_assert_eq(rf_lg_run_point_split(dev, pool, &o, &t, &p, 0), -EOPNOTSUPP);
+	rf_lg_track_free(&t);
+	rf_io_close(dev);
+	rf_pktbuf_pool_free(pool);
 }
 
 Test(loadgen, dropping_reflector_is_saturated)
 {
 	struct rf_lg_point p = {0};
-	run_against("udp", free_port(SOCK_DGRAM), 2, &p, &hist);
+	run_against("uring:udp", free_port(SOCK_DGRAM), 2, -1, &p, &hist);
 	/* The reflector drops every other message it sees (warm-up ones included), so at most
 	 * half of the measured ones can come back. */
 	cr_assert_eq(p.sent, 1000);
