@@ -241,7 +241,7 @@ int rf_netdev_parse(FILE *f, const char *ifname, struct rf_netdev *out)
 	memset(out, 0, sizeof(*out));
 	while (getline(&line, &cap, f) > 0) {
 		/* "  name: rx... tx..."; the name is right-aligned and the first number may touch
-		 * the colon ("eth0:19903170"), so split at the colon first. */
+		 * the colon ("ens3:19903170"), so split at the colon first. */
 		char *colon = strchr(line, ':');
 		if (!colon)
 			continue; /* the two header lines have '|', not ':' */

@@ -1,6 +1,6 @@
 /*
  * bench/tools/vethbed.h: a throw-away test bed of two network namespaces joined by a veth
- * pair, for tools that need real packets crossing a device without touching eth0 or lo.
+ * pair, for tools that need real packets crossing a device without touching the machine's own interfaces or lo.
  *
  *   netns rf<tag><pid>a  [dev rf<tag><pid>a 10.201.0.1/24] <--veth--> [dev rf<tag><pid>b
  *   10.201.0.2/24]  netns rf<tag><pid>b

@@ -216,7 +216,7 @@ Test(netdev, parses_sample_rows)
 {
 	struct rf_netdev d;
 	FILE *f = data("netdev-6.18");
-	cr_assert_eq(rf_netdev_parse(f, "eth0", &d), 0);
+	cr_assert_eq(rf_netdev_parse(f, "ens3", &d), 0);
 	fclose(f);
 	cr_assert_eq(d.rx_bytes, 22633654);
 	cr_assert_eq(d.rx_packets, 590);
