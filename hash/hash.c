@@ -202,8 +202,8 @@ static struct hnode *node_get(struct rf_hash *h)
 static void node_reclaim(struct rcu_head *head)
 {
 	struct hnode *n = (struct hnode *)((char *)head - offsetof(struct hnode, rcu));
+	rf_qsbr_reclaim_begin(); /* TSan: before the first read of the node (n->owner) */
 	struct rf_hash *h = n->owner;
-	rf_qsbr_reclaim_begin();
 #ifdef RF_HASH_ASAN
 	/* Keep the node poisoned for a while: a reader that (wrongly) still held it would
 	 * trip ASan instead of silently reading a recycled node. */
