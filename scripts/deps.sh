@@ -13,7 +13,7 @@ PACKAGES=(
   # benchmark peers and test framework
   libck-dev libcriterion-dev
   # test bed and reports
-  iproute2 ethtool sockperf gnuplot-nox procps
+  iproute2 ethtool sockperf gnuplot-nox procps python3-os-ken
   # OpenFlow peers
   openvswitch-testcontroller
   # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and
