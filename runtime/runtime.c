@@ -137,6 +137,7 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 	rt->stop_efd = efd;
 	rt->wake_efd = wfd;
 	for (int i = 0; i < n; i++) {
+		p[i].wake_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* -1: wake is a no-op */
 		p[i].rt = rt;
 		p[i].idx = (unsigned)i;
 		p[i].cpu = cpus[i];
@@ -195,10 +196,17 @@ static int poller_epoll_setup(struct rf_poller *p)
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = p->rt->stop_efd};
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->rt->stop_efd, &ev) != 0)
 		return -errno;
+	if (p->wake_efd >= 0) {
+		ev = (struct epoll_event){.events = EPOLLIN, .data.fd = p->wake_efd};
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wake_efd, &ev) != 0)
+			return -errno;
+	}
 	p->nwaitless = 0;
 	p->waitdev = NULL;
 	for (unsigned i = 0; i < p->npolls; i++) {
 		struct rf_poll_entry *e = &p->polls[i];
+		if (e->wait_fd == RF_POLL_WAKE && p->wake_efd >= 0)
+			continue; /* rf_runtime_wake reaches it through wake_efd */
 		if (e->wait_fd < 0) {
 			if (e->dev && e->dev->ops->wait && !p->waitdev) {
 				p->waitdev = e->dev;
@@ -237,6 +245,33 @@ static void poller_block(struct rf_poller *p)
 	epoll_wait(p->epfd, evs, 8, timeout);
 }
 
+static unsigned poll_round(struct rf_poller *p)
+{
+	unsigned work = 0;
+	for (unsigned i = 0; i < p->npolls; i++)
+		work += p->polls[i].fn(p, p->polls[i].arg);
+	return work;
+}
+
+void rf_runtime_wake(struct rf_runtime *rt, unsigned idx)
+{
+	if (!rt || idx >= rt->n)
+		return;
+	struct rf_poller *p = &rt->p[idx];
+	/* Seq_cst fence: orders the caller's hand-off (e.g. a ring enqueue) before the load of
+	 * sleeping. Pairs with the seq_cst store of sleeping in poller_main: either we see 1
+	 * here, or the poller's last round before blocking sees the hand-off. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&p->sleeping, memory_order_relaxed))
+		return;
+	/* Relaxed: only one waker needs to write; the eventfd carries no data. */
+	if (atomic_exchange_explicit(&p->sleeping, 0, memory_order_relaxed) && p->wake_efd >= 0) {
+		uint64_t one = 1;
+		ssize_t w = write(p->wake_efd, &one, sizeof(one));
+		(void)w; /* EAGAIN: the counter is full, so the poller is awake anyway */
+	}
+}
+
 static void *poller_main(void *arg)
 {
 	struct rf_poller *p = arg;
@@ -253,9 +288,7 @@ static void *poller_main(void *arg)
 	rf_qsbr_register();
 	/* Relaxed: the flag carries no data; what the pollers did is published by pthread_join. */
 	while (!atomic_load_explicit(&rt->stop, memory_order_relaxed)) {
-		unsigned work = 0;
-		for (unsigned i = 0; i < p->npolls; i++)
-			work += p->polls[i].fn(p, p->polls[i].arg);
+		unsigned work = poll_round(p);
 		rf_counter_add(&p->ctr.loops, 1);
 		rf_qsbr_quiescent();
 		if (work) {
@@ -267,10 +300,21 @@ static void *poller_main(void *arg)
 			continue;
 		}
 		empty = 0;
+		/* Seq_cst store, then one more round: pairs with the fence in rf_runtime_wake, so
+		 * work handed over before a waker saw sleeping == 0 is found by this round. */
+		atomic_store_explicit(&p->sleeping, 1, memory_order_seq_cst);
+		if (poll_round(p)) {
+			atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
+			continue;
+		}
 		rf_counter_add(&p->ctr.idle_blocks, 1);
 		rf_qsbr_offline();
 		poller_block(p);
 		rf_qsbr_online();
+		atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
+		uint64_t drained;
+		if (p->wake_efd >= 0 && read(p->wake_efd, &drained, sizeof(drained)) < 0)
+			drained = 0; /* EAGAIN: nobody woke us (timeout or another fd) */
 	}
 	rf_qsbr_unregister();
 	return NULL;
@@ -405,6 +449,9 @@ void rf_runtime_destroy(struct rf_runtime *rt)
 	pthread_cond_destroy(&rt->gate_cond);
 	close(rt->stop_efd);
 	close(rt->wake_efd);
+	for (unsigned i = 0; i < rt->n; i++)
+		if (rt->p[i].wake_efd >= 0)
+			close(rt->p[i].wake_efd);
 	free(rt->p);
 	free(rt);
 }

@@ -15,7 +15,7 @@
 struct rf_poll_entry {
 	rf_poll_fn fn;
 	void *arg;
-	int wait_fd;           /* -1: none */
+	int wait_fd;           /* -1: none; RF_POLL_WAKE: woken by rf_runtime_wake */
 	struct rf_io_dev *dev; /* rf_runtime_add_poll_io: its wait() when it has no fd */
 	unsigned queue;
 };
@@ -34,6 +34,10 @@ struct rf_poller {
 	unsigned waitq;
 	unsigned npolls;
 	struct rf_poll_entry polls[RF_RUNTIME_MAX_POLLS];
+	int wake_efd;            /* rf_runtime_wake writes it while the poller sleeps */
+	/* 1 while the poller is about to block or blocked; written by it and by wakers, so
+	 * on its own line, away from what the poller reads every round. */
+	RF_CACHE_ALIGNED _Atomic int sleeping;
 };
 
 struct rf_timer {

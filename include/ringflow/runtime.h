@@ -11,7 +11,10 @@
  *                     CPU per poller, the lowest latency).
  *   RF_IDLE_ADAPTIVE  after spin_rounds empty rounds in a row, block on the poller's wait fds
  *                     (epoll_wait) for at most block_ms, so an idle app costs ~0 % CPU.
- * A poll function returns how much work it did; 0 means an empty round.
+ * A poll function returns how much work it did; 0 means an empty round. Work another thread
+ * hands to a poller without an fd (a ring between pollers) reaches a blocked poller through
+ * rf_runtime_wake: register such a poll function with wait fd RF_POLL_WAKE, and call
+ * rf_runtime_wake after each hand-off (one fence and one load while the poller is awake).
  *
  * QSBR: every poller is a liburcu-qsbr reader thread (rf_qsbr_register, qsbr.h). Each loop
  * iteration is a quiescent state (rf_qsbr_quiescent), and the poller is offline while it
@@ -113,9 +116,15 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 unsigned rf_runtime_ncores(const struct rf_runtime *rt);
 int rf_runtime_cpu(const struct rf_runtime *rt, unsigned idx);
 
+/* wait_fd value for rf_runtime_add_poll: fn's work is handed to it by other threads, which
+ * call rf_runtime_wake after the hand-off. Unlike -1, it does not make the poller nap in 1 ms
+ * steps. */
+#define RF_POLL_WAKE (-2)
+
 /*
  * Register fn(p, arg) on poller idx (before start). wait_fd: an fd that is readable when fn
- * may have work (adaptive idle blocks on it), or -1. 0, -EINVAL, -ENOSPC, -EBUSY (started).
+ * may have work (adaptive idle blocks on it), RF_POLL_WAKE, or -1 (no way to wake: the
+ * poller blocks at most 1 ms). 0, -EINVAL, -ENOSPC, -EBUSY (started).
  */
 int rf_runtime_add_poll(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, void *arg,
 			int wait_fd);
@@ -124,6 +133,10 @@ int rf_runtime_add_poll(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, void
  * no fd). */
 int rf_runtime_add_poll_io(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, void *arg,
 			   struct rf_io_dev *dev, unsigned queue);
+
+/* Wake poller idx if it is blocked for idleness, so work handed to it before this call is
+ * seen now, not after block_ms. Any thread, any time after create; a bad idx is ignored. */
+void rf_runtime_wake(struct rf_runtime *rt, unsigned idx);
 
 /* Start the pollers and the service thread. 0, or -errno (nothing left running). */
 int rf_runtime_start(struct rf_runtime *rt);

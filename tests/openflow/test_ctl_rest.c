@@ -415,6 +415,57 @@ Test(ctl_rest, every_endpoint_serves_the_emulated_chain, .timeout = 60)
 	stop();
 }
 
+/* True once the controller has closed fd (EOF or reset), reading and dropping what comes
+ * first; false if it has not within secs (the switches are served meanwhile). */
+static bool closed_by_controller(int fd, double secs)
+{
+	for (double end = now_s() + secs; now_s() < end;) {
+		uint8_t junk[4096];
+		ssize_t k = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+			return true;
+		if (k < 0)
+			pump(0.01);
+	}
+	return false;
+}
+
+/* Switch 1 restarts faster than TCP notices: a new connection with its datapath id arrives
+ * while the old one is open. The new one takes over, the old one is closed, and closing it
+ * must not take the switch, its ports or its links with it. */
+Test(ctl_rest, same_dpid_reconnecting_takes_over_and_keeps_the_switch, .timeout = 60)
+{
+	start();
+	int old_fd = sw[0].fd;
+	sw[0] = (struct emu_sw){.fd = -1, .dpid = 1};
+	sw[0].fd = connect_to(of_port_no);
+	cr_assert_geq(sw[0].fd, 0);
+	for (double end = now_s() + 5; !sw[0].ported && now_s() < end;)
+		pump(0.05);
+	cr_assert(sw[0].ported, "the new connection got no PORT_DESC request");
+	cr_assert(closed_by_controller(old_fd, 5), "the old connection of dpid 1 was left open");
+	close(old_fd);
+	pump(0.2); /* the old connection's close has been handled by now */
+	char *s = get_json("/api/switches");
+	cr_assert_eq(count_of(s, "\"ports\":3"), N_SW, "a switch went with the old connection: %s",
+		     s);
+	free(s);
+	s = get_json("/api/switches/0000000000000001/ports");
+	cr_assert_eq(count_of(s, "\"port_no\""), N_PORTS, "%s", s);
+	free(s);
+	char *links = NULL;
+	for (double end = now_s() + 5; now_s() < end;) { /* the next LLDP round */
+		pump(0.2);
+		free(links);
+		links = get_json("/api/links");
+		if (count_of(links, "\"src\"") == 2 * (N_SW - 1))
+			break;
+	}
+	cr_assert_eq(count_of(links, "\"src\""), 2 * (N_SW - 1), "links: %s", links);
+	free(links);
+	stop();
+}
+
 static const char *find_chromium(void)
 {
 	static const char *c[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
