@@ -1,9 +1,9 @@
 /*
- * tests/openflow/test_controller_conn.c: ringflow-controller's switch connections, which go
- * through ringflow's "tcp" I/O driver, end to end on loopback with hand-written switches:
- *   - a header whose length lies (below 8) gets ERROR BAD_REQUEST/BAD_LEN, then the
- *     connection is closed, and another switch is served all along;
- *   - a 40000-byte ECHO_REQUEST (longer than a pool buffer: a jumbo buffer) comes back whole;
+ * tests/openflow/test_controller_conn.c: ringflow-controller's switch connections end to end
+ * on loopback with hand-written switches:
+ *   - a header whose length lies (below 8) gets ERROR BAD_REQUEST/BAD_LEN naming its xid, then
+ *     the connection is closed, and another switch is served all along;
+ *   - ECHO_REQUESTs of 40000 and 65527 bytes (far over a handler buffer) come back whole;
  *   - with the I/O poller and the handler on two cores under --idle adaptive (they wake each
  *     other through rf_runtime_wake), every PACKET_IN is answered, in order, one at a time
  *     and pipelined;

@@ -116,6 +116,8 @@ int main(int argc, char **argv)
 		h[i].macs = macs;
 		h[i].apps = apps;
 		h[i].index = i;
+		h[i].poller = ncores > 1 ? i + 1 : 0;
+		h[i].rt = rt;
 		if (!h[i].in || !h[i].out) {
 			fprintf(stderr, "ringflow-controller: cannot create rings: %s\n", strerror(errno));
 			goto out;
@@ -129,8 +131,8 @@ int main(int argc, char **argv)
 	ctl_io_set_apps(io, apps);
 	if (rf_runtime_add_poll(rt, 0, ctl_io_poll, io, ctl_io_wait_fd(io)) < 0)
 		goto out;
-	for (unsigned i = 0; i < nh; i++)
-		if (rf_runtime_add_poll(rt, ncores > 1 ? i + 1 : 0, ctl_learning_poll, &h[i], -1) < 0)
+	for (unsigned i = 0; i < nh; i++) /* woken by the I/O poller when it fills their ring */
+		if (rf_runtime_add_poll(rt, h[i].poller, ctl_learning_poll, &h[i], RF_POLL_WAKE) < 0)
 			goto out;
 	if (rf_runtime_handle_signals(rt) < 0 || rf_runtime_start(rt) < 0) {
 		fprintf(stderr, "ringflow-controller: cannot start the pollers: %s\n", strerror(errno));

@@ -13,6 +13,8 @@
  *                  it, and returns the buffer to the pool
  * No lock on this path: the rings are single-producer single-consumer, the buffers come from
  * the I/O poller's pool cache, the hash is lock-free (QSBR: pollers are quiescent each loop).
+ * Under --idle adaptive, whoever fills a ring wakes the poller that empties it
+ * (rf_runtime_wake), so a blocked poller does not sit on a message until its timeout.
  */
 #ifndef RINGFLOW_CTL_H
 #define RINGFLOW_CTL_H
@@ -48,6 +50,8 @@ struct ctl_handler {
 	_Atomic uint64_t packet_ins, flow_mods, packet_outs, floods;
 	struct ctl_apps *apps; /* the --app list (ctl_app.h); NULL: learning switch only */
 	unsigned index;        /* this handler's number */
+	unsigned poller;       /* the runtime poller it runs on (rf_runtime_wake) */
+	struct rf_runtime *rt; /* to wake the I/O poller (poller 0) after replies */
 };
 
 struct ctl_io;

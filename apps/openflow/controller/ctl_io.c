@@ -7,6 +7,9 @@
  * and go to the handler dpid % n_handlers. Replies come back on the handlers' out rings.
  * Connections live in slots with a generation number, so a reply that arrives after its
  * switch disconnected (and the slot was reused) is recognised and dropped.
+ * A datapath id that connects again while its old connection is still open (a switch that
+ * restarted faster than TCP noticed) takes over: the old connection is closed, and closing
+ * it does not tear down the switch's state, which now belongs to the new connection.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +36,7 @@ struct slot {
 	uint32_t gen;
 	bool open;
 	bool backlog; /* received messages wait for buffers or ring room (push-back) */
+	bool superseded; /* a newer connection has its datapath id: no switch_down on close */
 };
 
 struct ctl_io {
@@ -128,8 +132,9 @@ unsigned ctl_io_switches(const struct ctl_io *io)
 static void drop_conn(struct ctl_io *io, uint32_t id)
 {
 	struct slot *sl = &io->slots[id];
-	if (io->apps && sl->s.datapath_id)
+	if (io->apps && sl->s.datapath_id && !sl->superseded)
 		ctl_apps_switch_down(io->apps, sl->s.datapath_id);
+	sl->superseded = false;
 	epoll_ctl(io->ep, EPOLL_CTL_DEL, sl->c.fd, NULL);
 	ofb_conn_close(&sl->c);
 	sl->open = false;
@@ -204,8 +209,23 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	b->t_ns = io->apps ? ctl_now_ns() : 0;
 	/* Single producer: the free count just read cannot shrink before this enqueue. */
 	rf_ring_enqueue_burst(h->in, &obj, 1, NULL);
+	rf_runtime_wake(h->rt, h->poller); /* if it sleeps (adaptive idle) */
 	rf_counter_add(&cnt->rx, 1);
 	return true;
+}
+
+/* The session of slot id just came up: an older open connection with the same datapath id is
+ * closed as superseded (its close leaves the switch's state to the new connection). */
+static void take_over_dpid(struct ctl_io *io, uint32_t id)
+{
+	uint64_t dpid = io->slots[id].s.datapath_id;
+	for (uint32_t k = 0; k < CTL_MAX_CONNS; k++) {
+		struct slot *o = &io->slots[k];
+		if (k != id && o->open && o->s.state == OF_SESSION_UP && o->s.datapath_id == dpid) {
+			o->superseded = true;
+			drop_conn(io, k);
+		}
+	}
 }
 
 /* Runs the session over what the connection has received; false when it must be closed.
@@ -222,8 +242,11 @@ static bool run_session(struct ctl_io *io, uint32_t id)
 	struct of_out out = {.p = q, .cap = room, .len = 0};
 	struct fwd fw = {.io = io, .id = id};
 	bool close;
+	bool was_up = sl->s.state == OF_SESSION_UP;
 	sl->c.rx_off += of_session_input(&sl->s, sl->c.rx + sl->c.rx_off,
 					 sl->c.rx_len - sl->c.rx_off, forward, &fw, &out, &close);
+	if (!was_up && sl->s.state == OF_SESSION_UP)
+		take_over_dpid(io, id);
 	ofb_conn_commit(&sl->c, out.len);
 	sl->backlog = fw.pushed_back;
 	io->any_backlog |= sl->backlog;

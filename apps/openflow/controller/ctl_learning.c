@@ -123,6 +123,8 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 		if (done < n)
 			rf_cpu_relax();
 	}
+	if (n)
+		rf_runtime_wake(h->rt, 0); /* the I/O poller, if it sleeps (adaptive idle) */
 	rf_counter_add(&rf_poller_counters(p)->rx, n);
 	return n;
 }

@@ -142,6 +142,8 @@ size_t of_session_input(struct of_session *s, const uint8_t *buf, size_t n, of_s
 		int rc;
 		if (fr.kind == OF_FRAME_BAD) {
 			size_t have = fr.len && fr.len <= n - off ? fr.len : n - off;
+			if (fr.len < 8) /* a length below the header: still echo the whole header (xid) */
+				have = n - off < 8 ? n - off : 8;
 			rc = reply_fault(s, &fr.fault, buf + off, have, out);
 			if (fr.fault.close)
 				break;
