@@ -29,6 +29,7 @@
 #include "json_check.h"
 #include "of.h"
 #include "of_eth.h"
+#include "free_port.h"
 
 #define MAX_SW 512
 #define N_PORTS 3
@@ -47,17 +48,6 @@ struct emu_sw {
 static struct emu_sw sw[MAX_SW];
 static pid_t ctl_pid = -1;
 static uint16_t of_port_no, rest_port;
-
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	close(fd);
-	return ntohs(a.sin_port);
-}
 
 static double now_s(void)
 {

@@ -20,6 +20,7 @@
 
 #include "of.h"
 #include "ofb.h"
+#include "free_port.h"
 
 struct responder {
 	pthread_t t;
@@ -139,17 +140,6 @@ Test(ofbench, histogram_quantiles_within_bucket_error)
 /* ---- ovs-testcontroller (Debian openvswitch-testcontroller) ---- */
 
 static const char *otc = "/usr/bin/ovs-testcontroller";
-
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	close(fd);
-	return ntohs(a.sin_port);
-}
 
 Test(ofbench, ovs_testcontroller_learns_and_answers, .timeout = 60)
 {

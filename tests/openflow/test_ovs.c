@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "free_port.h"
+
 struct bed {
 	pid_t pid;	   /* the ovs_bed.sh process */
 	int hold_fd;	   /* its stdin: closing it tears the bed down */
@@ -38,17 +40,6 @@ static void need_root_and_tools(void)
 		cr_skip_test("ping missing: run scripts/deps.sh (iputils-ping)");
 	if (access("/usr/bin/curl", X_OK) != 0)
 		cr_skip_test("curl missing: run scripts/deps.sh (curl)");
-}
-
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 /* The learning switch alone, or with topology discovery and REST when rest_port != 0. */
