@@ -488,6 +488,11 @@ void rf_io_close(struct rf_io_dev *dev)
 	free(dev);
 }
 
+void rf_io_set_jumbo_pool(struct rf_io_dev *dev, struct rf_pktbuf_pool *jumbo)
+{
+	dev->jumbo_pool = jumbo;
+}
+
 void rf_io_stats_get(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -16,6 +16,18 @@
  *
  * A connection whose peer closed is kept until what the app sends in reply has been
  * flushed (an echo's last answers are not lost), then closed at the next rx_burst.
+ *
+ * Framing `inline16` is for protocols whose header carries the frame's length (OpenFlow:
+ * 16 bits at offset 2, counting the header): the driver reads the length at `frame_off`,
+ * delivers whole frames header included, and sends buffers as they are. A length below
+ * `frame_min` cannot be resynchronised: the driver hands the app that frame's first
+ * frame_min bytes flagged RF_PKTBUF_F_BAD_FRAME (so it can answer with an error), reads no
+ * more from the connection and closes it once the answer is sent.
+ * With `events=1` the app also sees each connection open (RF_PKTBUF_F_CONN_UP, before its
+ * first message) and go (RF_PKTBUF_F_CONN_DOWN, after its last) as zero-length buffers, and
+ * may close one itself (RF_PKTBUF_F_CLOSE / RF_PKTBUF_F_ABORT on a tx buffer).
+ * Messages longer than a buffer of dev->pool come in a buffer of the jumbo pool when one is
+ * set (rf_io_set_jumbo_pool); without one they are dropped and counted.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +47,9 @@
 #define TCP_RBUF (128u * 1024) /* > 2 + 65535: always room for one whole message */
 #define TCP_WBUF (256u * 1024) /* pending output per connection */
 #define TCP_EVENTS 64
+#define TCP_DRIVER_KEYS RF_SOCK_TCP_KEYS ",framing,frame_off,frame_min,events"
+
+enum tcp_framing { TCP_PREFIX16, TCP_INLINE16 };
 
 struct tcp_conn {
 	int fd;             /* -1: free slot */
@@ -43,6 +58,7 @@ struct tcp_conn {
 	bool want_out;      /* EPOLLOUT registered */
 	bool pending;       /* on the queue's pending list (whole messages buffered) */
 	bool touched;       /* on the queue's touched list (tx_burst flushes it) */
+	bool up_owed;       /* events: the CONN_UP buffer is still to be handed over */
 	uint32_t roff, rlen; /* reassembly: unread bytes are rbuf[roff..rlen) */
 	uint32_t woff, wlen; /* pending output: wbuf[woff..wlen) */
 	uint8_t *rbuf, *wbuf;
@@ -62,10 +78,14 @@ struct tcp_queue {
 	unsigned *touched;      /* slots written to in this tx_burst */
 	unsigned ntouched;
 	unsigned default_slot;  /* connect mode: the queue's connection */
+	uint64_t *downs;        /* events: flows closed whose CONN_DOWN is still to be handed over */
+	unsigned ndowns, downs_cap;
 };
 
 struct tcp_dev {
-	bool connect, nodelay;
+	bool connect, nodelay, events;
+	enum tcp_framing framing;
+	uint32_t frame_off, frame_min; /* inline16: where the length is; the shortest frame */
 	unsigned nq;
 	struct tcp_queue q[];
 };
@@ -103,6 +123,12 @@ static void conn_close(struct tcp_queue *q, unsigned slot)
 			q->pending[i] = q->pending[--q->npending];
 			break;
 		}
+	if (q->downs && !c->up_owed) { /* the app knew this connection: tell it it is gone */
+		if (q->ndowns < q->downs_cap)
+			q->downs[q->ndowns++] = conn_flow(q, slot);
+		else
+			rf_stat_add(&q->st.rx_drops, 1); /* cannot happen: cap covers every open conn */
+	}
 	*c = (struct tcp_conn){.fd = -1};
 	q->nconns--;
 	rf_stat_add(&q->st.conns_open, (uint64_t)-1);
@@ -133,11 +159,16 @@ static int conn_add(struct tcp_queue *q, int fd, const struct sockaddr *peer, so
 		return -1;
 	}
 	c->fd = fd;
+	c->up_owed = q->downs != NULL;
 	c->gen = q->next_gen++; /* starts at 1 and skips 0, so a flow is never 0 */
 	if (q->next_gen == 0)
 		q->next_gen = 1;
 	memcpy(&c->peer, peer, plen < sizeof(c->peer) ? plen : sizeof(c->peer));
 	c->peer_len = plen;
+	if (c->up_owed) { /* handed over by the next rx_burst, before any message */
+		c->pending = true;
+		q->pending[q->npending++] = slot;
+	}
 	q->nconns++;
 	rf_stat_add(&q->st.conns_open, 1);
 	rf_stat_add(&q->st.conns_total, 1);
@@ -157,6 +188,7 @@ static void tcp_close_priv(struct tcp_dev *t)
 		free(q->conns);
 		free(q->pending);
 		free(q->touched);
+		free(q->downs);
 	}
 	free(t);
 }
@@ -167,6 +199,19 @@ static int tcp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	int rc = rf_sock_opts_parse(cfg, &o, err, len);
 	if (rc)
 		return rc;
+	unsigned framing;
+	uint32_t frame_off, frame_min;
+	bool events;
+	if ((rc = rf_io_config_get_enum(cfg, "framing", "prefix16|inline16", TCP_PREFIX16, &framing,
+					err, len)) ||
+	    (rc = rf_io_config_get_u32(cfg, "frame_off", 0, 0, 64, &frame_off, err, len)) ||
+	    (rc = rf_io_config_get_u32(cfg, "frame_min", frame_off + 2, frame_off + 2, 1024,
+				       &frame_min, err, len)) ||
+	    (rc = rf_io_config_get_bool(cfg, "events", false, &events, err, len)))
+		return rc;
+	if (framing == TCP_PREFIX16 &&
+	    (rf_io_config_get(cfg, "frame_off") || rf_io_config_get(cfg, "frame_min")))
+		return rf_io_err(err, len, "tcp: frame_off and frame_min need framing=inline16");
 	size_t sz = sizeof(struct tcp_dev) + dev->nqueues * sizeof(struct tcp_queue);
 	struct tcp_dev *t = aligned_alloc(RF_CACHE_LINE, (sz + RF_CACHE_LINE - 1) & ~(size_t)(RF_CACHE_LINE - 1));
 	if (!t)
@@ -174,6 +219,10 @@ static int tcp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	memset(t, 0, sz);
 	t->connect = o.connect;
 	t->nodelay = o.nodelay;
+	t->events = events;
+	t->framing = (enum tcp_framing)framing;
+	t->frame_off = frame_off;
+	t->frame_min = frame_min;
 	t->nq = dev->nqueues;
 	unsigned maxc = o.connect ? 1 : o.max_conns;
 	for (unsigned i = 0; i < t->nq; i++) {
@@ -185,11 +234,15 @@ static int tcp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		q->conns = malloc(maxc * sizeof(*q->conns));
 		q->pending = malloc(maxc * sizeof(*q->pending));
 		q->touched = malloc(maxc * sizeof(*q->touched));
+		/* Each pending CONN_DOWN names a connection whose CONN_UP was handed over, and
+		 * at most max_conns more can open and close before the next rx_burst drains them. */
+		q->downs_cap = events ? 2 * maxc + 1 : 0;
+		q->downs = events ? malloc(q->downs_cap * sizeof(*q->downs)) : NULL;
 		if (q->conns)
 			for (unsigned s = 0; s < maxc; s++)
 				q->conns[s] = (struct tcp_conn){.fd = -1};
 		q->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (!q->conns || !q->pending || !q->touched || q->epfd < 0) {
+		if (!q->conns || !q->pending || !q->touched || (events && !q->downs) || q->epfd < 0) {
 			rc = -(errno ? errno : ENOMEM);
 			rf_io_err(err, len, "tcp: cannot set up queue %u: %s", i, strerror(-rc));
 			goto fail;
@@ -325,48 +378,151 @@ static void conn_read(struct tcp_queue *q, unsigned slot)
 	}
 }
 
-static bool conn_has_msg(const struct tcp_conn *c)
+/* The frame at the front of a connection's input: `consume` bytes of it to drop once it is
+ * handed over, the `len` bytes to hand over from `off`, and whether it is a bad frame. */
+struct frame {
+	uint32_t consume, off, len;
+	bool bad;
+};
+
+/* True when a whole frame (or, inline16, a bad frame's first frame_min bytes) is buffered. */
+static bool next_frame(const struct tcp_dev *t, const struct tcp_conn *c, struct frame *f)
 {
 	uint32_t avail = c->rlen - c->roff;
-	if (avail < 2)
+	const uint8_t *p = c->rbuf + c->roff;
+	if (t->framing == TCP_PREFIX16) {
+		if (avail < 2)
+			return false;
+		uint32_t l = ((uint32_t)p[0] << 8) | p[1];
+		*f = (struct frame){.consume = 2 + l, .off = 2, .len = l};
+		return avail >= 2 + l;
+	}
+	if (avail < t->frame_off + 2)
 		return false;
-	uint32_t l = ((uint32_t)c->rbuf[c->roff] << 8) | c->rbuf[c->roff + 1];
-	return avail >= 2 + l;
+	uint32_t l = ((uint32_t)p[t->frame_off] << 8) | p[t->frame_off + 1];
+	if (l < t->frame_min) { /* the stream cannot be resynchronised after this */
+		*f = (struct frame){.consume = avail, .off = 0, .len = t->frame_min, .bad = true};
+		return avail >= t->frame_min;
+	}
+	*f = (struct frame){.consume = l, .off = 0, .len = l};
+	return avail >= l;
 }
 
-/* Hand whole messages of slot to pkts[*got..n). Returns false when the pool ran dry. */
-static bool conn_extract(struct rf_io_dev *dev, struct tcp_queue *q, unsigned slot,
-			 struct rf_pktbuf **pkts, unsigned *got, unsigned n, uint64_t *bytes)
+/* Something to hand over: a CONN_UP still owed or a whole frame. */
+static bool conn_has_work(const struct tcp_dev *t, const struct tcp_conn *c)
+{
+	struct frame f;
+	return c->up_owed || next_frame(t, c, &f);
+}
+
+/* No more input from this connection (what is unread is dropped); it is closed once the
+ * output queued so far is sent (rx_burst's first loop). */
+static void conn_stop_reading(struct tcp_queue *q, unsigned slot)
 {
 	struct tcp_conn *c = &q->conns[slot];
-	while (*got < n && conn_has_msg(c)) {
-		uint32_t l = ((uint32_t)c->rbuf[c->roff] << 8) | c->rbuf[c->roff + 1];
+	c->roff = c->rlen = 0;
+	if (c->eof)
+		return;
+	c->eof = true;
+	q->neof++;
+	struct epoll_event ev = {.events = c->want_out ? EPOLLOUT : 0u, .data.u64 = slot + 1};
+	epoll_ctl(q->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* A buffer for len bytes: from dev->pool, or the jumbo pool when it is longer than that. */
+static struct rf_pktbuf *alloc_for(struct rf_io_dev *dev, uint32_t len)
+{
+	unsigned room = rf_pktbuf_pool_data_room(dev->pool); /* 0: external pool, unknown */
+	if (dev->jumbo_pool && room && len > room)
+		return rf_pktbuf_alloc(dev->jumbo_pool);
+	return rf_pktbuf_alloc(dev->pool);
+}
+
+static void set_origin(struct rf_pktbuf *b, const struct tcp_queue *q, unsigned slot)
+{
+	const struct tcp_conn *c = &q->conns[slot];
+	b->flow = conn_flow(q, slot);
+	b->queue = (uint16_t)q->qidx;
+	memcpy(&b->peer, &c->peer, sizeof(b->peer));
+	b->peer_len = (uint32_t)c->peer_len;
+}
+
+/* What rx_burst hands over: buffers in pkts[got..n), how many of them are messages (the
+ * rest are events and bad frames) and their bytes. */
+struct rx_out {
+	struct rf_pktbuf **pkts;
+	unsigned got, n, msgs;
+	uint64_t bytes;
+};
+
+/* Hand slot's CONN_UP (if owed) and whole frames to o. Returns false when the pool ran dry. */
+static bool conn_extract(struct rf_io_dev *dev, struct tcp_dev *t, struct tcp_queue *q,
+			 unsigned slot, struct rx_out *o)
+{
+	struct tcp_conn *c = &q->conns[slot];
+	struct frame f;
+	if (c->up_owed && o->got < o->n) {
 		struct rf_pktbuf *b = rf_pktbuf_alloc(dev->pool);
 		if (!b) {
 			rf_stat_add(&q->st.rx_nobuf, 1);
 			return false;
 		}
-		if (l > b->buf_len - b->data_off) {
+		b->flags = RF_PKTBUF_F_CONN_UP;
+		set_origin(b, q, slot);
+		c->up_owed = false;
+		o->pkts[o->got++] = b;
+	}
+	while (!c->up_owed && o->got < o->n && next_frame(t, c, &f)) {
+		struct rf_pktbuf *b = alloc_for(dev, f.len);
+		if (!b) {
+			rf_stat_add(&q->st.rx_nobuf, 1);
+			return false;
+		}
+		if (f.len > b->buf_len - b->data_off) {
 			rf_pktbuf_free(b); /* longer than a buffer's room: drop, keep the stream */
 			rf_stat_add(&q->st.rx_drops, 1);
-			c->roff += 2 + l;
+			c->roff += f.consume;
 			continue;
 		}
-		memcpy(rf_pktbuf_data(b), c->rbuf + c->roff + 2, l);
-		c->roff += 2 + l;
-		b->data_len = l;
-		b->flow = conn_flow(q, slot);
-		b->queue = (uint16_t)q->qidx;
-		memcpy(&b->peer, &c->peer, sizeof(b->peer));
-		b->peer_len = (uint32_t)c->peer_len;
-		*bytes += l;
-		pkts[(*got)++] = b;
+		memcpy(rf_pktbuf_data(b), c->rbuf + c->roff + f.off, f.len);
+		c->roff += f.consume;
+		b->data_len = f.len;
+		set_origin(b, q, slot);
+		if (f.bad) {
+			b->flags = RF_PKTBUF_F_BAD_FRAME;
+			rf_stat_add(&q->st.rx_drops, 1);
+			conn_stop_reading(q, slot);
+		} else {
+			o->msgs++;
+			o->bytes += f.len;
+		}
+		o->pkts[o->got++] = b;
 	}
-	if (conn_has_msg(c) && !c->pending) {
+	if (conn_has_work(t, c) && !c->pending) {
 		c->pending = true;
 		q->pending[q->npending++] = slot;
 	}
 	return true;
+}
+
+/* events: CONN_DOWN buffers for the connections closed since the last call, oldest first. */
+static bool hand_over_downs(struct rf_io_dev *dev, struct tcp_queue *q, struct rx_out *o)
+{
+	unsigned k = 0;
+	while (k < q->ndowns && o->got < o->n) {
+		struct rf_pktbuf *b = rf_pktbuf_alloc(dev->pool);
+		if (!b) {
+			rf_stat_add(&q->st.rx_nobuf, 1);
+			break;
+		}
+		b->flags = RF_PKTBUF_F_CONN_DOWN;
+		b->flow = q->downs[k++];
+		b->queue = (uint16_t)q->qidx;
+		o->pkts[o->got++] = b;
+	}
+	memmove(q->downs, q->downs + k, (q->ndowns - k) * sizeof(*q->downs));
+	q->ndowns -= k;
+	return q->ndowns == 0;
 }
 
 static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
@@ -374,21 +530,21 @@ static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 {
 	struct tcp_dev *t = dev->priv;
 	struct tcp_queue *q = &t->q[queue];
-	unsigned got = 0;
-	uint64_t bytes = 0;
+	struct rx_out o = {.pkts = pkts, .n = n};
 
 	/* Connections whose peer closed and whose replies are flushed: close them now. */
 	for (unsigned s = 0; q->neof && s < q->max_conns; s++) {
 		struct tcp_conn *c = &q->conns[s];
-		if (c->fd >= 0 && c->eof && c->woff == c->wlen && !conn_has_msg(c))
+		if (c->fd >= 0 && c->eof && c->woff == c->wlen && !conn_has_work(t, c))
 			conn_close(q, s);
 	}
+	if (q->ndowns && !hand_over_downs(dev, q, &o))
+		goto out;
 	/* Whole messages left from an earlier call (more than n arrived at once). */
-	while (q->npending && got < n) {
+	while (q->npending && o.got < o.n) {
 		unsigned s = q->pending[--q->npending];
 		q->conns[s].pending = false;
-		if (q->conns[s].fd >= 0 &&
-		    !conn_extract(dev, q, s, pkts, &got, n, &bytes)) {
+		if (q->conns[s].fd >= 0 && !conn_extract(dev, t, q, s, &o)) {
 			if (!q->conns[s].pending) {
 				q->conns[s].pending = true;
 				q->pending[q->npending++] = s;
@@ -396,7 +552,7 @@ static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 			goto out;
 		}
 	}
-	if (got == n)
+	if (o.got == o.n)
 		goto out;
 
 	struct epoll_event evs[TCP_EVENTS];
@@ -415,19 +571,31 @@ static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 		if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 			if (!c->eof)
 				conn_read(q, s);
-			if (got < n) {
-				if (!conn_extract(dev, q, s, pkts, &got, n, &bytes))
-					n = got; /* pool dry: the rest stays buffered, marked pending */
-			} else if (conn_has_msg(c) && !c->pending) {
+			if (o.got < o.n) {
+				if (!conn_extract(dev, t, q, s, &o))
+					o.n = o.got; /* pool dry: the rest stays buffered, marked pending */
+			} else if (conn_has_work(t, c) && !c->pending) {
 				c->pending = true;
 				q->pending[q->npending++] = s;
 			}
 		}
 	}
+	/* Connections accepted just now owe their CONN_UP (they are on the pending list). */
+	while (q->npending && o.got < o.n) {
+		unsigned s = q->pending[--q->npending];
+		q->conns[s].pending = false;
+		if (q->conns[s].fd >= 0 && !conn_extract(dev, t, q, s, &o)) {
+			if (!q->conns[s].pending) {
+				q->conns[s].pending = true;
+				q->pending[q->npending++] = s;
+			}
+			break;
+		}
+	}
 out:
-	rf_stat_add(&q->st.rx_pkts, got);
-	rf_stat_add(&q->st.rx_bytes, bytes);
-	return got;
+	rf_stat_add(&q->st.rx_pkts, o.msgs);
+	rf_stat_add(&q->st.rx_bytes, o.bytes);
+	return o.got;
 }
 
 /* The slot a message's flow names on this queue, or -1. */
@@ -442,46 +610,80 @@ static int flow_slot(struct tcp_dev *t, struct tcp_queue *q, uint64_t flow)
 	return (int)s;
 }
 
+/* Append b's data (framed) to c's pending output. False when it does not fit even after a
+ * flush (the peer is not reading); *dead when the connection died in that flush. */
+static bool conn_append(struct tcp_dev *t, struct tcp_queue *q, unsigned s,
+			const struct rf_pktbuf *b, bool *dead)
+{
+	struct tcp_conn *c = &q->conns[s];
+	uint32_t hdr = t->framing == TCP_PREFIX16 ? 2 : 0;
+	uint32_t need = hdr + b->data_len;
+	*dead = false;
+	if (c->wlen + need > TCP_WBUF && c->woff > 0) {
+		memmove(c->wbuf, c->wbuf + c->woff, c->wlen - c->woff);
+		c->wlen -= c->woff;
+		c->woff = 0;
+	}
+	if (c->wlen + need > TCP_WBUF) {
+		if (!conn_flush(q, s)) {
+			*dead = true;
+			return true;
+		}
+		if (c->wlen + need > TCP_WBUF)
+			return false;
+	}
+	if (hdr) {
+		c->wbuf[c->wlen] = (uint8_t)(b->data_len >> 8);
+		c->wbuf[c->wlen + 1] = (uint8_t)b->data_len;
+	}
+	memcpy(c->wbuf + c->wlen + hdr, rf_pktbuf_data(b), b->data_len);
+	if (!c->touched && !c->want_out) {
+		c->touched = true; /* flushed once in tx_burst; EPOLLOUT flushes the others */
+		q->touched[q->ntouched++] = s;
+	}
+	c->wlen += need;
+	return true;
+}
+
 static unsigned tcp_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
 			     unsigned n)
 {
 	struct tcp_dev *t = dev->priv;
 	struct tcp_queue *q = &t->q[queue];
 	unsigned done = 0, sent = 0, drops = 0;
+	bool closing = false;
+	uint32_t limit = t->framing == TCP_PREFIX16 ? 65535 : TCP_WBUF / 2;
 	uint64_t bytes = 0;
 	q->ntouched = 0;
 	for (; done < n; done++) {
 		struct rf_pktbuf *b = pkts[done];
 		int s = flow_slot(t, q, b->flow);
-		if (s < 0 || b->data_len > 65535) {
+		if (s < 0 || b->data_len > limit) {
 			drops++; /* connection gone (or never ours), or too long to frame */
 			continue;
 		}
 		struct tcp_conn *c = &q->conns[s];
-		uint32_t need = 2 + b->data_len;
-		if (c->wlen + need > TCP_WBUF && c->woff > 0) {
-			memmove(c->wbuf, c->wbuf + c->woff, c->wlen - c->woff);
-			c->wlen -= c->woff;
-			c->woff = 0;
+		if (b->flags & RF_PKTBUF_F_ABORT) { /* now, whatever is still unsent */
+			drops += c->woff < c->wlen;
+			conn_close(q, (unsigned)s);
+			continue;
 		}
-		if (c->wlen + need > TCP_WBUF) {
-			if (!conn_flush(q, (unsigned)s)) {
+		bool close = b->flags & RF_PKTBUF_F_CLOSE, dead;
+		/* Zero-length data: a prefix16 empty message, else nothing to send. */
+		if (b->data_len || (t->framing == TCP_PREFIX16 && !close)) {
+			if (!conn_append(t, q, (unsigned)s, b, &dead))
+				break; /* the peer is not reading: the caller keeps the rest */
+			if (dead) {
 				drops++;
 				continue;
 			}
-			if (c->wlen + need > TCP_WBUF)
-				break; /* the peer is not reading: the caller keeps the rest */
+			bytes += b->data_len;
+			sent++;
 		}
-		c->wbuf[c->wlen] = (uint8_t)(b->data_len >> 8);
-		c->wbuf[c->wlen + 1] = (uint8_t)b->data_len;
-		memcpy(c->wbuf + c->wlen + 2, rf_pktbuf_data(b), b->data_len);
-		if (!c->touched && !c->want_out) {
-			c->touched = true; /* flushed once below; EPOLLOUT flushes the others */
-			q->touched[q->ntouched++] = (unsigned)s;
+		if (close) {
+			conn_stop_reading(q, (unsigned)s);
+			closing = true;
 		}
-		c->wlen += need;
-		bytes += b->data_len;
-		sent++;
 	}
 	/* One send() per connection for the whole burst. */
 	for (unsigned i = 0; i < q->ntouched; i++) {
@@ -489,6 +691,12 @@ static unsigned tcp_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 		q->conns[s].touched = false;
 		if (q->conns[s].fd >= 0)
 			conn_flush(q, s);
+	}
+	/* Closed at the app's request: at once when all is sent, else at the rx_burst after EPOLLOUT flushed it. */
+	for (unsigned s = 0; closing && s < q->max_conns; s++) {
+		struct tcp_conn *c = &q->conns[s];
+		if (c->fd >= 0 && c->eof && c->woff == c->wlen && !conn_has_work(t, c))
+			conn_close(q, s);
 	}
 	rf_pktbuf_free_bulk(pkts, done);
 	rf_stat_add(&q->st.tx_pkts, sent);
@@ -514,8 +722,9 @@ static void tcp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 const struct rf_io_ops rf_io_tcp_ops = {
 	.name = "tcp",
 	.usage = "tcp:listen=IP:PORT[,max_conns=N] | tcp:connect=IP:PORT[,bind=IP:PORT,timeout_ms=MS] "
-		 "[,nodelay=0|1,busy_poll=US,rcvbuf=B,sndbuf=B,queues=N]  e.g. tcp:listen=0.0.0.0:9000",
-	.keys = RF_SOCK_TCP_KEYS,
+		 "[,nodelay=0|1,busy_poll=US,rcvbuf=B,sndbuf=B,queues=N,framing=prefix16|inline16,"
+		 "frame_off=N,frame_min=N,events=0|1]  e.g. tcp:listen=0.0.0.0:9000",
+	.keys = TCP_DRIVER_KEYS,
 	.max_queues = RF_IO_MAX_QUEUES,
 	.probe = tcp_probe,
 	.open = tcp_open,

@@ -64,7 +64,7 @@ static struct rf_pktbuf_pool *rf_pktbuf_pool_new(const char *name)
 struct rf_pktbuf_pool *rf_pktbuf_pool_create(const char *name, unsigned n, unsigned data_room,
 					     unsigned cache_size, unsigned flags)
 {
-	if (n == 0 || data_room == 0 || data_room > UINT16_MAX - RF_PKTBUF_HEADROOM) {
+	if (n == 0 || data_room == 0 || data_room > RF_PKTBUF_MAX_ROOM) {
 		errno = EINVAL;
 		return NULL;
 	}

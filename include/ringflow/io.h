@@ -7,6 +7,10 @@
  * fills one ops table (like libevent's struct eventop or DPDK's eth_dev_ops); the string's
  * prefix chooses the table. docs/config.md documents every string.
  *
+ * Connection events (tcp with `events=1`, docs/config.md): rx_burst also hands over
+ * zero-length buffers flagged RF_PKTBUF_F_CONN_UP / RF_PKTBUF_F_CONN_DOWN, and a tx buffer
+ * flagged RF_PKTBUF_F_CLOSE / RF_PKTBUF_F_ABORT closes its connection (pktbuf.h).
+ *
  * Message contract (all drivers): a buffer's data is the L4 payload. rx_burst fills `peer`
  * with the remote IP:port (UDP) and `flow` with the connection id (TCP); tx_burst sends the
  * data to `peer` (UDP) or on `flow` (TCP). An echo is therefore rx_burst then tx_burst of the
@@ -121,6 +125,7 @@ struct rf_io_dev {
 	const struct rf_io_ops *ops;
 	void *priv;                  /* driver state */
 	struct rf_pktbuf_pool *pool; /* where rx buffers come from */
+	struct rf_pktbuf_pool *jumbo_pool; /* messages longer than pool's room (tcp), or NULL */
 	unsigned nqueues;
 	char spec[RF_IO_SPEC_MAX];
 };
@@ -189,6 +194,11 @@ struct rf_io_dev *rf_io_open(const char *spec, struct rf_pktbuf_pool *pool, char
  * max_queues bounds both. */
 struct rf_io_dev *rf_io_open_queues(const char *spec, struct rf_pktbuf_pool *pool,
 				    unsigned nqueues, char *err, size_t len);
+
+/* Messages longer than a buffer of the device's pool come in a buffer of jumbo instead
+ * (NULL: they are dropped and counted in rx_drops). Honoured by the tcp driver; the others
+ * ignore it. Before the first rx_burst. */
+void rf_io_set_jumbo_pool(struct rf_io_dev *dev, struct rf_pktbuf_pool *jumbo);
 
 /* Close dev (NULL: no-op). No other call on dev may run concurrently or after. */
 void rf_io_close(struct rf_io_dev *dev);

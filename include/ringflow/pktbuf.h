@@ -40,6 +40,18 @@ extern "C" {
 #define RF_PKTBUF_META_SIZE 128 /* bytes reserved for struct rf_pktbuf before the data area */
 #define RF_PKTBUF_NAMESIZE RF_MEMPOOL_NAMESIZE
 
+#define RF_PKTBUF_MAX_ROOM ((1u << 20) - RF_PKTBUF_HEADROOM) /* largest data_room of a pool */
+
+/* rf_pktbuf.flags. Set by connection drivers on rx (tcp with events=1 for the first two),
+ * read by them on tx; the pool resets them to 0. */
+#define RF_PKTBUF_F_CONN_UP 0x1u   /* rx: connection `flow` opened (no data); before its messages */
+#define RF_PKTBUF_F_CONN_DOWN 0x2u /* rx: connection `flow` is gone (no data); after its messages */
+#define RF_PKTBUF_F_BAD_FRAME 0x4u /* rx: a frame whose length cannot be (its first bytes); the
+				    * connection reads no more and closes once replies are sent */
+#define RF_PKTBUF_F_CLOSE 0x8u     /* tx: send this buffer's data (may be empty), then stop reading
+				    * the connection and close it once its output is sent */
+#define RF_PKTBUF_F_ABORT 0x10u    /* tx: close the connection now, unsent output dropped */
+
 struct rf_pktbuf_pool;
 
 struct rf_pktbuf {                 /* lives at the start of a mempool element (cache aligned) */
@@ -79,7 +91,7 @@ struct rf_pktbuf_pool_ops {
 
 /* Creates a pool of n buffers with data_room bytes of room each (after the headroom), on a
  * mempool with a per-thread cache of cache_size (flags as rf_mempool_create). Returns NULL
- * with errno (EINVAL: zero n or data_room, data_room + headroom over 65535; others as
+ * with errno (EINVAL: zero n or data_room, data_room over RF_PKTBUF_MAX_ROOM; others as
  * rf_mempool_create). */
 struct rf_pktbuf_pool *rf_pktbuf_pool_create(const char *name, unsigned n, unsigned data_room,
 					     unsigned cache_size, unsigned flags);

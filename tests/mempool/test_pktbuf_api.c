@@ -21,8 +21,17 @@ Test(pktbuf_api, create_rejects_bad_arguments)
 	cr_assert_null(rf_pktbuf_pool_create("room0", 8, 0, 0, Q));
 	cr_assert_eq(errno, EINVAL);
 	errno = 0;
-	cr_assert_null(rf_pktbuf_pool_create("big", 8, 65536, 0, Q));
+	cr_assert_null(rf_pktbuf_pool_create("big", 8, RF_PKTBUF_MAX_ROOM + 1, 0, Q));
 	cr_assert_eq(errno, EINVAL);
+	/* A jumbo pool: one 64 KiB message per buffer (the data lengths are 32 bits). */
+	struct rf_pktbuf_pool *jumbo = rf_pktbuf_pool_create("jumbo", 4, 65536, 0, Q);
+	cr_assert_not_null(jumbo);
+	struct rf_pktbuf *jb = rf_pktbuf_alloc(jumbo);
+	cr_assert_not_null(jb);
+	cr_assert_eq(rf_pktbuf_tailroom(jb), 65536);
+	rf_pktbuf_free(jb);
+	rf_pktbuf_pool_free(jumbo);
+	errno = 0;
 	errno = 0;
 	cr_assert_null(rf_pktbuf_pool_create("cache", 8, 2048, 16, Q));
 	cr_assert_eq(errno, EINVAL, "mempool's rule: cache <= n");
