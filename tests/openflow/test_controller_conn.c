@@ -7,10 +7,12 @@
  *   - with the I/O poller and the handler on two cores under --idle adaptive (they wake each
  *     other through rf_runtime_wake), every PACKET_IN is answered, in order, one at a time
  *     and pipelined;
+ *   - PACKET_INs of 1500- and 9000-byte frames (the latter longer than a pool buffer: it
+ *     comes in a jumbo buffer) are flooded back whole;
  *   - a switch that never reads its replies is closed, and the others are served meanwhile.
  * Checks content (types, xids, bytes), never timing; every wait has a deadline.
  */
-#include <criterion/criterion.h>
+#include "rf_test.h" /* concurrent: the controller runs under TSan in the TSan build */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -252,6 +254,42 @@ Test(controller_conn, packet_ins_answered_in_order_across_two_cores_adaptive, .t
 		packet_in(a, i, (uint8_t)(i % 8), (uint8_t)((i + 3) % 8), 1 + i % 8);
 	for (uint32_t i = 1000; i < 4000; i++)
 		cr_assert_eq(answer(a, buf), i, "pipelined PACKET_IN %u answered out of order", i);
+	close(a);
+	stop();
+}
+
+/* A PACKET_IN carrying a whole unbuffered frame of len bytes from a new host: the answer is a
+ * flooding PACKET_OUT with the same bytes. */
+static void big_frame_round_trip(int fd, uint32_t xid, size_t len)
+{
+	static uint8_t f[9100], buf[70000];
+	for (size_t i = 0; i < len; i++)
+		f[i] = (uint8_t)(i * 13 + xid);
+	memcpy(f, (uint8_t[]){0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0x11, (uint8_t)xid,
+			      0x08, 0x00}, 14);
+	struct of_msg m = {.type = OF_PACKET_IN, .xid = xid};
+	m.u.packet_in.buffer_id = OFP_NO_BUFFER;
+	m.u.packet_in.total_len = (uint16_t)len;
+	m.u.packet_in.match.fields = OF_MATCH_IN_PORT;
+	m.u.packet_in.match.in_port = 1;
+	m.u.packet_in.data = f;
+	m.u.packet_in.data_len = (uint16_t)len;
+	send_msg(fd, &m);
+	struct of_msg r;
+	expect(fd, OF_PACKET_OUT, buf, &r);
+	cr_assert_eq(r.xid, xid);
+	cr_assert_eq(r.u.packet_out.data_len, len, "PACKET_OUT of %zu bytes carried %u", len,
+		     r.u.packet_out.data_len);
+	cr_assert_eq(memcmp(r.u.packet_out.data, f, len), 0, "the frame's bytes differ");
+}
+
+Test(controller_conn, packet_ins_of_big_frames_are_flooded_back_whole, .timeout = 60)
+{
+	start("0");
+	int a = handshake(3);
+	big_frame_round_trip(a, 1, 1514);
+	big_frame_round_trip(a, 2, 9000);
+	big_frame_round_trip(a, 3, 64);
 	close(a);
 	stop();
 }

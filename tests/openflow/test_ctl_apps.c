@@ -113,10 +113,17 @@ static void switch_up(uint64_t dpid, unsigned nports, const char *const *names,
 	}
 }
 
+/* A message and the replies to it, as a handler sees them. */
+struct msgbuf {
+	uint8_t in[4096];   /* the PACKET_IN */
+	uint8_t data[4096]; /* the apps' replies */
+	uint16_t len;
+};
+
 /* The frame arrives at (dpid, in_port): a PACKET_IN through the handler dispatch. Returns
- * the reply bytes (in b). */
+ * the reply bytes (in b->data). */
 static size_t packet_in(uint64_t dpid, uint32_t in_port, const uint8_t *frame, size_t len,
-			uint64_t now, struct ctl_buf *b)
+			uint64_t now, struct msgbuf *b)
 {
 	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PACKET_IN, .xid = 7};
 	m.u.packet_in.buffer_id = OFP_NO_BUFFER;
@@ -125,12 +132,11 @@ static size_t packet_in(uint64_t dpid, uint32_t in_port, const uint8_t *frame, s
 	m.u.packet_in.match.in_port = in_port;
 	m.u.packet_in.data = frame;
 	m.u.packet_in.data_len = (uint16_t)len;
-	ssize_t n = of_serialize(&m, b->data, sizeof(b->data));
+	ssize_t n = of_serialize(&m, b->in, sizeof(b->in));
 	cr_assert_gt(n, 0);
-	b->len = (uint16_t)n;
-	b->dpid = dpid;
-	b->version = OF_VERSION_1_3;
-	ctl_apps_packet_in(apps, &h, 0, b, now);
+	struct ctl_buf msg = {.dpid = dpid, .version = OF_VERSION_1_3, .len = (uint16_t)n,
+			      .data = b->in};
+	b->len = (uint16_t)ctl_apps_packet_in(apps, &h, 0, &msg, now, b->data, sizeof(b->data));
 	return b->len;
 }
 
@@ -147,7 +153,7 @@ static void two_linked(struct lldp_out *a, struct lldp_out *b)
 		cr_assert_eq(d, 1);
 		cr_assert_eq(p, a->out_port[i], "LLDP names the port it goes out of");
 	}
-	static struct ctl_buf buf;
+	static struct msgbuf buf;
 	for (unsigned i = 0; i < a->n; i++)
 		if (a->out_port[i] == 2)
 			cr_assert_eq(packet_in(2, 1, a->frame[i], a->len[i], t0, &buf), 0,
@@ -216,7 +222,7 @@ Test(ctl_apps, links_age_out_unless_refreshed)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
-	static struct ctl_buf buf;
+	static struct msgbuf buf;
 	uint64_t later = t0 + CTL_LINK_AGE_MS;
 	for (unsigned i = 0; i < a.n; i++) /* only 1 -> 2 is seen again */
 		if (a.out_port[i] == 2)
@@ -260,7 +266,7 @@ Test(ctl_apps, hosts_are_learnt_off_inter_switch_ports)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
-	static struct ctl_buf buf;
+	static struct msgbuf buf;
 	uint8_t f[60], mac[6] = {0x02, 0xaa, 0, 0, 0, 7};
 	arp_frame(f, mac, 0x0a000007);
 	cr_assert_gt(packet_in(1, 3, f, 60, t0, &buf), 0, "the learning switch floods it");

@@ -53,6 +53,7 @@ void rf_shim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define cr_assert_not_null(p, ...) RF_SHIM_CHECK((p) != NULL, #p " != NULL", __VA_ARGS__)
 #define cr_assert_str_eq(a, b, ...) \
 	RF_SHIM_CHECK(strcmp((a), (b)) == 0, #a " equals " #b, __VA_ARGS__)
+#define cr_assert_fail(...) RF_SHIM_CHECK(0, "unreachable", __VA_ARGS__)
 #define cr_expect(c, ...) cr_assert(c, __VA_ARGS__)
 #define cr_expect_eq(a, b, ...) cr_assert_eq(a, b, __VA_ARGS__)
 #define cr_skip_test(...) rf_shim_skip("" __VA_ARGS__)

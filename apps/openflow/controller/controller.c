@@ -1,8 +1,8 @@
 /*
  * apps/openflow/controller/controller.c: ringflow-controller's command line. Builds the
- * runtime (poller 0: switch I/O; pollers 1..: learning-switch handlers; with one core both
- * run on it), the buffer pool, the rings and the MAC table, then runs until SIGINT/SIGTERM.
- * First version: the learning switch only (see docs/openflow.md for what comes next).
+ * runtime (poller 0: switch I/O over ringflow's tcp driver; pollers 1..: the handlers; with
+ * one core both run on it), the rings, the MAC table and the apps, then runs until
+ * SIGINT/SIGTERM (see docs/openflow.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/io.h>
 #include <ringflow/qsbr.h>
 
 #include "ctl.h"
@@ -88,9 +89,6 @@ int main(int argc, char **argv)
 	unsigned nh = ncores > 1 ? ncores - 1 : 1;
 	if (nh > CTL_MAX_HANDLERS)
 		nh = CTL_MAX_HANDLERS;
-	/* CTL_RING_SIZE buffers in all: no ring can ever be full of more than the pool holds. */
-	struct rf_mempool *pool = rf_mempool_create("ctl_bufs", CTL_RING_SIZE, sizeof(struct ctl_buf),
-						    256, RF_MEMPOOL_QUIET);
 	rf_qsbr_register(); /* the table is created and freed on this thread */
 	struct rf_hash *macs = rf_hash_create("macs", 14, max_macs, RF_MEMPOOL_QUIET);
 	struct ctl_handler h[CTL_MAX_HANDLERS];
@@ -105,9 +103,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
 	}
-	if (!pool || !macs) {
-		fprintf(stderr, "ringflow-controller: cannot allocate the buffer pool or the MAC "
-			"table (%s); try a smaller --max-macs\n", strerror(errno));
+	if (!macs) {
+		fprintf(stderr, "ringflow-controller: cannot allocate the MAC table (%s); try a "
+			"smaller --max-macs\n", strerror(errno));
 		goto out;
 	}
 	for (unsigned i = 0; i < nh; i++) {
@@ -123,7 +121,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	io = ctl_io_create(host, (uint16_t)port, pool, h, nh, err, sizeof(err));
+	io = ctl_io_create(host, (uint16_t)port, h, nh, err, sizeof(err));
 	if (!io) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
@@ -166,10 +164,15 @@ int main(int argc, char **argv)
 	}
 	struct rf_counters tot;
 	rf_runtime_totals(rt, &tot);
+	struct rf_io_stats st = {0};
+	rf_io_stats_get(ctl_io_dev(io), &st);
 	fprintf(stderr, "ringflow-controller: stopped: %llu PACKET_IN, %llu FLOW_MOD, %llu "
-		"PACKET_OUT, %zu MACs learned; replies dropped %llu\n", (unsigned long long)pin,
+		"PACKET_OUT, %zu MACs learned; replies dropped %llu; connections %llu, messages "
+		"in %llu out %llu, dropped in %llu out %llu\n", (unsigned long long)pin,
 		(unsigned long long)fm, (unsigned long long)po, rf_hash_count(macs),
-		(unsigned long long)tot.drop_driver);
+		(unsigned long long)tot.drop_driver, (unsigned long long)st.conns_total,
+		(unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
+		(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops);
 	rc = 0;
 out:
 	ctl_rest_stop(rest);
@@ -181,7 +184,6 @@ out:
 	}
 	rf_hash_free(macs);
 	ctl_apps_free(apps);
-	rf_mempool_free(pool);
 	rf_qsbr_unregister();
 	return rc;
 }

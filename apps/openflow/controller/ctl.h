@@ -1,18 +1,21 @@
 /*
- * apps/openflow/controller/ctl.h: ringflow-controller's internals (first version: learning
- * switch). Follow one PACKET_IN:
- *   ctl_io.c       the I/O poller (runtime poller 0) owns every switch socket: epoll,
- *                  non-blocking reads, of_session (handshake, setup, echo, faults); an app
- *                  message is copied into a buffer from the mempool and enqueued on the SPSC
- *                  ring of the handler chosen by datapath id (one switch: one handler, so its
- *                  messages stay in order)
+ * apps/openflow/controller/ctl.h: ringflow-controller's internals. Follow one PACKET_IN:
+ *   io/sock_tcp.c  ringflow's tcp driver (the I/O poller's device, opened
+ *                  "tcp:listen=...,framing=inline16,frame_off=2,frame_min=8,events=1")
+ *                  reads every switch socket (one epoll set, non-blocking, partial messages
+ *                  reassembled) and hands over whole OpenFlow messages, each in a packet
+ *                  buffer from the controller's pool, plus connection up/down events
+ *   ctl_io.c       the I/O poller (runtime poller 0) runs each connection's of_session
+ *                  (handshake, setup, echo, faults) over those buffers; a PACKET_IN's buffer
+ *                  itself is enqueued on the SPSC ring of the handler chosen by datapath id
+ *                  (one switch: one handler, so its messages stay in order)
  *   ctl_learning.c a handler poller dequeues it, runs the learning switch (MAC table in the
  *                  lock-free hash, keyed by datapath id + MAC), writes the reply into the same
  *                  buffer and enqueues it on its SPSC ring back to the I/O poller
- *   ctl_io.c       the I/O poller appends the reply to the connection's send buffer, sends
- *                  it, and returns the buffer to the pool
+ *   ctl_io.c       the I/O poller hands the reply to the driver's tx_burst, which sends it on
+ *                  the connection the buffer came from and returns the buffer to the pool
  * No lock on this path: the rings are single-producer single-consumer, the buffers come from
- * the I/O poller's pool cache, the hash is lock-free (QSBR: pollers are quiescent each loop).
+ * the pool's per-thread caches, the hash is lock-free (QSBR: pollers are quiescent each loop).
  * Under --idle adaptive, whoever fills a ring wakes the poller that empties it
  * (rf_runtime_wake), so a blocked poller does not sit on a message until its timeout.
  */
@@ -23,29 +26,44 @@
 #include <stdint.h>
 
 #include <ringflow/hash.h>
-#include <ringflow/mempool.h>
+#include <ringflow/pktbuf.h>
 #include <ringflow/ring.h>
 #include <ringflow/runtime.h>
 
 #define CTL_MAX_HANDLERS 16
-#define CTL_BUF_SIZE 4096
-#define CTL_BUF_DATA (CTL_BUF_SIZE - 32)
-#define CTL_RING_SIZE 4096
+#define CTL_MAX_CONNS 1024   /* switch connections */
+#define CTL_POOL_BUFS 8192   /* message buffers: received, handed off, replies */
+#define CTL_BUF_ROOM 3840    /* a buffer's bytes (4 KiB objects): a PACKET_IN of a full
+			      * 1500-byte frame and the FLOW_MOD + PACKET_OUT answering it */
+#define CTL_JUMBO_BUFS 64    /* for longer messages (echo data, multipart, jumbo frames) */
+#define CTL_JUMBO_ROOM 65536 /* the longest OpenFlow message */
+#define CTL_RING_SIZE 16384  /* > every buffer of both pools: no ring is ever full */
 
-/* A message between the I/O poller and a handler (a mempool object). */
+/* What travels with a message to its handler and back, in its buffer's headroom (the tcp
+ * driver leaves the headroom alone). */
+struct ctl_meta {
+	uint64_t dpid;
+	uint64_t t_ns;   /* hand-off time (apps only: the latency histogram), else 0 */
+	uint8_t version; /* the session's OpenFlow version */
+};
+_Static_assert(sizeof(struct ctl_meta) <= RF_PKTBUF_HEADROOM, "ctl_meta must fit the headroom");
+
+static inline struct ctl_meta *ctl_meta_of(struct rf_pktbuf *b)
+{
+	return (struct ctl_meta *)b->buf_addr;
+}
+
+/* One message from a switch as the handlers' apps see it. */
 struct ctl_buf {
-	uint32_t conn;      /* connection slot */
-	uint32_t gen;       /* slot generation: a reply to a closed connection is dropped */
 	uint64_t dpid;
 	uint8_t version;
-	uint16_t len;       /* bytes in data: one message in, zero or more replies out */
-	uint64_t t_ns;      /* hand-off time (apps only: the latency histogram), else 0 */
-	uint8_t data[CTL_BUF_DATA];
+	uint16_t len;        /* bytes at data */
+	const uint8_t *data; /* one OpenFlow message (a PACKET_IN) */
 };
 
 struct ctl_handler {
-	struct rf_ring *in;  /* I/O poller -> handler */
-	struct rf_ring *out; /* handler -> I/O poller */
+	struct rf_ring *in;  /* I/O poller -> handler: struct rf_pktbuf * */
+	struct rf_ring *out; /* handler -> I/O poller: the same buffers, holding the replies */
 	struct rf_hash *macs; /* shared by all handlers: (dpid, MAC) -> port + 1 */
 	_Atomic uint64_t packet_ins, flow_mods, packet_outs, floods;
 	struct ctl_apps *apps; /* the --app list (ctl_app.h); NULL: learning switch only */
@@ -57,15 +75,18 @@ struct ctl_handler {
 struct ctl_io;
 struct ctl_apps;
 
-/* Opens the listening socket and the I/O state. Returns NULL with one line in err. */
-struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct rf_mempool *pool,
-			     struct ctl_handler *handlers, unsigned n_handlers, char *err,
-			     size_t errlen);
+/* Opens the switch-facing device (ringflow's tcp driver listening on host:port) and the
+ * buffer pools. Returns NULL with one line in err. */
+struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler *handlers,
+			     unsigned n_handlers, char *err, size_t errlen);
 void ctl_io_free(struct ctl_io *io);
 /* Hands control messages, switch up/down and the timer to the apps (before start). */
 void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps);
 int ctl_io_wait_fd(const struct ctl_io *io);
+/* Switch connections open now. */
 unsigned ctl_io_switches(const struct ctl_io *io);
+/* The switch-facing device (its counters: rf_io_stats_get). */
+struct rf_io_dev *ctl_io_dev(const struct ctl_io *io);
 
 /* Poll functions (rf_poll_fn). */
 unsigned ctl_io_poll(struct rf_poller *p, void *arg);

@@ -103,8 +103,9 @@ struct ctl_app ctl_learning_app(struct ctl_net *net);
 struct ctl_app ctl_topology_app(struct ctl_net *net);
 struct ctl_app ctl_hosts_app(struct ctl_net *net);
 
-/* The learning switch's reply to the PACKET_IN in b, written into reply[0..cap). Returns
- * the bytes written (0: nothing to send). Runs on a handler poller. */
+/* The learning switch's reply to the PACKET_IN in b, written into reply[0..cap) (not
+ * overlapping b's data). Returns the bytes written (0: nothing to send). Runs on a handler
+ * poller. */
 size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_t *reply,
 			  size_t cap);
 
@@ -148,9 +149,10 @@ void ctl_apps_control(struct ctl_apps *a, const struct of_session *s, const stru
 		      uint64_t now_ms, struct of_out *out);
 /* The switch's connection closed (I/O poller). */
 void ctl_apps_switch_down(struct ctl_apps *a, uint64_t dpid);
-/* A PACKET_IN in b (handler poller `idx`); replaces b's bytes with the apps' replies. */
-void ctl_apps_packet_in(struct ctl_apps *a, struct ctl_handler *h, unsigned idx,
-			struct ctl_buf *b, uint64_t now_ms);
+/* A PACKET_IN in b (handler poller `idx`): the apps' replies go into reply[0..cap) (not
+ * overlapping b's data); returns their length (0: nothing to send). */
+size_t ctl_apps_packet_in(struct ctl_apps *a, struct ctl_handler *h, unsigned idx,
+			  const struct ctl_buf *b, uint64_t now_ms, uint8_t *reply, size_t cap);
 /* Timer: true when on_timer is due at now_ms (then call ctl_apps_timer_switch for every
  * connected switch and ctl_apps_timer_done once). */
 bool ctl_apps_timer_due(struct ctl_apps *a, uint64_t now_ms);

@@ -293,23 +293,20 @@ void ctl_apps_switch_down(struct ctl_apps *a, uint64_t dpid)
 			a->app[i].on_switch_down(&a->app[i], dpid);
 }
 
-void ctl_apps_packet_in(struct ctl_apps *a, struct ctl_handler *h, unsigned idx,
-			struct ctl_buf *b, uint64_t now_ms)
+size_t ctl_apps_packet_in(struct ctl_apps *a, struct ctl_handler *h, unsigned idx,
+			  const struct ctl_buf *b, uint64_t now_ms, uint8_t *reply, size_t cap)
 {
-	uint8_t reply[CTL_BUF_DATA];
 	struct of_msg m;
 	struct of_fault f;
 	struct of_eth e;
 	struct ctl_pkt pk = {.h = h, .buf = b, .handler = idx, .dpid = b->dpid, .version = b->version,
-			     .now_ms = now_ms, .m = &m, .eth = &e, .reply = reply,
-			     .cap = sizeof(reply)};
+			     .now_ms = now_ms, .m = &m, .eth = &e, .reply = reply, .cap = cap};
 	if (of_parse(b->data, b->len, &m, &f) == 0 && m.type == OF_PACKET_IN &&
 	    of_eth_parse(m.u.packet_in.data, m.u.packet_in.data_len, &e) == 0)
 		for (unsigned i = 0; i < a->n; i++)
 			if (a->app[i].on_packet_in)
 				a->app[i].on_packet_in(&a->app[i], &pk);
-	memcpy(b->data, reply, pk.len);
-	b->len = (uint16_t)pk.len;
+	return pk.len;
 }
 
 bool ctl_apps_timer_due(struct ctl_apps *a, uint64_t now_ms)

@@ -1,259 +1,343 @@
 /*
  * apps/openflow/controller/ctl_io.c: the I/O poller of ringflow-controller (see ctl.h).
  *
- * One epoll set holds the listening socket and every switch connection (non-blocking TCP,
- * partial messages reassembled in ofb_conn's receive buffer). Each connection runs an
- * of_session; its app messages (once the datapath id is known) are copied into a pool buffer
- * and go to the handler dpid % n_handlers. Replies come back on the handlers' out rings.
- * Connections live in slots with a generation number, so a reply that arrives after its
- * switch disconnected (and the slot was reused) is recognised and dropped.
+ * The switch sockets belong to ringflow's tcp driver (io/sock_tcp.c): it accepts, reads,
+ * reassembles and hands over whole OpenFlow messages (framing=inline16: the length is at
+ * offset 2 of the header), each in a packet buffer, and tells us when a connection comes and
+ * goes (events=1). A message with a length below the header's 8 bytes comes flagged
+ * RF_PKTBUF_F_BAD_FRAME: the session answers BAD_LEN and the driver closes the connection.
+ *
+ * Each connection runs an of_session over its messages. A PACKET_IN of an UP session is
+ * handed, in the buffer the driver filled, to the handler dpid % n_handlers; when that
+ * handler's ring is full the buffer waits in the handler's held queue (same order), and while
+ * a held queue or the pool runs low the poller stops receiving, so TCP slows the switches
+ * down and nothing already accepted is dropped. Replies come back on the handlers' out rings
+ * and go to the driver's tx_burst with the connection id (`flow`) they came in with: a reply
+ * to a switch that has gone is dropped by the driver (the id's generation no longer matches).
+ * A switch whose output backs up (it does not read) is closed (RF_PKTBUF_F_ABORT).
  * A datapath id that connects again while its old connection is still open (a switch that
  * restarted faster than TCP noticed) takes over: the old connection is closed, and closing
  * it does not tear down the switch's state, which now belongs to the new connection.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include <ringflow/io.h>
 
 #include "ctl.h"
 #include "ctl_app.h"
 #include "of_session.h"
-#include "ofb_conn.h"
 
-#define CTL_MAX_CONNS 1024
-#define LISTEN_ID UINT32_MAX
+#define FLOW_MAP (2 * CTL_MAX_CONNS) /* open addressing, power of two, half full at most */
+#define RX_BURST 32
+#define TX_BATCH 64
+#define HELD_MAX 1024                /* per handler */
+#define POOL_RESERVE 1024            /* stop receiving below this many free buffers */
+#define OUT_CAP (256u * 1024)        /* a session's or the apps' output from one call */
 
-struct slot {
-	struct ofb_conn c;
+struct conn {
+	uint64_t flow; /* the driver's connection id; 0: a free entry */
 	struct of_session s;
-	uint32_t gen;
-	bool open;
-	bool backlog; /* received messages wait for buffers or ring room (push-back) */
 	bool superseded; /* a newer connection has its datapath id: no switch_down on close */
 };
 
+/* Buffers for a handler whose ring was full, in arrival order (a circular queue). */
+struct held {
+	struct rf_pktbuf *b[HELD_MAX];
+	unsigned head, n;
+};
+
 struct ctl_io {
-	int lfd, ep;
-	struct rf_mempool *pool;
+	struct rf_io_dev *dev;
+	struct rf_pktbuf_pool *pool, *jumbo;
 	struct ctl_handler *h;
 	unsigned nh;
 	unsigned n_open;
-	bool any_backlog;         /* some slot has backlog set */
-	uint32_t scan_start;      /* where the next backlog scan begins (fairness) */
 	struct rf_poller *poller; /* set on the first poll: counters */
 	struct ctl_apps *apps;    /* NULL: learning switch only, no control hooks */
-	struct slot *slots;
+	struct conn conns[CTL_MAX_CONNS];
+	uint16_t map[FLOW_MAP];   /* hash of flow -> conns index + 1; 0: empty */
+	struct held held[CTL_MAX_HANDLERS];
+	unsigned wake_mask;       /* handlers given work this round */
+	struct rf_pktbuf *tx[TX_BATCH];
+	unsigned ntx;
+	uint8_t out[OUT_CAP];
 };
 
-struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct rf_mempool *pool,
-			     struct ctl_handler *handlers, unsigned n_handlers, char *err,
-			     size_t errlen)
+/* ---- connection ids -> connections ----------------------------------------------------- */
+
+static unsigned flow_hash(uint64_t flow)
 {
-	struct ctl_io *io = calloc(1, sizeof(*io));
-	struct slot *slots = calloc(CTL_MAX_CONNS, sizeof(*slots));
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-	if (!io || !slots) {
-		snprintf(err, errlen, "out of memory for %u connection slots", CTL_MAX_CONNS);
-		goto fail;
+	return (unsigned)((flow * 0x9e3779b97f4a7c15ull) >> 40) & (FLOW_MAP - 1);
+}
+
+static struct conn *conn_find(struct ctl_io *io, uint64_t flow)
+{
+	for (unsigned i = flow_hash(flow);; i = (i + 1) & (FLOW_MAP - 1)) {
+		if (!io->map[i])
+			return NULL;
+		struct conn *c = &io->conns[io->map[i] - 1];
+		if (c->flow == flow)
+			return c;
 	}
-	io->slots = slots;
-	io->lfd = io->ep = -1;
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-		snprintf(err, errlen, "--listen %s: not an IPv4 address; use e.g. 127.0.0.1:6653", host);
-		goto fail;
+}
+
+static struct conn *conn_new(struct ctl_io *io, uint64_t flow)
+{
+	unsigned k = 0;
+	while (k < CTL_MAX_CONNS && io->conns[k].flow)
+		k++;
+	if (k == CTL_MAX_CONNS)
+		return NULL; /* cannot happen: the driver takes at most CTL_MAX_CONNS */
+	unsigned i = flow_hash(flow);
+	while (io->map[i])
+		i = (i + 1) & (FLOW_MAP - 1);
+	io->map[i] = (uint16_t)(k + 1);
+	io->conns[k] = (struct conn){.flow = flow};
+	io->n_open++;
+	return &io->conns[k];
+}
+
+/* Removes c from the map (backward-shift deletion: no tombstones) and frees it. */
+static void conn_delete(struct ctl_io *io, struct conn *c)
+{
+	unsigned i = flow_hash(c->flow);
+	while (io->map[i] && &io->conns[io->map[i] - 1] != c)
+		i = (i + 1) & (FLOW_MAP - 1);
+	if (!io->map[i])
+		return; /* not in the map (cannot happen) */
+	for (unsigned j = (i + 1) & (FLOW_MAP - 1); io->map[j]; j = (j + 1) & (FLOW_MAP - 1)) {
+		unsigned home = flow_hash(io->conns[io->map[j] - 1].flow);
+		/* Entry j may move into the hole at i when its home is not in (i, j]. */
+		if (((j - home) & (FLOW_MAP - 1)) >= ((j - i) & (FLOW_MAP - 1))) {
+			io->map[i] = io->map[j];
+			i = j;
+		}
 	}
-	io->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int one = 1;
-	if (io->lfd >= 0)
-		setsockopt(io->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (io->lfd < 0 || bind(io->lfd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    listen(io->lfd, 128) < 0) {
-		snprintf(err, errlen, "cannot listen on %s:%u: %s; pick a free port with --listen",
-			 host, port, strerror(errno));
-		goto fail;
-	}
-	io->ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = LISTEN_ID};
-	if (io->ep < 0 || epoll_ctl(io->ep, EPOLL_CTL_ADD, io->lfd, &ev) < 0) {
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
-		goto fail;
-	}
-	for (unsigned i = 0; i < CTL_MAX_CONNS; i++)
-		slots[i].c.fd = -1;
-	io->pool = pool;
-	io->h = handlers;
-	io->nh = n_handlers;
-	return io;
-fail:
-	if (io && io->lfd >= 0)
-		close(io->lfd);
-	if (io && io->ep >= 0)
-		close(io->ep);
-	free(slots);
-	free(io);
-	return NULL;
-}
-
-void ctl_io_free(struct ctl_io *io)
-{
-	if (!io)
-		return;
-	for (unsigned i = 0; i < CTL_MAX_CONNS; i++)
-		if (io->slots[i].open)
-			ofb_conn_close(&io->slots[i].c);
-	close(io->lfd);
-	close(io->ep);
-	free(io->slots);
-	free(io);
-}
-
-void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps)
-{
-	io->apps = apps;
-}
-
-int ctl_io_wait_fd(const struct ctl_io *io)
-{
-	return io->ep;
-}
-
-unsigned ctl_io_switches(const struct ctl_io *io)
-{
-	return io->n_open;
-}
-
-static void drop_conn(struct ctl_io *io, uint32_t id)
-{
-	struct slot *sl = &io->slots[id];
-	if (io->apps && sl->s.datapath_id && !sl->superseded)
-		ctl_apps_switch_down(io->apps, sl->s.datapath_id);
-	sl->superseded = false;
-	epoll_ctl(io->ep, EPOLL_CTL_DEL, sl->c.fd, NULL);
-	ofb_conn_close(&sl->c);
-	sl->open = false;
-	sl->gen++;
+	io->map[i] = 0;
+	*c = (struct conn){0};
 	io->n_open--;
 }
 
-static void accept_one(struct ctl_io *io)
+/* ---- sending ----------------------------------------------------------------------------- */
+
+static void count_drop(struct ctl_io *io)
 {
-	int fd = accept4(io->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	uint32_t id = 0;
-	while (id < CTL_MAX_CONNS && io->slots[id].open)
-		id++;
-	struct slot *sl = &io->slots[id];
-	if (id == CTL_MAX_CONNS || ofb_conn_init(&sl->c, fd) < 0) {
-		close(fd);
-		return;
-	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
-	epoll_ctl(io->ep, EPOLL_CTL_ADD, fd, &ev);
-	sl->open = true;
-	io->n_open++;
-	size_t room;
-	uint8_t *q = ofb_conn_reserve(&sl->c, 64, &room);
-	struct of_out out = {.p = q, .cap = room, .len = 0};
-	of_session_start(&sl->s, 0, 0, &out);
-	ofb_conn_commit(&sl->c, out.len);
-	ofb_conn_flush(&sl->c);
+	rf_counter_add(&rf_poller_counters(io->poller)->drop_driver, 1);
 }
+
+/* Hands the batch to the driver. A buffer it refuses means that connection's output is full:
+ * the switch does not read its replies, so it is closed rather than buffered without bound. */
+static void tx_flush(struct ctl_io *io)
+{
+	unsigned i = 0;
+	while (i < io->ntx) {
+		i += rf_io_tx_burst(io->dev, 0, io->tx + i, io->ntx - i);
+		if (i < io->ntx) {
+			struct rf_pktbuf *b = io->tx[i++];
+			count_drop(io);
+			b->data_len = 0; /* the refused buffer becomes the close request */
+			b->flags = RF_PKTBUF_F_ABORT;
+			rf_io_tx_burst(io->dev, 0, &b, 1); /* zero-length: always taken */
+		}
+	}
+	io->ntx = 0;
+}
+
+static void tx_add(struct ctl_io *io, struct rf_pktbuf *b)
+{
+	io->tx[io->ntx++] = b;
+	if (io->ntx == TX_BATCH)
+		tx_flush(io);
+}
+
+/* Sends p[0..len) (whole OpenFlow messages) on flow, in buffers of up to CTL_BUF_ROOM bytes
+ * (a longer message alone in a jumbo buffer); flags (RF_PKTBUF_F_CLOSE) go on the last one,
+ * an empty one when len is 0. */
+static void send_out(struct ctl_io *io, uint64_t flow, const uint8_t *p, size_t len,
+		     uint16_t flags)
+{
+	size_t off = 0;
+	while (off < len || flags) {
+		size_t chunk = 0;
+		while (off + chunk < len) {
+			size_t m = off + chunk + 4 <= len ? of_get16(p + off + chunk + 2) : 0;
+			if (m < 8 || m > len - off - chunk)
+				m = len - off - chunk; /* not ours to split (cannot happen) */
+			if (chunk && chunk + m > CTL_BUF_ROOM)
+				break;
+			chunk += m;
+		}
+		bool last = off + chunk >= len;
+		struct rf_pktbuf *b = rf_pktbuf_alloc(chunk > CTL_BUF_ROOM ? io->jumbo : io->pool);
+		if (b && chunk <= b->buf_len - b->data_off) {
+			if (chunk) /* p is NULL for a bare close */
+				memcpy(rf_pktbuf_data(b), p + off, chunk);
+			b->data_len = (uint32_t)chunk;
+			b->flow = flow;
+			b->flags = last ? flags : 0;
+			tx_add(io, b);
+		} else {
+			rf_pktbuf_free(b);
+			count_drop(io); /* no buffer (receiving stops well before the pool is dry) */
+		}
+		off += chunk;
+		if (last)
+			break;
+	}
+}
+
+/* ---- handing PACKET_INs to the handlers ------------------------------------------------- */
+
+static void hand_off(struct ctl_io *io, unsigned k, struct rf_pktbuf *b)
+{
+	struct held *hq = &io->held[k];
+	void *obj = b;
+	io->wake_mask |= 1u << k;
+	if (hq->n == 0 && rf_ring_enqueue_burst(io->h[k].in, &obj, 1, NULL) == 1)
+		return;
+	hq->b[(hq->head + hq->n) % HELD_MAX] = b; /* room: receiving stops before it fills */
+	hq->n++;
+}
+
+/* Moves held buffers onto their rings, oldest first. Returns how many moved. */
+static unsigned release_held(struct ctl_io *io)
+{
+	unsigned moved = 0;
+	for (unsigned k = 0; k < io->nh; k++) {
+		struct held *hq = &io->held[k];
+		while (hq->n) {
+			unsigned run = HELD_MAX - hq->head < hq->n ? HELD_MAX - hq->head : hq->n;
+			unsigned m = rf_ring_enqueue_burst(io->h[k].in, (void **)&hq->b[hq->head], run,
+							   NULL);
+			hq->head = (hq->head + m) % HELD_MAX;
+			hq->n -= m;
+			moved += m;
+			if (m)
+				io->wake_mask |= 1u << k;
+			if (m < run)
+				break;
+		}
+	}
+	return moved;
+}
+
+/* True when a whole burst can be received without a held queue overflowing or the pool
+ * running dry for the sessions' own replies. */
+static bool can_receive(const struct ctl_io *io)
+{
+	for (unsigned k = 0; k < io->nh; k++)
+		if (io->held[k].n > HELD_MAX - RX_BURST)
+			return false;
+	return rf_pktbuf_pool_avail(io->pool) >= POOL_RESERVE;
+}
+
+/* ---- sessions ----------------------------------------------------------------------------- */
 
 struct fwd {
 	struct ctl_io *io;
-	uint32_t id;
-	bool pushed_back;
+	struct conn *c;
+	struct rf_pktbuf *b; /* the message's buffer */
+	bool taken;          /* handed to a handler */
 };
 
-/* of_session callback: an app message goes to its switch's handler. With no buffer or no
- * ring room it pushes back: the message stays in the receive buffer (and the rest in the
- * socket, so TCP slows the switch down) until the handlers catch up. Nothing is dropped. */
+/* of_session callback: control messages to the apps, PACKET_INs to their switch's handler. */
 static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 		    const uint8_t *raw, size_t raw_len, struct of_out *out)
 {
-	(void)out;
+	(void)raw;
+	(void)raw_len;
 	struct fwd *fw = arg;
 	struct ctl_io *io = fw->io;
-	struct rf_core_counters *cnt = rf_poller_counters(io->poller);
-	if (io->apps && s->state == OF_SESSION_UP && m->type != OF_PACKET_IN)
-		ctl_apps_control(io->apps, s, m, ctl_now_ms(), out); /* ports, switch up */
-	if (s->state != OF_SESSION_UP || m->type != OF_PACKET_IN)
-		return true; /* the learning switch only needs PACKET_INs */
-	if (raw_len > CTL_BUF_DATA) {
-		rf_counter_add(&cnt->drop_driver, 1);
+	if (s->state != OF_SESSION_UP || fw->c->superseded)
+		return true;
+	if (m->type != OF_PACKET_IN) {
+		if (io->apps)
+			ctl_apps_control(io->apps, s, m, ctl_now_ms(), out); /* ports, switch up */
 		return true;
 	}
-	struct ctl_handler *h = &io->h[s->datapath_id % io->nh];
-	void *obj;
-	if (rf_ring_free_count(h->in) == 0 || rf_mempool_get(io->pool, &obj) != 0) {
-		fw->pushed_back = true;
-		return false;
-	}
-	struct ctl_buf *b = obj;
-	b->conn = fw->id;
-	b->gen = io->slots[fw->id].gen;
-	b->dpid = s->datapath_id;
-	b->version = s->framer.version;
-	b->len = (uint16_t)raw_len;
-	memcpy(b->data, raw, raw_len);
-	b->t_ns = io->apps ? ctl_now_ns() : 0;
-	/* Single producer: the free count just read cannot shrink before this enqueue. */
-	rf_ring_enqueue_burst(h->in, &obj, 1, NULL);
-	rf_runtime_wake(h->rt, h->poller); /* if it sleeps (adaptive idle) */
-	rf_counter_add(&cnt->rx, 1);
+	struct ctl_meta *meta = ctl_meta_of(fw->b);
+	meta->dpid = s->datapath_id;
+	meta->version = s->framer.version;
+	meta->t_ns = io->apps ? ctl_now_ns() : 0;
+	hand_off(io, (unsigned)(s->datapath_id % io->nh), fw->b);
+	fw->taken = true;
+	rf_counter_add(&rf_poller_counters(io->poller)->rx, 1);
 	return true;
 }
 
-/* The session of slot id just came up: an older open connection with the same datapath id is
- * closed as superseded (its close leaves the switch's state to the new connection). */
-static void take_over_dpid(struct ctl_io *io, uint32_t id)
+/* The session of c just came up: an older connection with the same datapath id is closed as
+ * superseded (its close leaves the switch's state to the new connection). */
+static void take_over_dpid(struct ctl_io *io, struct conn *c)
 {
-	uint64_t dpid = io->slots[id].s.datapath_id;
-	for (uint32_t k = 0; k < CTL_MAX_CONNS; k++) {
-		struct slot *o = &io->slots[k];
-		if (k != id && o->open && o->s.state == OF_SESSION_UP && o->s.datapath_id == dpid) {
+	for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+		struct conn *o = &io->conns[k];
+		if (o != c && o->flow && !o->superseded && o->s.state == OF_SESSION_UP &&
+		    o->s.datapath_id == c->s.datapath_id) {
 			o->superseded = true;
-			drop_conn(io, k);
+			send_out(io, o->flow, NULL, 0, RF_PKTBUF_F_CLOSE);
 		}
 	}
 }
 
-/* Runs the session over what the connection has received; false when it must be closed.
- * A push-back leaves the slot marked, to be run again once replies have freed buffers. */
-static bool run_session(struct ctl_io *io, uint32_t id)
+static void conn_up(struct ctl_io *io, uint64_t flow)
 {
-	struct slot *sl = &io->slots[id];
-	size_t room;
-	uint8_t *q = ofb_conn_reserve(&sl->c, OF_MAX_MSG_LEN, &room);
-	if (!q) {
-		sl->backlog = io->any_backlog = true; /* the switch is not reading its replies */
-		return true;
+	struct conn *c = conn_new(io, flow);
+	if (!c) {
+		send_out(io, flow, NULL, 0, RF_PKTBUF_F_ABORT);
+		return;
 	}
-	struct of_out out = {.p = q, .cap = room, .len = 0};
-	struct fwd fw = {.io = io, .id = id};
-	bool close;
-	bool was_up = sl->s.state == OF_SESSION_UP;
-	sl->c.rx_off += of_session_input(&sl->s, sl->c.rx + sl->c.rx_off,
-					 sl->c.rx_len - sl->c.rx_off, forward, &fw, &out, &close);
-	if (!was_up && sl->s.state == OF_SESSION_UP)
-		take_over_dpid(io, id);
-	ofb_conn_commit(&sl->c, out.len);
-	sl->backlog = fw.pushed_back;
-	io->any_backlog |= sl->backlog;
-	return ofb_conn_flush(&sl->c) == 0 && !close;
+	struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
+	of_session_start(&c->s, 0, 0, &out);
+	send_out(io, flow, io->out, out.len, 0);
 }
 
-/* Replies from the handlers: appended to their connections, buffers back to the pool. */
+static void conn_down(struct ctl_io *io, struct conn *c)
+{
+	if (io->apps && c->s.state == OF_SESSION_UP && !c->superseded)
+		ctl_apps_switch_down(io->apps, c->s.datapath_id);
+	conn_delete(io, c);
+}
+
+/* One message (or a bad frame's header) through its connection's session. */
+static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
+{
+	struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
+	struct fwd fw = {.io = io, .c = c, .b = b};
+	bool close, was_up = c->s.state == OF_SESSION_UP;
+	of_session_input(&c->s, rf_pktbuf_data(b), b->data_len, forward, &fw, &out, &close);
+	if (!was_up && c->s.state == OF_SESSION_UP)
+		take_over_dpid(io, c);
+	send_out(io, c->flow, io->out, out.len, close ? RF_PKTBUF_F_CLOSE : 0);
+	if (!fw.taken)
+		rf_pktbuf_free(b);
+}
+
+static unsigned receive(struct ctl_io *io)
+{
+	struct rf_pktbuf *pkts[RX_BURST];
+	unsigned n = rf_io_rx_burst(io->dev, 0, pkts, RX_BURST);
+	for (unsigned i = 0; i < n; i++) {
+		struct rf_pktbuf *b = pkts[i];
+		struct conn *c = b->flags & RF_PKTBUF_F_CONN_UP ? NULL : conn_find(io, b->flow);
+		if (b->flags & RF_PKTBUF_F_CONN_UP)
+			conn_up(io, b->flow);
+		else if (c && (b->flags & RF_PKTBUF_F_CONN_DOWN))
+			conn_down(io, c);
+		else if (c) {
+			conn_input(io, c, b);
+			continue; /* conn_input owns b now */
+		}
+		rf_pktbuf_free(b);
+	}
+	return n;
+}
+
+/* ---- replies, timer ------------------------------------------------------------------------ */
+
+/* Replies from the handlers go to the driver in the buffers they came in. */
 static unsigned collect(struct ctl_io *io)
 {
 	unsigned total = 0;
@@ -262,23 +346,18 @@ static unsigned collect(struct ctl_io *io)
 		void *bufs[32];
 		unsigned n = rf_ring_dequeue_burst(io->h[k].out, bufs, 32, NULL);
 		for (unsigned i = 0; i < n; i++) {
-			struct ctl_buf *b = bufs[i];
-			if (b->t_ns)
-				ctl_apps_latency(io->apps, ctl_now_ns() - b->t_ns);
-			struct slot *sl = &io->slots[b->conn];
-			size_t room;
-			uint8_t *q;
-			if (b->len && sl->open && sl->gen == b->gen &&
-			    (q = ofb_conn_reserve(&sl->c, b->len, &room)) != NULL) {
-				memcpy(q, b->data, b->len);
-				ofb_conn_commit(&sl->c, b->len);
-				rf_counter_add(&cnt->tx, 1);
-			} else if (b->len) {
-				rf_counter_add(&cnt->drop_driver, 1); /* gone, or not reading */
+			struct rf_pktbuf *b = bufs[i];
+			uint64_t t_ns = ctl_meta_of(b)->t_ns;
+			if (t_ns)
+				ctl_apps_latency(io->apps, ctl_now_ns() - t_ns);
+			if (b->data_len == 0) {
+				rf_pktbuf_free(b); /* nothing to answer (LLDP, a drop) */
+				continue;
 			}
+			b->flags = 0;
+			tx_add(io, b);
+			rf_counter_add(&cnt->tx, 1);
 		}
-		if (n)
-			rf_mempool_put_bulk(io->pool, bufs, n);
 		total += n;
 	}
 	return total;
@@ -291,31 +370,26 @@ static unsigned apps_timer(struct ctl_io *io)
 	unsigned n = 0;
 	uint64_t want;
 	if (ctl_flows_pending(ctl_apps_flows(io->apps), &want)) /* GET /api/flows/{dpid} */
-		for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
-			struct slot *sl = &io->slots[id];
-			size_t room;
-			uint8_t *q;
-			if (sl->open && sl->s.state == OF_SESSION_UP && sl->s.datapath_id == want &&
-			    (q = ofb_conn_reserve(&sl->c, 256, &room))) {
-				struct of_out out = {.p = q, .cap = room, .len = 0};
-				ctl_flows_send(ctl_apps_flows(io->apps), &sl->s, &out);
-				ofb_conn_commit(&sl->c, out.len);
+		for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+			struct conn *c = &io->conns[k];
+			if (c->flow && !c->superseded && c->s.state == OF_SESSION_UP &&
+			    c->s.datapath_id == want) {
+				struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
+				ctl_flows_send(ctl_apps_flows(io->apps), &c->s, &out);
+				send_out(io, c->flow, io->out, out.len, 0);
 				n++;
 				break;
 			}
 		}
 	if (!ctl_apps_timer_due(io->apps, now))
 		return n;
-	for (uint32_t id = 0; id < CTL_MAX_CONNS; id++) {
-		struct slot *sl = &io->slots[id];
-		size_t room;
-		uint8_t *q;
-		if (!sl->open || sl->s.state != OF_SESSION_UP ||
-		    !(q = ofb_conn_reserve(&sl->c, OF_MAX_MSG_LEN, &room)))
+	for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+		struct conn *c = &io->conns[k];
+		if (!c->flow || c->superseded || c->s.state != OF_SESSION_UP)
 			continue;
-		struct of_out out = {.p = q, .cap = room, .len = 0};
-		ctl_apps_timer_switch(io->apps, sl->s.datapath_id, now, &out);
-		ofb_conn_commit(&sl->c, out.len);
+		struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
+		ctl_apps_timer_switch(io->apps, c->s.datapath_id, now, &out);
+		send_out(io, c->flow, io->out, out.len, 0);
 		n++;
 	}
 	ctl_apps_timer_done(io->apps, now);
@@ -326,33 +400,89 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 {
 	struct ctl_io *io = arg;
 	io->poller = p;
-	struct epoll_event ev[64];
-	int n = epoll_wait(io->ep, ev, 64, 0);
-	for (int i = 0; i < n; i++) {
-		uint32_t id = ev[i].data.u32;
-		if (id == LISTEN_ID)
-			accept_one(io);
-		else if (io->slots[id].open && !io->slots[id].backlog &&
-			 (ofb_conn_read(&io->slots[id].c) < 0 || !run_session(io, id)))
-			drop_conn(io, id);
-	}
-	unsigned work = (unsigned)(n > 0 ? n : 0) + collect(io);
+	unsigned work = release_held(io);
+	if (can_receive(io))
+		work += receive(io);
+	work += collect(io);
 	if (io->apps)
-		work += apps_timer(io); /* its bytes go out in the flush below */
-	if (io->any_backlog) { /* buffers came back: offer the waiting messages again */
-		io->any_backlog = false;
-		/* Start one slot further each time, so no switch always comes last. */
-		io->scan_start = (io->scan_start + 1) % CTL_MAX_CONNS;
-		for (uint32_t k = 0; k < CTL_MAX_CONNS; k++) {
-			uint32_t id = (io->scan_start + k) % CTL_MAX_CONNS;
-			if (io->slots[id].open && io->slots[id].backlog && !run_session(io, id))
-				drop_conn(io, id);
-		}
-	}
-	for (uint32_t id = 0; id < CTL_MAX_CONNS && work; id++) {
-		struct slot *sl = &io->slots[id];
-		if (sl->open && ofb_conn_pending(&sl->c) && ofb_conn_flush(&sl->c) < 0)
-			drop_conn(io, id);
-	}
+		work += apps_timer(io);
+	tx_flush(io);
+	for (unsigned k = 0; io->wake_mask && k < io->nh; k++)
+		if (io->wake_mask & (1u << k))
+			rf_runtime_wake(io->h[k].rt, io->h[k].poller); /* if it sleeps (adaptive) */
+	io->wake_mask = 0;
 	return work;
+}
+
+/* ---- setup -------------------------------------------------------------------------------- */
+
+struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler *handlers,
+			     unsigned n_handlers, char *err, size_t errlen)
+{
+	struct ctl_io *io = calloc(1, sizeof(*io));
+	if (!io) {
+		snprintf(err, errlen, "out of memory for the I/O poller's state");
+		return NULL;
+	}
+	io->h = handlers;
+	io->nh = n_handlers;
+	io->pool = rf_pktbuf_pool_create("ctl_bufs", CTL_POOL_BUFS, CTL_BUF_ROOM, 256,
+					 RF_MEMPOOL_QUIET);
+	io->jumbo = rf_pktbuf_pool_create("ctl_jumbo", CTL_JUMBO_BUFS, CTL_JUMBO_ROOM, 0,
+					  RF_MEMPOOL_QUIET);
+	if (!io->pool || !io->jumbo) {
+		snprintf(err, errlen, "cannot allocate the message buffers (%u x %u bytes): %s",
+			 CTL_POOL_BUFS, CTL_BUF_ROOM, strerror(errno));
+		goto fail;
+	}
+	char spec[RF_IO_SPEC_MAX], derr[256];
+	snprintf(spec, sizeof(spec),
+		 "tcp:listen=%s:%u,framing=inline16,frame_off=2,frame_min=8,events=1,"
+		 "max_conns=%u,nodelay=1", host, port, CTL_MAX_CONNS);
+	io->dev = rf_io_open(spec, io->pool, derr, sizeof(derr));
+	if (!io->dev) {
+		snprintf(err, errlen, "--listen %s:%u: %s", host, port, derr);
+		goto fail;
+	}
+	rf_io_set_jumbo_pool(io->dev, io->jumbo);
+	return io;
+fail:
+	ctl_io_free(io);
+	return NULL;
+}
+
+void ctl_io_free(struct ctl_io *io)
+{
+	if (!io)
+		return;
+	for (unsigned k = 0; k < CTL_MAX_HANDLERS; k++)
+		for (; io->held[k].n; io->held[k].n--) {
+			rf_pktbuf_free(io->held[k].b[io->held[k].head]);
+			io->held[k].head = (io->held[k].head + 1) % HELD_MAX;
+		}
+	rf_pktbuf_free_bulk(io->tx, io->ntx);
+	rf_io_close(io->dev);
+	rf_pktbuf_pool_free(io->pool);
+	rf_pktbuf_pool_free(io->jumbo);
+	free(io);
+}
+
+void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps)
+{
+	io->apps = apps;
+}
+
+int ctl_io_wait_fd(const struct ctl_io *io)
+{
+	return rf_io_wait_fd(io->dev, 0);
+}
+
+unsigned ctl_io_switches(const struct ctl_io *io)
+{
+	return io->n_open;
+}
+
+struct rf_io_dev *ctl_io_dev(const struct ctl_io *io)
+{
+	return io->dev;
 }

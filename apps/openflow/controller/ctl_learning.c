@@ -5,7 +5,8 @@
  * if the destination is known, FLOW_MOD (in_port + eth_dst -> that port, idle 60 s, naming
  * the PACKET_IN's buffer) and, when the switch has no buffer (OVS: n_buffers = 0), a
  * PACKET_OUT carrying the frame; otherwise a PACKET_OUT flooding it. LLDP is not learned.
- * The reply is written into the same buffer, which goes back to the I/O poller.
+ * The reply is written into the buffer the PACKET_IN came in (the PACKET_IN is parsed from
+ * a copy), which goes back to the I/O poller.
  */
 #include <string.h>
 
@@ -94,13 +95,21 @@ done:
 	return rlen;
 }
 
-/* Turns the PACKET_IN in b into the reply bytes in b (b->len = 0: nothing to send). */
-static void learn(struct ctl_handler *h, struct ctl_buf *b)
+/* The PACKET_IN in buffer b becomes its reply (data_len 0: nothing to send). */
+static void handle(struct ctl_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
 {
-	uint8_t reply[CTL_BUF_DATA];
-	size_t rlen = ctl_learning_reply(h, b, reply, sizeof(reply));
-	memcpy(b->data, reply, rlen);
-	b->len = (uint16_t)rlen;
+	static _Thread_local uint8_t copy[CTL_JUMBO_ROOM]; /* the PACKET_IN, parsed from here */
+	const struct ctl_meta *meta = ctl_meta_of(b);
+	uint32_t len = b->data_len < sizeof(copy) ? b->data_len : (uint32_t)sizeof(copy);
+	memcpy(copy, rf_pktbuf_data(b), len);
+	struct ctl_buf msg = {.dpid = meta->dpid, .version = meta->version, .len = (uint16_t)len,
+			      .data = copy};
+	uint8_t *reply = rf_pktbuf_data(b);
+	size_t cap = b->buf_len - b->data_off;
+	if (h->apps) /* --app list: the apps' dispatch (ctl_app.h) */
+		b->data_len = (uint32_t)ctl_apps_packet_in(h->apps, h, h->index, &msg, now_ms, reply, cap);
+	else
+		b->data_len = (uint32_t)ctl_learning_reply(h, &msg, reply, cap);
 }
 
 unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
@@ -109,15 +118,11 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 	void *bufs[32];
 	unsigned n = rf_ring_dequeue_burst(h->in, bufs, 32, NULL);
 	uint64_t now = n && h->apps ? ctl_now_ms() : 0;
-	for (unsigned i = 0; i < n; i++) {
-		if (h->apps) /* --app list: the apps' dispatch (ctl_app.h) */
-			ctl_apps_packet_in(h->apps, h, h->index, bufs[i], now);
-		else
-			learn(h, bufs[i]);
-	}
+	for (unsigned i = 0; i < n; i++)
+		handle(h, bufs[i], now);
 	unsigned done = 0;
-	/* Each out ring holds CTL_RING_SIZE >= all the pool's buffers, so it cannot be full:
-	 * the loop only guards the invariant. */
+	/* Each out ring holds CTL_RING_SIZE > all the buffers of both pools, so it cannot be
+	 * full: the loop only guards the invariant. */
 	while (done < n) {
 		done += rf_ring_enqueue_burst(h->out, bufs + done, n - done, NULL);
 		if (done < n)
