@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app LIST]\n"
 		"                           [--rest IPV4:PORT]\n"
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
+		"                           [--ring N]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
@@ -30,6 +31,8 @@ static void usage(FILE *f)
 		"  --idle       busy (default: lowest latency, a CPU per core) or adaptive\n"
 		"  --max-macs   MAC table capacity over all switches (default 1048576)\n"
 		"  --stats S    print the runtime's stats line every S seconds\n"
+		"  --ring N     each handler's input ring: N slots, a power of two 16..16384\n"
+		"               (default 16384; small rings exercise the held queues)\n"
 		"Stops cleanly on SIGINT/SIGTERM.\n");
 }
 
@@ -37,12 +40,12 @@ int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY};
-	unsigned max_macs = 1u << 20;
+	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
-		{"rest", required_argument, 0, 'r'},
+		{"rest", required_argument, 0, 'r'},   {"ring", required_argument, 0, 'R'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -63,6 +66,14 @@ int main(int argc, char **argv)
 			break;
 		case 'm': max_macs = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 's': cfg.stats_interval_s = strtod(optarg, NULL); break;
+		case 'R':
+			ring = (unsigned)strtoul(optarg, NULL, 10);
+			if (ring < 16 || ring > CTL_RING_SIZE || (ring & (ring - 1))) {
+				fprintf(stderr, "ringflow-controller: --ring %s: use a power of two "
+					"16..%u\n", optarg, CTL_RING_SIZE);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -109,7 +120,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (unsigned i = 0; i < nh; i++) {
-		h[i].in = rf_ring_create("ctl_in", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		h[i].in = rf_ring_create("ctl_in", ring, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].out = rf_ring_create("ctl_out", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].macs = macs;
 		h[i].apps = apps;
@@ -173,6 +184,11 @@ int main(int argc, char **argv)
 		(unsigned long long)tot.drop_driver, (unsigned long long)st.conns_total,
 		(unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
 		(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops);
+	uint64_t held, paused;
+	ctl_io_backlog_stats(io, &held, &paused);
+	fprintf(stderr, "ringflow-controller: back-pressure: %llu PACKET_IN held for a full "
+		"handler ring, %llu rounds without receiving\n", (unsigned long long)held,
+		(unsigned long long)paused);
 	rc = 0;
 out:
 	ctl_rest_stop(rest);

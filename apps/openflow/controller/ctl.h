@@ -85,6 +85,8 @@ void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps);
 int ctl_io_wait_fd(const struct ctl_io *io);
 /* Switch connections open now. */
 unsigned ctl_io_switches(const struct ctl_io *io);
+/* PACKET_INs that waited in a held queue, and rounds that paused receiving (after stop). */
+void ctl_io_backlog_stats(const struct ctl_io *io, uint64_t *held, uint64_t *paused);
 /* The switch-facing device (its counters: rf_io_stats_get). */
 struct rf_io_dev *ctl_io_dev(const struct ctl_io *io);
 

@@ -61,6 +61,8 @@ struct ctl_io {
 	uint16_t map[FLOW_MAP];   /* hash of flow -> conns index + 1; 0: empty */
 	struct held held[CTL_MAX_HANDLERS];
 	unsigned wake_mask;       /* handlers given work this round */
+	uint64_t held_total;      /* PACKET_INs that waited in a held queue */
+	uint64_t paused;          /* rounds that did not receive (held queue or pool low) */
 	struct rf_pktbuf *tx[TX_BATCH];
 	unsigned ntx;
 	uint8_t out[OUT_CAP];
@@ -200,6 +202,7 @@ static void hand_off(struct ctl_io *io, unsigned k, struct rf_pktbuf *b)
 		return;
 	hq->b[(hq->head + hq->n) % HELD_MAX] = b; /* room: receiving stops before it fills */
 	hq->n++;
+	io->held_total++;
 }
 
 /* Moves held buffers onto their rings, oldest first. Returns how many moved. */
@@ -403,6 +406,8 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 	unsigned work = release_held(io);
 	if (can_receive(io))
 		work += receive(io);
+	else
+		io->paused++;
 	work += collect(io);
 	if (io->apps)
 		work += apps_timer(io);
@@ -480,6 +485,12 @@ int ctl_io_wait_fd(const struct ctl_io *io)
 unsigned ctl_io_switches(const struct ctl_io *io)
 {
 	return io->n_open;
+}
+
+void ctl_io_backlog_stats(const struct ctl_io *io, uint64_t *held, uint64_t *paused)
+{
+	*held = io->held_total;
+	*paused = io->paused;
 }
 
 struct rf_io_dev *ctl_io_dev(const struct ctl_io *io)
