@@ -101,9 +101,11 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 		rt_err(err, len, 0, "runtime: unknown idle policy %d (busy or adaptive)", (int)cfg->idle);
 		return NULL;
 	}
-	if (cfg->block_ms > 10000 || cfg->stats_interval_s < 0 || cfg->stats_interval_s > 86400) {
+	if (cfg->block_ms > 10000 || cfg->stats_interval_s < 0 || cfg->stats_interval_s > 86400 ||
+	    cfg->stall_us > 10000000) {
 		errno = EINVAL;
-		rt_err(err, len, 0, "runtime: block_ms must be <= 10000 and stats interval 0..86400 s");
+		rt_err(err, len, 0, "runtime: block_ms must be <= 10000, stall_us <= 10000000 and "
+		       "stats interval 0..86400 s");
 		return NULL;
 	}
 
@@ -272,12 +274,29 @@ void rf_runtime_wake(struct rf_runtime *rt, unsigned idx)
 	}
 }
 
+/* Stall meter: the gap since the previous round's start (last_ns 0: none to compare with,
+ * e.g. after a deliberate block). */
+static void meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t threshold_ns)
+{
+	uint64_t t = rf_now_ns();
+	if (*last_ns) {
+		uint64_t gap = t - *last_ns;
+		if (gap > threshold_ns)
+			rf_counter_add(&p->stalls, 1);
+		if (gap > atomic_load_explicit(&p->stall_max_ns, memory_order_relaxed))
+			atomic_store_explicit(&p->stall_max_ns, gap, memory_order_relaxed);
+	}
+	*last_ns = t;
+}
+
 static void *poller_main(void *arg)
 {
 	struct rf_poller *p = arg;
 	struct rf_runtime *rt = p->rt;
 	const unsigned spin = rt->cfg.spin_rounds;
 	const bool adaptive = rt->cfg.idle == RF_IDLE_ADAPTIVE;
+	const uint64_t stall_ns = (uint64_t)rt->cfg.stall_us * 1000;
+	uint64_t last_round_ns = 0;
 	unsigned empty = 0;
 
 	/* Wait at the gate until start() has pinned every poller (or given up). */
@@ -288,6 +307,8 @@ static void *poller_main(void *arg)
 	rf_qsbr_register();
 	/* Relaxed: the flag carries no data; what the pollers did is published by pthread_join. */
 	while (!atomic_load_explicit(&rt->stop, memory_order_relaxed)) {
+		if (stall_ns)
+			meter_round(p, &last_round_ns, stall_ns);
 		unsigned work = poll_round(p);
 		rf_counter_add(&p->ctr.loops, 1);
 		rf_qsbr_quiescent();
@@ -311,6 +332,7 @@ static void *poller_main(void *arg)
 		rf_qsbr_offline();
 		poller_block(p);
 		rf_qsbr_online();
+		last_round_ns = 0; /* a block is idleness asked for, not a stall */
 		atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
 		uint64_t drained;
 		if (p->wake_efd >= 0 && read(p->wake_efd, &drained, sizeof(drained)) < 0)
@@ -492,6 +514,8 @@ void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_co
 	out->drop_driver = atomic_load_explicit(&c->drop_driver, memory_order_relaxed);
 	out->loops = atomic_load_explicit(&c->loops, memory_order_relaxed);
 	out->idle_blocks = atomic_load_explicit(&c->idle_blocks, memory_order_relaxed);
+	out->stalls = atomic_load_explicit(&rt->p[idx].stalls, memory_order_relaxed);
+	out->stall_max_ns = atomic_load_explicit(&rt->p[idx].stall_max_ns, memory_order_relaxed);
 }
 
 void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out)
@@ -507,6 +531,9 @@ void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out)
 		out->drop_driver += c.drop_driver;
 		out->loops += c.loops;
 		out->idle_blocks += c.idle_blocks;
+		out->stalls += c.stalls;
+		if (c.stall_max_ns > out->stall_max_ns)
+			out->stall_max_ns = c.stall_max_ns;
 	}
 }
 
@@ -523,6 +550,9 @@ int rf_runtime_stats_line(const struct rf_runtime *rt, char *buf, size_t len)
 		rf_runtime_counters(rt, i, &c);
 		o += snprintf(buf + o, len - (size_t)o, " | cpu%d rx %llu tx %llu", rt->p[i].cpu,
 			      (unsigned long long)c.rx, (unsigned long long)c.tx);
+		if (rt->cfg.stall_us && o >= 0 && (size_t)o < len)
+			o += snprintf(buf + o, len - (size_t)o, " stalls %llu max %.0f us",
+				      (unsigned long long)c.stalls, (double)c.stall_max_ns / 1e3);
 	}
 	return o;
 }
@@ -530,11 +560,13 @@ int rf_runtime_stats_line(const struct rf_runtime *rt, char *buf, size_t len)
 static void json_counters(FILE *out, const struct rf_counters *c)
 {
 	fprintf(out, "\"rx\":%llu,\"tx\":%llu,\"drop_ring_full\":%llu,\"drop_pool_empty\":%llu,"
-		"\"drop_driver\":%llu,\"loops\":%llu,\"idle_blocks\":%llu",
+		"\"drop_driver\":%llu,\"loops\":%llu,\"idle_blocks\":%llu,\"stalls\":%llu,"
+		"\"stall_max_ns\":%llu",
 		(unsigned long long)c->rx, (unsigned long long)c->tx,
 		(unsigned long long)c->drop_ring_full, (unsigned long long)c->drop_pool_empty,
 		(unsigned long long)c->drop_driver, (unsigned long long)c->loops,
-		(unsigned long long)c->idle_blocks);
+		(unsigned long long)c->idle_blocks, (unsigned long long)c->stalls,
+		(unsigned long long)c->stall_max_ns);
 }
 
 void rf_runtime_stats_json(const struct rf_runtime *rt, FILE *out)

@@ -38,6 +38,10 @@ struct rf_poller {
 	/* 1 while the poller is about to block or blocked; written by it and by wakers, so
 	 * on its own line, away from what the poller reads every round. */
 	RF_CACHE_ALIGNED _Atomic int sleeping;
+	/* Stall meter: written by the poller (single writer), read by the stats readers; on
+	 * their own line so the hot counters keep theirs. */
+	RF_CACHE_ALIGNED _Atomic uint64_t stalls;
+	_Atomic uint64_t stall_max_ns;
 };
 
 struct rf_timer {

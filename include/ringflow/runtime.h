@@ -67,6 +67,9 @@ struct rf_runtime_config {
 	enum rf_idle idle;       /* see above */
 	unsigned spin_rounds;    /* adaptive: empty rounds before blocking; 0 = 2048 */
 	unsigned block_ms;       /* adaptive: longest block, bounds how late stop is seen; 0 = 50 */
+	unsigned stall_us;       /* > 0: stall meter; a gap over stall_us between the starts of
+				  * two rounds counts as a stall (descheduled, host steal, a long
+				  * poll function); costs one clock read a round; 0 = off */
 	double stats_interval_s; /* > 0: the service thread prints a stats line this often */
 	FILE *stats_out;         /* where the stats line goes; NULL = stderr */
 };
@@ -85,6 +88,9 @@ struct rf_core_counters {
 /* A plain snapshot of counters (one core or the sum). */
 struct rf_counters {
 	uint64_t rx, tx, drop_ring_full, drop_pool_empty, drop_driver, loops, idle_blocks;
+	/* Stall meter (cfg.stall_us): round gaps over stall_us, and the longest gap. Totals:
+	 * the sum of stalls, the largest stall_max_ns. */
+	uint64_t stalls, stall_max_ns;
 };
 
 /* A poll function: do one round of work, return how much was done (0 = nothing). */

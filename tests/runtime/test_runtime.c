@@ -524,3 +524,60 @@ Test(runtime, wake_reaches_a_sleeping_poller_from_several_threads)
 	rf_ring_free(j.r);
 	rf_runtime_destroy(rt);
 }
+
+/* Stall meter: a poll function that sleeps 3 ms in its 50th round, then stops the runtime at
+ * its 200th. The sleep is a gap between two rounds' starts of at least 3 ms, whatever the
+ * machine does, so the meter must count at least one stall and a maximum >= 3 ms. */
+struct stall_probe {
+	struct rf_runtime *rt;
+	unsigned rounds; /* this poller's only */
+};
+
+static unsigned stall_poll(struct rf_poller *p, void *arg)
+{
+	(void)p;
+	struct stall_probe *sp = arg;
+	if (++sp->rounds == 50)
+		usleep(3000);
+	if (sp->rounds == 200)
+		rf_runtime_stop(sp->rt);
+	return 1;
+}
+
+static void stall_run(unsigned stall_us, struct rf_counters *out)
+{
+	char cores[64], err[256];
+	int cpus[2];
+	usable_cores(cores, sizeof(cores), cpus);
+	snprintf(cores, sizeof(cores), "%d", cpus[0]);
+	struct rf_runtime_config cfg = {.cores = cores, .idle = RF_IDLE_BUSY, .stall_us = stall_us};
+	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
+	cr_assert_not_null(rt, "%s", err);
+	struct stall_probe sp = {.rt = rt};
+	cr_assert_geq(rf_runtime_add_poll(rt, 0, stall_poll, &sp, -1), 0);
+	cr_assert_eq(rf_runtime_start(rt), 0);
+	rf_runtime_wait(rt);
+	rf_runtime_join(rt);
+	rf_runtime_totals(rt, out);
+	cr_assert_geq(sp.rounds, 200);
+	char line[512];
+	rf_runtime_stats_line(rt, line, sizeof(line));
+	cr_assert_eq(strstr(line, "stalls") != NULL, stall_us > 0, "stats line: %s", line);
+	rf_runtime_destroy(rt);
+}
+
+Test(runtime, stall_meter_sees_a_round_that_slept)
+{
+	struct rf_counters on, off;
+	stall_run(1000, &on);
+	cr_assert_geq(on.stalls, 1, "a 3 ms gap over a 1 ms threshold was not counted");
+	cr_assert_geq(on.stall_max_ns, 3000000, "longest gap %llu ns < the 3 ms sleep",
+		      (unsigned long long)on.stall_max_ns);
+	stall_run(0, &off);
+	cr_assert_eq(off.stalls, 0, "the meter is off: nothing counted");
+	cr_assert_eq(off.stall_max_ns, 0);
+	char err[256];
+	struct rf_runtime_config bad = {.stall_us = 20000000};
+	cr_assert_null(rf_runtime_create(&bad, err, sizeof(err)));
+	cr_assert_neq(strstr(err, "stall_us"), NULL, "%s", err);
+}

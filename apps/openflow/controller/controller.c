@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app LIST]\n"
 		"                           [--rest IPV4:PORT]\n"
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
-		"                           [--ring N]\n"
+		"                           [--ring N] [--stall-us US]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
@@ -33,19 +33,21 @@ static void usage(FILE *f)
 		"  --stats S    print the runtime's stats line every S seconds\n"
 		"  --ring N     each handler's input ring: N slots, a power of two 16..16384\n"
 		"               (default 16384; small rings exercise the held queues)\n"
+		"  --stall-us   count poll-round gaps over US per core (default 100, 0: off)\n"
 		"Stops cleanly on SIGINT/SIGTERM.\n");
 }
 
 int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
-	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY};
+	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
 		{"rest", required_argument, 0, 'r'},   {"ring", required_argument, 0, 'R'},
+		{"stall-us", required_argument, 0, 'S'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
 			break;
 		case 'm': max_macs = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 's': cfg.stats_interval_s = strtod(optarg, NULL); break;
+		case 'S': cfg.stall_us = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'R':
 			ring = (unsigned)strtoul(optarg, NULL, 10);
 			if (ring < 16 || ring > CTL_RING_SIZE || (ring & (ring - 1))) {
@@ -189,6 +192,13 @@ int main(int argc, char **argv)
 	fprintf(stderr, "ringflow-controller: back-pressure: %llu PACKET_IN held for a full "
 		"handler ring, %llu rounds without receiving\n", (unsigned long long)held,
 		(unsigned long long)paused);
+	for (unsigned i = 0; cfg.stall_us && i < ncores; i++) {
+		struct rf_counters core;
+		rf_runtime_counters(rt, i, &core);
+		fprintf(stderr, "ringflow-controller: cpu %d: %llu poll-round gaps over %u us, the "
+			"longest %.0f us\n", rf_runtime_cpu(rt, i), (unsigned long long)core.stalls,
+			cfg.stall_us, (double)core.stall_max_ns / 1e3);
+	}
 	rc = 0;
 out:
 	ctl_rest_stop(rest);

@@ -262,10 +262,11 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 		struct rf_counters c;
 		rf_runtime_counters(v->rt, i, &c);
 		fprintf(out, "%s{\"core\":%u,\"cpu\":%d,\"rx\":%llu,\"tx\":%llu,\"drops\":%llu,"
-			"\"loops\":%llu}", i ? "," : "", i, rf_runtime_cpu(v->rt, i),
-			(unsigned long long)c.rx, (unsigned long long)c.tx,
+			"\"loops\":%llu,\"stalls\":%llu,\"stall_max_us\":%.1f}", i ? "," : "", i,
+			rf_runtime_cpu(v->rt, i), (unsigned long long)c.rx, (unsigned long long)c.tx,
 			(unsigned long long)(c.drop_ring_full + c.drop_pool_empty + c.drop_driver),
-			(unsigned long long)c.loops);
+			(unsigned long long)c.loops, (unsigned long long)c.stalls,
+			(double)c.stall_max_ns / 1e3);
 	}
 	fputs("],\"handlers\":[", out);
 	uint64_t pin = 0;
