@@ -106,6 +106,15 @@ static uint64_t conn_flow(const struct tcp_queue *q, unsigned slot)
 	return ((uint64_t)q->conns[slot].gen << 32) | ((uint64_t)slot << 8) | q->qidx;
 }
 
+/* Put slot on the pending list (it holds work beyond this burst), once. */
+static void mark_pending(struct tcp_queue *q, unsigned slot)
+{
+	if (!q->conns[slot].pending) {
+		q->conns[slot].pending = true;
+		q->pending[q->npending++] = slot;
+	}
+}
+
 static void conn_close(struct tcp_queue *q, unsigned slot)
 {
 	struct tcp_conn *c = &q->conns[slot];
@@ -165,10 +174,8 @@ static int conn_add(struct tcp_queue *q, int fd, const struct sockaddr *peer, so
 		q->next_gen = 1;
 	memcpy(&c->peer, peer, plen < sizeof(c->peer) ? plen : sizeof(c->peer));
 	c->peer_len = plen;
-	if (c->up_owed) { /* handed over by the next rx_burst, before any message */
-		c->pending = true;
-		q->pending[q->npending++] = slot;
-	}
+	if (c->up_owed) /* handed over by the next rx_burst, before any message */
+		mark_pending(q, slot);
 	q->nconns++;
 	rf_stat_add(&q->st.conns_open, 1);
 	rf_stat_add(&q->st.conns_total, 1);
@@ -498,9 +505,23 @@ static bool conn_extract(struct rf_io_dev *dev, struct tcp_dev *t, struct tcp_qu
 		}
 		o->pkts[o->got++] = b;
 	}
-	if (conn_has_work(t, c) && !c->pending) {
-		c->pending = true;
-		q->pending[q->npending++] = slot;
+	if (conn_has_work(t, c))
+		mark_pending(q, slot);
+	return true;
+}
+
+/* Hand over what the connections on the pending list hold, up to o->n. Returns false when
+ * the pool ran dry (the connection stays on the list). */
+static bool drain_pending(struct rf_io_dev *dev, struct tcp_dev *t, struct tcp_queue *q,
+			  struct rx_out *o)
+{
+	while (q->npending && o->got < o->n) {
+		unsigned s = q->pending[--q->npending];
+		q->conns[s].pending = false;
+		if (q->conns[s].fd >= 0 && !conn_extract(dev, t, q, s, o)) {
+			mark_pending(q, s);
+			return false;
+		}
 	}
 	return true;
 }
@@ -541,18 +562,7 @@ static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 	if (q->ndowns && !hand_over_downs(dev, q, &o))
 		goto out;
 	/* Whole messages left from an earlier call (more than n arrived at once). */
-	while (q->npending && o.got < o.n) {
-		unsigned s = q->pending[--q->npending];
-		q->conns[s].pending = false;
-		if (q->conns[s].fd >= 0 && !conn_extract(dev, t, q, s, &o)) {
-			if (!q->conns[s].pending) {
-				q->conns[s].pending = true;
-				q->pending[q->npending++] = s;
-			}
-			goto out;
-		}
-	}
-	if (o.got == o.n)
+	if (!drain_pending(dev, t, q, &o) || o.got == o.n)
 		goto out;
 
 	struct epoll_event evs[TCP_EVENTS];
@@ -574,24 +584,13 @@ static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 			if (o.got < o.n) {
 				if (!conn_extract(dev, t, q, s, &o))
 					o.n = o.got; /* pool dry: the rest stays buffered, marked pending */
-			} else if (conn_has_work(t, c) && !c->pending) {
-				c->pending = true;
-				q->pending[q->npending++] = s;
+			} else if (conn_has_work(t, c)) {
+				mark_pending(q, s);
 			}
 		}
 	}
 	/* Connections accepted just now owe their CONN_UP (they are on the pending list). */
-	while (q->npending && o.got < o.n) {
-		unsigned s = q->pending[--q->npending];
-		q->conns[s].pending = false;
-		if (q->conns[s].fd >= 0 && !conn_extract(dev, t, q, s, &o)) {
-			if (!q->conns[s].pending) {
-				q->conns[s].pending = true;
-				q->pending[q->npending++] = s;
-			}
-			break;
-		}
-	}
+	drain_pending(dev, t, q, &o);
 out:
 	rf_stat_add(&q->st.rx_pkts, o.msgs);
 	rf_stat_add(&q->st.rx_bytes, o.bytes);
