@@ -5,11 +5,14 @@
 # generator's own ceiling), interleaved in one run. ringflow runs in both versions so each
 # peer is compared in its own.
 # Generator pinned to CPU 0, controller to CPU 1; each on a loopback port of its own,
-# started and stopped by PID. Usage: bench/ofbench_peers.sh [BUILD_DIR] [ROUNDS]
-# Prints ofbench's JSON lines (stdout) and tables (stderr).
+# started and stopped by PID. Usage: bench/ofbench_peers.sh [BUILD_DIR] [ROUNDS] [all|rate]
+# WHAT: all (default) or rate (only the open-loop 100K/s runs: ringflow, ovs-testcontroller,
+# the responder). Rate runs use --mlock. Prints ofbench's JSON lines (stdout) and tables
+# (stderr).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-2}
+WHAT=${3:-all}
 OFB=$BUILD/apps/openflow/ofbench/ringflow-ofbench
 OTC=/usr/bin/ovs-testcontroller
 CTL=$BUILD/apps/openflow/controller/ringflow-controller
@@ -49,12 +52,16 @@ run() { # run IMPL ARGS...: one controller process per measurement
   stop
 }
 
+case $WHAT in all|rate) ;; *) echo "ofbench_peers: unknown '$WHAT': all or rate" >&2; exit 2 ;; esac
 for r in $(seq "$ROUNDS"); do
   for impl in ringflow ovs-testcontroller responder; do
-    run $impl -O 1.0 -s 16 -M 1000 -l 5 -t 1 --mode throughput
-    run $impl -O 1.0 -s 16 -M 1000 -l 3 -t 1 --mode latency
-    run $impl -O 1.0 -s 1 -M 1000 -l 3 -t 1 --mode rate --rate 100000
+    if [ "$WHAT" = all ]; then
+      run $impl -O 1.0 -s 16 -M 1000 -l 5 -t 1 --mode throughput
+      run $impl -O 1.0 -s 16 -M 1000 -l 3 -t 1 --mode latency
+    fi
+    run $impl -O 1.0 -s 1 -M 1000 -l 3 -t 1 --mode rate --rate 100000 --mlock
   done
+  [ "$WHAT" = rate ] && continue
   # OpenFlow 1.3 (os-ken's simple switch speaks 1.3 only); ringflow again, in 1.3.
   for impl in ringflow os-ken; do
     run $impl -s 16 -M 1000 -l 5 -t 1 --mode throughput

@@ -53,6 +53,7 @@ void ofb_hist_add(struct ofb_hist *h, uint64_t ns);
 uint64_t ofb_hist_quantile(const struct ofb_hist *h, double q);
 
 #define OFB_MAX_ROUNDS 64
+#define OFB_GEN_STALL_NS 100000u /* a busy-loop gap longer than this is a generator stall */
 struct ofb_result {
 	unsigned rounds;
 	double per_s[OFB_MAX_ROUNDS];  /* answers per second within each measured round */
@@ -61,6 +62,16 @@ struct ofb_result {
 	uint64_t flow_mods, packet_outs; /* messages received during measured rounds */
 	uint64_t lost;                 /* measured PACKET_INs not answered (2 s drain at the end) */
 	uint64_t behind;               /* rate mode: sends that ran late by > 1 ms (backlog) */
+	/* Rate mode: how late each measured send was against its schedule. */
+	uint64_t late_sum_ns, late_max_ns, late_count;
+	/* Generator stalls: gaps > OFB_GEN_STALL_NS between two successive timestamps of the
+	 * busy loop, i.e. the generator thread was not running (descheduled, host steal) or
+	 * (rarely) busy; counted during measured rounds. */
+	uint64_t gen_stalls, gen_stall_max_ns, gen_stall_sum_ns;
+	/* RTT samples whose [scheduled send, answer read] spans a generator stall, and the
+	 * largest RTT among the others: the maximum with the generator's own stalls taken out.
+	 * The rtt histogram above still holds every sample. */
+	uint64_t rtt_samples_stalled, rtt_max_clean_ns;
 	uint64_t errors_received;      /* OpenFlow ERRORs the controller sent */
 	uint8_t version;               /* negotiated */
 	double seconds;                /* measured time */

@@ -8,6 +8,12 @@
  * the frame carries at offset 42 (--no-buffer, the OVS way: the data comes back in the
  * PACKET_OUT). A slot is cleared when matched, so a second response to one PACKET_IN
  * (FLOW_MOD and PACKET_OUT both naming the buffer) is not counted twice.
+ *
+ * The stall meter: while the loop spins, every timestamp it takes is compared with the one
+ * before. A gap over OFB_GEN_STALL_NS means this thread was not running (descheduled, host
+ * steal), so an answer read after that gap, for a PACKET_IN scheduled before its end, has an
+ * RTT the generator inflated. Such samples stay in every figure and are also counted apart,
+ * so the report can give the maximum RTT without them beside the raw one.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -53,6 +59,9 @@ struct gen {
 	struct sw *sw;
 	int ep;
 	bool measuring;
+	bool draining;           /* after the rounds: waiting for answers still in flight */
+	uint64_t last_tick;      /* the stall meter's previous timestamp; 0: none yet */
+	uint64_t last_stall_end; /* when the latest generator stall ended; 0: none */
 	uint64_t round_responses;
 	char *err;
 	unsigned errlen;
@@ -186,15 +195,26 @@ static void queue_msg(struct sw *s, const struct of_msg *m)
 
 /* ---- receiving ---- */
 
+/* One measured RTT into the figures; apart from the clean maximum if a generator stall
+ * ended after the PACKET_IN was due (stalls end no later than `now`, so that is overlap). */
+static void add_rtt(struct gen *g, uint64_t sched, uint64_t now)
+{
+	uint64_t rtt = now > sched ? now - sched : 0;
+	ofb_hist_add(&g->r->rtt, rtt);
+	g->r->responses++;
+	if (sched < g->last_stall_end)
+		g->r->rtt_samples_stalled++;
+	else if (rtt > g->r->rtt_max_clean_ns)
+		g->r->rtt_max_clean_ns = rtt;
+}
+
 static void answered(struct gen *g, struct sw *s, uint32_t seq, uint64_t now)
 {
 	struct slot *sl = &s->slots[seq & s->mask];
 	if (sl->seq != seq || !sl->t)
 		return; /* a second response, or one for a PACKET_IN written off as lost */
-	if (sl->measured) {
-		ofb_hist_add(&g->r->rtt, now > sl->t ? now - sl->t : 0);
-		g->r->responses++;
-	}
+	if (sl->measured)
+		add_rtt(g, sl->t, now);
 	g->round_responses += g->measuring; /* the rate: any answer inside a measured round */
 	sl->t = 0;
 	s->outstanding--;
@@ -328,12 +348,34 @@ static int service(struct gen *g, struct sw *s, uint64_t now)
 	return 0;
 }
 
+/* Feeds the stall meter one timestamp of the spinning loop (see the top of this file). */
+static void tick(struct gen *g, uint64_t now)
+{
+	uint64_t gap = g->last_tick ? now - g->last_tick : 0;
+	g->last_tick = now;
+	if (gap <= OFB_GEN_STALL_NS)
+		return;
+	g->last_stall_end = now;
+	if (!g->measuring)
+		return;
+	g->r->gen_stalls++;
+	g->r->gen_stall_sum_ns += gap;
+	if (gap > g->r->gen_stall_max_ns)
+		g->r->gen_stall_max_ns = gap;
+}
+
 /* Reads every connection with data; returns 0 or the first error. Spins (timeout 0) while
- * generating; blocks up to 1 ms otherwise, so a controller sharing our CPU gets to run. */
+ * generating and draining; blocks up to 1 ms otherwise (handshake), so a controller sharing
+ * our CPU gets to run. Answers are stamped after the wait returns, when they are read. */
 static int poll_once(struct gen *g, uint64_t now, bool spin)
 {
 	struct epoll_event ev[64];
 	int n = epoll_wait(g->ep, ev, 64, spin ? 0 : 1);
+	if (n > 0) {
+		now = ofb_now_ns();
+		if (spin)
+			tick(g, now);
+	}
 	for (int i = 0; i < n; i++) {
 		int rc = service(g, &g->sw[ev[i].data.u32], now);
 		if (rc < 0)
@@ -424,30 +466,52 @@ static int connect_all(struct gen *g)
 	return 0;
 }
 
+/* Rate mode: sends every PACKET_IN due by `now` (round robin over the switches, *rr), each
+ * stamped with its scheduled time, and notes how late each one went out. */
+static void send_due(struct gen *g, uint64_t now, uint64_t t0, uint64_t *sent_total,
+		     unsigned *rr)
+{
+	const struct ofb_opts *o = g->o;
+	struct ofb_result *r = g->r;
+	uint64_t due = (uint64_t)((double)(now - t0) * 1e-9 * o->rate);
+	while (*sent_total < due) {
+		uint64_t sched = t0 + (uint64_t)((double)*sent_total * 1e9 / o->rate);
+		uint64_t late = now - sched;
+		if (late > 1000000)
+			r->behind += g->measuring;
+		if (!send_packet_in(g, &g->sw[*rr], sched))
+			break;
+		*rr = (*rr + 1) % o->switches;
+		(*sent_total)++;
+		if (!g->measuring)
+			continue;
+		r->late_sum_ns += late;
+		r->late_count++;
+		if (late > r->late_max_ns)
+			r->late_max_ns = late;
+	}
+}
+
 /* Runs until `until_ns`: services connections and generates load for the mode. */
 static int run_until(struct gen *g, uint64_t until_ns, uint64_t t0, uint64_t *sent_total,
 		     bool generate)
 {
 	const struct ofb_opts *o = g->o;
+	bool spin = generate || g->draining;
 	unsigned rr = 0;
 	for (;;) {
 		uint64_t now = ofb_now_ns();
+		if (spin)
+			tick(g, now);
+		else
+			g->last_tick = 0; /* a blocking wait is not a stall */
 		if (now >= until_ns)
 			return 0;
-		int rc = poll_once(g, now, generate);
+		int rc = poll_once(g, now, spin);
 		if (rc < 0)
 			return rc;
 		if (generate && o->mode == OFB_RATE) {
-			uint64_t due = (uint64_t)((double)(now - t0) * 1e-9 * o->rate);
-			while (*sent_total < due) {
-				uint64_t sched = t0 + (uint64_t)((double)*sent_total * 1e9 / o->rate);
-				if (now - sched > 1000000)
-					g->r->behind += g->measuring;
-				if (!send_packet_in(g, &g->sw[rr], sched))
-					break;
-				rr = (rr + 1) % o->switches;
-				(*sent_total)++;
-			}
+			send_due(g, now, t0, sent_total, &rr);
 		} else if (generate) {
 			fill_windows(g, now);
 		}
@@ -523,8 +587,9 @@ int ofb_run(const struct ofb_opts *o, struct ofb_result *r, char *err, unsigned 
 		}
 	}
 	/* Drain: answers still in flight are waited for (and counted) for up to 2 s; what is
-	 * still missing then is lost. */
+	 * still missing then is lost. The loop spins, so the stall meter sees these answers. */
 	g.measuring = false;
+	g.draining = true;
 	uint64_t drain_end = ofb_now_ns() + 2000000000ull;
 	for (;;) {
 		unsigned out_total = 0;

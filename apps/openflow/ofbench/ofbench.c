@@ -1,7 +1,7 @@
 /*
  * apps/openflow/ofbench/ofbench.c: command line of ringflow-ofbench (options, pinning,
- * steal time, JSON lines and the table). The generator is ofb_gen.c, the trivial responder
- * ofb_responder.c; see ofb.h for what each mode measures.
+ * mlock and SCHED_FIFO, steal time, JSON lines and the table). The generator is ofb_gen.c,
+ * the trivial responder ofb_responder.c; see ofb.h for what each mode measures.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "of.h"
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ringflow-ofbench --controller HOST:PORT [options]   (load generator)\n"
 		"       ringflow-ofbench --responder --listen HOST:PORT [-t S: stop after S s] [--busy] [--cpu N]\n"
+		"                        [--mlock] [--rt]\n"
 		"  --mode throughput|latency|rate  (default throughput)\n"
 		"  -s N        emulated switches (16)          -M N   source MACs per switch (1000)\n"
 		"  -l N        measured rounds (5)             -w N   warm-up rounds (1)\n"
@@ -36,6 +38,9 @@ static void usage(FILE *f)
 		"  --rate R    rate mode: PACKET_IN/s over all switches (100000)\n"
 		"  --no-buffer n_buffers=0 and buffer_id NO_BUFFER, as OVS (responses carry data)\n"
 		"  --cpu N     pin to CPU N     --name S  impl name in the output (\"controller\")\n"
+		"  --mlock     mlockall: no page faults while measuring\n"
+		"  --rt        SCHED_FIFO priority 1 (needs root). Beware: RT throttling\n"
+		"              (sched_rt_runtime_us) stops a spinning RT thread ~50 ms a second\n"
 		"  --json      JSON lines on stdout, the table on stderr\n"
 		"responder mode answers every PACKET_IN with one PACKET_OUT: the generator's ceiling.\n");
 }
@@ -83,50 +88,129 @@ static const char *mode_name(enum ofb_mode m)
 	return m == OFB_THROUGHPUT ? "throughput" : m == OFB_LATENCY ? "latency" : "rate";
 }
 
-static void report(const struct ofb_opts *o, const struct ofb_result *r, const char *impl,
-		   bool json, double steal_pct)
+/* What the process got of --mlock and --rt (false: not asked, or refused). */
+struct run_env {
+	bool mlock, rt;
+};
+
+/* --mlock: no page faults in the loop (the send-time tables are touched as it runs).
+ * --rt: SCHED_FIFO 1, so no ordinary task on our CPU preempts the loop; the host's own
+ * scheduling of this vCPU is out of reach, and the kernel's RT throttling (by default 50 ms
+ * of every second left to other tasks) pauses a thread that never sleeps: on this VM a
+ * spinning SCHED_FIFO loop saw 53 ms gaps against 2-4 ms without it. Each failure is a one-line warning, not fatal. */
+static void setup_env(bool want_mlock, bool want_rt, struct run_env *env)
+{
+	env->mlock = env->rt = false;
+	if (want_mlock) {
+		if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+			env->mlock = true;
+		else
+			fprintf(stderr, "ringflow-ofbench: warning: --mlock: mlockall failed: %s; "
+				"raise ulimit -l or run as root; continuing unlocked\n", strerror(errno));
+	}
+	if (want_rt) {
+		struct sched_param sp = {.sched_priority = 1};
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) == 0)
+			env->rt = true;
+		else
+			fprintf(stderr, "ringflow-ofbench: warning: --rt: SCHED_FIFO refused: %s; "
+				"run as root (CAP_SYS_NICE); continuing with the default scheduler\n",
+				strerror(errno));
+	}
+}
+
+/* The figures report() prints, in us where a time. */
+struct figures {
+	double median, best, worst, avg_us, p50, p99, max, steal_pct;
+	double late_avg_us, late_max_us, stall_max_us, stall_total_us, max_clean_us;
+	const char *ver;
+	char cs[96];
+};
+
+static void compute(const struct ofb_opts *o, const struct ofb_result *r, double steal_pct,
+		    struct figures *f)
 {
 	double v[OFB_MAX_ROUNDS];
 	memcpy(v, r->per_s, r->rounds * sizeof(double));
 	qsort(v, r->rounds, sizeof(double), cmp_double);
-	double median = r->rounds ? v[r->rounds / 2] : 0, best = r->rounds ? v[r->rounds - 1] : 0;
-	double worst = r->rounds ? v[0] : 0;
-	double avg_us = r->rtt.count ? (double)r->rtt.sum_ns / (double)r->rtt.count / 1e3 : 0;
-	double p50 = (double)ofb_hist_quantile(&r->rtt, 0.5) / 1e3;
-	double p99 = (double)ofb_hist_quantile(&r->rtt, 0.99) / 1e3;
-	double max = (double)r->rtt.max_ns / 1e3;
-	const char *ver = r->version == OF_VERSION_1_0 ? "1.0" : "1.3";
-	char cs[96];
+	f->median = r->rounds ? v[r->rounds / 2] : 0;
+	f->best = r->rounds ? v[r->rounds - 1] : 0;
+	f->worst = r->rounds ? v[0] : 0;
+	f->avg_us = r->rtt.count ? (double)r->rtt.sum_ns / (double)r->rtt.count / 1e3 : 0;
+	f->p50 = (double)ofb_hist_quantile(&r->rtt, 0.5) / 1e3;
+	f->p99 = (double)ofb_hist_quantile(&r->rtt, 0.99) / 1e3;
+	f->max = (double)r->rtt.max_ns / 1e3;
+	f->steal_pct = steal_pct;
+	f->late_avg_us = r->late_count ? (double)r->late_sum_ns / (double)r->late_count / 1e3 : 0;
+	f->late_max_us = (double)r->late_max_ns / 1e3;
+	f->stall_max_us = (double)r->gen_stall_max_ns / 1e3;
+	f->stall_total_us = (double)r->gen_stall_sum_ns / 1e3;
+	f->max_clean_us = (double)r->rtt_max_clean_ns / 1e3;
+	f->ver = r->version == OF_VERSION_1_0 ? "1.0" : "1.3";
 	if (o->mode == OFB_RATE)
-		snprintf(cs, sizeof(cs), "rate%.0f_s%u_m%u_v%s", o->rate, o->switches, o->macs, ver);
+		snprintf(f->cs, sizeof(f->cs), "rate%.0f_s%u_m%u_v%s", o->rate, o->switches, o->macs,
+			 f->ver);
 	else
-		snprintf(cs, sizeof(cs), "%s_s%u_m%u_v%s", mode_name(o->mode), o->switches, o->macs,
-			 ver);
-	if (json)
-		printf("{\"bench\":\"ofbench\",\"impl\":\"%s\",\"case\":\"%s\",\"mode\":\"%s\","
-		       "\"value\":%.0f,\"unit\":\"responses/s\",\"best\":%.0f,\"worst\":%.0f,"
-		       "\"rounds\":%u,\"switches\":%u,\"macs\":%u,\"version\":\"%s\","
-		       "\"sent\":%llu,\"responses\":%llu,\"flow_mods\":%llu,\"packet_outs\":%llu,"
-		       "\"lost\":%llu,\"behind\":%llu,\"errors\":%llu,\"rtt_avg_us\":%.1f,"
-		       "\"rtt_p50_us\":%.1f,\"rtt_p99_us\":%.1f,\"rtt_max_us\":%.1f,"
-		       "\"steal_pct\":%.1f,\"idle\":\"busy-poll\"}\n",
-		       impl, cs, mode_name(o->mode), median, best, worst, r->rounds, o->switches,
-		       o->macs, ver, (unsigned long long)r->sent, (unsigned long long)r->responses,
-		       (unsigned long long)r->flow_mods, (unsigned long long)r->packet_outs,
-		       (unsigned long long)r->lost, (unsigned long long)r->behind,
-		       (unsigned long long)r->errors_received, avg_us, p50, p99, max, steal_pct);
-	FILE *t = json ? stderr : stdout;
+		snprintf(f->cs, sizeof(f->cs), "%s_s%u_m%u_v%s", mode_name(o->mode), o->switches,
+			 o->macs, f->ver);
+}
+
+static void report_json(const struct ofb_opts *o, const struct ofb_result *r, const char *impl,
+			const struct figures *f, const struct run_env *env)
+{
+	printf("{\"bench\":\"ofbench\",\"impl\":\"%s\",\"case\":\"%s\",\"mode\":\"%s\","
+	       "\"value\":%.0f,\"unit\":\"responses/s\",\"best\":%.0f,\"worst\":%.0f,"
+	       "\"rounds\":%u,\"switches\":%u,\"macs\":%u,\"version\":\"%s\","
+	       "\"sent\":%llu,\"responses\":%llu,\"flow_mods\":%llu,\"packet_outs\":%llu,"
+	       "\"lost\":%llu,\"behind\":%llu,\"errors\":%llu,\"rtt_avg_us\":%.1f,"
+	       "\"rtt_p50_us\":%.1f,\"rtt_p99_us\":%.1f,\"rtt_max_us\":%.1f,"
+	       "\"steal_pct\":%.1f,\"idle\":\"busy-poll\"",
+	       impl, f->cs, mode_name(o->mode), f->median, f->best, f->worst, r->rounds,
+	       o->switches, o->macs, f->ver, (unsigned long long)r->sent,
+	       (unsigned long long)r->responses, (unsigned long long)r->flow_mods,
+	       (unsigned long long)r->packet_outs, (unsigned long long)r->lost,
+	       (unsigned long long)r->behind, (unsigned long long)r->errors_received, f->avg_us,
+	       f->p50, f->p99, f->max, f->steal_pct);
+	printf(",\"rtt_max_clean_us\":%.1f,\"rtt_samples_stalled\":%llu,\"gen_stalls\":%llu,"
+	       "\"gen_stall_max_us\":%.1f,\"gen_stall_total_us\":%.1f,\"late_avg_us\":%.1f,"
+	       "\"late_max_us\":%.1f,\"mlock\":%s,\"rt\":%s}\n",
+	       f->max_clean_us, (unsigned long long)r->rtt_samples_stalled,
+	       (unsigned long long)r->gen_stalls, f->stall_max_us, f->stall_total_us,
+	       f->late_avg_us, f->late_max_us, env->mlock ? "true" : "false",
+	       env->rt ? "true" : "false");
+}
+
+static void report_table(FILE *t, const struct ofb_opts *o, const struct ofb_result *r,
+			 const char *impl, const struct figures *f)
+{
 	fprintf(t, "%-12s %-28s %12s %12s %12s | rtt us: %8s %8s %8s %8s | %8s %6s\n", "impl",
 		"case", "median/s", "best/s", "worst/s", "avg", "p50", "p99", "max", "lost",
 		"steal");
 	fprintf(t, "%-12s %-28s %12.0f %12.0f %12.0f |         %8.1f %8.1f %8.1f %8.1f | %8llu %5.1f%%\n",
-		impl, cs, median, best, worst, avg_us, p50, p99, max, (unsigned long long)r->lost,
-		steal_pct);
+		impl, f->cs, f->median, f->best, f->worst, f->avg_us, f->p50, f->p99, f->max,
+		(unsigned long long)r->lost, f->steal_pct);
 	fprintf(t, "  sent %llu, answered %llu (flow_mod %llu, packet_out %llu), controller "
 		"errors %llu%s%s\n", (unsigned long long)r->sent, (unsigned long long)r->responses,
 		(unsigned long long)r->flow_mods, (unsigned long long)r->packet_outs,
 		(unsigned long long)r->errors_received,
 		r->behind ? ", sends late by > 1 ms: " : "", r->behind ? "yes (generator backlog)" : "");
+	fprintf(t, "  generator stalls > %u us: %llu (max %.1f us, total %.1f us); rtt max without "
+		"samples spanning one: %.1f us (%llu samples excluded)\n",
+		OFB_GEN_STALL_NS / 1000, (unsigned long long)r->gen_stalls, f->stall_max_us,
+		f->stall_total_us, f->max_clean_us, (unsigned long long)r->rtt_samples_stalled);
+	if (o->mode == OFB_RATE)
+		fprintf(t, "  sends vs schedule: late avg %.1f us, max %.1f us, > 1 ms: %llu\n",
+			f->late_avg_us, f->late_max_us, (unsigned long long)r->behind);
+}
+
+static void report(const struct ofb_opts *o, const struct ofb_result *r, const char *impl,
+		   bool json, double steal_pct, const struct run_env *env)
+{
+	struct figures f;
+	compute(o, r, steal_pct, &f);
+	if (json)
+		report_json(o, r, impl, &f, env);
+	report_table(json ? stderr : stdout, o, r, impl, &f);
 }
 
 static int pin(int cpu)
@@ -146,16 +230,19 @@ int main(int argc, char **argv)
 			     .version = OF_VERSION_1_3};
 	const char *controller = NULL, *listen_at = NULL, *impl = "controller";
 	bool json = false, responder = false, busy = false, t_given = false;
+	bool want_mlock = false, want_rt = false;
+	struct run_env env;
 	int cpu = -1;
 	enum { O_CONTROLLER = 256, O_MODE, O_WINDOW, O_RATE, O_NOBUF, O_CPU, O_NAME, O_JSON,
-	       O_RESPONDER, O_LISTEN, O_BUSY, O_HELP };
+	       O_RESPONDER, O_LISTEN, O_BUSY, O_MLOCK, O_RT, O_HELP };
 	static const struct option lo[] = {
 		{"controller", required_argument, 0, O_CONTROLLER}, {"mode", required_argument, 0, O_MODE},
 		{"window", required_argument, 0, O_WINDOW}, {"rate", required_argument, 0, O_RATE},
 		{"no-buffer", no_argument, 0, O_NOBUF}, {"cpu", required_argument, 0, O_CPU},
 		{"name", required_argument, 0, O_NAME}, {"json", no_argument, 0, O_JSON},
 		{"responder", no_argument, 0, O_RESPONDER}, {"listen", required_argument, 0, O_LISTEN},
-		{"busy", no_argument, 0, O_BUSY}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+		{"busy", no_argument, 0, O_BUSY}, {"mlock", no_argument, 0, O_MLOCK},
+		{"rt", no_argument, 0, O_RT}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "s:M:l:w:t:O:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -193,6 +280,8 @@ int main(int argc, char **argv)
 		case O_RESPONDER: responder = true; break;
 		case O_LISTEN: listen_at = optarg; break;
 		case O_BUSY: busy = true; break;
+		case O_MLOCK: want_mlock = true; break;
+		case O_RT: want_rt = true; break;
 		case O_HELP: case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -202,6 +291,7 @@ int main(int argc, char **argv)
 			cpu, strerror(errno), sysconf(_SC_NPROCESSORS_ONLN) - 1);
 		return 1;
 	}
+	setup_env(want_mlock, want_rt, &env);
 	char host[256];
 	if (responder) {
 		uint16_t port, bound;
@@ -242,7 +332,7 @@ int main(int argc, char **argv)
 	}
 	read_steal(&s1, &t1);
 	double steal = t1 > t0 ? 100.0 * (double)(s1 - s0) / (double)(t1 - t0) : 0;
-	report(&o, r, impl, json, steal);
+	report(&o, r, impl, json, steal, &env);
 	free(r);
 	return 0;
 }
