@@ -367,17 +367,17 @@ static void tick(struct gen *g, uint64_t now)
 /* Reads every connection with data; returns 0 or the first error. Spins (timeout 0) while
  * generating and draining; blocks up to 1 ms otherwise (handshake), so a controller sharing
  * our CPU gets to run. Answers are stamped after the wait returns, when they are read. */
-static int poll_once(struct gen *g, uint64_t now, bool spin)
+static int poll_once(struct gen *g, uint64_t *now, bool spin)
 {
 	struct epoll_event ev[64];
 	int n = epoll_wait(g->ep, ev, 64, spin ? 0 : 1);
-	if (n > 0) {
-		now = ofb_now_ns();
+	if (n > 0) { /* answers are stamped when read; the caller goes on with this time */
+		*now = ofb_now_ns();
 		if (spin)
-			tick(g, now);
+			tick(g, *now);
 	}
 	for (int i = 0; i < n; i++) {
-		int rc = service(g, &g->sw[ev[i].data.u32], now);
+		int rc = service(g, &g->sw[ev[i].data.u32], *now);
 		if (rc < 0)
 			return rc;
 	}
@@ -399,7 +399,7 @@ static void fill_windows(struct gen *g, uint64_t now)
 	unsigned window = g->o->mode == OFB_LATENCY ? 1 : g->o->window;
 	for (unsigned i = 0; i < g->o->switches; i++) {
 		struct sw *s = &g->sw[i];
-		if (s->outstanding && now - s->last_answer_ns > STALL_NS) {
+		if (s->outstanding && now > s->last_answer_ns + STALL_NS) { /* no underflow */
 			for (uint32_t k = 0; k <= s->mask && s->outstanding; k++)
 				if (s->slots[k].t) {
 					s->slots[k].t = 0;
@@ -507,7 +507,7 @@ static int run_until(struct gen *g, uint64_t until_ns, uint64_t t0, uint64_t *se
 			g->last_tick = 0; /* a blocking wait is not a stall */
 		if (now >= until_ns)
 			return 0;
-		int rc = poll_once(g, now, spin);
+		int rc = poll_once(g, &now, spin); /* may move now on: answers read later */
 		if (rc < 0)
 			return rc;
 		if (generate && o->mode == OFB_RATE) {
