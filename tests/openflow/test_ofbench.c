@@ -95,6 +95,24 @@ Test(ofbench, throughput_13_against_responder)
 	run_against_responder(OFB_THROUGHPUT, OF_VERSION_1_3, false);
 }
 
+/* A deep window keeps PACKET_INs outstanding while answers are read: none may be written off
+ * as lost while answers still come (a stale clock once made every window look stalled). */
+Test(ofbench, throughput_deep_window_loses_nothing)
+{
+	struct responder rs;
+	responder_start(&rs);
+	struct ofb_opts o = opts(rs.port, OFB_THROUGHPUT, OF_VERSION_1_0);
+	o.window = 1024;
+	o.round_s = 0.3;
+	struct ofb_result *r = calloc(1, sizeof(*r));
+	char err[256];
+	int rc = ofb_run(&o, r, err, sizeof(err));
+	responder_stop(&rs);
+	cr_assert_eq(rc, 0, "%s", err);
+	check_all_answered(r, OF_VERSION_1_0);
+	free(r);
+}
+
 Test(ofbench, latency_10_unbuffered_against_responder)
 {
 	run_against_responder(OFB_LATENCY, OF_VERSION_1_0, true);
