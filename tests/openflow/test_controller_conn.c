@@ -244,17 +244,23 @@ Test(controller_conn, echo_longer_than_a_pool_buffer_comes_back_whole, .timeout 
 }
 
 /* A PACKET_IN of a 60-byte frame from host src to host dst, buffered as buffer_id. */
+static void send_packet_in(int fd, uint32_t xid, uint32_t buffer_id, uint32_t in_port,
+			   const uint8_t *frame, size_t len)
+{
+	struct of_msg m = {.type = OF_PACKET_IN, .xid = xid};
+	m.u.packet_in.buffer_id = buffer_id;
+	m.u.packet_in.total_len = (uint16_t)len;
+	m.u.packet_in.match.fields = OF_MATCH_IN_PORT;
+	m.u.packet_in.match.in_port = in_port;
+	m.u.packet_in.data = frame;
+	m.u.packet_in.data_len = (uint16_t)len;
+	send_msg(fd, &m);
+}
+
 static void packet_in(int fd, uint32_t buffer_id, uint8_t src, uint8_t dst, uint32_t in_port)
 {
 	uint8_t f[60] = {2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x08, 0x00};
-	struct of_msg m = {.type = OF_PACKET_IN, .xid = buffer_id};
-	m.u.packet_in.buffer_id = buffer_id;
-	m.u.packet_in.total_len = sizeof(f);
-	m.u.packet_in.match.fields = OF_MATCH_IN_PORT;
-	m.u.packet_in.match.in_port = in_port;
-	m.u.packet_in.data = f;
-	m.u.packet_in.data_len = sizeof(f);
-	send_msg(fd, &m);
+	send_packet_in(fd, buffer_id, buffer_id, in_port, f, sizeof(f));
 }
 
 /* The answer to PACKET_IN buffer_id: a PACKET_OUT or a FLOW_MOD naming the buffer. */
@@ -322,14 +328,7 @@ static void big_frame_round_trip(int fd, uint32_t xid, size_t len)
 		f[i] = (uint8_t)(i * 13 + xid);
 	memcpy(f, (uint8_t[]){0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0x11, (uint8_t)xid,
 			      0x08, 0x00}, 14);
-	struct of_msg m = {.type = OF_PACKET_IN, .xid = xid};
-	m.u.packet_in.buffer_id = OFP_NO_BUFFER;
-	m.u.packet_in.total_len = (uint16_t)len;
-	m.u.packet_in.match.fields = OF_MATCH_IN_PORT;
-	m.u.packet_in.match.in_port = 1;
-	m.u.packet_in.data = f;
-	m.u.packet_in.data_len = (uint16_t)len;
-	send_msg(fd, &m);
+	send_packet_in(fd, xid, OFP_NO_BUFFER, 1, f, len);
 	struct of_msg r;
 	expect(fd, OF_PACKET_OUT, buf, &r);
 	cr_assert_eq(r.xid, xid);
