@@ -12,7 +12,8 @@
  * The stall meter: while the loop spins, every timestamp it takes is compared with the one
  * before. A gap over OFB_GEN_STALL_NS means this thread was not running (descheduled, host
  * steal), so an answer read after that gap, for a PACKET_IN scheduled before its end, has an
- * RTT the generator inflated. Such samples stay in every figure and are also counted apart,
+ * RTT the generator inflated; so has one the generator sent more than that late (the
+ * backlog a stall leaves). Such samples stay in every figure and are also counted apart,
  * so the report can give the maximum RTT without them beside the raw one.
  */
 #include <errno.h>
@@ -479,6 +480,10 @@ static void send_due(struct gen *g, uint64_t now, uint64_t t0, uint64_t *sent_to
 		uint64_t late = now - sched;
 		if (late > 1000000)
 			r->behind += g->measuring;
+		/* Sent later than a stall's length: the generator's backlog (after a stall) delayed
+		 * it, so it counts as spanning a stall, like one due during the stall itself. */
+		if (late > OFB_GEN_STALL_NS)
+			g->last_stall_end = now;
 		if (!send_packet_in(g, &g->sw[*rr], sched))
 			break;
 		*rr = (*rr + 1) % o->switches;
