@@ -61,6 +61,7 @@ struct ctl_io {
 	uint16_t map[FLOW_MAP];   /* hash of flow -> conns index + 1; 0: empty */
 	struct held held[CTL_MAX_HANDLERS];
 	unsigned wake_mask;       /* handlers given work this round */
+	unsigned at_handlers;     /* buffers handed off (held, on a ring, being answered) */
 	uint64_t held_total;      /* PACKET_INs that waited in a held queue */
 	uint64_t paused;          /* rounds that did not receive (held queue or pool low) */
 	struct rf_pktbuf *tx[TX_BATCH];
@@ -198,6 +199,7 @@ static void hand_off(struct ctl_io *io, unsigned k, struct rf_pktbuf *b)
 	struct held *hq = &io->held[k];
 	void *obj = b;
 	io->wake_mask |= 1u << k;
+	io->at_handlers++;
 	if (hq->n == 0 && rf_ring_enqueue_burst(io->h[k].in, &obj, 1, NULL) == 1)
 		return;
 	hq->b[(hq->head + hq->n) % HELD_MAX] = b; /* room: receiving stops before it fills */
@@ -228,13 +230,15 @@ static unsigned release_held(struct ctl_io *io)
 }
 
 /* True when a whole burst can be received without a held queue overflowing or the pool
- * running dry for the sessions' own replies. */
+ * running dry for the sessions' own replies. The poller counts the buffers it handed off
+ * itself (the pool's own free count takes a lock: not on this path); the others it holds
+ * only within a round. */
 static bool can_receive(const struct ctl_io *io)
 {
 	for (unsigned k = 0; k < io->nh; k++)
 		if (io->held[k].n > HELD_MAX - RX_BURST)
 			return false;
-	return rf_pktbuf_pool_avail(io->pool) >= POOL_RESERVE;
+	return io->at_handlers + RX_BURST + POOL_RESERVE <= CTL_POOL_BUFS;
 }
 
 /* ---- sessions ----------------------------------------------------------------------------- */
@@ -348,6 +352,7 @@ static unsigned collect(struct ctl_io *io)
 	for (unsigned k = 0; k < io->nh; k++) {
 		void *bufs[32];
 		unsigned n = rf_ring_dequeue_burst(io->h[k].out, bufs, 32, NULL);
+		io->at_handlers -= n;
 		for (unsigned i = 0; i < n; i++) {
 			struct rf_pktbuf *b = bufs[i];
 			uint64_t t_ns = ctl_meta_of(b)->t_ns;
