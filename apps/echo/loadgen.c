@@ -21,6 +21,7 @@
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
 
+#include "lg_modes_main.h"
 #include "lg_msg.h"
 #include "lg_run.h"
 
@@ -46,6 +47,12 @@ static void usage(FILE *f)
 		"  loop on CPU TX; --cores TX,RX: the receiver runs on CPU RX (drivers that can\n"
 		"  receive and send on two threads at once: udp).\n"
 		"  --label names the backend in the output (default: SPEC).\n"
+		"  --mode echo|stream|rr|crr (default echo: the open loop above; docs/echo-benchmark.md):\n"
+		"    stream  one direction as fast as the backend goes, for --duration, to ringflow-echo\n"
+		"            --sink: Gbit/s and msg/s of what arrived, loss for UDP (TCP_/UDP_STREAM)\n"
+		"    rr      closed loop: --conns C connections, --outstanding N requests in flight on\n"
+		"            each (default 1 and 1): transactions/s and latency (TCP_RR / UDP_RR)\n"
+		"    crr     connect, one request and reply, close, repeated (TCP_CRR; tcp, uring:tcp)\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
 	rf_io_print_usage(f);
@@ -75,6 +82,8 @@ int main(int argc, char **argv)
 	unsigned size = 100, burst = 32, drain_ms = 200, pool_n = 8192;
 	bool json = false;
 	char err[512];
+	int mode = RF_LG_MODE_ECHO;
+	unsigned outstanding = 1, conns = 1;
 	static const struct option lo[] = {
 		{"backend", required_argument, 0, 'b'}, {"rates", required_argument, 0, 'r'},
 		{"size", required_argument, 0, 's'},    {"warmup", required_argument, 0, 'w'},
@@ -82,12 +91,14 @@ int main(int argc, char **argv)
 		{"cores", required_argument, 0, 'c'},   {"burst", required_argument, 0, 'B'},
 		{"drain-ms", required_argument, 0, 'D'}, {"pool", required_argument, 0, 'P'},
 		{"label", required_argument, 0, 'L'},   {"help", no_argument, 0, 'h'},
+		{"mode", required_argument, 0, 'm'},    {"outstanding", required_argument, 0, 'O'},
+		{"conns", required_argument, 0, 'C'},
 		{0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
-		if (optarg && strchr("sBDP", c)) {
+		if (optarg && strchr("sBDPOC", c)) {
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || errno || optarg[0] == '-')
@@ -126,6 +137,20 @@ int main(int argc, char **argv)
 			if (v < 1024 || v > (1u << 20))
 				return fail("--pool: give 1024..1048576 packet buffers");
 			pool_n = (unsigned)v;
+			break;
+		case 'm':
+			if ((mode = rf_lg_mode_parse(optarg)) < 0)
+				return fail("--mode: give echo, stream, rr or crr");
+			break;
+		case 'O':
+			if (v < 1 || v > RF_LG_MAX_OUTSTANDING)
+				return fail("--outstanding: give 1..256 requests in flight per connection");
+			outstanding = (unsigned)v;
+			break;
+		case 'C':
+			if (v < 1 || v > RF_LG_MAX_CONNS)
+				return fail("--conns: give 1..64 connections");
+			conns = (unsigned)v;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -173,6 +198,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (mode != RF_LG_MODE_ECHO) {
+		if (rx_cpu >= 0)
+			return fail("--cores TX,RX: only --mode echo splits sender and receiver; give one CPU");
+		/* Bounds in count as well as time: 2M transactions/s is far above this machine. */
+		uint64_t max_msgs = (uint64_t)(duration * 2e6) + 1000;
+		struct rf_lg_modes_cli mc = {
+			.mode = (enum rf_lg_mode)mode, .backend = backend, .label = label,
+			.o = {.warmup_s = warmup, .duration_s = duration, .size = size, .burst = burst,
+			      .outstanding = outstanding, .drain_ms = drain_ms,
+			      .max_msgs = mode == RF_LG_MODE_STREAM ? 0 : max_msgs, .point = 1},
+			.conns = conns, .pool_n = pool_n, .json = json};
+		return rf_lg_modes_main(&mc);
+	}
 	struct rf_pktbuf_pool *pool = rf_pktbuf_pool_create("loadgen", pool_n, 2048, 256,
 							    RF_MEMPOOL_QUIET);
 	if (!pool) {
