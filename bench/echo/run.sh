@@ -66,49 +66,11 @@ ncpu=$(nproc)
 cpu_gen=0
 cpu_refl=$(( ncpu > 1 ? 1 : 0 ))
 
-# ---- test bed: two namespaces and a veth pair, names unique per run, removed on any exit ----
-tag=$$
-ns_s=rfes$tag ns_c=rfec$tag
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
-  done
-  if [ "$loopback" = 0 ]; then
-    ip netns del "$ns_s" 2>/dev/null || true
-    ip netns del "$ns_c" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT
+# ---- test bed (bench/echo/bed.sh): veth between two namespaces, or loopback ----
+. "$(dirname "$0")/bed.sh"
+trap bed_down EXIT
 trap 'exit 130' INT TERM
-
-if [ "$loopback" = 0 ] && [ "$(id -u)" -ne 0 ]; then
-  echo "run.sh: not root: using loopback instead of a veth pair between namespaces" >&2
-  loopback=1
-fi
-if [ "$loopback" = 0 ]; then
-  net=10.$(( 100 + tag % 100 )).$(( (tag / 100) % 250 ))
-  saddr=$net.2 caddr=$net.1
-  ip netns add "$ns_s"
-  ip netns add "$ns_c"
-  ip link add "rfe${tag}s" type veth peer name "rfe${tag}c"
-  ip link set "rfe${tag}s" netns "$ns_s"
-  ip link set "rfe${tag}c" netns "$ns_c"
-  ip -n "$ns_s" addr add "$saddr/24" dev "rfe${tag}s"
-  ip -n "$ns_c" addr add "$caddr/24" dev "rfe${tag}c"
-  for n in "$ns_s" "$ns_c"; do ip -n "$n" link set lo up; done
-  ip -n "$ns_s" link set "rfe${tag}s" up
-  ip -n "$ns_c" link set "rfe${tag}c" up
-  in_s=(ip netns exec "$ns_s")
-  in_c=(ip netns exec "$ns_c")
-  where="veth between namespaces $ns_s ($saddr) and $ns_c ($caddr)"
-  sdev=rfe${tag}s # bypass: the server's veth, for the raw drivers
-else
-  saddr=127.0.0.1
-  in_s=()
-  in_c=()
-  where="loopback"
-fi
+bed_up
 log() { [ "$quiet" = 1 ] || echo "bench-echo: $*" >&2; }
 log "$where; reflector on CPU $cpu_refl, generator on CPU $cpu_gen, idle $idle; rates $rates; ${warmup}s warm-up + ${duration}s per point"
 
@@ -135,16 +97,6 @@ client_spec() {
   esac
 }
 
-# Waits (bounded, 3 s) until something listens on port in the server namespace.
-wait_listen() { # proto(u|t) port pid
-  for _ in $(seq 60); do
-    kill -0 "$3" 2>/dev/null || return 1
-    "${in_s[@]}" ss -ln"$1" 2>/dev/null | grep -q ":$2 " && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
 # bypass: raw drivers open no socket; they print one line when open ("xdp: ... mode" /
 # "dpdk: ... driver net_..."). Waits (bounded, 10 s: EAL start) for it.
 wait_raw_open() { # log pid
@@ -156,10 +108,6 @@ wait_raw_open() { # log pid
   return 1
 }
 
-# /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
-cpu_sample() {
-  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
-}
 # Turns two samples into JSON fields steal_pct and cpu_busy_pct.
 cpu_json() {
   awk -v a="$1" -v b="$2" 'BEGIN {
