@@ -51,33 +51,68 @@ flat() {
 } | tee "$out/table.txt"
 
 # Data files and the plot (gnuplot is in scripts/deps.sh; skip the plot if it is missing).
-rm -f "$out"/rtt-*.dat
-flat | awk -v dir="$out" '$11 == "false" { f = $1; gsub(/[^A-Za-z0-9_.-]/, "_", f)
-  print $2, $6, $8 >> (dir "/rtt-" f ".dat") }'
-dats=("$out"/rtt-*.dat)
-[ -e "${dats[0]}" ] || dats=() # every point saturated: nothing to plot
-for f in "${dats[@]}"; do sort -n -o "$f" "$f"; done
-if [ ${#dats[@]} -eq 0 ]; then
-  echo "plot: none (no unsaturated point); data: $out/results.jsonl"
+# Two panels. Top: p50 (dashed) and p99 (solid) RTT vs offered rate, one colour per backend (the
+# same colour for its p50 and p99), unsaturated points joined by lines; saturated points drawn
+# apart as crosses of the backend's colour, not joined (past saturation the latency is queue
+# depth). Bottom: replies received per second vs offered rate, every point, with the y = x line:
+# a backend that keeps up sits on it. Labels are literal (noenhanced: dpdk_af_packet stays as
+# written), the title wraps.
+rm -f "$out"/rtt-*.dat "$out"/sat-*.dat "$out"/rate-*.dat
+flat | awk -v dir="$out" '{ f = $1; gsub(/[^A-Za-z0-9_.-]/, "_", f)
+  if ($11 == "false") print $2, $6, $8 >> (dir "/rtt-" f ".dat")
+  else print $2, $6, $8 >> (dir "/sat-" f ".dat")
+  print $2, $4 >> (dir "/rate-" f ".dat") }'
+rates=("$out"/rate-*.dat)
+[ -e "${rates[0]}" ] || rates=()
+for f in "$out"/rtt-*.dat "$out"/sat-*.dat "$out"/rate-*.dat; do [ -e "$f" ] && sort -n -o "$f" "$f"; done
+if [ ${#rates[@]} -eq 0 ]; then
+  echo "plot: none (no point); data: $out/results.jsonl"
 elif command -v gnuplot >/dev/null; then
-  plots=""
-  i=1
-  for f in "${dats[@]}"; do
-    name=$(basename "$f" .dat); name=${name#rtt-}
-    plots+="'$f' using 1:2 with linespoints lc $i dt 2 pt 6 title '$name p50', "
-    plots+="'$f' using 1:3 with linespoints lc $i dt 1 pt 7 title '$name p99', "
+  # Distinct colours (Okabe-Ito and Tableau, readable on white), one per backend in file order.
+  palette=('#0072B2' '#D55E00' '#009E73' '#CC79A7' '#E69F00' '#56B4E9' '#000000' '#8C564B'
+           '#7F7F7F' '#BCBD22' '#17BECF' '#9467BD')
+  top="" bot="" i=0
+  for f in "${rates[@]}"; do
+    name=$(basename "$f" .dat); name=${name#rate-}
+    # The backend's name as written in results.jsonl (the file name had : and , replaced).
+    label=$(flat | awk -v n="$name" '{ f = $1; gsub(/[^A-Za-z0-9_.-]/, "_", f); if (f == n && !done) { print $1; done = 1 } }')
+    c=${palette[$(( i % ${#palette[@]} ))]}
+    r=$out/rtt-$name.dat st=$out/sat-$name.dat
+    if [ -e "$r" ]; then
+      top+="'$r' using 1:2 with linespoints lc rgb '$c' lw 1.5 dt 2 pt 6 ps 0.8 title '$label p50', "
+      top+="'$r' using 1:3 with linespoints lc rgb '$c' lw 2 dt 1 pt 7 ps 0.8 title '$label p99', "
+    fi
+    [ -e "$st" ] && top+="'$st' using 1:3 with points lc rgb '$c' pt 2 ps 1.6 lw 2 notitle, "
+    bot+="'$f' using 1:2 with linespoints lc rgb '$c' lw 1.5 pt 7 ps 0.8 title '$label', "
     i=$((i + 1))
   done
+  # One key entry for "saturated" (black), drawn off the plot.
+  top+="NaN with points lc rgb '#000000' pt 2 ps 1.6 lw 2 title 'saturated (p99, not joined)'"
+  bot+="x with lines lc rgb '#999999' dt 3 lw 1.5 title 'received = offered'"
+  # Both panels share the x range and the plot area's margins, so their x axes line up.
+  xr=$(flat | awk '{ if (min == "" || $2 < min) min = $2; if ($2 > max) max = $2 }
+                   END { printf "[%g:%g]", min / 1.4, max * 1.4 }')
+  wrapped=$(echo "echo RTT and rate vs offered rate: $title" | fold -s -w 90 | sed 's/ *$//' \
+            | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }')
   gnuplot <<EOF
-set terminal svg size 900,560 dynamic
+set terminal svg size 1100,1000 dynamic font 'sans,12' noenhanced
 set output '$out/rtt.svg'
-set title "echo RTT vs offered rate ($title)" noenhanced
-set xlabel 'offered rate (msg/s)'
-set ylabel 'RTT (us)'
+set termoption noenhanced
+set multiplot layout 2,1 title "$wrapped" font 'sans,13'
 set logscale xy
 set grid
-set key outside right
-plot ${plots%, }
+set xrange $xr
+set lmargin at screen 0.09
+set rmargin at screen 0.70
+set key outside right top Left reverse width 2 samplen 3
+set xlabel 'offered rate (msg/s)'
+set ylabel 'RTT (us)'
+set title 'p50 (dashed) and p99 (solid) RTT; crosses: saturated points'
+plot ${top%, }
+set ylabel 'replies received (msg/s)'
+set title 'received vs offered (every point; a saturated one falls below the grey line)'
+plot ${bot%, }
+unset multiplot
 EOF
   echo "plot: $out/rtt.svg; data: $out/results.jsonl"
 fi
