@@ -3,7 +3,9 @@
 # point, from ringflow-loadgen --json and run.sh's sockperf parser) into OUT_DIR/table.txt (also
 # printed) and OUT_DIR/rtt.svg: p50 and p99 RTT vs offered rate, one line pair per backend,
 # unsaturated points only (past saturation the latency measures queue depth, not the path).
-# Also prints, per rate, the p99 ratio of each backend to sockperf's. drops_r/g: UDP datagrams
+# Also prints, per rate, the p99 ratio of each backend to sockperf's best open-loop configuration
+# (the yardstick), to the weaker one as a labelled extra, and sockperf's closed-loop ping-pong
+# point apart. drops_r/g: UDP datagrams
 # the kernel dropped at a full socket receive buffer, reflector side / generator side.
 set -euo pipefail
 out=$1
@@ -28,21 +30,43 @@ flat() {
 
 {
   echo "== echo RTT ($title) =="
-  printf "%-18s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s %6s %13s  %s\n" backend offered/s sent/s \
+  printf "%-30s %10s %10s %10s %8s %8s %8s %8s %9s %9s %7s %6s %13s  %s\n" backend offered/s sent/s \
     recv/s loss% p50_us p90_us p99_us p99.9_us max_us steal% load1 drops_r/g status
   flat | sort -k2,2n -s | awk '{
     st = $11 == "true" ? sprintf("SATURATED (sent %.0f/s, received %.0f/s, loss %.3f%%)", $3, $4, 100 * $5) : "ok"
-    printf "%-18s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f %6.1f %13s  %s\n",
+    printf "%-30s %10.0f %10.0f %10.0f %8.3f %8.1f %8.1f %8.1f %9.1f %9.1f %7.1f %6.1f %13s  %s\n",
       $1, $2, $3, $4, 100 * $5, $6, $7, $8, $9, $10, $12, $13, $14 "/" $15, st }'
-  if flat | grep -q '^sockperf '; then
+  # The yardstick: of sockperf's under-load configurations (run.sh: epoll, spin; an older run's
+  # plain "sockperf"), the one with the most unsaturated rates, then the lower median p99. The
+  # others are shown as labelled extras; ping-pong (closed loop, its own rate) is listed apart.
+  cfgs=$(flat | awk '$1 ~ /^sockperf/ && $1 !~ /ping-pong/ { print $1 }' | sort -u)
+  if [ -n "$cfgs" ]; then
+    yard=$(flat | awk '$1 ~ /^sockperf/ && $1 !~ /ping-pong/ { n[$1] += 0
+        if ($11 == "false") { n[$1]++; v[$1] = v[$1] " " $8 } }
+      END { for (c in n) { k = split(v[c], a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+              if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            m = k ? a[int((k + 1) / 2)] : 1e18; printf "%d %s %s\n", n[c], m, c } }' \
+      | sort -k1,1nr -k2,2g | head -n 1 | cut -d' ' -f3)
+    ratios() { # cfg heading
+      echo
+      echo "$2"
+      flat | awk -v y="$1" '$11 == "false" { p99[$1 SUBSEP $2] = $8; rates[$2] = 1; be[$1] = 1 }
+        END { for (r in rates) for (b in be) if (b !~ /^sockperf/ && ((b SUBSEP r) in p99) &&
+                ((y SUBSEP r) in p99) && p99[y SUBSEP r] > 0)
+                printf "  %-18s %10d  %.3gx  (%.1f vs %.1f us)\n", b, r,
+                  p99[b SUBSEP r] / p99[y SUBSEP r], p99[b SUBSEP r], p99[y SUBSEP r] }' \
+        | sort -k2,2n -k1,1
+    }
+    ratios "$yard" "p99 ratio to the yardstick, $yard (sockperf's best open-loop configuration in this run), same rate, both unsaturated; < 1 is better:"
+    for c in $cfgs; do
+      [ "$c" = "$yard" ] && continue
+      ratios "$c" "extra (weaker sockperf configuration, for reference only): p99 ratio to $c:"
+    done
+  fi
+  if flat | grep -q '^sockperf:ping-pong'; then
     echo
-    echo "p99 ratio to sockperf at the same rate (both unsaturated; < 1 is better):"
-    flat | awk '$11 == "false" { p99[$1 SUBSEP $2] = $8; rates[$2] = 1; be[$1] = 1 }
-      END { for (r in rates) for (b in be) if (b != "sockperf" && ((b SUBSEP r) in p99) &&
-              (("sockperf" SUBSEP r) in p99) && p99["sockperf" SUBSEP r] > 0)
-              printf "  %-18s %10d  %.2fx  (%.1f vs %.1f us)\n", b, r,
-                p99[b SUBSEP r] / p99["sockperf" SUBSEP r], p99[b SUBSEP r], p99["sockperf" SUBSEP r] }' \
-      | sort -k2,2n -k1,1
+    echo "closed loop (one message in flight, at the rate that gives; compare with ringflow-loadgen --mode rr):"
+    flat | awk '$1 ~ /^sockperf:ping-pong/ { printf "  %-32s %8.0f msg/s  p50 %.1f us  p99 %.1f us\n", $1, $4, $6, $8 }'
   fi
   echo
   echo "highest unsaturated offered rate per backend:"
