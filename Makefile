@@ -73,3 +73,8 @@ clean:
 .PHONY: bench-echo
 bench-echo: build
 	bash bench/echo/run.sh --build $(BUILD)
+
+# The netperf-style modes (stream, rr, crr) beside iperf3, sockperf ping-pong and a CRR floor.
+.PHONY: bench-modes
+bench-modes: build
+	bash bench/echo/modes.sh --build $(BUILD)
