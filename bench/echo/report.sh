@@ -92,9 +92,9 @@ for f in "$out"/rtt-*.dat "$out"/sat-*.dat "$out"/rate-*.dat; do [ -e "$f" ] && 
 if [ ${#rates[@]} -eq 0 ]; then
   echo "plot: none (no point); data: $out/results.jsonl"
 elif command -v gnuplot >/dev/null; then
-  # Distinct colours (Okabe-Ito and Tableau, readable on white), one per backend in file order.
-  palette=('#0072B2' '#D55E00' '#009E73' '#CC79A7' '#E69F00' '#56B4E9' '#000000' '#8C564B'
-           '#7F7F7F' '#BCBD22' '#17BECF' '#9467BD')
+  # Distinct colours (Tableau 10, then black and navy), one per backend in file order.
+  palette=('#1F77B4' '#FF7F0E' '#2CA02C' '#D62728' '#9467BD' '#8C564B' '#E377C2' '#7F7F7F'
+           '#BCBD22' '#17BECF' '#000000' '#000080')
   top="" bot="" i=0
   for f in "${rates[@]}"; do
     name=$(basename "$f" .dat); name=${name#rate-}
@@ -110,8 +110,8 @@ elif command -v gnuplot >/dev/null; then
     bot+="'$f' using 1:2 with linespoints lc rgb '$c' lw 1.5 pt 7 ps 0.8 title '$label', "
     i=$((i + 1))
   done
-  # One key entry for "saturated" (black), drawn off the plot.
-  top+="NaN with points lc rgb '#000000' pt 2 ps 1.6 lw 2 title 'saturated (p99, not joined)'"
+  # One key entry for "saturated" (light grey: no backend's colour), drawn off the plot.
+  top+="NaN with points lc rgb '#AAAAAA' pt 2 ps 1.6 lw 2 title 'saturated (p99, not joined)'"
   bot+="x with lines lc rgb '#999999' dt 3 lw 1.5 title 'received = offered'"
   # Both panels share the x range and the plot area's margins, so their x axes line up.
   xr=$(flat | awk '{ if (min == "" || $2 < min) min = $2; if ($2 > max) max = $2 }
@@ -131,7 +131,7 @@ set rmargin at screen 0.70
 set key outside right top Left reverse width 2 samplen 3
 set xlabel 'offered rate (msg/s)'
 set ylabel 'RTT (us)'
-set title 'p50 (dashed) and p99 (solid) RTT; crosses: saturated points'
+set title 'p50 (dashed) and p99 (solid) RTT; crosses: saturated points (colours as in the key below)'
 plot ${top%, }
 set ylabel 'replies received (msg/s)'
 set title 'received vs offered (every point; a saturated one falls below the grey line)'
