@@ -65,6 +65,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_net_frame -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
 	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/net
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_lg_sink
+	mkdir -p build-fuzz/corpus/lg_sink
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_lg_sink -max_total_time=$$(( $(FUZZ_TIME) / 2 + 1 )) -timeout=10 \
+	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/lg_sink
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

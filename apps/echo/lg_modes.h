@@ -38,6 +38,10 @@ struct rf_lg_mopts {
 	unsigned outstanding; /* rr: requests in flight per connection (1 .. RF_LG_MAX_OUTSTANDING) */
 	unsigned drain_ms;    /* how long to wait for the last replies / the sink's report */
 	uint64_t max_msgs;    /* bound on measured messages (rr: transactions, crr: connections) */
+	bool block;           /* rr: after a few empty rounds, block in rf_io_wait (up to 1 ms)
+			       * instead of spinning: the client's side of a blocking peer such as
+			       * sockperf's default; meant for --conns 1 (it waits on one connection
+			       * at a time, in turn) */
 	uint16_t point;
 };
 

@@ -8,7 +8,8 @@
  * unique across connections, so a bitmap (lg_track.h) tells first replies from duplicates.
  * When the window ends no new request goes; the loop drains the replies still owed, for at
  * most drain_ms. A connection that got nothing back for RR_LOST_NS gives its in-flight requests
- * up as lost (UDP can lose them) and starts afresh.
+ * up as lost (UDP can lose them) and starts afresh. The loop spins, unless o->block: then after
+ * RR_SPIN_ROUNDS rounds without a reply it blocks in rf_io_wait for up to 1 ms.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "lg_track.h"
 
 #define RR_LOST_NS 1000000000ull
+#define RR_SPIN_ROUNDS 8
 
 struct rr_conn {
 	unsigned inflight;
@@ -57,6 +59,7 @@ int rf_lg_run_rr(struct rf_io_dev **dev, unsigned ndev, struct rf_pktbuf_pool *p
 	const uint64_t t_end = t_meas + (uint64_t)(o->duration_s * 1e9);
 	uint64_t t_start = 0, t_stop = 0;
 	bool measuring = false, stopping = false;
+	unsigned empty_rounds = 0, wait_next = 0;
 	for (unsigned i = 0; i < ndev; i++)
 		c[i] = (struct rr_conn){0, now};
 	for (;;) {
@@ -86,8 +89,16 @@ int rf_lg_run_rr(struct rf_io_dev **dev, unsigned ndev, struct rf_pktbuf_pool *p
 			p->lost += owed;
 			break;
 		}
+		if (o->block && empty_rounds >= RR_SPIN_ROUNDS) {
+			rf_io_wait(dev[wait_next], 0, 1);
+			wait_next = (wait_next + 1) % ndev;
+			now = rf_lg_now_ns();
+		}
+		empty_rounds++;
 		for (unsigned k = 0; k < ndev; k++) {
 			unsigned n = rf_io_rx_burst(dev[k], 0, b, 64);
+			if (n)
+				empty_rounds = 0;
 			uint64_t rnow = n ? rf_lg_now_ns() : now;
 			for (unsigned i = 0; i < n; i++) {
 				struct rf_lg_hdr h;

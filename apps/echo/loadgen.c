@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"    rr      closed loop: --conns C connections, --outstanding N requests in flight on\n"
 		"            each (default 1 and 1): transactions/s and latency (TCP_RR / UDP_RR)\n"
 		"    crr     connect, one request and reply, close, repeated (TCP_CRR; tcp, uring:tcp)\n"
+		"  --wait spin|block  rr: spin between replies (default) or block in the driver after\n"
+		"            a few empty rounds (like a blocking client; for --conns 1)\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
 	rf_io_print_usage(f);
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int mode = RF_LG_MODE_ECHO;
 	unsigned outstanding = 1, conns = 1;
+	bool block = false;
 	static const struct option lo[] = {
 		{"backend", required_argument, 0, 'b'}, {"rates", required_argument, 0, 'r'},
 		{"size", required_argument, 0, 's'},    {"warmup", required_argument, 0, 'w'},
@@ -92,10 +95,10 @@ int main(int argc, char **argv)
 		{"drain-ms", required_argument, 0, 'D'}, {"pool", required_argument, 0, 'P'},
 		{"label", required_argument, 0, 'L'},   {"help", no_argument, 0, 'h'},
 		{"mode", required_argument, 0, 'm'},    {"outstanding", required_argument, 0, 'O'},
-		{"conns", required_argument, 0, 'C'},
+		{"conns", required_argument, 0, 'C'},   {"wait", required_argument, 0, 'W'},
 		{0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:W:", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
 		if (optarg && strchr("sBDPOC", c)) {
@@ -152,6 +155,11 @@ int main(int argc, char **argv)
 				return fail("--conns: give 1..64 connections");
 			conns = (unsigned)v;
 			break;
+		case 'W':
+			if (strcmp(optarg, "spin") && strcmp(optarg, "block"))
+				return fail("--wait: give spin or block");
+			block = optarg[0] == 'b';
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -201,12 +209,15 @@ int main(int argc, char **argv)
 	if (mode != RF_LG_MODE_ECHO) {
 		if (rx_cpu >= 0)
 			return fail("--cores TX,RX: only --mode echo splits sender and receiver; give one CPU");
-		/* Bounds in count as well as time: 2M transactions/s is far above this machine. */
+		/* Bounds in count as well as time: 2M transactions/s is far above this machine, and
+		 * at most 2^26 (rr's duplicate bitmap then takes 8 MiB). */
 		uint64_t max_msgs = (uint64_t)(duration * 2e6) + 1000;
+		if (max_msgs > (1ull << 26))
+			max_msgs = 1ull << 26;
 		struct rf_lg_modes_cli mc = {
 			.mode = (enum rf_lg_mode)mode, .backend = backend, .label = label,
 			.o = {.warmup_s = warmup, .duration_s = duration, .size = size, .burst = burst,
-			      .outstanding = outstanding, .drain_ms = drain_ms,
+			      .outstanding = outstanding, .drain_ms = drain_ms, .block = block,
 			      .max_msgs = mode == RF_LG_MODE_STREAM ? 0 : max_msgs, .point = 1},
 			.conns = conns, .pool_n = pool_n, .json = json};
 		return rf_lg_modes_main(&mc);

@@ -14,7 +14,8 @@
 #           uring:tcp; peer: ringflow-crr-floor, a blocking C client and server (Debian 12 main has
 #           no netperf or other connection-rate tool): the floor.
 # Placement: servers on CPU 1, clients on CPU 0. ringflow-echo uses --idle IDLE (default
-# adaptive); one extra rr point runs udp with a busy server ("udp,busy"). Rounds interleave every
+# adaptive); extra rr points run udp with a busy server ("udp,busy") and with the client blocking
+# between replies ("udp,block": --wait block, the shape of sockperf's default epoll client). Rounds interleave every
 # item (order rotated each round) so host noise hits all alike; the summary gives median, best and
 # spread over rounds, and the per-round ratios ours/peer.
 # Output in --out DIR (default BUILD/bench-modes): results.jsonl (one JSON object per point with
@@ -107,10 +108,13 @@ start_echo() { # proto(u|t) spec idle extra...
 stop_pid() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
 # One ringflow point: server = ringflow-echo (sink for stream), client = ringflow-loadgen.
-run_ours() { # round mode backend[,busy] [loadgen args...]
+run_ours() { # round mode backend[,busy|,block] [loadgen args...]
   local r=$1 mode=$2 word=$3; shift 3
-  local be=${word%%,*} eidle=$idle proto=u label=$word
-  [ "$word" != "$be" ] && eidle=busy
+  local be=${word%%,*} eidle=$idle proto=u label=$word wait=()
+  case "$word" in
+    *,busy) eidle=busy ;;          # the server spins
+    *,block) wait=(--wait block) ;; # the client blocks between replies (like sockperf's default)
+  esac
   case "$be" in *tcp*) proto=t ;; esac
   next_port
   local sargs=()
@@ -123,7 +127,7 @@ run_ours() { # round mode backend[,busy] [loadgen args...]
   k0=$(proc_ticks "$epid"); t0=$(now_s)
   line=$("${in_c[@]}" "$lg_bin" --mode "$mode" --backend "$cbe:connect=$saddr:$port" \
           --label "$label" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_cli" \
-          "$@" 2>> "$out/loadgen.log") || line=
+          "${wait[@]}" "$@" 2>> "$out/loadgen.log") || line=
   local srv
   srv=$(awk -v k0="$k0" -v k1="$(proc_ticks "$epid")" -v t0="$t0" -v t1="$(now_s)" -v hz="$hz" \
         'BEGIN { printf "%.1f", (t1 > t0) ? 100 * (k1 - k0) / hz / (t1 - t0) : 0 }')
@@ -229,7 +233,7 @@ for m in $modes; do
   case "$m" in
     stream) items+=("ours stream tcp" "ours stream uring:tcp" "ours stream udp" "ours stream uring:udp"
                     "iperf3 tcp" "iperf3 udp" "iperf3 tcp128k") ;;
-    rr) items+=("ours rr udp" "ours rr uring:udp" "ours rr tcp" "ours rr uring:tcp" "ours rr udp,busy"
+    rr) items+=("ours rr udp" "ours rr uring:udp" "ours rr tcp" "ours rr uring:tcp" "ours rr udp,busy" "ours rr udp,block"
                 "ours4x8 rr tcp" "sockperf epoll" "sockperf spin" "sockperf spin-client") ;;
     crr) items+=("ours crr tcp" "ours crr uring:tcp" "floor") ;;
     *) echo "modes.sh: --modes: stream, rr, crr" >&2; exit 2 ;;

@@ -93,6 +93,7 @@ if sp:
           % (best, ", ".join(s for s in sp if s != best) or "none"))
     ratio("rr", "udp 1x1", best, 1.0)
     ratio("rr", "udp,busy 1x1", best, 1.0)
+    ratio("rr", "udp,block 1x1", best, 1.0)
     ratio("rr", "uring:udp 1x1", best)
     for s in sp:
         if s != best:

@@ -159,7 +159,7 @@ Test(modes, udp_stream_sink_counts_no_more_than_sent_and_nothing_corrupt)
 		cr_assert_eq(p.recv_csum, p.sent_csum);
 }
 
-static void check_rr(const char *prefix, unsigned conns)
+static void check_rr_opts(const char *prefix, unsigned conns, bool block)
 {
 	char err[256];
 	start(prefix, false);
@@ -169,7 +169,9 @@ static void check_rr(const char *prefix, unsigned conns)
 		cr_assert_not_null(dev[i], "%s: %s", cspec, err);
 	}
 	struct rf_lg_mpoint p = {.backend = cspec, .lat = &hist};
-	cr_assert_eq(rf_lg_run_rr(dev, conns, pool, &opts, &p), 0);
+	struct rf_lg_mopts o = opts;
+	o.block = block;
+	cr_assert_eq(rf_lg_run_rr(dev, conns, pool, &o, &p), 0);
 	for (unsigned i = 0; i < conns; i++)
 		rf_io_close(dev[i]);
 	stop();
@@ -188,6 +190,11 @@ static void check_rr(const char *prefix, unsigned conns)
 	cr_assert_eq(p.outstanding, 4);
 }
 
+static void check_rr(const char *prefix, unsigned conns)
+{
+	check_rr_opts(prefix, conns, false);
+}
+
 Test(modes, tcp_rr_transactions_match_on_both_sides)
 {
 	check_rr("tcp", 3);
@@ -201,6 +208,17 @@ Test(modes, udp_rr_transactions_match_on_both_sides)
 Test(modes, uring_tcp_rr_transactions_match_on_both_sides)
 {
 	check_rr("uring:tcp", 2);
+}
+
+Test(modes, udp_rr_blocking_client_transactions_match_on_both_sides)
+{
+	/* --wait block: the client sleeps in rf_io_wait between replies; same accounting. */
+	check_rr_opts("udp", 1, true);
+}
+
+Test(modes, uring_udp_rr_blocking_client_transactions_match_on_both_sides)
+{
+	check_rr_opts("uring:udp", 2, true);
 }
 
 static void check_crr(const char *prefix)
