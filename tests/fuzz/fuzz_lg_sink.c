@@ -15,6 +15,8 @@
 
 static struct rf_pktbuf_pool *pool;
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!pool)
