@@ -2,7 +2,8 @@
 # As root: two network namespaces joined by a veth pair, names carrying the PID, a private
 # 10.x.y.0/24; otherwise loopback. bed_up creates it; bed_down (the caller's EXIT trap) stops
 # every PID in pids[] and deletes the namespaces, also after a failure or Ctrl-C.
-# Expects: loopback (0/1). Sets: tag ns_s ns_c saddr caddr sdev in_s in_c where.
+# Expects: loopback (0/1). Sets: tag ns_s ns_c saddr caddr sdev in_s in_c where. Also the
+# config strings of each backend word (server_spec, client_spec) and wait_raw_open.
 tag=$$
 ns_s=rfes$tag ns_c=rfec$tag
 pids=()
@@ -59,4 +60,38 @@ wait_listen() { # proto(u|t) port pid
 # /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
 cpu_sample() {
   awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
+}
+
+# ---- config strings per backend (the bypass drivers add their cases here) ----
+# A backend word is a driver prefix, optionally with extra keys after a comma, e.g.
+# "uring:udp,taskrun=signal" -> uring:udp:listen=ADDR:PORT,taskrun=signal (label: the word).
+server_spec() { # backend port
+  local base=${1%%,*} extra=
+  [ "$base" != "$1" ] && extra=,${1#*,}
+  case "$base" in
+    # bypass: the raw drivers own saddr on the server's veth (ARP answered by ringflow)
+    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${base#xdp:}$extra" ;;
+    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
+    *) echo "$base:listen=$saddr:$2$extra" ;;
+  esac
+}
+client_spec() {
+  local base=${1%%,*} extra=
+  [ "$base" != "$1" ] && extra=,${1#*,}
+  case "$base" in
+    xdp:*|dpdk:*) echo "udp:connect=$saddr:$2" ;; # bypass: the client is plain UDP sockets
+    *) echo "$base:connect=$saddr:$2$extra" ;;
+  esac
+}
+
+# bypass: raw drivers open no socket; they print one line when open ("xdp: ... mode" /
+# "dpdk: ... driver net_..."). Waits (bounded, 10 s: EAL start) for it.
+wait_raw_open() { # log pid
+  for _ in $(seq 200); do
+    kill -0 "$2" 2>/dev/null || return 1
+    grep -qE '^xdp: .* mode|^dpdk: .*driver net_' "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
 }

@@ -2,10 +2,11 @@
 # bench/echo/modes.sh: the netperf-style modes of ringflow-loadgen beside their peers, in one run
 # on the echo bed (bench/echo/bed.sh: a veth pair between two namespaces as root, else loopback):
 #   stream  TCP_STREAM / UDP_STREAM: ringflow-loadgen --mode stream into ringflow-echo --sink, for
-#           tcp, uring:tcp, udp, uring:udp; peer iperf3 (TCP, and UDP with -b 0), same message size
+#           tcp, uring:tcp, udp, uring:udp and (veth bed) the bypass servers of --raw, whose
+#           client is UDP sockets; peer iperf3 (TCP, and UDP with -b 0), same message size
 #           (-l). Gbit/s and msg/s of what arrived, UDP loss, CPU of client and server processes.
 #   rr      TCP_RR / UDP_RR: --mode rr against ringflow-echo, 1 connection x 1 outstanding (as
-#           netperf), plus tcp with 4 x 8; peer sockperf ping-pong against its own server, in two
+#           netperf), plus tcp with 4 x 8, plus the --raw bypass servers; peer sockperf ping-pong against its own server, in two
 #           configurations: epoll (its default, blocking) and spin (-F recvfrom --nonblocked on both
 #           sides) and spin-client (client spins, server sleeps in epoll: like ringflow-loadgen,
 #           which spins, against ringflow-echo --idle adaptive); the best is the yardstick, the
@@ -23,7 +24,8 @@
 #
 #   bench/echo/modes.sh [--build DIR] [--warmup S] [--duration S] [--repeats N]
 #                       [--modes "stream rr crr"] [--stream-size 1400] [--rr-size 100]
-#                       [--idle adaptive|busy] [--loopback] [--out DIR] [--quiet]
+#                       [--idle adaptive|busy] [--raw "xdp:skb xdp:native dpdk:af_packet dpdk:af_xdp"]
+#                       [--loopback] [--out DIR] [--quiet]
 set -euo pipefail
 
 build=build
@@ -34,6 +36,7 @@ modes="stream rr crr"
 stream_size=1400
 rr_size=100
 idle=adaptive
+raw="xdp:skb xdp:native dpdk:af_packet dpdk:af_xdp" # bypass backends (server side; veth bed only)
 loopback=0
 out=
 quiet=0
@@ -47,10 +50,11 @@ while [ $# -gt 0 ]; do
     --stream-size) stream_size=$2; shift 2 ;;
     --rr-size) rr_size=$2; shift 2 ;;
     --idle) idle=$2; shift 2 ;;
+    --raw) raw=$2; shift 2 ;;
     --loopback) loopback=1; shift ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n "2,30p" "$0"; exit 0 ;;
     *) echo "modes.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -93,13 +97,14 @@ now_s() { date +%s.%N; }
 emit() { [ -n "$1" ] && echo "${1%\}},$2}" >> "$out/results.jsonl"; }
 
 # ringflow-echo in the server namespace on CPU cpu_srv; sets epid (empty on failure).
-start_echo() { # proto(u|t) spec idle extra...
+start_echo() { # proto(u|t|raw) spec idle extra...
   local proto=$1 spec=$2 eidle=$3; shift 3
   "${in_s[@]}" "$echo_bin" --backend "$spec" --cores "$cpu_srv" --idle "$eidle" "$@" \
     > "$out/echo.log" 2>&1 &
   epid=$!
   pids+=("$epid")
-  if ! wait_listen "$proto" "$port" "$epid"; then
+  if { [ "$proto" = raw ] && ! wait_raw_open "$out/echo.log" "$epid"; } ||
+     { [ "$proto" != raw ] && ! wait_listen "$proto" "$port" "$epid"; }; then
     log "ringflow-echo $spec did not start: $(tail -n 1 "$out/echo.log")"
     kill "$epid" 2>/dev/null || true; wait "$epid" 2>/dev/null || true
     epid=
@@ -115,23 +120,35 @@ run_ours() { # round mode backend[,busy|,block] [loadgen args...]
     *,busy) eidle=busy ;;          # the server spins
     *,block) wait=(--wait block) ;; # the client blocks between replies (like sockperf's default)
   esac
-  case "$be" in *tcp*) proto=t ;; esac
+  case "$be" in *tcp*) proto=t ;; xdp:*|dpdk:*) proto=raw ;; esac
+  # bypass (xdp, dpdk): ringflow-echo owns the server's address on the veth (the kernel must
+  # not answer the port too); the client is UDP sockets (client_spec, bed.sh).
+  if [ "$proto" = raw ] && [ "$loopback" = 1 ]; then log "$be: needs the veth bed (root): skipped"; return 0; fi
   next_port
   local sargs=()
   [ "$mode" = stream ] && sargs=(--sink)
-  start_echo "$proto" "$be:listen=$saddr:$port" "$eidle" "${sargs[@]}"
-  [ -n "$epid" ] || return 0
-  local cbe=$be
-  [ "$mode" = crr ] && cbe=tcp # crr: the server is under test; the client is the tcp driver
+  [ "$proto" = raw ] && ip -n "$ns_s" addr del "$saddr/24" dev "$sdev" 2>/dev/null
+  start_echo "$proto" "$(server_spec "$be" "$port")" "$eidle" "${sargs[@]}"
+  if [ -z "$epid" ]; then
+    [ "$proto" = raw ] && ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
+    return 0
+  fi
+  local cspec
+  cspec=$(client_spec "$be" "$port")
+  [ "$mode" = crr ] && cspec=tcp:connect=$saddr:$port # crr: the server is under test, the client the tcp driver
   local t0 k0 line
   k0=$(proc_ticks "$epid"); t0=$(now_s)
-  line=$("${in_c[@]}" "$lg_bin" --mode "$mode" --backend "$cbe:connect=$saddr:$port" \
+  line=$("${in_c[@]}" "$lg_bin" --mode "$mode" --backend "$cspec" \
           --label "$label" --warmup "$warmup" --duration "$duration" --json --cores "$cpu_cli" \
           "${wait[@]}" "$@" 2>> "$out/loadgen.log") || line=
   local srv
   srv=$(awk -v k0="$k0" -v k1="$(proc_ticks "$epid")" -v t0="$t0" -v t1="$(now_s)" -v hz="$hz" \
         'BEGIN { printf "%.1f", (t1 > t0) ? 100 * (k1 - k0) / hz / (t1 - t0) : 0 }')
   stop_pid "$epid"
+  if [ "$proto" = raw ]; then # give the address back; a killed XDP reflector may stay attached
+    ip -n "$ns_s" addr add "$saddr/24" dev "$sdev" 2>/dev/null
+    ip -n "$ns_s" link set dev "$sdev" xdp off 2>/dev/null || true
+  fi
   if [ -n "$line" ]; then
     emit "$line" "\"bench\":\"$mode\",\"impl\":\"ringflow\",\"round\":$r,\"idle\":\"$eidle\",\"cpu_server_pct\":$srv"
   else
@@ -232,9 +249,11 @@ items=()
 for m in $modes; do
   case "$m" in
     stream) items+=("ours stream tcp" "ours stream uring:tcp" "ours stream udp" "ours stream uring:udp"
-                    "iperf3 tcp" "iperf3 udp" "iperf3 tcp128k") ;;
+                    "iperf3 tcp" "iperf3 udp" "iperf3 tcp128k")
+            for b in $raw; do items+=("ours stream $b"); done ;;
     rr) items+=("ours rr udp" "ours rr uring:udp" "ours rr tcp" "ours rr uring:tcp" "ours rr udp,busy" "ours rr udp,block"
-                "ours4x8 rr tcp" "sockperf epoll" "sockperf spin" "sockperf spin-client") ;;
+                "ours4x8 rr tcp" "sockperf epoll" "sockperf spin" "sockperf spin-client")
+        for b in $raw; do items+=("ours rr $b"); done ;;
     crr) items+=("ours crr tcp" "ours crr uring:tcp" "floor") ;;
     *) echo "modes.sh: --modes: stream, rr, crr" >&2; exit 2 ;;
   esac

@@ -77,39 +77,7 @@ bed_up
 log() { [ "$quiet" = 1 ] || echo "bench-echo: $*" >&2; }
 log "$where; reflector on CPU $cpu_refl, generator on CPU $cpu_gen, idle $idle; rates $rates; ${warmup}s warm-up + ${duration}s per point"
 
-# ---- config strings per backend (the bypass drivers add their cases here) ----
-# A backend word is a driver prefix, optionally with extra keys after a comma, e.g.
-# "uring:udp,taskrun=signal" -> uring:udp:listen=ADDR:PORT,taskrun=signal (label: the word).
-server_spec() { # backend port
-  local base=${1%%,*} extra=
-  [ "$base" != "$1" ] && extra=,${1#*,}
-  case "$base" in
-    # bypass: the raw drivers own saddr on the server's veth (ARP answered by ringflow)
-    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${base#xdp:}$extra" ;;
-    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
-    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
-    *) echo "$base:listen=$saddr:$2$extra" ;;
-  esac
-}
-client_spec() {
-  local base=${1%%,*} extra=
-  [ "$base" != "$1" ] && extra=,${1#*,}
-  case "$base" in
-    xdp:*|dpdk:*) echo "udp:connect=$saddr:$2" ;; # bypass: the client is plain UDP sockets
-    *) echo "$base:connect=$saddr:$2$extra" ;;
-  esac
-}
-
-# bypass: raw drivers open no socket; they print one line when open ("xdp: ... mode" /
-# "dpdk: ... driver net_..."). Waits (bounded, 10 s: EAL start) for it.
-wait_raw_open() { # log pid
-  for _ in $(seq 200); do
-    kill -0 "$2" 2>/dev/null || return 1
-    grep -qE '^xdp: .* mode|^dpdk: .*driver net_' "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
+# ---- config strings per backend: server_spec, client_spec, wait_raw_open (bench/echo/bed.sh) ----
 
 # Turns two samples into JSON fields steal_pct and cpu_busy_pct.
 cpu_json() {
