@@ -6,6 +6,9 @@
  * sockets that is one SO_REUSEPORT socket per poller). Built only on the public headers.
  *
  *   ringflow-echo --backend udp:listen=0.0.0.0:9000 --cores 1 --idle busy
+ *
+ * With --sink it echoes nothing: it is the far end of ringflow-loadgen --mode stream, counting
+ * what arrives and answering the loadgen's report request (lg_sink.c).
  */
 #include <errno.h>
 #include <getopt.h>

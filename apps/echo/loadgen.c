@@ -7,6 +7,7 @@
  * For each rate it runs one point (lg_run.c) and prints a table row, or with --json one JSON
  * object per point on stdout; a progress line per point goes to stderr. A saturated point is
  * a result, not an error: the exit status is 0 unless something failed.
+ * --mode stream|rr|crr runs one point of a netperf-style mode instead (lg_modes_main.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,6 +42,7 @@ static void usage(FILE *f)
 		"usage: ringflow-loadgen --backend SPEC [--rates 20k,100k,200k,400k,800k,1.6M]\n"
 		"         [--size 100] [--warmup 1] [--duration 5] [--json] [--cores TX[,RX]]\n"
 		"         [--burst 32] [--drain-ms 200] [--pool 8192] [--label NAME]\n"
+		"         [--mode echo|stream|rr|crr] [--conns 1] [--outstanding 1] [--wait spin|block]\n"
 		"  Open loop: sends at each fixed rate whatever comes back, times every reply\n"
 		"  (RTT from CLOCK_MONOTONIC in the message). A point is saturated when received <\n"
 		"  99%% of offered or loss > 0.1%%. --cores TX: sender and receiver share one busy\n"
