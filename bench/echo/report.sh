@@ -127,7 +127,7 @@ set logscale xy
 set grid
 set xrange $xr
 set lmargin at screen 0.09
-set rmargin at screen 0.70
+set rmargin at screen 0.64
 set key outside right top Left reverse width 2 samplen 3
 set xlabel 'offered rate (msg/s)'
 set ylabel 'RTT (us)'
