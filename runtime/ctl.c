@@ -25,6 +25,7 @@
 
 #include <ringflow/ctl.h>
 #include <ringflow/log.h>
+#include <ringflow/qsbr.h>
 #include <ringflow/stats.h>
 
 #include "ctl_pvt.h"
@@ -318,12 +319,19 @@ static void *ctl_main(void *arg)
 {
 	struct rf_ctl *ctl = arg;
 	struct epoll_event evs[64];
+	/* A QSBR reader that is offline except while an app command runs (ctl_cmd.c), so app
+	 * commands may read RCU-protected tables (hash.h) and writers never wait for us. */
+	rf_qsbr_register();
+	rf_qsbr_offline();
 	for (;;) {
 		int n = epoll_wait(ctl->epfd, evs, 64, 100);
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
-			if (p == &ctl->stop_efd)
+			if (p == &ctl->stop_efd) {
+				rf_qsbr_online();
+				rf_qsbr_unregister();
 				return NULL;
+			}
 			if (p == &ctl->lfd || p == &ctl->hfd) {
 				on_accept(ctl, p == &ctl->lfd ? ctl->lfd : ctl->hfd, p == &ctl->hfd);
 				continue;

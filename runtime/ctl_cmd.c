@@ -11,6 +11,7 @@
 #include <ringflow/common.h>
 #include <ringflow/ctl.h>
 #include <ringflow/log.h>
+#include <ringflow/qsbr.h>
 #include <ringflow/stats.h>
 
 #include "ctl_pvt.h"
@@ -172,7 +173,9 @@ void rf_ctl_answer(struct rf_ctl *ctl, const char *line, size_t len, struct rf_b
 			snprintf(err, sizeof(err), "unknown command \"%.40s\": {\"cmd\":\"list\"} lists "
 				 "them", cmd);
 		} else {
+			rf_qsbr_online();
 			rc = c.fn(req, out, c.arg);
+			rf_qsbr_offline();
 			if (rc) {
 				snprintf(err, sizeof(err), "%.150s", out->len > mark ? out->p + mark : "failed");
 				if (rc == -E2BIG)

@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/ctl.h>
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
+#include <ringflow/stats.h>
 
 #include "lg_msg.h"
 #include "lg_run.h"
@@ -46,6 +48,7 @@ static void usage(FILE *f)
 		"  loop on CPU TX; --cores TX,RX: the receiver runs on CPU RX (drivers that can\n"
 		"  receive and send on two threads at once: udp).\n"
 		"  --label names the backend in the output (default: SPEC).\n"
+		"  --metrics IP:PORT serves Prometheus metrics there (docs/observing.md).\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
 	rf_io_print_usage(f);
@@ -82,9 +85,10 @@ int main(int argc, char **argv)
 		{"cores", required_argument, 0, 'c'},   {"burst", required_argument, 0, 'B'},
 		{"drain-ms", required_argument, 0, 'D'}, {"pool", required_argument, 0, 'P'},
 		{"label", required_argument, 0, 'L'},   {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+		{"metrics", required_argument, 0, 'M'}, {0, 0, 0, 0}};
+	const char *metrics = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:M:h", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
 		if (optarg && strchr("sBDP", c)) {
@@ -97,6 +101,7 @@ int main(int argc, char **argv)
 		case 'b': backend = optarg; break;
 		case 'r': rates_s = optarg; break;
 		case 'L': label = optarg; break;
+		case 'M': metrics = optarg; break;
 		case 'c': cores = optarg; break;
 		case 'j': json = true; break;
 		case 'w':
@@ -206,6 +211,25 @@ int main(int argc, char **argv)
 		return fail("out of memory for the reply tracker (shorter --duration or lower rates)");
 	}
 
+	/* The control socket and --metrics (docs/observing.md): the device and the pool. */
+	struct rf_stats *reg = rf_stats_create("loadgen");
+	struct rf_ctl *ctl = NULL;
+	if (reg) {
+		rf_stats_add_dev(reg, "loadgen0", dev);
+		rf_stats_add_pool(reg, "loadgen", pool);
+		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, err,
+				   sizeof(err));
+		if (!ctl && metrics) {
+			rf_stats_destroy(reg);
+			rf_lg_track_free(&track);
+			free(hist);
+			rf_io_close(dev);
+			rf_pktbuf_pool_free(pool);
+			return fail(err);
+		}
+		if (!ctl)
+			fprintf(stderr, "ringflow-loadgen: %s\n", err);
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -243,6 +267,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loadgen: driver counters: rx_drops %llu, tx_drops %llu, rx_nobuf %llu\n",
 			(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops,
 			(unsigned long long)st.rx_nobuf);
+	rf_ctl_stop(ctl);
+	rf_stats_destroy(reg);
 	rf_lg_track_free(&track);
 	free(hist);
 	rf_io_close(dev);

@@ -29,9 +29,11 @@
  * Thread-safety: rf_ctl_register may be called from any thread at any time; an app
  * command runs on the control thread, so it must be safe to run concurrently with the
  * pollers (read their data as the registry does, or hand the work to the service thread).
+ * The control thread is a QSBR reader (qsbr.h), online only while an app command runs, so a
+ * command may read RCU-protected tables (hash.h) directly.
  */
-#ifndef RINGFLOW_CTL_H
-#define RINGFLOW_CTL_H
+#ifndef RINGFLOW_CTLSOCK_H
+#define RINGFLOW_CTLSOCK_H
 
 #include <stddef.h>
 
@@ -87,4 +89,4 @@ int rf_ctl_dir(char *buf, size_t len);
 }
 #endif
 
-#endif /* RINGFLOW_CTL_H */
+#endif /* RINGFLOW_CTLSOCK_H */
