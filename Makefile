@@ -73,3 +73,8 @@ clean:
 .PHONY: bench-echo
 bench-echo: build
 	bash bench/echo/run.sh --build $(BUILD)
+
+# What scraping /metrics every 100 ms costs ringflow-echo (docs/observing.md), loopback.
+.PHONY: bench-observe
+bench-observe: build
+	bash bench/observe/scrape_cost.sh $(BUILD) 8 3 150k
