@@ -65,6 +65,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_net_frame -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
 	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/net
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_json
+	mkdir -p build-fuzz/corpus/json
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_json -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
+	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/json tests/fuzz/corpus/json
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

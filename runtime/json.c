@@ -504,7 +504,7 @@ void rf_json_write(struct rf_buf *b, const struct rf_json *j)
 	case RF_JSON_NULL: rf_buf_puts(b, "null"); break;
 	case RF_JSON_BOOL: rf_buf_puts(b, j->b ? "true" : "false"); break;
 	case RF_JSON_NUM:
-		if (isfinite(j->num) && j->num == (double)(long long)j->num && fabs(j->num) < 9e15)
+		if (isfinite(j->num) && fabs(j->num) < 9e15 && j->num == (double)(long long)j->num)
 			rf_buf_printf(b, "%lld", (long long)j->num);
 		else if (isfinite(j->num))
 			rf_buf_printf(b, "%.17g", j->num);

@@ -103,3 +103,16 @@ Test(json, writer_stops_at_its_ceiling)
 	cr_assert_str_eq(b.p, "\"a\\\"\\u0001\"");
 	rf_buf_free(&b);
 }
+
+Test(json, big_numbers_write_back_without_overflow)
+{
+	char err[160];
+	struct rf_json *j = parse("[5e222,-9e18,12345678901,0.5]", err); /* fuzz_json found 5e222 */
+	cr_assert_not_null(j, "%s", err);
+	struct rf_buf b;
+	rf_buf_init(&b, 1024);
+	rf_json_write(&b, j);
+	cr_assert_str_eq(b.p, "[5.0000000000000002e+222,-9e+18,12345678901,0.5]");
+	rf_buf_free(&b);
+	rf_json_free(j);
+}
