@@ -432,8 +432,10 @@ static void read_pool(struct rf_stat_set *s, const char *name, const struct rf_p
 	char path[128], lab[64];
 	snprintf(lab, sizeof(lab), "pool=%s", name);
 	struct rf_mempool *mp = rf_pktbuf_pool_mempool((struct rf_pktbuf_pool *)p);
-	unsigned avail = rf_pktbuf_pool_avail(p);
-	unsigned n = mp ? mp->n : 0;
+	struct rf_mempool_stats ms;
+	rf_mempool_stats_get(mp, &ms); /* zeroes for an external pool */
+	unsigned avail = mp ? ms.avail : rf_pktbuf_pool_avail(p);
+	unsigned n = ms.n;
 	snprintf(path, sizeof(path), "mempools/%s/size", name);
 	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_objects", lab, "Objects in the pool", n);
 	snprintf(path, sizeof(path), "mempools/%s/avail", name);
@@ -442,6 +444,16 @@ static void read_pool(struct rf_stat_set *s, const char *name, const struct rf_p
 	snprintf(path, sizeof(path), "mempools/%s/in_use", name);
 	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_in_use", lab, "Objects handed out",
 			  n >= avail ? n - avail : 0);
+	snprintf(path, sizeof(path), "mempools/%s/cache_misses", name);
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_cache_misses_total", lab,
+			  "Gets a thread's cache could not serve alone (they went to the ring)",
+			  ms.cache_misses);
+	snprintf(path, sizeof(path), "mempools/%s/cache_flushes", name);
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_cache_flushes_total", lab,
+			  "Puts that flushed a thread's cache to the ring", ms.cache_flushes);
+	snprintf(path, sizeof(path), "mempools/%s/empty", name);
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_empty_total", lab,
+			  "Gets that failed: the pool was empty", ms.empty);
 	snprintf(path, sizeof(path), "mempools/%s/hugepages", name);
 	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_hugepages", lab,
 			  "1 when the pool sits on hugepages", mp && rf_mempool_on_hugepages(mp));

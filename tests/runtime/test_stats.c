@@ -159,6 +159,13 @@ Test(stats, reads_while_pollers_run_see_counters_grow_and_end_exact)
 	rf_runtime_destroy(rt);
 }
 
+static void *fail_alloc(void *arg)
+{
+	struct rf_pktbuf *b[200];
+	cr_assert_eq(rf_pktbuf_alloc_bulk(arg, b, 200), -ENOBUFS);
+	return NULL;
+}
+
 Test(stats, app_sources_and_subtrees)
 {
 	struct rf_stats *st = rf_stats_create("app1");
@@ -184,6 +191,16 @@ Test(stats, app_sources_and_subtrees)
 	cr_assert_eq(get_u64(j, "rings/r0/capacity"), 64);
 	cr_assert_eq(get_u64(j, "mempools/p0/in_use"), 3);
 	cr_assert_eq(get_u64(j, "mempools/p0/size"), 128);
+	cr_assert_eq(get_u64(j, "mempools/p0/empty"), 0);
+	rf_json_free(j);
+	/* empty events: ask for more than is free, from this thread and from another */
+	struct rf_pktbuf *many[200];
+	cr_assert_eq(rf_pktbuf_alloc_bulk(pool, many, 126), -ENOBUFS);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, fail_alloc, pool), 0);
+	pthread_join(th, NULL);
+	j = read_tree(st, "mempools/p0");
+	cr_assert_eq(get_u64(j, "empty"), 2, "one from each thread, the exited one's kept");
 	rf_json_free(j);
 	struct rf_buf b;
 	rf_buf_init(&b, 4096);
