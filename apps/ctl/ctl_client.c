@@ -1,5 +1,5 @@
 /*
- * apps/ctl/ctl_client.c: finding ringflow processes (APP.PID.sock in the socket directories,
+ * apps/ctl/ctl_client.c: finding ringflow processes (APP.PID.sock in the socket directory,
  * the PID alive) and the request/answer exchange, every read bounded by a 5 s timeout.
  */
 #include <dirent.h>
@@ -47,26 +47,24 @@ static int scan(const char *dir, struct ctl_proc *out, int n, int max)
 		app[dot - e->d_name] = '\0';
 		out[n].pid = pid;
 		snprintf(out[n].app, sizeof(out[n].app), "%s", app);
-		snprintf(out[n].path, sizeof(out[n].path), "%s/%s", dir, e->d_name);
+		if (strlen(dir) + 1 + l >= sizeof(out[n].path))
+			continue; /* too long for a socket address anyway */
+		memcpy(out[n].path, dir, strlen(dir));
+		out[n].path[strlen(dir)] = '/';
+		memcpy(out[n].path + strlen(dir) + 1, e->d_name, l + 1);
 		n++;
 	}
 	closedir(d);
 	return n;
 }
 
+/* Only the directory this process would use itself (ctl.h): the same user and environment
+ * see the same processes; -s SOCKET reaches any other. */
 int ctl_find(struct ctl_proc *out, int max)
 {
 	char dir[128];
 	rf_ctl_dir(dir, sizeof(dir));
-	int n = scan(dir, out, 0, max);
-	char other[128];
-	const char *x = getenv("XDG_RUNTIME_DIR");
-	if (x && *x) { /* the other places a process of this user (or root) may have used */
-		snprintf(other, sizeof(other), "/tmp/ringflow-%u", (unsigned)geteuid());
-		n = scan(other, out, n, max);
-	}
-	n = scan("/run/ringflow", out, n, max);
-	return n;
+	return scan(dir, out, 0, max);
 }
 
 int ctl_connect(const char *path, char *err, size_t len)

@@ -16,7 +16,7 @@ struct ctl_proc {
 	char path[108];
 };
 
-/* Live processes with a socket in the socket directories (ctl.h), at most max. */
+/* Live processes with a socket in the socket directory (rf_ctl_dir, ctl.h), at most max. */
 int ctl_find(struct ctl_proc *out, int max);
 
 /* Connect to path; -1 and one line in err. */

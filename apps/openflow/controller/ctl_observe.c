@@ -45,6 +45,32 @@ static void handler_counters(struct rf_stat_set *s, void *arg)
 	}
 }
 
+/* The apps' PACKET_IN -> reply latency (ctl_app.h: bucket i counts [2^i, 2^(i+1)) us) as a
+ * histogram in seconds. The buckets keep no sum, so _sum adds each bucket's lower bound: a
+ * lower bound of the true sum (the help line says so). */
+static void reply_latency(struct rf_stat_set *s, void *arg)
+{
+	const struct ctl_observe *o = arg;
+	if (!o->view.net)
+		return;
+	static struct rf_stats_hist h; /* only the control thread reads it (one source) */
+	memset(&h, 0, sizeof(h));
+	h.nb = CTL_LAT_BUCKETS - 1;
+	h.scale = 1e-6;
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < CTL_LAT_BUCKETS; i++) {
+		if (i < h.nb)
+			h.le[i] = 2ull << i;
+		/* Relaxed: counters the I/O poller owns, a snapshot. */
+		uint64_t c = atomic_load_explicit(&o->view.net->lat[i], memory_order_relaxed);
+		atomic_store_explicit(&h.cnt[i], c, memory_order_relaxed);
+		sum += c * (i ? 1ull << i : 0);
+	}
+	atomic_store_explicit(&h.sum, sum, memory_order_relaxed);
+	rf_stats_emit_hist(s, "app/packet_in_to_reply", "controller_packet_in_reply_seconds", NULL,
+			   "PACKET_IN hand-off to reply queued (_sum: from bucket lower bounds)", &h);
+}
+
 /* Render a REST path into out; 0, or -errno with a message. */
 static int render(const struct ctl_observe *o, const char *path, struct rf_buf *out)
 {
@@ -134,6 +160,7 @@ struct ctl_observe *ctl_observe_start(const struct ctl_rest_view *view, struct c
 		rf_stats_add_ring(o->reg, name, view->h[i].out);
 	}
 	rf_stats_add_fn(o->reg, "handlers", handler_counters, o);
+	rf_stats_add_fn(o->reg, "latency", reply_latency, o);
 	o->ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = o->reg, .metrics = metrics}, err, len);
 	if (!o->ctl) {
 		rf_stats_destroy(o->reg);
