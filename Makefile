@@ -82,4 +82,4 @@ bench-echo: build
 # What scraping /metrics every 100 ms costs ringflow-echo (docs/observing.md), loopback.
 .PHONY: bench-observe
 bench-observe: build
-	bash bench/observe/scrape_cost.sh $(BUILD) 8 3 150k
+	bash bench/observe/scrape_cost.sh $(BUILD) 20 100k
