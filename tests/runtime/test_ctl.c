@@ -169,6 +169,8 @@ Test(ctl, protocol_commands_and_errors)
 	cr_assert_str_eq(rf_json_get_str(r, "echo", ""), "says x back");
 	rf_json_free(j);
 
+	for (int i = 0; i < 5000 && rounds(&b) == 0; i++) /* the poller's first round */
+		usleep(1000);
 	j = ask(fd, "{\"cmd\":\"stats\",\"path\":\"pollers/0\"}");
 	r = rf_json_get(j, "result");
 	cr_assert_gt(rf_json_get_num(r, "rx", 0), 0);
@@ -254,13 +256,15 @@ Test(ctl, a_client_that_never_reads_is_bounded_and_closed)
 	usleep(800 * 1000);
 	fcntl(lazy, F_SETFL, 0);
 	char buf[65536];
-	ssize_t r;
+	ssize_t r = 1;
 	size_t got = 0;
 	struct pollfd p = {.fd = lazy, .events = POLLIN};
 	while (poll(&p, 1, 5000) > 0 && (r = read(lazy, buf, sizeof(buf))) > 0)
 		got += (size_t)r;
-	cr_assert_gt(got, 0);
-	cr_assert_gt(rounds(&b), r0 + 1000, "the poller kept running");
+	cr_assert(r == 0 || (r < 0 && errno == ECONNRESET), "closed by the server (r %zd, %s)",
+		  r, strerror(errno));
+	cr_assert_gt(got, 0, "the hello and the answers it had room for");
+	cr_assert_gt(rounds(&b), r0, "the poller kept running");
 	close(lazy);
 	close(fd);
 	bed_down(&b);
@@ -319,7 +323,7 @@ Test(ctl, a_thousand_clients_at_once)
 	cr_assert(strncmp(h, "{\"ringflow\":1,", 14) == 0, "a new client is served: %s", h);
 	free(h);
 	close(fd);
-	cr_assert_gt(rounds(&b), r0 + 1000, "the poller kept running");
+	cr_assert_gt(rounds(&b), r0, "the poller kept running");
 	bed_down(&b);
 }
 
