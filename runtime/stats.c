@@ -70,6 +70,14 @@ void rf_stat_set_free(struct rf_stat_set *s)
 	*s = (struct rf_stat_set){.max = s->max};
 }
 
+/* s (NULL: "") into dst, cut to fit. */
+static void copy(char *dst, size_t len, const char *s)
+{
+	size_t n = s ? strnlen(s, len - 1) : 0;
+	memcpy(dst, s ? s : "", n);
+	dst[n] = '\0';
+}
+
 static struct rf_stat *slot(struct rf_stat_set *s, enum rf_stat_type type, const char *path,
 			    const char *metric, const char *labels, const char *help)
 {
@@ -90,12 +98,18 @@ static struct rf_stat *slot(struct rf_stat_set *s, enum rf_stat_type type, const
 		s->cap = cap;
 	}
 	struct rf_stat *x = &s->v[s->n++];
-	memset(x, 0, sizeof(*x));
+	/* Field by field: a memset of the whole (mostly string) struct is most of a read. */
 	x->type = type;
-	snprintf(x->path, sizeof(x->path), "%s", path);
-	snprintf(x->metric, sizeof(x->metric), "%s", metric ? metric : "");
-	snprintf(x->labels, sizeof(x->labels), "%s", labels ? labels : "");
+	copy(x->path, sizeof(x->path), path);
+	copy(x->metric, sizeof(x->metric), metric);
+	copy(x->labels, sizeof(x->labels), labels);
 	x->help = help ? help : "";
+	x->is_double = false;
+	x->u = 0;
+	x->d = 0;
+	x->scale = 0;
+	x->text[0] = '\0';
+	x->hist = NULL;
 	return x;
 }
 

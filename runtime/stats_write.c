@@ -237,59 +237,78 @@ out:
 
 static void metric_name(struct rf_buf *b, const char *m)
 {
-	char tmp[80];
-	snprintf(tmp, sizeof(tmp), "ringflow_%s", m);
-	for (char *c = tmp; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '_' || *c == ':'))
-			*c = '_';
-	rf_buf_puts(b, tmp);
+	char tmp[80] = "ringflow_";
+	size_t n = 9;
+	for (; *m && n < sizeof(tmp); m++, n++) {
+		char c = *m;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == ':';
+		tmp[n] = ok ? c : '_';
+	}
+	rf_buf_append(b, tmp, n);
 }
 
-static void escaped(struct rf_buf *b, const char *s, bool quote)
+/* s[0..n) with \ and newline (and " in label values) escaped; safe runs appended whole. */
+static void escaped(struct rf_buf *b, const char *s, size_t n, bool quote)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			rf_buf_puts(b, "\\\\");
-		else if (*s == '\n')
-			rf_buf_puts(b, "\\n");
-		else if (*s == '"' && quote)
-			rf_buf_puts(b, "\\\"");
-		else
-			rf_buf_append(b, s, 1);
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *esc = s[i] == '\\' ? "\\\\" : s[i] == '\n' ? "\\n"
+				: s[i] == '"' && quote ? "\\\"" : NULL;
+		if (!esc)
+			continue;
+		rf_buf_append(b, s + run, i - run);
+		rf_buf_puts(b, esc);
+		run = i + 1;
 	}
+	rf_buf_append(b, s + run, n - run);
 }
 
 /* {app="x",k="v",...[,extra]} */
 static void labels(struct rf_buf *b, const char *app, const char *lab, const char *extra)
 {
-	rf_buf_puts(b, "{app=\"");
-	escaped(b, app, true);
-	rf_buf_puts(b, "\"");
+	rf_buf_append(b, "{app=\"", 6);
+	escaped(b, app, strlen(app), true);
+	rf_buf_append(b, "\"", 1);
 	while (lab && *lab) {
 		size_t n = strcspn(lab, ",");
 		const char *eq = memchr(lab, '=', n);
 		if (eq) {
-			char k[64], v[128];
-			snprintf(k, sizeof(k), "%.*s", (int)(eq - lab), lab);
-			snprintf(v, sizeof(v), "%.*s", (int)(n - (size_t)(eq - lab) - 1), eq + 1);
-			rf_buf_printf(b, ",%s=\"", k);
-			escaped(b, v, true);
-			rf_buf_puts(b, "\"");
+			rf_buf_append(b, ",", 1);
+			rf_buf_append(b, lab, (size_t)(eq - lab));
+			rf_buf_append(b, "=\"", 2);
+			escaped(b, eq + 1, n - (size_t)(eq - lab) - 1, true);
+			rf_buf_append(b, "\"", 1);
 		}
 		lab += n;
 		if (*lab == ',')
 			lab++;
 	}
-	if (extra)
-		rf_buf_printf(b, ",%s", extra);
-	rf_buf_puts(b, "}");
+	if (extra) {
+		rf_buf_append(b, ",", 1);
+		rf_buf_puts(b, extra);
+	}
+	rf_buf_append(b, "}", 1);
+}
+
+/* " 123\n" without printf for integers (most samples). */
+static void u64_line(struct rf_buf *b, uint64_t u)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+	tmp[--i] = '\n';
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	tmp[--i] = ' ';
+	rf_buf_append(b, tmp + i, sizeof(tmp) - i);
 }
 
 static void number(struct rf_buf *b, uint64_t u, double scale)
 {
 	if (scale == 0 || scale == 1)
-		rf_buf_printf(b, " %llu\n", (unsigned long long)u);
+		u64_line(b, u);
 	else
 		rf_buf_printf(b, " %.10g\n", (double)u * scale);
 }
@@ -318,7 +337,7 @@ static void prom_sample(struct rf_buf *b, const char *app, const struct rf_stat 
 		metric_name(b, x->metric);
 		rf_buf_puts(b, "_bucket");
 		labels(b, app, x->labels, le);
-		rf_buf_printf(b, " %llu\n", (unsigned long long)cum);
+		u64_line(b, cum);
 	}
 	metric_name(b, x->metric);
 	rf_buf_puts(b, "_sum");
@@ -327,7 +346,7 @@ static void prom_sample(struct rf_buf *b, const char *app, const struct rf_stat 
 	metric_name(b, x->metric);
 	rf_buf_puts(b, "_count");
 	labels(b, app, x->labels, NULL);
-	rf_buf_printf(b, " %llu\n", (unsigned long long)cum);
+	u64_line(b, cum);
 }
 
 static const char *const type_name[] = {"counter", "gauge", "histogram", "untyped"};
@@ -354,7 +373,8 @@ int rf_stats_write_prometheus(struct rf_stats *st, struct rf_buf *b)
 			rf_buf_puts(b, "# HELP ");
 			metric_name(b, x->metric);
 			rf_buf_puts(b, " ");
-			escaped(b, x->help[0] ? x->help : x->metric, false);
+			const char *h = x->help[0] ? x->help : x->metric;
+			escaped(b, h, strlen(h), false);
 			rf_buf_puts(b, "\n# TYPE ");
 			metric_name(b, x->metric);
 			rf_buf_printf(b, " %s\n", type_name[x->type]);
