@@ -258,6 +258,11 @@ static unsigned poll_round(struct rf_poller *p)
 			work += w;
 		}
 	}
+	if (work) { /* busy round: count it and its batch size (log2 bucket, no search) */
+		unsigned k = 31u - (unsigned)__builtin_clz(work);
+		rf_counter_add(&p->busy_rounds, 1);
+		rf_counter_add(&p->batch[k < RF_RUNTIME_BATCH_BUCKETS ? k : RF_RUNTIME_BATCH_BUCKETS - 1], 1);
+	}
 	return work;
 }
 
@@ -328,7 +333,6 @@ static void *poller_main(void *arg)
 		rf_qsbr_quiescent();
 		prev_busy = work != 0;
 		if (work) {
-			rf_counter_add(&p->busy_rounds, 1);
 			empty = 0;
 			continue;
 		}
@@ -547,6 +551,16 @@ void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_co
 							       memory_order_relaxed) * ns_per_cyc);
 	out->sleep_ns = (uint64_t)((double)atomic_load_explicit(&rt->p[idx].sleep_cyc,
 								memory_order_relaxed) * ns_per_cyc);
+}
+
+int rf_runtime_batch_hist(const struct rf_runtime *rt, unsigned idx,
+			  uint64_t out[RF_RUNTIME_BATCH_BUCKETS])
+{
+	if (!rt || idx >= rt->n)
+		return -EINVAL;
+	for (unsigned k = 0; k < RF_RUNTIME_BATCH_BUCKETS; k++) /* relaxed: single writer */
+		out[k] = atomic_load_explicit(&rt->p[idx].batch[k], memory_order_relaxed);
+	return 0;
 }
 
 unsigned rf_runtime_npolls(const struct rf_runtime *rt, unsigned idx)

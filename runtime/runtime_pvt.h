@@ -48,6 +48,7 @@ struct rf_poller {
 	_Atomic uint64_t idle_cyc;    /* empty rounds (polling, found nothing) */
 	_Atomic uint64_t sleep_cyc;   /* blocked for idleness (adaptive) */
 	_Atomic uint64_t busy_rounds; /* rounds that did work */
+	_Atomic uint64_t batch[RF_RUNTIME_BATCH_BUCKETS]; /* busy rounds by log2 of their work */
 	/* Per poll function: work returned and rounds with work; written by the poller only
 	 * when a function did work. */
 	RF_CACHE_ALIGNED struct {

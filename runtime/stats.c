@@ -381,6 +381,28 @@ static void read_runtime(struct rf_stat_set *s, const struct rf_runtime *rt)
 				  "Gaps between rounds over the stall threshold (stall_us)", c.stalls);
 		emit_scaled(s, RF_STAT_GAUGE, P("stall_max_ns"), "poller_stall_max_seconds", lab,
 			    "Longest gap between two rounds (stall meter on)", c.stall_max_ns, 1e-9);
+		/* Work per busy round: bucket k holds [2^k, 2^(k+1)), so its le is 2^(k+1) - 1;
+		 * the sum is all work of busy rounds, the count the busy rounds. */
+		uint64_t bh[RF_RUNTIME_BATCH_BUCKETS];
+		if (rf_runtime_batch_hist(rt, i, bh) == 0) {
+			struct rf_stats_hist h;
+			memset(&h, 0, sizeof(h));
+			h.nb = RF_RUNTIME_BATCH_BUCKETS - 1;
+			uint64_t work = 0;
+			for (unsigned k = 0; k < RF_RUNTIME_BATCH_BUCKETS; k++) {
+				if (k < h.nb)
+					h.le[k] = (2ull << k) - 1;
+				atomic_store_explicit(&h.cnt[k], bh[k], memory_order_relaxed);
+			}
+			for (unsigned k = 0; k < rf_runtime_npolls(rt, i); k++) {
+				struct rf_poll_counters pc;
+				if (rf_runtime_poll_counters(rt, i, k, &pc) == 0)
+					work += pc.work;
+			}
+			atomic_store_explicit(&h.sum, work, memory_order_relaxed);
+			rf_stats_emit_hist(s, P("batch"), "poller_batch_size", lab,
+					   "Work per busy round (messages per burst, usually)", &h);
+		}
 		for (unsigned k = 0; k < rf_runtime_npolls(rt, i); k++) {
 			struct rf_poll_counters pc;
 			if (rf_runtime_poll_counters(rt, i, k, &pc))

@@ -206,6 +206,13 @@ int rf_runtime_call(struct rf_runtime *rt, void (*fn)(void *arg), void *arg);
 void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_counters *out);
 void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out);
 
+/* Work per busy round, as a histogram: bucket k < RF_RUNTIME_BATCH_BUCKETS - 1 counts rounds
+ * whose poll functions returned [2^k, 2^(k+1)) in total, the last bucket the rest (the batch
+ * size that OVS's pmd-stats and VPP's vector rate show). The counts sum to busy_rounds. */
+#define RF_RUNTIME_BATCH_BUCKETS 10
+int rf_runtime_batch_hist(const struct rf_runtime *rt, unsigned idx,
+			  uint64_t out[RF_RUNTIME_BATCH_BUCKETS]);
+
 /* Poll functions registered on poller idx (0 for a bad idx). */
 unsigned rf_runtime_npolls(const struct rf_runtime *rt, unsigned idx);
 

@@ -109,6 +109,14 @@ for s in 'ringflow_poller_busy_seconds_total{core="0",poller="0"}' 'ringflow_pol
 done
 tx=$(q 'ringflow_poller_tx_total{app="echo"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])')
 [ "$tx" = "$N" ] || fail "poller tx $tx, want $N"
+# a histogram with le buckets: one message at a time makes every busy round a batch of 1
+one() { q "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'; }
+b1=$(one 'ringflow_poller_batch_size_bucket{app="echo",poller="0",le="1"}')
+binf=$(one 'ringflow_poller_batch_size_bucket{app="echo",poller="0",le="+Inf"}')
+bcount=$(one 'ringflow_poller_batch_size_count{app="echo",poller="0"}')
+bsum=$(one 'ringflow_poller_batch_size_sum{app="echo",poller="0"}')
+[ "$b1" = "$N" ] && [ "$binf" = "$N" ] && [ "$bcount" = "$N" ] && [ "$bsum" = "$N" ] ||
+  fail "batch histogram: le=1 $b1, +Inf $binf, count $bcount, sum $bsum; want $N each"
 
 # the socket goes away with the process
 kill -TERM "$echo_pid"; wait "$echo_pid" || fail "echo exit status $?"

@@ -43,16 +43,27 @@ static unsigned counting_poll(struct rf_poller *p, void *arg)
 	return n;
 }
 
-/* The rounds counting_poll does work in, by replaying it. */
-static uint64_t expected_rounds(void)
+/* The rounds counting_poll does work in, by replaying it; by[k]: those with work in
+ * [2^k, 2^(k+1)) (the batch histogram's buckets). */
+static uint64_t expected_rounds_by(uint64_t by[3])
 {
 	uint64_t d = 0, r = 0;
+	by[0] = by[1] = by[2] = 0;
 	while (d < PER_POLLER) {
 		unsigned n = (unsigned)(d % 7) + 1;
-		d += d + n > PER_POLLER ? PER_POLLER - d : n;
+		if (d + n > PER_POLLER)
+			n = (unsigned)(PER_POLLER - d);
+		by[n >= 4 ? 2 : n >= 2 ? 1 : 0]++;
+		d += n;
 		r++;
 	}
 	return r;
+}
+
+static uint64_t expected_rounds(void)
+{
+	uint64_t by[3];
+	return expected_rounds_by(by);
 }
 
 static uint64_t get_u64(const struct rf_json *root, const char *path)
@@ -128,6 +139,16 @@ Test(stats, reads_while_pollers_run_see_counters_grow_and_end_exact)
 		snprintf(path, sizeof(path), "pollers/%u/polls/count/busy_rounds", i);
 		cr_assert_eq(get_u64(j, path), br, "one poll function: its busy rounds are the poller's");
 		cr_assert_eq(br, expected_rounds(), "poller %u busy rounds", i);
+		uint64_t by[3];
+		expected_rounds_by(by);
+		snprintf(path, sizeof(path), "pollers/%u/batch", i);
+		const struct rf_json *bh = rf_json_path(j, path);
+		cr_assert_not_null(bh);
+		cr_assert_eq((uint64_t)rf_json_get_num(bh, "count", 0), br, "batch count = busy rounds");
+		cr_assert_eq((uint64_t)rf_json_get_num(bh, "sum", 0), PER_POLLER, "batch sum = work");
+		const struct rf_json *cnt = rf_json_get(bh, "counts")->child;
+		for (unsigned k = 0; k < RF_RUNTIME_BATCH_BUCKETS; k++, cnt = cnt->next)
+			cr_assert_eq((uint64_t)cnt->num, k < 3 ? by[k] : 0, "batch bucket %u", k);
 		snprintf(path, sizeof(path), "pollers/%u/busy_ns", i);
 		cr_assert_gt(get_u64(j, path), 0);
 	}
