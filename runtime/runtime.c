@@ -136,6 +136,7 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 	rt->p = p;
 	rt->cyc0 = rf_cycles();
 	rt->ns0 = rf_now_ns();
+	rt->meter_ns = cfg->stall_us > 0;
 	rt->stop_efd = efd;
 	rt->wake_efd = wfd;
 	for (int i = 0; i < n; i++) {
@@ -287,7 +288,7 @@ void rf_runtime_wake(struct rf_runtime *rt, unsigned idx)
 
 /* Stall meter: the gap since the previous round's start (last_ns 0: none to compare with,
  * e.g. after a deliberate block). */
-static void meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t threshold_ns)
+static uint64_t meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t threshold_ns)
 {
 	uint64_t t = rf_now_ns();
 	if (*last_ns) {
@@ -298,6 +299,7 @@ static void meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t thresho
 			atomic_store_explicit(&p->stall_max_ns, gap, memory_order_relaxed);
 	}
 	*last_ns = t;
+	return t;
 }
 
 static void *poller_main(void *arg)
@@ -318,16 +320,23 @@ static void *poller_main(void *arg)
 		pthread_cond_wait(&rt->gate_cond, &rt->gate_lock);
 	pthread_mutex_unlock(&rt->gate_lock);
 	rf_qsbr_register();
-	t_prev = rf_cycles();
+	/* The time meter's clock: the stall meter's ns when that is on (one clock read a round
+	 * serves both), else the cycle counter (cheaper than the clock here). */
+	const bool tmeter = !rt->cfg.no_time_meter, in_ns = rt->meter_ns;
+	t_prev = in_ns ? rf_now_ns() : rf_cycles();
 	/* Relaxed: the flag carries no data; what the pollers did is published by pthread_join. */
 	while (!atomic_load_explicit(&rt->stop, memory_order_relaxed)) {
+		uint64_t t_now = 0;
 		if (stall_ns)
-			meter_round(p, &last_round_ns, stall_ns);
+			t_now = meter_round(p, &last_round_ns, stall_ns);
 		/* Time meter: the time since the previous round's start goes to what that round
-		 * was (busy or idle); one cycle-counter read a round. */
-		uint64_t t_now = rf_cycles();
-		rf_counter_add(prev_busy ? &p->busy_cyc : &p->idle_cyc, t_now - t_prev);
-		t_prev = t_now;
+		 * was (busy or idle). */
+		if (tmeter) {
+			if (!in_ns)
+				t_now = rf_cycles();
+			rf_counter_add(prev_busy ? &p->busy_cyc : &p->idle_cyc, t_now - t_prev);
+			t_prev = t_now;
+		}
 		unsigned work = poll_round(p);
 		rf_counter_add(&p->ctr.loops, 1);
 		rf_qsbr_quiescent();
@@ -350,11 +359,13 @@ static void *poller_main(void *arg)
 		}
 		rf_counter_add(&p->ctr.idle_blocks, 1);
 		rf_qsbr_offline();
-		uint64_t t_block = rf_cycles();
-		rf_counter_add(&p->idle_cyc, t_block - t_prev);
+		uint64_t t_block = in_ns ? rf_now_ns() : rf_cycles();
+		if (tmeter)
+			rf_counter_add(&p->idle_cyc, t_block - t_prev);
 		poller_block(p);
-		t_prev = rf_cycles();
-		rf_counter_add(&p->sleep_cyc, t_prev - t_block);
+		t_prev = in_ns ? rf_now_ns() : rf_cycles();
+		if (tmeter)
+			rf_counter_add(&p->sleep_cyc, t_prev - t_block);
 		prev_busy = false;
 		rf_qsbr_online();
 		last_round_ns = 0; /* a block is idleness asked for, not a stall */
@@ -544,7 +555,7 @@ void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_co
 	out->busy_rounds = atomic_load_explicit(&rt->p[idx].busy_rounds, memory_order_relaxed);
 	/* Cycles to ns at the rate measured since create (exact for the monotonic-clock build). */
 	uint64_t dc = rf_cycles() - rt->cyc0, dn = rf_now_ns() - rt->ns0;
-	double ns_per_cyc = dc && dn ? (double)dn / (double)dc : 1.0;
+	double ns_per_cyc = !rt->meter_ns && dc && dn ? (double)dn / (double)dc : 1.0;
 	out->busy_ns = (uint64_t)((double)atomic_load_explicit(&rt->p[idx].busy_cyc,
 							       memory_order_relaxed) * ns_per_cyc);
 	out->idle_ns = (uint64_t)((double)atomic_load_explicit(&rt->p[idx].idle_cyc,

@@ -42,8 +42,9 @@ struct rf_poller {
 	 * their own line so the hot counters keep theirs. */
 	RF_CACHE_ALIGNED _Atomic uint64_t stalls;
 	_Atomic uint64_t stall_max_ns;
-	/* Time meter (always on, one rf_cycles() a round): where the poller's time went, in
-	 * rf_cycles() units, written only by the poller; the stats readers convert to ns. */
+	/* Time meter (unless cfg.no_time_meter; one clock read a round): where the poller's
+	 * time went, in rf_cycles() units or ns (rt->meter_ns), written only by the poller; the
+	 * stats readers convert to ns. */
 	_Atomic uint64_t busy_cyc;    /* rounds that did work */
 	_Atomic uint64_t idle_cyc;    /* empty rounds (polling, found nothing) */
 	_Atomic uint64_t sleep_cyc;   /* blocked for idleness (adaptive) */
@@ -89,6 +90,7 @@ struct rf_runtime {
 	uint64_t stats_last_ns;
 	struct rf_counters stats_last;
 	uint64_t cyc0, ns0; /* rf_cycles() and rf_now_ns() at create: the cycle clock's rate */
+	bool meter_ns;      /* the time meter counts ns (stall meter on), else rf_cycles() */
 };
 
 /* A cheap cycle counter for the time meter: the TSC on x86-64, else the monotonic clock. */

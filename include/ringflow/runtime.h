@@ -71,6 +71,8 @@ struct rf_runtime_config {
 				  * two rounds counts as a stall (descheduled, host steal, a long
 				  * poll function); costs one clock read a round; 0 = off */
 	double stats_interval_s; /* > 0: the service thread prints a stats line this often */
+	bool no_time_meter;      /* true: no busy/idle/sleep split (rf_counters.busy_ns ... stay
+				  * 0), saving the cycle-counter read each round costs */
 	FILE *stats_out;         /* where the stats line goes; NULL = rf_log (log.h), info */
 };
 
@@ -91,9 +93,9 @@ struct rf_counters {
 	/* Stall meter (cfg.stall_us): round gaps over stall_us, and the longest gap. Totals:
 	 * the sum of stalls, the largest stall_max_ns. */
 	uint64_t stalls, stall_max_ns;
-	/* Time meter (always on): rounds that did work, and where the time went: rounds that
-	 * did work (busy), empty rounds (idle, polling), blocked for idleness (sleep), as in
-	 * `ovs-appctl dpif-netdev/pmd-stats-show`. Totals: sums. */
+	/* Rounds that did work, and the time meter (on unless cfg.no_time_meter): where the
+	 * time went: rounds that did work (busy), empty rounds (idle, polling), blocked for
+	 * idleness (sleep), as in `ovs-appctl dpif-netdev/pmd-stats-show`. Totals: sums. */
 	uint64_t busy_rounds, busy_ns, idle_ns, sleep_ns;
 };
 
