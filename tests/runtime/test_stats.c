@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ringflow/json.h>
@@ -283,4 +284,52 @@ Test(stats, bad_names_are_refused)
 	cr_assert_eq(rf_stats_add_counter(st, "a\"b", "", &c), -EINVAL);
 	cr_assert_eq(rf_stats_add_counter(st, "x", "", NULL), -EINVAL);
 	rf_stats_destroy(st);
+}
+
+static unsigned one_poll(struct rf_poller *p, void *arg)
+{
+	(void)p;
+	return atomic_fetch_add_explicit((_Atomic unsigned *)arg, 1, memory_order_relaxed) < 100000;
+}
+
+/* The meter in cycles (default), in ns (stall meter on: its clock read serves both), off. */
+Test(stats, time_meter_modes)
+{
+	const struct {
+		unsigned stall_us;
+		bool off;
+	} modes[] = {{0, false}, {100, false}, {0, true}};
+	for (unsigned m = 0; m < 3; m++) {
+		struct rf_runtime_config cfg = {.cores = "0", .idle = RF_IDLE_ADAPTIVE,
+						.stall_us = modes[m].stall_us,
+						.no_time_meter = modes[m].off};
+		char err[256];
+		struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
+		cr_assert_not_null(rt, "%s", err);
+		_Atomic unsigned calls = 0;
+		cr_assert_eq(rf_runtime_add_poll(rt, 0, one_poll, &calls, RF_POLL_WAKE), 0);
+		uint64_t t0 = 0;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		cr_assert_eq(rf_runtime_start(rt), 0);
+		while (atomic_load(&calls) < 100000)
+			usleep(1000);
+		usleep(20000); /* some idle time */
+		rf_runtime_stop(rt);
+		rf_runtime_join(rt);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t wall = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - t0;
+		struct rf_counters c;
+		rf_runtime_counters(rt, 0, &c);
+		cr_assert_eq(c.busy_rounds, 100000, "mode %u", m); /* calls 0..99999 did work */
+		if (modes[m].off) {
+			cr_assert_eq(c.busy_ns + c.idle_ns + c.sleep_ns, 0, "meter off");
+		} else {
+			cr_assert_gt(c.busy_ns, 0, "mode %u", m);
+			cr_assert_leq(c.busy_ns + c.idle_ns + c.sleep_ns, wall, "mode %u: more time than "
+				      "passed", m);
+		}
+		rf_runtime_destroy(rt);
+	}
 }
