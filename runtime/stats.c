@@ -1,10 +1,7 @@
 /*
- * runtime/stats.c: the stats registry (stats.h): its list of sources, and how each kind of
- * source is read into samples. The writers (JSON tree, Prometheus text) are in stats_write.c.
- *
- * Reading a source is only loads of counters their owners write with relaxed stores, plus
- * rf_pktbuf_pool_avail, which takes the mempool's slow-path lock (the one the pollers take
- * only when a thread first uses a pool), so no read ever makes a poller wait.
+ * runtime/stats.c: the stats registry (stats.h): sample sets, the list of sources, collect
+ * and reset. How each kind of source is read is in stats_sources.c; the writers (JSON tree,
+ * Prometheus text) are in stats_write.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,27 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ringflow/io.h>
-#include <ringflow/mempool.h>
-#include <ringflow/pktbuf.h>
-#include <ringflow/ring.h>
-#include <ringflow/runtime.h>
 #include <ringflow/stats.h>
 
 #include "stats_pvt.h"
-
-enum src_kind { SRC_RUNTIME, SRC_DEV, SRC_RING, SRC_POOL, SRC_COUNTER, SRC_GAUGE, SRC_GAUGE_FN,
-		SRC_HIST, SRC_FN };
-
-struct src {
-	enum src_kind kind;
-	char name[32];
-	const void *ptr;
-	double (*gauge_fn)(void *);
-	rf_stats_fn fn;
-	void *arg;
-	const char *help;
-};
 
 /* ---- histograms and sample sets --------------------------------------------------------- */
 
@@ -121,18 +100,6 @@ void rf_stats_emit_u64(struct rf_stat_set *s, enum rf_stat_type type, const char
 		x->u = v;
 }
 
-/* As rf_stats_emit_u64 with a Prometheus scale (ns counted, seconds shown). */
-static void emit_scaled(struct rf_stat_set *s, enum rf_stat_type type, const char *path,
-			const char *metric, const char *labels, const char *help, uint64_t v,
-			double scale)
-{
-	struct rf_stat *x = slot(s, type, path, metric, labels, help);
-	if (x) {
-		x->u = v;
-		x->scale = scale;
-	}
-}
-
 void rf_stats_emit_double(struct rf_stat_set *s, const char *path, const char *metric,
 			  const char *labels, const char *help, double v)
 {
@@ -181,7 +148,7 @@ void rf_stats_emit_hist(struct rf_stat_set *s, const char *path, const char *met
 struct rf_stats {
 	char app[32];
 	pthread_mutex_t lock; /* sources and baseline; never taken by a poller */
-	struct src *src;
+	struct rf_stats_src *src;
 	size_t nsrc, capsrc;
 	struct rf_stats_base *base; /* sorted by key */
 	size_t nbase;
@@ -230,7 +197,7 @@ const char *rf_stats_app(const struct rf_stats *st)
 	return st->app;
 }
 
-static int add(struct rf_stats *st, struct src s)
+static int add(struct rf_stats *st, struct rf_stats_src s)
 {
 	if (!st || !rf_stats_name_ok(s.name))
 		return -EINVAL;
@@ -242,7 +209,7 @@ static int add(struct rf_stats *st, struct src s)
 			rc = -EEXIST;
 	if (!rc && st->nsrc == st->capsrc) {
 		size_t cap = st->capsrc ? st->capsrc * 2 : 16;
-		struct src *v = realloc(st->src, cap * sizeof(*v));
+		struct rf_stats_src *v = realloc(st->src, cap * sizeof(*v));
 		if (!v)
 			rc = -ENOMEM;
 		else
@@ -254,9 +221,9 @@ static int add(struct rf_stats *st, struct src s)
 	return rc;
 }
 
-static struct src mk(enum src_kind k, const char *name, const void *ptr)
+static struct rf_stats_src mk(enum src_kind k, const char *name, const void *ptr)
 {
-	struct src s = {.kind = k, .ptr = ptr};
+	struct rf_stats_src s = {.kind = k, .ptr = ptr};
 	if (name && strlen(name) < sizeof(s.name))
 		snprintf(s.name, sizeof(s.name), "%s", name);
 	return s;
@@ -285,7 +252,7 @@ int rf_stats_add_pool(struct rf_stats *st, const char *name, const struct rf_pkt
 int rf_stats_add_counter(struct rf_stats *st, const char *name, const char *help,
 			 const _Atomic uint64_t *c)
 {
-	struct src s = mk(SRC_COUNTER, name, c);
+	struct rf_stats_src s = mk(SRC_COUNTER, name, c);
 	s.help = help;
 	return c ? add(st, s) : -EINVAL;
 }
@@ -293,7 +260,7 @@ int rf_stats_add_counter(struct rf_stats *st, const char *name, const char *help
 int rf_stats_add_gauge(struct rf_stats *st, const char *name, const char *help,
 		       const _Atomic uint64_t *g)
 {
-	struct src s = mk(SRC_GAUGE, name, g);
+	struct rf_stats_src s = mk(SRC_GAUGE, name, g);
 	s.help = help;
 	return g ? add(st, s) : -EINVAL;
 }
@@ -301,7 +268,7 @@ int rf_stats_add_gauge(struct rf_stats *st, const char *name, const char *help,
 int rf_stats_add_gauge_fn(struct rf_stats *st, const char *name, const char *help,
 			  double (*fn)(void *arg), void *arg)
 {
-	struct src s = mk(SRC_GAUGE_FN, name, NULL);
+	struct rf_stats_src s = mk(SRC_GAUGE_FN, name, NULL);
 	s.help = help;
 	s.gauge_fn = fn;
 	s.arg = arg;
@@ -311,14 +278,14 @@ int rf_stats_add_gauge_fn(struct rf_stats *st, const char *name, const char *hel
 int rf_stats_add_hist(struct rf_stats *st, const char *name, const char *help,
 		      const struct rf_stats_hist *h)
 {
-	struct src s = mk(SRC_HIST, name, h);
+	struct rf_stats_src s = mk(SRC_HIST, name, h);
 	s.help = help;
 	return h && h->nb && h->nb <= RF_STATS_HIST_MAX ? add(st, s) : -EINVAL;
 }
 
 int rf_stats_add_fn(struct rf_stats *st, const char *name, rf_stats_fn fn, void *arg)
 {
-	struct src s = mk(SRC_FN, name, NULL);
+	struct rf_stats_src s = mk(SRC_FN, name, NULL);
 	s.fn = fn;
 	s.arg = arg;
 	return fn ? add(st, s) : -EINVAL;
@@ -339,193 +306,11 @@ int rf_stats_remove(struct rf_stats *st, const char *name)
 	return rc;
 }
 
-/* ---- reading each kind of source -------------------------------------------------------- */
-
-static void read_runtime(struct rf_stat_set *s, const struct rf_runtime *rt)
-{
-	char path[128], lab[64];
-	for (unsigned i = 0; i < rf_runtime_ncores(rt); i++) {
-		struct rf_counters c;
-		rf_runtime_counters(rt, i, &c);
-		snprintf(lab, sizeof(lab), "poller=%u,core=%d", i, rf_runtime_cpu(rt, i));
-#define P(field) (snprintf(path, sizeof(path), "pollers/%u/%s", i, field), path)
-		rf_stats_emit_u64(s, RF_STAT_GAUGE, P("cpu"), NULL, NULL, NULL,
-				  (uint64_t)rf_runtime_cpu(rt, i));
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("rx"), "poller_rx_total", lab,
-				  "Messages received by the poller's poll functions", c.rx);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("tx"), "poller_tx_total", lab,
-				  "Messages sent by the poller's poll functions", c.tx);
-		char l2[96];
-		snprintf(l2, sizeof(l2), "%s,reason=ring_full", lab);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("drop_ring_full"), "poller_drops_total", l2,
-				  "Messages the poller dropped, by reason", c.drop_ring_full);
-		snprintf(l2, sizeof(l2), "%s,reason=pool_empty", lab);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("drop_pool_empty"), "poller_drops_total", l2,
-				  "Messages the poller dropped, by reason", c.drop_pool_empty);
-		snprintf(l2, sizeof(l2), "%s,reason=driver", lab);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("drop_driver"), "poller_drops_total", l2,
-				  "Messages the poller dropped, by reason", c.drop_driver);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("rounds"), "poller_rounds_total", lab,
-				  "Poll rounds (every poll function called once)", c.loops);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("busy_rounds"), "poller_busy_rounds_total", lab,
-				  "Poll rounds that did work", c.busy_rounds);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("idle_blocks"), "poller_idle_blocks_total", lab,
-				  "Times the poller blocked for idleness (adaptive)", c.idle_blocks);
-		emit_scaled(s, RF_STAT_COUNTER, P("busy_ns"), "poller_busy_seconds_total", lab,
-			    "Time in rounds that did work", c.busy_ns, 1e-9);
-		emit_scaled(s, RF_STAT_COUNTER, P("idle_ns"), "poller_idle_seconds_total", lab,
-			    "Time in empty rounds (polling, nothing found)", c.idle_ns, 1e-9);
-		emit_scaled(s, RF_STAT_COUNTER, P("sleep_ns"), "poller_sleep_seconds_total", lab,
-			    "Time blocked for idleness (adaptive)", c.sleep_ns, 1e-9);
-		rf_stats_emit_u64(s, RF_STAT_COUNTER, P("stalls"), "poller_stalls_total", lab,
-				  "Gaps between rounds over the stall threshold (stall_us)", c.stalls);
-		emit_scaled(s, RF_STAT_GAUGE, P("stall_max_ns"), "poller_stall_max_seconds", lab,
-			    "Longest gap between two rounds (stall meter on)", c.stall_max_ns, 1e-9);
-		/* Work per busy round: bucket k holds [2^k, 2^(k+1)), so its le is 2^(k+1) - 1;
-		 * the sum is all work of busy rounds, the count the busy rounds. */
-		uint64_t bh[RF_RUNTIME_BATCH_BUCKETS];
-		if (rf_runtime_batch_hist(rt, i, bh) == 0) {
-			struct rf_stats_hist h;
-			memset(&h, 0, sizeof(h));
-			h.nb = RF_RUNTIME_BATCH_BUCKETS - 1;
-			uint64_t work = 0;
-			for (unsigned k = 0; k < RF_RUNTIME_BATCH_BUCKETS; k++) {
-				if (k < h.nb)
-					h.le[k] = (2ull << k) - 1;
-				atomic_store_explicit(&h.cnt[k], bh[k], memory_order_relaxed);
-			}
-			for (unsigned k = 0; k < rf_runtime_npolls(rt, i); k++) {
-				struct rf_poll_counters pc;
-				if (rf_runtime_poll_counters(rt, i, k, &pc) == 0)
-					work += pc.work;
-			}
-			atomic_store_explicit(&h.sum, work, memory_order_relaxed);
-			rf_stats_emit_hist(s, P("batch"), "poller_batch_size", lab,
-					   "Work per busy round (messages per burst, usually)", &h);
-		}
-		for (unsigned k = 0; k < rf_runtime_npolls(rt, i); k++) {
-			struct rf_poll_counters pc;
-			if (rf_runtime_poll_counters(rt, i, k, &pc))
-				continue;
-			char l3[128];
-			snprintf(l3, sizeof(l3), "%s,poll=%s", lab, pc.name);
-			snprintf(path, sizeof(path), "pollers/%u/polls/%s/work", i, pc.name);
-			rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "poll_work_total", l3,
-					  "Work a poll function reported (messages, usually)", pc.work);
-			snprintf(path, sizeof(path), "pollers/%u/polls/%s/busy_rounds", i, pc.name);
-			rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "poll_busy_rounds_total", l3,
-					  "Calls of a poll function that did work", pc.rounds);
-		}
-#undef P
-	}
-}
-
-static void read_dev(struct rf_stat_set *s, const char *name, struct rf_io_dev *dev)
-{
-	struct rf_io_stats io;
-	rf_io_stats_get(dev, &io);
-	char path[128], lab[96];
-	snprintf(lab, sizeof(lab), "port=%s,driver=%s", name, rf_io_driver_name(dev));
-#define D(field) (snprintf(path, sizeof(path), "ports/%s/%s", name, field), path)
-	rf_stats_emit_text(s, D("driver"), rf_io_driver_name(dev));
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, D("queues"), "port_queues", lab, "Queues of the device",
-			  rf_io_nqueues(dev));
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("rx_pkts"), "port_rx_packets_total", lab,
-			  "Messages the driver handed to the app", io.rx_pkts);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("rx_bytes"), "port_rx_bytes_total", lab,
-			  "Payload bytes the driver handed to the app", io.rx_bytes);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("tx_pkts"), "port_tx_packets_total", lab,
-			  "Messages the driver sent or queued", io.tx_pkts);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("tx_bytes"), "port_tx_bytes_total", lab,
-			  "Payload bytes the driver sent or queued", io.tx_bytes);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("rx_nobuf"), "port_rx_nobuf_total", lab,
-			  "Receive bursts that found the buffer pool empty", io.rx_nobuf);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("rx_drops"), "port_rx_drops_total", lab,
-			  "Messages the driver dropped on receive", io.rx_drops);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("tx_drops"), "port_tx_drops_total", lab,
-			  "Messages the driver took but could not send", io.tx_drops);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, D("conns_open"), "port_connections", lab,
-			  "Connections open now (connection drivers)", io.conns_open);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("conns_total"), "port_connections_total", lab,
-			  "Connections accepted or made since open", io.conns_total);
-#undef D
-}
-
-static void read_ring(struct rf_stat_set *s, const char *name, const struct rf_ring *r)
-{
-	char path[128], lab[64];
-	snprintf(lab, sizeof(lab), "ring=%s", name);
-	snprintf(path, sizeof(path), "rings/%s/count", name);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "ring_entries", lab, "Entries in the ring now",
-			  rf_ring_count(r));
-	snprintf(path, sizeof(path), "rings/%s/capacity", name);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "ring_capacity", lab, "Slots of the ring",
-			  rf_ring_get_capacity(r));
-}
-
-static void read_pool(struct rf_stat_set *s, const char *name, const struct rf_pktbuf_pool *p)
-{
-	char path[128], lab[64];
-	snprintf(lab, sizeof(lab), "pool=%s", name);
-	struct rf_mempool *mp = rf_pktbuf_pool_mempool((struct rf_pktbuf_pool *)p);
-	struct rf_mempool_stats ms;
-	rf_mempool_stats_get(mp, &ms); /* zeroes for an external pool */
-	unsigned avail = mp ? ms.avail : rf_pktbuf_pool_avail(p);
-	unsigned n = ms.n;
-	snprintf(path, sizeof(path), "mempools/%s/size", name);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_objects", lab, "Objects in the pool", n);
-	snprintf(path, sizeof(path), "mempools/%s/avail", name);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_available", lab,
-			  "Free objects (common ring and every thread's cache)", avail);
-	snprintf(path, sizeof(path), "mempools/%s/in_use", name);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_in_use", lab, "Objects handed out",
-			  n >= avail ? n - avail : 0);
-	snprintf(path, sizeof(path), "mempools/%s/cache_misses", name);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_cache_misses_total", lab,
-			  "Gets a thread's cache could not serve alone (they went to the ring)",
-			  ms.cache_misses);
-	snprintf(path, sizeof(path), "mempools/%s/cache_flushes", name);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_cache_flushes_total", lab,
-			  "Puts that flushed a thread's cache to the ring", ms.cache_flushes);
-	snprintf(path, sizeof(path), "mempools/%s/empty", name);
-	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_empty_total", lab,
-			  "Gets that failed: the pool was empty", ms.empty);
-	snprintf(path, sizeof(path), "mempools/%s/hugepages", name);
-	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_hugepages", lab,
-			  "1 when the pool sits on hugepages", mp && rf_mempool_on_hugepages(mp));
-}
-
-static void read_src(struct rf_stat_set *s, const struct src *x)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "app/%s", x->name);
-	switch (x->kind) {
-	case SRC_RUNTIME: read_runtime(s, x->ptr); break;
-	case SRC_DEV: read_dev(s, x->name, (struct rf_io_dev *)x->ptr); break;
-	case SRC_RING: read_ring(s, x->name, x->ptr); break;
-	case SRC_POOL: read_pool(s, x->name, x->ptr); break;
-	case SRC_COUNTER:
-	case SRC_GAUGE: {
-		char metric[64];
-		snprintf(metric, sizeof(metric), "%s%s", x->name, x->kind == SRC_COUNTER ? "_total" : "");
-		/* Relaxed: single writer, a snapshot. */
-		rf_stats_emit_u64(s, x->kind == SRC_COUNTER ? RF_STAT_COUNTER : RF_STAT_GAUGE, path,
-				  metric, NULL, x->help,
-				  atomic_load_explicit((const _Atomic uint64_t *)x->ptr,
-						       memory_order_relaxed));
-		break;
-	}
-	case SRC_GAUGE_FN: rf_stats_emit_double(s, path, x->name, NULL, x->help, x->gauge_fn(x->arg)); break;
-	case SRC_HIST: rf_stats_emit_hist(s, path, x->name, NULL, x->help, x->ptr); break;
-	case SRC_FN: x->fn(s, x->arg); break;
-	}
-}
-
 void rf_stats_collect(struct rf_stats *st, struct rf_stat_set *s)
 {
 	pthread_mutex_lock(&st->lock);
 	for (size_t i = 0; i < st->nsrc; i++)
-		read_src(s, &st->src[i]);
+		rf_stats_read_src(s, &st->src[i]);
 	pthread_mutex_unlock(&st->lock);
 }
 

@@ -17,6 +17,23 @@ struct rf_stats_base {
 	uint64_t val; /* the counter at the last reset */
 };
 
+/* A registered source: what it is and how to read it. */
+enum src_kind { SRC_RUNTIME, SRC_DEV, SRC_RING, SRC_POOL, SRC_COUNTER, SRC_GAUGE, SRC_GAUGE_FN,
+		SRC_HIST, SRC_FN };
+
+struct rf_stats_src {
+	enum src_kind kind;
+	char name[32];
+	const void *ptr;
+	double (*gauge_fn)(void *);
+	rf_stats_fn fn;
+	void *arg;
+	const char *help;
+};
+
+/* Add source x's samples to s (stats_sources.c). */
+void rf_stats_read_src(struct rf_stat_set *s, const struct rf_stats_src *x);
+
 bool rf_stats_name_ok(const char *s);
 uint64_t rf_stats_key(const char *path);
 /* Subtract the reset baseline from the counters of s. */
