@@ -70,6 +70,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_lg_sink -max_total_time=$$(( $(FUZZ_TIME) / 2 + 1 )) -timeout=10 \
 	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/lg_sink
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_json
+	mkdir -p build-fuzz/corpus/json
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_json -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
+	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/json tests/fuzz/corpus/json
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz
@@ -83,3 +88,7 @@ bench-echo: build
 .PHONY: bench-modes
 bench-modes: build
 	bash bench/echo/modes.sh --build $(BUILD)
+# What scraping /metrics every 100 ms costs ringflow-echo (docs/observing.md), loopback.
+.PHONY: bench-observe
+bench-observe: build
+	bash bench/observe/scrape_cost.sh $(BUILD) 20 100k

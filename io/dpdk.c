@@ -47,6 +47,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
 #include "io/io_pvt.h"
@@ -200,8 +201,8 @@ static int eal_start(char *err, size_t len)
 		argv[argc++] = "-m";
 		argv[argc++] = DPDK_NO_HUGE_MB;
 		argv[argc++] = "--no-shconf";
-		fprintf(stderr, "dpdk: fewer than 128 free 2 MiB hugepages: EAL on normal pages "
-			"(--no-huge -m %s; reserve pages in /proc/sys/vm/nr_hugepages for hugepages)\n",
+		rf_log(RF_LOG_WARN, "dpdk: fewer than 128 free 2 MiB hugepages: EAL on normal pages "
+			"(--no-huge -m %s; reserve pages in /proc/sys/vm/nr_hugepages for hugepages)",
 			DPDK_NO_HUGE_MB);
 	}
 	argv[argc] = NULL;
@@ -573,7 +574,7 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	for (unsigned i = 0; i < x->nq; i++)
 		rf_net_init(&x->q[i].net, mac.addr_bytes, ip, htons((uint16_t)port));
 	dev->priv = x;
-	fprintf(stderr, "dpdk: %s (port %u, driver %s): %u queue%s, ring=%u, %u mbufs on %s\n",
+	rf_log(RF_LOG_INFO, "dpdk: %s (port %u, driver %s): %u queue%s, ring=%u, %u mbufs on %s",
 		devargs, x->port_id, info.driver_name, x->nq, x->nq == 1 ? "" : "s", nring, nmbufs,
 		rte_eal_has_hugepages() ? "hugepages" : "normal pages");
 	return 0;

@@ -11,7 +11,7 @@
  * UDP message (sendmsg) or one send per TCP connection with its framed bytes, all of a burst
  * submitted with one io_uring_enter (none with sqpoll=1, where a kernel thread polls the SQ).
  * When the kernel refuses multishot receive, the driver falls back to single-shot requests
- * re-armed after each completion, and says so once on stderr.
+ * re-armed after each completion, and says so once (rf_log).
  *
  * liburing 2.3 has no io_uring_setup_buf_ring(): the buffer ring is mmap()ed here and
  * registered with io_uring_register_buf_ring().
@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include <ringflow/io.h>
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
 #include "io_pvt.h"
@@ -123,8 +124,8 @@ static void say_once_single_shot(const char *why)
 {
 	static atomic_flag said = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
-		fprintf(stderr, "uring: multishot receive unavailable (%s): using single-shot "
-			"receives, one request re-armed per message\n", why);
+		rf_log(RF_LOG_INFO, "uring: multishot receive unavailable (%s): using single-shot "
+		       "receives, one request re-armed per message", why);
 }
 
 /* ---- submission ----------------------------------------------------------------------- */

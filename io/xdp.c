@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <ringflow/mempool.h>
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
 #include "io/io_pvt.h"
@@ -371,8 +372,8 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 			goto fail_close;
 		}
 	}
-	fprintf(stderr, "xdp: %s queue %u%s%.0u: %s mode, %s%s; rings fill=%u comp=%u rx=%u tx=%u; "
-		"UMEM %zu KiB on %s\n", ifname, queue, dev->nqueues > 1 ? "-" : "",
+	rf_log(RF_LOG_INFO, "xdp: %s queue %u%s%.0u: %s mode, %s%s; rings fill=%u comp=%u rx=%u tx=%u; "
+		"UMEM %zu KiB on %s", ifname, queue, dev->nqueues > 1 ? "-" : "",
 		dev->nqueues > 1 ? queue + dev->nqueues - 1 : 0,
 		x->prog.xdp_flags & XDP_FLAGS_SKB_MODE ? "skb" : "native",
 		rf_xsk_port_zerocopy(x->q[0].port) ? "zero-copy" : "copy",

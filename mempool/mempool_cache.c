@@ -48,6 +48,7 @@ static void rf_mp_thread_exit(void *unused)
 		struct rf_mempool *mp = rf_mp_slots[id].mp;
 		if (mp && rf_mp_slots[id].gen == t->gen) {
 			rf_mp_cache_drain(mp, t->cache);
+			rf_mp_cache_retire_locked(mp, t->cache);
 			rf_mp_cache_unlink_locked(mp, t->cache);
 			free(t->cache);
 		}
@@ -103,6 +104,35 @@ void rf_mempool_cache_flush(struct rf_mempool *mp)
 		rf_mp_cache_drain(mp, t->cache);
 }
 
+void rf_mp_cache_retire_locked(struct rf_mempool *mp, struct rf_mempool_cache *c)
+{
+	/* Relaxed: the cache's thread is gone or holds no reference any more. */
+	mp->slow->gone_misses += atomic_load_explicit(&c->misses, memory_order_relaxed);
+	mp->slow->gone_flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
+	mp->slow->gone_empty += atomic_load_explicit(&c->empty, memory_order_relaxed);
+}
+
+void rf_mempool_stats_get(const struct rf_mempool *mp, struct rf_mempool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!mp)
+		return;
+	st->n = mp->n;
+	st->avail = rf_mempool_avail_count(mp);
+	pthread_mutex_lock(&rf_mp_lock); /* keeps the caches alive while we read them */
+	st->cache_misses = mp->slow->gone_misses;
+	st->cache_flushes = mp->slow->gone_flushes;
+	st->empty = mp->slow->gone_empty +
+		    atomic_load_explicit(&mp->slow->empty_nocache, memory_order_relaxed);
+	for (struct rf_mempool_cache *k = mp->slow->caches; k; k = k->next) {
+		/* Relaxed: single-writer counters, a snapshot. */
+		st->cache_misses += atomic_load_explicit(&k->misses, memory_order_relaxed);
+		st->cache_flushes += atomic_load_explicit(&k->flushes, memory_order_relaxed);
+		st->empty += atomic_load_explicit(&k->empty, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&rf_mp_lock);
+}
+
 void rf_mp_caches_free_locked(struct rf_mempool *mp)
 {
 	struct rf_mempool_cache *c = mp->slow->caches;
@@ -126,17 +156,25 @@ static struct rf_mempool_cache *rf_mp_cache(struct rf_mempool *mp)
 int rf_mp_get_raw(struct rf_mempool *mp, void **objs, unsigned n)
 {
 	struct rf_mempool_cache *c = rf_mp_cache(mp);
-	if (c == NULL)
-		return rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n ? 0 : -ENOBUFS;
+	if (c == NULL) {
+		if (rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n)
+			return 0;
+		atomic_fetch_add_explicit(&mp->slow->empty_nocache, 1, memory_order_relaxed);
+		return -ENOBUFS;
+	}
 	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours only */
+	if (n > c->size || len < n)
+		rf_mp_count(&c->misses, 1);
 	if (n > c->size) {
 		/* Too big for the cache: straight from the ring, or ring and cache together. */
 		if (rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n)
 			return 0;
 		unsigned from_cache = len < n ? len : n;
 		unsigned from_ring = n - from_cache;
-		if (rf_ring_dequeue_bulk(mp->ring, objs, from_ring, NULL) != from_ring)
+		if (rf_ring_dequeue_bulk(mp->ring, objs, from_ring, NULL) != from_ring) {
+			rf_mp_count(&c->empty, 1);
 			return -ENOBUFS;
+		}
 		memcpy(objs + from_ring, &c->objs[len - from_cache], from_cache * sizeof(void *));
 		atomic_store_explicit(&c->len, len - from_cache, memory_order_relaxed);
 		return 0;
@@ -147,8 +185,10 @@ int rf_mp_get_raw(struct rf_mempool *mp, void **objs, unsigned n)
 		unsigned req = c->size + n - len;
 		if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) != req) {
 			req = n - len;
-			if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) != req)
+			if (rf_ring_dequeue_bulk(mp->ring, &c->objs[len], req, NULL) != req) {
+				rf_mp_count(&c->empty, 1);
 				return -ENOBUFS;
+			}
 		}
 		len += req;
 	}
@@ -169,6 +209,7 @@ void rf_mp_put_raw(struct rf_mempool *mp, void *const *objs, unsigned n)
 	if (len + n > c->flushthresh) {
 		/* Flush the oldest (coldest) objects, keeping size / 2 for the next gets. */
 		unsigned keep = c->size / 2;
+		rf_mp_count(&c->flushes, 1);
 		if (len > keep) {
 			rf_ring_enqueue_bulk(mp->ring, &c->objs[keep], len - keep, NULL);
 			len = keep;

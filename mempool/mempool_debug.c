@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <ringflow/log.h>
+
 #include "mempool_pvt.h"
 
 static void rf_mp_report(struct rf_mempool *mp, const char *what, const void *obj)
 {
 	atomic_fetch_add_explicit(&mp->debug_errors, 1, memory_order_relaxed); /* a counter */
-	fprintf(stderr, "ringflow: mempool '%s': %s %p (object %ld of %u)\n", mp->name, what,
+	rf_log(RF_LOG_ERR, "mempool '%s': %s %p (object %ld of %u)", mp->name, what,
 		obj, rf_mempool_obj_index(mp, obj), mp->n);
 }
 

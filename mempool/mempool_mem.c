@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <ringflow/log.h>
+
 #include "mempool_pvt.h"
 
 #ifndef MAP_HUGE_SHIFT
@@ -69,8 +71,8 @@ void *rf_mp_map_region(const char *name, size_t len, unsigned flags, size_t *map
 		return NULL; /* errno from mmap (ENOMEM) */
 	if (!(flags & (RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET)) &&
 	    !atomic_flag_test_and_set(&rf_mp_warned))
-		fprintf(stderr,
-			"ringflow: mempool '%s': no free 2 MiB hugepages (%s), using 4 KiB pages "
+		rf_log(RF_LOG_WARN,
+			"mempool '%s': no free 2 MiB hugepages (%s), using 4 KiB pages "
 			"(slower); reserve some as root: echo %zu > /proc/sys/vm/nr_hugepages\n",
 			name, strerror(huge_errno), rf_mp_round(len, RF_MP_2M) / RF_MP_2M + 8);
 	*mapped = l;

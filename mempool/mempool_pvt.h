@@ -15,7 +15,21 @@ enum { RF_MP_COOKIE_FREE = 0x5a, RF_MP_COOKIE_INUSE = 0xa5 };
 struct rf_mempool_slow_pvt {
 	struct rf_mempool_cache *caches; /* every thread's cache of this pool (under rf_mp_lock) */
 	_Atomic uint8_t *cookie;         /* debug mode: one per object, else NULL */
+	/* Counters of caches already freed (their threads exited), under rf_mp_lock, and of
+	 * gets without a cache that failed (any thread: a read-modify-write, on failure only). */
+	uint64_t gone_misses, gone_flushes, gone_empty;
+	_Atomic uint64_t empty_nocache;
 };
+
+/* Add n to a counter only its thread writes (no read-modify-write). */
+static inline void rf_mp_count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+/* Fold a cache's counters into the pool's before the cache is freed (under rf_mp_lock). */
+void rf_mp_cache_retire_locked(struct rf_mempool *mp, struct rf_mempool_cache *c);
 
 /* Serialises every slow path: pool create/free, cache attach/detach, avail_count. */
 extern pthread_mutex_t rf_mp_lock;

@@ -132,10 +132,11 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 		rt->cfg.spin_rounds = 2048;
 	if (!rt->cfg.block_ms)
 		rt->cfg.block_ms = 50;
-	if (!rt->cfg.stats_out)
-		rt->cfg.stats_out = stderr;
 	rt->n = (unsigned)n;
 	rt->p = p;
+	rt->cyc0 = rf_cycles();
+	rt->ns0 = rf_now_ns();
+	rt->meter_ns = cfg->stall_us > 0;
 	rt->stop_efd = efd;
 	rt->wake_efd = wfd;
 	for (int i = 0; i < n; i++) {
@@ -250,8 +251,19 @@ static void poller_block(struct rf_poller *p)
 static unsigned poll_round(struct rf_poller *p)
 {
 	unsigned work = 0;
-	for (unsigned i = 0; i < p->npolls; i++)
-		work += p->polls[i].fn(p, p->polls[i].arg);
+	for (unsigned i = 0; i < p->npolls; i++) {
+		unsigned w = p->polls[i].fn(p, p->polls[i].arg);
+		if (w) { /* per-function counters: written only when it did work */
+			rf_counter_add(&p->pctr[i].work, w);
+			rf_counter_add(&p->pctr[i].rounds, 1);
+			work += w;
+		}
+	}
+	if (work) { /* busy round: count it and its batch size (log2 bucket, no search) */
+		unsigned k = 31u - (unsigned)__builtin_clz(work);
+		rf_counter_add(&p->busy_rounds, 1);
+		rf_counter_add(&p->batch[k < RF_RUNTIME_BATCH_BUCKETS ? k : RF_RUNTIME_BATCH_BUCKETS - 1], 1);
+	}
 	return work;
 }
 
@@ -276,7 +288,7 @@ void rf_runtime_wake(struct rf_runtime *rt, unsigned idx)
 
 /* Stall meter: the gap since the previous round's start (last_ns 0: none to compare with,
  * e.g. after a deliberate block). */
-static void meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t threshold_ns)
+static uint64_t meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t threshold_ns)
 {
 	uint64_t t = rf_now_ns();
 	if (*last_ns) {
@@ -287,6 +299,7 @@ static void meter_round(struct rf_poller *p, uint64_t *last_ns, uint64_t thresho
 			atomic_store_explicit(&p->stall_max_ns, gap, memory_order_relaxed);
 	}
 	*last_ns = t;
+	return t;
 }
 
 static void *poller_main(void *arg)
@@ -298,6 +311,8 @@ static void *poller_main(void *arg)
 	const uint64_t stall_ns = (uint64_t)rt->cfg.stall_us * 1000;
 	uint64_t last_round_ns = 0;
 	unsigned empty = 0;
+	uint64_t t_prev = 0;
+	bool prev_busy = false;
 
 	/* Wait at the gate until start() has pinned every poller (or given up). */
 	pthread_mutex_lock(&rt->gate_lock);
@@ -305,13 +320,27 @@ static void *poller_main(void *arg)
 		pthread_cond_wait(&rt->gate_cond, &rt->gate_lock);
 	pthread_mutex_unlock(&rt->gate_lock);
 	rf_qsbr_register();
+	/* The time meter's clock: the stall meter's ns when that is on (one clock read a round
+	 * serves both), else the cycle counter (cheaper than the clock here). */
+	const bool tmeter = !rt->cfg.no_time_meter, in_ns = rt->meter_ns;
+	t_prev = in_ns ? rf_now_ns() : rf_cycles();
 	/* Relaxed: the flag carries no data; what the pollers did is published by pthread_join. */
 	while (!atomic_load_explicit(&rt->stop, memory_order_relaxed)) {
+		uint64_t t_now = 0;
 		if (stall_ns)
-			meter_round(p, &last_round_ns, stall_ns);
+			t_now = meter_round(p, &last_round_ns, stall_ns);
+		/* Time meter: the time since the previous round's start goes to what that round
+		 * was (busy or idle). */
+		if (tmeter) {
+			if (!in_ns)
+				t_now = rf_cycles();
+			rf_counter_add(prev_busy ? &p->busy_cyc : &p->idle_cyc, t_now - t_prev);
+			t_prev = t_now;
+		}
 		unsigned work = poll_round(p);
 		rf_counter_add(&p->ctr.loops, 1);
 		rf_qsbr_quiescent();
+		prev_busy = work != 0;
 		if (work) {
 			empty = 0;
 			continue;
@@ -330,7 +359,14 @@ static void *poller_main(void *arg)
 		}
 		rf_counter_add(&p->ctr.idle_blocks, 1);
 		rf_qsbr_offline();
+		uint64_t t_block = in_ns ? rf_now_ns() : rf_cycles();
+		if (tmeter)
+			rf_counter_add(&p->idle_cyc, t_block - t_prev);
 		poller_block(p);
+		t_prev = in_ns ? rf_now_ns() : rf_cycles();
+		if (tmeter)
+			rf_counter_add(&p->sleep_cyc, t_prev - t_block);
+		prev_busy = false;
 		rf_qsbr_online();
 		last_round_ns = 0; /* a block is idleness asked for, not a stall */
 		atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
@@ -516,6 +552,55 @@ void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_co
 	out->idle_blocks = atomic_load_explicit(&c->idle_blocks, memory_order_relaxed);
 	out->stalls = atomic_load_explicit(&rt->p[idx].stalls, memory_order_relaxed);
 	out->stall_max_ns = atomic_load_explicit(&rt->p[idx].stall_max_ns, memory_order_relaxed);
+	out->busy_rounds = atomic_load_explicit(&rt->p[idx].busy_rounds, memory_order_relaxed);
+	/* Cycles to ns at the rate measured since create (exact for the monotonic-clock build). */
+	uint64_t dc = rf_cycles() - rt->cyc0, dn = rf_now_ns() - rt->ns0;
+	double ns_per_cyc = !rt->meter_ns && dc && dn ? (double)dn / (double)dc : 1.0;
+	out->busy_ns = (uint64_t)((double)atomic_load_explicit(&rt->p[idx].busy_cyc,
+							       memory_order_relaxed) * ns_per_cyc);
+	out->idle_ns = (uint64_t)((double)atomic_load_explicit(&rt->p[idx].idle_cyc,
+							       memory_order_relaxed) * ns_per_cyc);
+	out->sleep_ns = (uint64_t)((double)atomic_load_explicit(&rt->p[idx].sleep_cyc,
+								memory_order_relaxed) * ns_per_cyc);
+}
+
+int rf_runtime_batch_hist(const struct rf_runtime *rt, unsigned idx,
+			  uint64_t out[RF_RUNTIME_BATCH_BUCKETS])
+{
+	if (!rt || idx >= rt->n)
+		return -EINVAL;
+	for (unsigned k = 0; k < RF_RUNTIME_BATCH_BUCKETS; k++) /* relaxed: single writer */
+		out[k] = atomic_load_explicit(&rt->p[idx].batch[k], memory_order_relaxed);
+	return 0;
+}
+
+unsigned rf_runtime_npolls(const struct rf_runtime *rt, unsigned idx)
+{
+	return idx < rt->n ? rt->p[idx].npolls : 0;
+}
+
+int rf_runtime_poll_name(struct rf_runtime *rt, unsigned idx, unsigned k, const char *name)
+{
+	if (!rt || idx >= rt->n || k >= rt->p[idx].npolls || !name)
+		return -EINVAL;
+	snprintf(rt->p[idx].pname[k], sizeof(rt->p[idx].pname[k]), "%s", name);
+	return 0;
+}
+
+int rf_runtime_poll_counters(const struct rf_runtime *rt, unsigned idx, unsigned k,
+			     struct rf_poll_counters *out)
+{
+	if (!rt || idx >= rt->n || k >= rt->p[idx].npolls)
+		return -EINVAL;
+	const struct rf_poller *p = &rt->p[idx];
+	/* Relaxed: single writer, a snapshot. */
+	out->work = atomic_load_explicit(&p->pctr[k].work, memory_order_relaxed);
+	out->rounds = atomic_load_explicit(&p->pctr[k].rounds, memory_order_relaxed);
+	if (p->pname[k][0])
+		snprintf(out->name, sizeof(out->name), "%s", p->pname[k]);
+	else
+		snprintf(out->name, sizeof(out->name), "poll%u", k);
+	return 0;
 }
 
 void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out)
@@ -532,6 +617,10 @@ void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out)
 		out->loops += c.loops;
 		out->idle_blocks += c.idle_blocks;
 		out->stalls += c.stalls;
+		out->busy_rounds += c.busy_rounds;
+		out->busy_ns += c.busy_ns;
+		out->idle_ns += c.idle_ns;
+		out->sleep_ns += c.sleep_ns;
 		if (c.stall_max_ns > out->stall_max_ns)
 			out->stall_max_ns = c.stall_max_ns;
 	}

@@ -42,6 +42,20 @@ struct rf_poller {
 	 * their own line so the hot counters keep theirs. */
 	RF_CACHE_ALIGNED _Atomic uint64_t stalls;
 	_Atomic uint64_t stall_max_ns;
+	/* Time meter (unless cfg.no_time_meter; one clock read a round): where the poller's
+	 * time went, in rf_cycles() units or ns (rt->meter_ns), written only by the poller; the
+	 * stats readers convert to ns. */
+	_Atomic uint64_t busy_cyc;    /* rounds that did work */
+	_Atomic uint64_t idle_cyc;    /* empty rounds (polling, found nothing) */
+	_Atomic uint64_t sleep_cyc;   /* blocked for idleness (adaptive) */
+	_Atomic uint64_t busy_rounds; /* rounds that did work */
+	_Atomic uint64_t batch[RF_RUNTIME_BATCH_BUCKETS]; /* busy rounds by log2 of their work */
+	/* Per poll function: work returned and rounds with work; written by the poller only
+	 * when a function did work. */
+	RF_CACHE_ALIGNED struct {
+		_Atomic uint64_t work, rounds;
+	} pctr[RF_RUNTIME_MAX_POLLS];
+	char pname[RF_RUNTIME_MAX_POLLS][24]; /* rf_runtime_poll_name; "" = unnamed */
 };
 
 struct rf_timer {
@@ -75,7 +89,20 @@ struct rf_runtime {
 	int stats_timer;
 	uint64_t stats_last_ns;
 	struct rf_counters stats_last;
+	uint64_t cyc0, ns0; /* rf_cycles() and rf_now_ns() at create: the cycle clock's rate */
+	bool meter_ns;      /* the time meter counts ns (stall meter on), else rf_cycles() */
 };
+
+/* A cheap cycle counter for the time meter: the TSC on x86-64, else the monotonic clock. */
+static inline uint64_t rf_cycles(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#else
+	extern uint64_t rf_now_ns(void);
+	return rf_now_ns();
+#endif
+}
 
 uint64_t rf_now_ns(void);
 void rf_service_init(struct rf_runtime *rt);

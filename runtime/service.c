@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ringflow/log.h>
 #include <ringflow/qsbr.h>
 #include <ringflow/runtime.h>
 
@@ -177,10 +178,14 @@ static void stats_tick(void *arg)
 	double s = (double)(t - rt->stats_last_ns) / 1e9;
 	char line[1024];
 	rf_runtime_stats_line(rt, line, sizeof(line));
-	fprintf(rt->cfg.stats_out, "[stats] rx/s %.0f tx/s %.0f | %s\n",
-		s > 0 ? (double)(now.rx - rt->stats_last.rx) / s : 0.0,
-		s > 0 ? (double)(now.tx - rt->stats_last.tx) / s : 0.0, line);
-	fflush(rt->cfg.stats_out);
+	double rx = s > 0 ? (double)(now.rx - rt->stats_last.rx) / s : 0.0;
+	double tx = s > 0 ? (double)(now.tx - rt->stats_last.tx) / s : 0.0;
+	if (rt->cfg.stats_out) {
+		fprintf(rt->cfg.stats_out, "[stats] rx/s %.0f tx/s %.0f | %s\n", rx, tx, line);
+		fflush(rt->cfg.stats_out);
+	} else {
+		rf_log(RF_LOG_INFO, "[stats] rx/s %.0f tx/s %.0f | %s", rx, tx, line);
+	}
 	rt->stats_last = now;
 	rt->stats_last_ns = t;
 }

@@ -23,6 +23,8 @@ PACKAGES=(
   openvswitch-switch iputils-ping curl
   # the controller web page test (headless)
   chromium
+  # observing (docs/observing.md): promtool checks the metrics, a real server scrapes them
+  prometheus
 )
 
 missing=()

@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/ctl.h>
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
+#include <ringflow/stats.h>
 
 #include "lg_sink.h"
 
@@ -50,6 +52,18 @@ static unsigned echo_poll(struct rf_poller *p, void *arg)
 	return n;
 }
 
+/* ctl command "peers": the device's connections (tcp; udp keeps no peer list). */
+static int echo_peers(const struct rf_json *req, struct rf_buf *out, void *arg)
+{
+	(void)req;
+	struct rf_io_stats st;
+	rf_io_stats_get(arg, &st);
+	rf_buf_printf(out, "{\"driver\":\"%s\",\"conns_open\":%llu,\"conns_total\":%llu}",
+		      rf_io_driver_name(arg), (unsigned long long)st.conns_open,
+		      (unsigned long long)st.conns_total);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -67,6 +81,7 @@ static void usage(FILE *out)
 		"  --sink                receive only (ringflow-loadgen --mode stream's far end): count\n"
 		"                        and checksum what arrives, answer the loadgen's report request\n"
 		"  --sink-check          as --sink, and verify every message's payload pattern\n"
+		"  --metrics IP:PORT     serve Prometheus metrics there (docs/observing.md)\n"
 		"Backends here:\n",
 		RF_IO_MAX_BURST);
 	rf_io_print_usage(out);
@@ -93,14 +108,16 @@ int main(int argc, char **argv)
 		{"burst", required_argument, NULL, 'n'},   {"buffers", required_argument, NULL, 'B'},
 		{"json", no_argument, NULL, 'j'},          {"help", no_argument, NULL, 'h'},
 		{"sink", no_argument, NULL, 'K'},          {"sink-check", no_argument, NULL, 'X'},
+		{"metrics", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0}};
 	const char *spec = NULL;
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 16384;
 	bool json = false;
 	int sink = 0; /* 1: --sink, 2: --sink-check */
+	const char *metrics = NULL;
 	int o;
-	while ((o = getopt_long(argc, argv, "b:c:i:s:n:B:jhKX", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "b:c:i:s:n:B:jhKXM:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'b': spec = optarg; break;
 		case 'c': rc.cores = optarg; break;
@@ -134,6 +151,7 @@ int main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'K': sink = sink ? sink : 1; break;
 		case 'X': sink = 2; break;
+		case 'M': metrics = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-echo: bad arguments: see ringflow-echo --help\n");
@@ -189,12 +207,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-echo: cannot start the pollers: %s\n", strerror(-r));
 		status = 1;
 	}
+	/* The control socket and --metrics (docs/observing.md), served by their own thread. */
+	struct rf_stats *reg = rf_stats_create("echo");
+	struct rf_ctl *ctl = NULL;
+	if (!status && reg) {
+		rf_stats_add_runtime(reg, rt);
+		rf_stats_add_dev(reg, "echo0", dev);
+		rf_stats_add_pool(reg, "echo", pool);
+		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, err,
+				   sizeof(err));
+		if (!ctl)
+			fprintf(stderr, "ringflow-echo: %s\n", err);
+		if (!ctl && metrics)
+			status = 1;
+		if (ctl)
+			rf_ctl_register(ctl, "peers", "connections of the device", echo_peers, dev);
+	}
+	if (status)
+		rf_runtime_stop(rt);
 	if (!status) {
 		fprintf(stderr, "ringflow-echo: %s on %u core(s), %s idle%s; Ctrl-C stops\n", spec, nq,
 			rc.idle == RF_IDLE_BUSY ? "busy" : "adaptive",
 			sink == 2 ? ", sink (checking payloads)" : sink ? ", sink" : "");
 		rf_runtime_wait(rt);
 		rf_runtime_join(rt);
+		rf_ctl_stop(ctl);
+		ctl = NULL;
 		struct rf_io_stats st;
 		rf_io_stats_get(dev, &st);
 		if (json) {
@@ -219,6 +257,8 @@ int main(int argc, char **argv)
 			       (unsigned long long)sq[i].sink.r.corrupt);
 		fflush(stdout);
 	}
+	rf_ctl_stop(ctl);
+	rf_stats_destroy(reg);
 	rf_runtime_destroy(rt);
 	rf_io_close(dev);
 	rf_pktbuf_pool_free(pool);

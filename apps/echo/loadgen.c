@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/ctl.h>
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
+#include <ringflow/stats.h>
 
 #include "lg_modes_main.h"
 #include "lg_msg.h"
@@ -57,6 +59,7 @@ static void usage(FILE *f)
 		"    crr     connect, one request and reply, close, repeated (TCP_CRR; tcp, uring:tcp)\n"
 		"  --wait spin|block  rr: spin between replies (default) or block in the driver after\n"
 		"            a few empty rounds (like a blocking client; for --conns 1)\n"
+		"  --metrics IP:PORT serves Prometheus metrics there (docs/observing.md).\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
 	rf_io_print_usage(f);
@@ -98,9 +101,10 @@ int main(int argc, char **argv)
 		{"label", required_argument, 0, 'L'},   {"help", no_argument, 0, 'h'},
 		{"mode", required_argument, 0, 'm'},    {"outstanding", required_argument, 0, 'O'},
 		{"conns", required_argument, 0, 'C'},   {"wait", required_argument, 0, 'W'},
-		{0, 0, 0, 0}};
+		{"metrics", required_argument, 0, 'M'}, {0, 0, 0, 0}};
+	const char *metrics = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:W:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:W:M:", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
 		if (optarg && strchr("sBDPOC", c)) {
@@ -113,6 +117,7 @@ int main(int argc, char **argv)
 		case 'b': backend = optarg; break;
 		case 'r': rates_s = optarg; break;
 		case 'L': label = optarg; break;
+		case 'M': metrics = optarg; break;
 		case 'c': cores = optarg; break;
 		case 'j': json = true; break;
 		case 'w':
@@ -211,6 +216,8 @@ int main(int argc, char **argv)
 	if (mode != RF_LG_MODE_ECHO) {
 		if (rx_cpu >= 0)
 			return fail("--cores TX,RX: only --mode echo splits sender and receiver; give one CPU");
+		if (metrics)
+			return fail("--metrics: only --mode echo serves metrics (the other modes run one point)");
 		/* Bounds in count as well as time: 2M transactions/s is far above this machine, and
 		 * at most 2^26 (rr's duplicate bitmap then takes 8 MiB). */
 		uint64_t max_msgs = (uint64_t)(duration * 2e6) + 1000;
@@ -257,6 +264,25 @@ int main(int argc, char **argv)
 		return fail("out of memory for the reply tracker (shorter --duration or lower rates)");
 	}
 
+	/* The control socket and --metrics (docs/observing.md): the device and the pool. */
+	struct rf_stats *reg = rf_stats_create("loadgen");
+	struct rf_ctl *ctl = NULL;
+	if (reg) {
+		rf_stats_add_dev(reg, "loadgen0", dev);
+		rf_stats_add_pool(reg, "loadgen", pool);
+		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, err,
+				   sizeof(err));
+		if (!ctl && metrics) {
+			rf_stats_destroy(reg);
+			rf_lg_track_free(&track);
+			free(hist);
+			rf_io_close(dev);
+			rf_pktbuf_pool_free(pool);
+			return fail(err);
+		}
+		if (!ctl)
+			fprintf(stderr, "ringflow-loadgen: %s\n", err);
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -294,6 +320,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loadgen: driver counters: rx_drops %llu, tx_drops %llu, rx_nobuf %llu\n",
 			(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops,
 			(unsigned long long)st.rx_nobuf);
+	rf_ctl_stop(ctl);
+	rf_stats_destroy(reg);
 	rf_lg_track_free(&track);
 	free(hist);
 	rf_io_close(dev);

@@ -80,6 +80,10 @@ struct rf_mempool_cache {
 	unsigned flushthresh;  /* a put that would pass this flushes down to size / 2 first */
 	struct rf_mempool_cache *next, *prev; /* the pool's list (under the mempool lock) */
 	struct rf_mempool *mp;
+	/* Slow-path events, written only by this cache's thread (relaxed load + store), read by
+	 * rf_mempool_stats_get: gets the cache could not serve (they went to the ring), flushes
+	 * to the ring, gets that failed because the pool was empty. */
+	_Atomic uint64_t misses, flushes, empty;
 	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size slots */
 };
 
@@ -127,6 +131,19 @@ unsigned rf_mempool_avail_count(const struct rf_mempool *mp);
 
 /* Objects handed out: n - avail_count (same snapshot rules). */
 unsigned rf_mempool_in_use_count(const struct rf_mempool *mp);
+
+/* A pool's counters (rf_mempool_stats_get). The fast path (a get or put the thread's cache
+ * serves) counts nothing, so there is no hit count; misses are gets that went to the ring. */
+struct rf_mempool_stats {
+	unsigned n, avail;     /* objects; free now (as rf_mempool_avail_count) */
+	uint64_t cache_misses; /* gets the calling thread's cache could not serve alone */
+	uint64_t cache_flushes; /* puts that flushed a cache to the ring */
+	uint64_t empty;        /* gets that failed: the pool had too few free objects */
+};
+
+/* Snapshot of mp's counters (every thread's, including threads that have exited). Takes
+ * the mempool lock, like rf_mempool_avail_count; any thread. */
+void rf_mempool_stats_get(const struct rf_mempool *mp, struct rf_mempool_stats *st);
 
 /* Moves every object in the calling thread's cache of mp back to the ring, so other threads
  * can get them. Cheap when the cache is empty. Thread-safe. */

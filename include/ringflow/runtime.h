@@ -71,7 +71,9 @@ struct rf_runtime_config {
 				  * two rounds counts as a stall (descheduled, host steal, a long
 				  * poll function); costs one clock read a round; 0 = off */
 	double stats_interval_s; /* > 0: the service thread prints a stats line this often */
-	FILE *stats_out;         /* where the stats line goes; NULL = stderr */
+	bool no_time_meter;      /* true: no busy/idle/sleep split (rf_counters.busy_ns ... stay
+				  * 0), saving the cycle-counter read each round costs */
+	FILE *stats_out;         /* where the stats line goes; NULL = rf_log (log.h), info */
 };
 
 /* One poller's counters: written only by that poller, readable by anyone. */
@@ -91,6 +93,17 @@ struct rf_counters {
 	/* Stall meter (cfg.stall_us): round gaps over stall_us, and the longest gap. Totals:
 	 * the sum of stalls, the largest stall_max_ns. */
 	uint64_t stalls, stall_max_ns;
+	/* Rounds that did work, and the time meter (on unless cfg.no_time_meter): where the
+	 * time went: rounds that did work (busy), empty rounds (idle, polling), blocked for
+	 * idleness (sleep), as in `ovs-appctl dpif-netdev/pmd-stats-show`. Totals: sums. */
+	uint64_t busy_rounds, busy_ns, idle_ns, sleep_ns;
+};
+
+/* One poll function's counters (rf_runtime_poll_counters). */
+struct rf_poll_counters {
+	uint64_t work;   /* sum of what it returned */
+	uint64_t rounds; /* calls that returned > 0 */
+	char name[24];   /* rf_runtime_poll_name, or "pollK" */
 };
 
 /* A poll function: do one round of work, return how much was done (0 = nothing). */
@@ -194,6 +207,24 @@ int rf_runtime_call(struct rf_runtime *rt, void (*fn)(void *arg), void *arg);
 /* Snapshot of poller idx's counters / of the sum over all pollers. Any thread, any time. */
 void rf_runtime_counters(const struct rf_runtime *rt, unsigned idx, struct rf_counters *out);
 void rf_runtime_totals(const struct rf_runtime *rt, struct rf_counters *out);
+
+/* Work per busy round, as a histogram: bucket k < RF_RUNTIME_BATCH_BUCKETS - 1 counts rounds
+ * whose poll functions returned [2^k, 2^(k+1)) in total, the last bucket the rest (the batch
+ * size that OVS's pmd-stats and VPP's vector rate show). The counts sum to busy_rounds. */
+#define RF_RUNTIME_BATCH_BUCKETS 10
+int rf_runtime_batch_hist(const struct rf_runtime *rt, unsigned idx,
+			  uint64_t out[RF_RUNTIME_BATCH_BUCKETS]);
+
+/* Poll functions registered on poller idx (0 for a bad idx). */
+unsigned rf_runtime_npolls(const struct rf_runtime *rt, unsigned idx);
+
+/* Name poll function k (0-based, in the order added) of poller idx, for the stats (at most
+ * 23 characters kept). 0 or -EINVAL. Before start. */
+int rf_runtime_poll_name(struct rf_runtime *rt, unsigned idx, unsigned k, const char *name);
+
+/* Snapshot of poll function k of poller idx. 0 or -EINVAL. Any thread, any time. */
+int rf_runtime_poll_counters(const struct rf_runtime *rt, unsigned idx, unsigned k,
+			     struct rf_poll_counters *out);
 
 /* One human line: totals then each core ("rx 10 tx 10 drop ring 0 pool 0 drv 0 | cpu0 ..."). */
 int rf_runtime_stats_line(const struct rf_runtime *rt, char *buf, size_t len);

@@ -333,3 +333,32 @@ Test(mempool_api, name_is_kept)
 	cr_assert_str_eq(mp->name, "");
 	rf_mempool_free(mp);
 }
+
+Test(mempool_api, stats_count_misses_flushes_and_empty_gets)
+{
+	struct rf_mempool *mp = rf_mempool_create("stats", 256, 64, 16, RF_MEMPOOL_NO_HUGE);
+	cr_assert_not_null(mp);
+	void *o[256];
+	struct rf_mempool_stats st;
+	rf_mempool_stats_get(mp, &st);
+	cr_assert_eq(st.n, 256);
+	cr_assert_eq(st.avail, 256);
+	cr_assert_eq(st.cache_misses + st.cache_flushes + st.empty, 0);
+	cr_assert_eq(rf_mempool_get_bulk(mp, o, 8), 0); /* empty cache: one miss, refill */
+	cr_assert_eq(rf_mempool_get_bulk(mp, o + 8, 8), 0); /* from the cache */
+	rf_mempool_stats_get(mp, &st);
+	cr_assert_eq(st.cache_misses, 1);
+	void *big[256];
+	cr_assert_eq(rf_mempool_get_bulk(mp, big, 241), -ENOBUFS); /* 240 free */
+	rf_mempool_put_bulk(mp, o, 16);                    /* cache: 24 (the threshold) */
+	cr_assert_eq(rf_mempool_get_bulk(mp, o, 16), 0);      /* 8 left */
+	cr_assert_eq(rf_mempool_get_bulk(mp, o + 16, 16), 0); /* a miss: refill to 32, 16 left */
+	rf_mempool_put_bulk(mp, o, 16);                       /* 32 > 24: flush to 8, then 24 */
+	rf_mempool_put_bulk(mp, o + 16, 16);                  /* 40 > 24: flush again */
+	rf_mempool_stats_get(mp, &st);
+	cr_assert_eq(st.empty, 1);
+	cr_assert_eq(st.avail, 256);
+	cr_assert_eq(st.cache_misses, 3, "first get, the failed bulk, the refill");
+	cr_assert_eq(st.cache_flushes, 2);
+	rf_mempool_free(mp);
+}

@@ -15,6 +15,7 @@
 
 #include "ctl.h"
 #include "ctl_app.h"
+#include "ctl_observe.h"
 #include "ctl_rest.h"
 
 static void usage(FILE *f)
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 		"  --ring N     each handler's input ring: N slots, a power of two 16..16384\n"
 		"               (default 16384; small rings exercise the held queues)\n"
 		"  --stall-us   count poll-round gaps over US per core (default 100, 0: off)\n"
+		"  --metrics    serve Prometheus metrics at IP:PORT (docs/observing.md)\n"
 		"Stops cleanly on SIGINT/SIGTERM.\n");
 }
 
@@ -42,12 +44,13 @@ int main(int argc, char **argv)
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
+	const char *metrics = NULL;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
 		{"rest", required_argument, 0, 'r'},   {"ring", required_argument, 0, 'R'},
-		{"stall-us", required_argument, 0, 'S'},
+		{"stall-us", required_argument, 0, 'S'}, {"metrics", required_argument, 0, 'M'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -56,6 +59,7 @@ int main(int argc, char **argv)
 		case 'c': cores = optarg; break;
 		case 'a': app = optarg; break;
 		case 'r': rest_at = optarg; break;
+		case 'M': metrics = optarg; break;
 		case 'i':
 			if (!strcmp(optarg, "busy"))
 				cfg.idle = RF_IDLE_BUSY;
@@ -111,6 +115,7 @@ int main(int argc, char **argv)
 	struct ctl_io *io = NULL;
 	struct ctl_apps *apps = NULL; /* the plain learning switch keeps its direct path */
 	struct ctl_rest *rest = NULL;
+	struct ctl_observe *obs = NULL; /* control socket and --metrics (docs/observing.md) */
 	struct ctl_rest_view view = {0};
 	if ((strcmp(app, "learning") != 0 || rest_at) &&
 	    !(apps = ctl_apps_create(app, 65536, err, sizeof(err)))) {
@@ -162,6 +167,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/\n",
 			(int)(strrchr(rest_at, ':') - rest_at), rest_at, ctl_rest_port(rest));
 	}
+	struct ctl_rest_view oview = {.net = apps ? ctl_apps_net(apps) : NULL, .rt = rt, .h = h,
+				      .nh = nh, .apps = app, .flows = apps ? ctl_apps_flows(apps) : NULL};
+	obs = ctl_observe_start(&oview, io, metrics, err, sizeof(err));
+	if (!obs) {
+		fprintf(stderr, "ringflow-controller: %s\n", err);
+		if (metrics) {
+			rf_runtime_stop(rt);
+			rf_runtime_join(rt);
+			goto out;
+		}
+	}
 	fprintf(stderr, "ringflow-controller: listening on %s:%ld, %u core(s), %u handler(s), "
 		"app %s\n", host, port, ncores, nh, app);
 	rf_qsbr_offline(); /* this thread only waits from now on */
@@ -169,6 +185,8 @@ int main(int argc, char **argv)
 	rf_runtime_join(rt);
 	ctl_rest_stop(rest);
 	rest = NULL;
+	ctl_observe_stop(obs);
+	obs = NULL;
 	rf_qsbr_online();
 	uint64_t pin = 0, fm = 0, po = 0;
 	for (unsigned i = 0; i < nh; i++) {
@@ -202,6 +220,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	ctl_rest_stop(rest);
+	ctl_observe_stop(obs);
 	rf_runtime_destroy(rt);
 	ctl_io_free(io);
 	for (unsigned i = 0; i < nh; i++) {

@@ -1,0 +1,411 @@
+/*
+ * apps/ctl/ctl.c: ringflow-ctl, the command line over a ringflow process's control socket.
+ *
+ *   ringflow-ctl list                          running ringflow processes
+ *   ringflow-ctl [-p PID | -s SOCKET] stats [PATH]
+ *   ringflow-ctl [-p PID | -s SOCKET] pollers  a pmd-stats-show-like table
+ *   ringflow-ctl [-p PID | -s SOCKET] top      refreshed every second
+ *   ringflow-ctl [-p PID | -s SOCKET] log-level [LEVEL]
+ *   ringflow-ctl [-p PID | -s SOCKET] CMD [KEY=VALUE...]   any other command (peers, ...)
+ * --json prints the answer as JSON everywhere. Built only on the public headers.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ringflow/json.h>
+
+#include "ctl_client.h"
+
+static bool json_out;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ringflow-ctl [--json] list\n"
+		"       ringflow-ctl [--json] [-p PID | -s SOCKET] stats [PATH]\n"
+		"       ringflow-ctl [--json] [-p PID | -s SOCKET] pollers\n"
+		"       ringflow-ctl [--json] [-p PID | -s SOCKET] top [--iterations N] [--interval S]\n"
+		"       ringflow-ctl [--json] [-p PID | -s SOCKET] log-level [err|warn|info|debug]\n"
+		"       ringflow-ctl [--json] [-p PID | -s SOCKET] CMD [KEY=VALUE...]  (help: list-commands)\n"
+		"Asks a running ringflow process over its control socket (docs/observing.md).\n"
+		"Without -p/-s, the one running ringflow process is used.\n");
+}
+
+static void print_json(const struct rf_json *j)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 256u << 20);
+	rf_json_write(&b, j);
+	printf("%s\n", b.p ? b.p : "");
+	rf_buf_free(&b);
+}
+
+/* Leaves as "path value" lines. */
+static void flatten(const struct rf_json *j, const char *prefix)
+{
+	if (j->type == RF_JSON_OBJ && !(rf_json_get(j, "le") && rf_json_get(j, "counts"))) {
+		for (const struct rf_json *c = j->child; c; c = c->next) {
+			char p[512];
+			snprintf(p, sizeof(p), "%s%s%s", prefix, *prefix ? "/" : "", c->key);
+			flatten(c, p);
+		}
+		return;
+	}
+	struct rf_buf b;
+	rf_buf_init(&b, 1u << 20);
+	rf_json_write(&b, j);
+	printf("%-48s %s\n", *prefix ? prefix : ".", b.p ? b.p : "");
+	rf_buf_free(&b);
+}
+
+static int cmd_list(void)
+{
+	struct ctl_proc p[256];
+	int n = ctl_find(p, 256);
+	if (json_out) {
+		printf("[");
+		for (int i = 0; i < n; i++)
+			printf("%s{\"pid\":%d,\"app\":\"%s\",\"socket\":\"%s\"}", i ? "," : "",
+			       (int)p[i].pid, p[i].app, p[i].path);
+		printf("]\n");
+		return 0;
+	}
+	printf("%-8s %-14s %s\n", "PID", "APP", "SOCKET");
+	for (int i = 0; i < n; i++)
+		printf("%-8d %-14s %s\n", (int)p[i].pid, p[i].app, p[i].path);
+	return 0;
+}
+
+/* The socket to use: -s, -p, or the only one running. */
+static int pick(const char *sock, long pid, char *path, size_t len)
+{
+	if (sock) {
+		snprintf(path, len, "%s", sock);
+		return 0;
+	}
+	struct ctl_proc p[256];
+	int n = ctl_find(p, 256), hit = -1, count = 0;
+	for (int i = 0; i < n; i++)
+		if (pid <= 0 || p[i].pid == pid)
+			hit = i, count++;
+	if (count == 1) {
+		snprintf(path, len, "%s", p[hit].path);
+		return 0;
+	}
+	if (pid > 0)
+		fprintf(stderr, "ringflow-ctl: no ringflow process %ld has a control socket: "
+			"ringflow-ctl list shows those that do\n", pid);
+	else if (count == 0)
+		fprintf(stderr, "ringflow-ctl: no ringflow process is running (or its socket is in "
+			"another directory: use -s SOCKET)\n");
+	else
+		fprintf(stderr, "ringflow-ctl: %d ringflow processes are running: pick one with "
+			"-p PID (ringflow-ctl list)\n", count);
+	return -1;
+}
+
+/* Ask and return the "result" member's tree (in *root, to free), or NULL after one line. */
+static const struct rf_json *ask(int fd, const char *req, struct rf_json **root)
+{
+	char err[256];
+	*root = ctl_ask(fd, req, err, sizeof(err));
+	if (!*root) {
+		fprintf(stderr, "ringflow-ctl: %s\n", err);
+		return NULL;
+	}
+	const char *e = rf_json_get_str(*root, "error", NULL);
+	if (e) {
+		fprintf(stderr, "ringflow-ctl: %s\n", e);
+		return NULL;
+	}
+	const struct rf_json *r = rf_json_get(*root, "result");
+	if (!r)
+		fprintf(stderr, "ringflow-ctl: an answer without \"result\"\n");
+	return r;
+}
+
+static double num(const struct rf_json *o, const char *k)
+{
+	return rf_json_get_num(o, k, 0);
+}
+
+static void pollers_table(const struct rf_json *pol)
+{
+	printf("%-6s %-4s %12s %7s %7s %7s %12s %12s %10s %8s %10s\n", "poller", "cpu", "rounds",
+	       "busy%", "idle%", "sleep%", "rx", "tx", "drops", "stalls", "stall_max");
+	for (const struct rf_json *p = pol->child; p; p = p->next) {
+		double b = num(p, "busy_ns"), i = num(p, "idle_ns"), s = num(p, "sleep_ns");
+		double t = b + i + s > 0 ? b + i + s : 1;
+		printf("%-6s %-4.0f %12.0f %6.1f%% %6.1f%% %6.1f%% %12.0f %12.0f %10.0f %8.0f %8.0fus\n",
+		       p->key, num(p, "cpu"), num(p, "rounds"), 100 * b / t, 100 * i / t, 100 * s / t,
+		       num(p, "rx"), num(p, "tx"),
+		       num(p, "drop_ring_full") + num(p, "drop_pool_empty") + num(p, "drop_driver"),
+		       num(p, "stalls"), num(p, "stall_max_ns") / 1e3);
+		const struct rf_json *polls = rf_json_get(p, "polls");
+		for (const struct rf_json *f = polls ? polls->child : NULL; f; f = f->next)
+			printf("       poll %-16s work %.0f in %.0f busy rounds\n", f->key,
+			       num(f, "work"), num(f, "busy_rounds"));
+	}
+}
+
+static volatile sig_atomic_t stop_top;
+static void on_int(int s)
+{
+	(void)s;
+	stop_top = 1;
+}
+
+/* top: two snapshots an interval apart; per-second rates from the difference. */
+static int cmd_top(int fd, long iterations, double interval)
+{
+	struct rf_json *prev = NULL;
+	const struct rf_json *pr = ask(fd, "{\"cmd\":\"stats\"}", &prev);
+	if (!pr) {
+		rf_json_free(prev);
+		return 1;
+	}
+	signal(SIGINT, on_int);
+	bool tty = isatty(1) && !json_out;
+	for (long it = 0; (iterations <= 0 || it < iterations) && !stop_top; it++) {
+		struct timespec ts = {(time_t)interval, (long)((interval - floor(interval)) * 1e9)};
+		nanosleep(&ts, NULL);
+		if (stop_top)
+			break;
+		struct rf_json *cur = NULL;
+		const struct rf_json *cr = ask(fd, "{\"cmd\":\"stats\"}", &cur);
+		if (!cr) {
+			rf_json_free(cur);
+			rf_json_free(prev);
+			return 1;
+		}
+		const struct rf_json *cp = rf_json_get(cr, "pollers"), *pp = rf_json_get(pr, "pollers");
+		const struct rf_json *cports = rf_json_get(cr, "ports"), *pports = rf_json_get(pr, "ports");
+		const struct rf_json *pools = rf_json_get(cr, "mempools");
+#define D(a, b, k) (num(a, k) - num(b, k))
+		if (json_out) {
+			printf("{\"pollers\":[");
+			for (const struct rf_json *p = cp ? cp->child : NULL; p; p = p->next) {
+				const struct rf_json *o = rf_json_get(pp, p->key);
+				double b = D(p, o, "busy_ns"), i = D(p, o, "idle_ns"), s = D(p, o, "sleep_ns");
+				double t = b + i + s > 0 ? b + i + s : 1;
+				printf("%s{\"poller\":\"%s\",\"busy_pct\":%.2f,\"rx_per_s\":%.0f,"
+				       "\"tx_per_s\":%.0f}", p == cp->child ? "" : ",", p->key,
+				       100 * b / t, D(p, o, "rx") / interval, D(p, o, "tx") / interval);
+			}
+			printf("],\"ports\":[");
+			for (const struct rf_json *p = cports ? cports->child : NULL; p; p = p->next) {
+				const struct rf_json *o = rf_json_get(pports, p->key);
+				printf("%s{\"port\":\"%s\",\"rx_per_s\":%.0f,\"tx_per_s\":%.0f,"
+				       "\"drops_per_s\":%.0f}", p == cports->child ? "" : ",", p->key,
+				       D(p, o, "rx_pkts") / interval, D(p, o, "tx_pkts") / interval,
+				       (D(p, o, "rx_drops") + D(p, o, "tx_drops") + D(p, o, "rx_nobuf")) /
+					       interval);
+			}
+			printf("]}\n");
+		} else {
+			if (tty)
+				printf("\033[H\033[2J");
+			char hello[64];
+			time_t now = time(NULL);
+			strftime(hello, sizeof(hello), "%H:%M:%S", localtime(&now));
+			printf("ringflow-ctl top  %s  every %.1f s  (Ctrl-C quits)\n\n", hello, interval);
+			printf("%-8s %-4s %7s %7s %7s %12s %12s\n", "POLLER", "CPU", "BUSY%", "IDLE%",
+			       "SLEEP%", "RX/s", "TX/s");
+			for (const struct rf_json *p = cp ? cp->child : NULL; p; p = p->next) {
+				const struct rf_json *o = rf_json_get(pp, p->key);
+				double b = D(p, o, "busy_ns"), i = D(p, o, "idle_ns"), s = D(p, o, "sleep_ns");
+				double t = b + i + s > 0 ? b + i + s : 1;
+				printf("%-8s %-4.0f %6.1f%% %6.1f%% %6.1f%% %12.0f %12.0f\n", p->key,
+				       num(p, "cpu"), 100 * b / t, 100 * i / t, 100 * s / t,
+				       D(p, o, "rx") / interval, D(p, o, "tx") / interval);
+			}
+			printf("\n%-12s %-6s %6s %12s %12s %10s %10s\n", "PORT", "DRIVER", "QUEUES",
+			       "RX/s", "TX/s", "DROPS/s", "NOBUF/s");
+			for (const struct rf_json *p = cports ? cports->child : NULL; p; p = p->next) {
+				const struct rf_json *o = rf_json_get(pports, p->key);
+				printf("%-12s %-6s %6.0f %12.0f %12.0f %10.0f %10.0f\n", p->key,
+				       rf_json_get_str(p, "driver", "?"), num(p, "queues"),
+				       D(p, o, "rx_pkts") / interval, D(p, o, "tx_pkts") / interval,
+				       (D(p, o, "rx_drops") + D(p, o, "tx_drops")) / interval,
+				       D(p, o, "rx_nobuf") / interval);
+			}
+			printf("\n%-12s %10s %10s %6s\n", "POOL", "IN USE", "SIZE", "USE%");
+			for (const struct rf_json *p = pools ? pools->child : NULL; p; p = p->next)
+				printf("%-12s %10.0f %10.0f %5.1f%%\n", p->key, num(p, "in_use"),
+				       num(p, "size"),
+				       num(p, "size") > 0 ? 100 * num(p, "in_use") / num(p, "size") : 0);
+		}
+#undef D
+		fflush(stdout);
+		rf_json_free(prev);
+		prev = cur;
+		pr = cr;
+	}
+	rf_json_free(prev);
+	return 0;
+}
+
+/* "k=v" arguments into a request object. */
+static int build_request(char *req, size_t len, const char *cmd, int argc, char **argv)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, len);
+	rf_buf_puts(&b, "{\"cmd\":");
+	rf_json_str(&b, cmd);
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq) {
+			fprintf(stderr, "ringflow-ctl: argument \"%s\": use KEY=VALUE\n", argv[i]);
+			rf_buf_free(&b);
+			return -1;
+		}
+		*eq = '\0';
+		rf_buf_puts(&b, ",");
+		rf_json_str(&b, argv[i]);
+		rf_buf_puts(&b, ":");
+		rf_json_str(&b, eq + 1);
+		*eq = '=';
+	}
+	rf_buf_puts(&b, "}");
+	int rc = b.full ? -1 : 0;
+	if (rc)
+		fprintf(stderr, "ringflow-ctl: request longer than %zu bytes\n", len);
+	else
+		snprintf(req, len, "%s", b.p);
+	rf_buf_free(&b);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},      {"pid", required_argument, NULL, 'p'},
+		{"socket", required_argument, NULL, 's'}, {"iterations", required_argument, NULL, 'n'},
+		{"interval", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	const char *sock = NULL;
+	long pid = 0, iterations = 0;
+	double interval = 1.0;
+	int o;
+	while ((o = getopt_long(argc, argv, "+jp:s:n:i:h", opts, NULL)) != -1) {
+		char *end;
+		switch (o) {
+		case 'j': json_out = true; break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || pid <= 0) {
+				fprintf(stderr, "ringflow-ctl: -p %s: a process id\n", optarg);
+				return 2;
+			}
+			break;
+		case 's': sock = optarg; break;
+		case 'n':
+			iterations = strtol(optarg, &end, 10);
+			if (*end || iterations < 1) {
+				fprintf(stderr, "ringflow-ctl: --iterations %s: a count >= 1\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (*end || !(interval >= 0.1 && interval <= 3600)) {
+				fprintf(stderr, "ringflow-ctl: --interval %s: seconds, 0.1..3600\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[optind++];
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list();
+	/* top takes its options after the command too */
+	if (strcmp(cmd, "top") == 0) {
+		for (; optind < argc; optind++) {
+			const char *a = argv[optind];
+			char *end = NULL;
+			if (strcmp(a, "--json") == 0) {
+				json_out = true;
+				continue;
+			}
+			if ((strcmp(a, "--iterations") == 0 || strcmp(a, "-n") == 0) && optind + 1 < argc) {
+				iterations = strtol(argv[++optind], &end, 10);
+				if (!*end && iterations >= 1)
+					continue;
+			} else if (strcmp(a, "--interval") == 0 && optind + 1 < argc) {
+				interval = strtod(argv[++optind], &end);
+				if (!*end && interval >= 0.1 && interval <= 3600)
+					continue;
+			}
+			fprintf(stderr, "ringflow-ctl: top [--iterations N] [--interval S]: bad \"%s\"\n", a);
+			return 2;
+		}
+	}
+	char path[256], err[256];
+	if (pick(sock, pid, path, sizeof(path)))
+		return 1;
+	int fd = ctl_connect(path, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "ringflow-ctl: %s\n", err);
+		return 1;
+	}
+	struct rf_json *hello = ctl_read(fd, err, sizeof(err));
+	if (!hello || !rf_json_get(hello, "ringflow")) {
+		fprintf(stderr, "ringflow-ctl: %s: not a ringflow control socket (%s)\n", path,
+			hello ? "no hello line" : err);
+		rf_json_free(hello);
+		close(fd);
+		return 1;
+	}
+	rf_json_free(hello);
+	int rc = 0;
+	char req[4096];
+	struct rf_json *root = NULL;
+	if (strcmp(cmd, "top") == 0) {
+		rc = cmd_top(fd, iterations, interval);
+	} else {
+		if (strcmp(cmd, "stats") == 0 && optind < argc) {
+			struct rf_buf b;
+			rf_buf_init(&b, sizeof(req));
+			rf_buf_puts(&b, "{\"cmd\":\"stats\",\"path\":");
+			rf_json_str(&b, argv[optind]);
+			rf_buf_puts(&b, "}");
+			snprintf(req, sizeof(req), "%s", b.full ? "{}" : b.p);
+			rf_buf_free(&b);
+		} else if (strcmp(cmd, "log-level") == 0 && optind < argc) {
+			snprintf(req, sizeof(req), "{\"cmd\":\"log-level\",\"level\":\"%.32s\"}",
+				 argv[optind]);
+		} else if (strcmp(cmd, "list-commands") == 0) {
+			snprintf(req, sizeof(req), "{\"cmd\":\"list\"}");
+		} else if (build_request(req, sizeof(req), cmd, argc - optind, argv + optind)) {
+			close(fd);
+			return 2;
+		}
+		const struct rf_json *r = ask(fd, req, &root);
+		if (!r)
+			rc = 1;
+		else if (json_out)
+			print_json(r);
+		else if (strcmp(cmd, "pollers") == 0)
+			pollers_table(r);
+		else if (r->type == RF_JSON_STR)
+			printf("%s\n", r->str);
+		else
+			flatten(r, strcmp(cmd, "stats") == 0 && optind < argc ? argv[optind] : "");
+	}
+	rf_json_free(root);
+	close(fd);
+	return rc;
+}
