@@ -44,6 +44,7 @@ static const struct rf_io_ops *const rf_io_builtin[] = {
 	&rf_io_dpdk_ops,
 
 	/* AF_PACKET (frame mode): add &rf_io_packet_ops below this line */
+	&rf_io_packet_ops,
 
 	NULL, /* end */
 };
