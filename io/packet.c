@@ -6,12 +6,19 @@
  * hands a block over when it is full or block_ms old; rx_burst copies each frame out of the
  * block into a pktbuf and gives the block back once it has read all of it. tx_burst copies
  * each buffer into a slot of the tx ring, marks it SEND_REQUEST and kicks the kernel with one
- * send() per burst; the kernel builds skbs that point at the ring (no copy on its side) and,
+ * send() per burst; the kernel builds skbs that point at the ring and,
  * with PACKET_QDISC_BYPASS, hands them straight to the device. This is what OVS's userspace
  * datapath does with its "system" ports, and it works wherever a raw socket does.
  *
+ * ring=v2 (TPACKET_V2) trades the blocks for one frame per slot: each frame is handed over
+ * the moment it arrives. V3's blocks cost no per-frame status write by the kernel and suit
+ * high rates; at low rates a frame waits for its block to time out (block_ms, rounded up to
+ * a timer tick: 4 ms at HZ=250), which V2 does not (docs/dataplane-app.md has the RTTs).
+ *
  * What moves bytes: on rx the kernel copies skb -> rx ring, we copy ring -> pktbuf; on tx we
- * copy pktbuf -> tx ring, the kernel does not copy again. So any pool's buffer is sent
+ * copy pktbuf -> tx ring, and the kernel copies only the 14-byte Ethernet header into the
+ * skb and points it at the ring page for the rest (the slot stays busy until the skb is
+ * freed, which on veth is when the receiving side is done with it). So any pool's buffer is sent
  * without an extra copy, and a frame forwarded from one packet port to another is copied
  * twice by ringflow (the "zero-copy" of the ownership rule is between xdp or dpdk ports).
  *
@@ -49,7 +56,9 @@
 
 #define ETH_HDR 14u
 #define VLAN_HDR 4u
-#define TX_DATA_OFF TPACKET_ALIGN(sizeof(struct tpacket3_hdr)) /* where the kernel reads a tx frame */
+/* Where the kernel reads a tx frame in its slot: right after the aligned frame header. */
+#define TX_DATA_OFF_V3 TPACKET_ALIGN(sizeof(struct tpacket3_hdr))
+#define TX_DATA_OFF_V2 TPACKET_ALIGN(sizeof(struct tpacket2_hdr))
 #define ERR_CHECK_EVERY 4096u /* empty rx bursts between two SO_ERROR reads */
 
 /* Extended counters, in the order xstats reports them. */
@@ -77,7 +86,7 @@ static const char *const tx_xnames[X_TX_NQ] = {"tx_ring_full", "tx_kicks", "tx_k
 struct pkt_queue {
 	/* rx side: written by the receiving thread */
 	RF_CACHE_ALIGNED struct rf_afp_sock sock;
-	unsigned rx_blk;                 /* block we read next / are reading */
+	unsigned rx_blk;                 /* V3: block we read next / are reading; V2: next slot */
 	unsigned rx_left;                /* frames left in that block (0: not open) */
 	uint8_t *rx_next;                /* next frame in it */
 	unsigned rx_empty;               /* empty bursts since the last SO_ERROR read */
@@ -96,6 +105,8 @@ struct pkt_dev {
 	char ifname[IF_NAMESIZE];
 	struct rf_afp_geom g;
 	unsigned tx_max_len;   /* MTU + Ethernet header (+ 4 for an 802.1Q-tagged frame) */
+	unsigned tx_data_off;  /* TX_DATA_OFF_V3 or _V2 */
+	unsigned rx_slots;     /* V2: rx ring slots */
 	unsigned nq;
 	struct pkt_queue q[];
 };
@@ -121,21 +132,52 @@ static inline struct tpacket_block_desc *rx_block(const struct pkt_dev *p,
 	return (struct tpacket_block_desc *)(q->sock.rx + (size_t)i * p->g.rx_block_size);
 }
 
-static inline struct tpacket3_hdr *tx_slot(const struct pkt_dev *p, const struct pkt_queue *q,
-					   unsigned i)
+static inline uint8_t *tx_slot(const struct pkt_dev *p, const struct pkt_queue *q, unsigned i)
 {
-	return (struct tpacket3_hdr *)(q->sock.tx + (size_t)i * p->g.tx_frame_size);
+	return q->sock.tx + (size_t)i * p->g.tx_frame_size;
 }
+
+/* The status and length words of a tx slot (V3 and V2 headers place them differently). */
+static inline uint32_t *tx_status(const struct pkt_dev *p, uint8_t *slot)
+{
+	return p->g.version == TPACKET_V3 ? &((struct tpacket3_hdr *)slot)->tp_status
+					  : &((struct tpacket2_hdr *)slot)->tp_status;
+}
+
+static inline void tx_set_len(const struct pkt_dev *p, uint8_t *slot, uint32_t len)
+{
+	if (p->g.version == TPACKET_V3) {
+		struct tpacket3_hdr *h = (struct tpacket3_hdr *)slot;
+		h->tp_len = h->tp_snaplen = len;
+		h->tp_next_offset = 0;
+	} else {
+		struct tpacket2_hdr *h = (struct tpacket2_hdr *)slot;
+		h->tp_len = h->tp_snaplen = len;
+	}
+}
+
+static inline uint32_t tx_len(const struct pkt_dev *p, uint8_t *slot)
+{
+	return p->g.version == TPACKET_V3 ? ((struct tpacket3_hdr *)slot)->tp_len
+					  : ((struct tpacket2_hdr *)slot)->tp_len;
+}
+
+/* What rx_one needs of a received frame's header (V3 and V2 alike). */
+struct rx_meta {
+	const uint8_t *frame;
+	uint32_t snap, len, status, tci;
+	uint16_t tpid;
+};
 
 /* Copy one received frame into a new buffer (VLAN tag put back). 1 handed over, 0 dropped,
  * -1 pool empty (the frame stays for the next burst). */
 static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
-		  const struct tpacket3_hdr *h, struct rf_pktbuf **out)
+		  const struct rx_meta *m, struct rf_pktbuf **out)
 {
-	const uint8_t *f = (const uint8_t *)h + h->tp_mac;
-	uint32_t snap = h->tp_snaplen, st = h->tp_status;
+	const uint8_t *f = m->frame;
+	uint32_t snap = m->snap, st = m->status;
 	bool vlan = st & TP_STATUS_VLAN_VALID;
-	uint32_t len = h->tp_len + (vlan ? VLAN_HDR : 0);
+	uint32_t len = m->len + (vlan ? VLAN_HDR : 0);
 
 	if (snap < ETH_HDR) {
 		rf_stat_add(&q->rx_x[X_RX_RUNTS], 1);
@@ -145,7 +187,7 @@ static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
 	struct rf_pktbuf *b = rf_pktbuf_alloc(dev->pool);
 	if (!b)
 		return -1;
-	if (snap < h->tp_len || len > rf_pktbuf_tailroom(b)) {
+	if (snap < m->len || len > rf_pktbuf_tailroom(b)) {
 		rf_pktbuf_free(b);
 		rf_stat_add(&q->rx_x[X_RX_TOO_LONG], 1);
 		rf_stat_add(&q->rst.rx_drops, 1);
@@ -153,8 +195,8 @@ static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
 	}
 	uint8_t *d = rf_pktbuf_data(b);
 	if (vlan) {
-		uint16_t tpid = htons(st & TP_STATUS_VLAN_TPID_VALID ? h->hv1.tp_vlan_tpid : ETH_P_8021Q);
-		uint16_t tci = htons((uint16_t)h->hv1.tp_vlan_tci);
+		uint16_t tpid = htons(st & TP_STATUS_VLAN_TPID_VALID ? m->tpid : ETH_P_8021Q);
+		uint16_t tci = htons((uint16_t)m->tci);
 		memcpy(d, f, 12);
 		memcpy(d + 12, &tpid, 2);
 		memcpy(d + 14, &tci, 2);
@@ -171,6 +213,32 @@ static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
 	return 1;
 }
 
+/* ring=v2: one frame per slot, each handed over (and given back) on its own. */
+static unsigned rx_v2(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
+		      struct rf_pktbuf **pkts, unsigned n, uint64_t *bytes)
+{
+	struct pkt_dev *p = dev->priv;
+	unsigned k = 0;
+	while (k < n) {
+		struct tpacket2_hdr *h =
+			(struct tpacket2_hdr *)(q->sock.rx + (size_t)q->rx_blk * p->g.rx_frame_size);
+		if (!(ring_load(&h->tp_status) & TP_STATUS_USER))
+			break;
+		struct rx_meta m = {(const uint8_t *)h + h->tp_mac, h->tp_snaplen, h->tp_len,
+				    h->tp_status, h->tp_vlan_tci, h->tp_vlan_tpid};
+		int r = rx_one(dev, q, qi, &m, &pkts[k]);
+		if (r < 0) {
+			rf_stat_add(&q->rst.rx_nobuf, 1);
+			break;
+		}
+		if (r > 0)
+			*bytes += pkts[k++]->data_len;
+		ring_store(&h->tp_status, TP_STATUS_KERNEL);
+		q->rx_blk = (q->rx_blk + 1) % p->rx_slots;
+	}
+	return k;
+}
+
 static unsigned pkt_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbuf **pkts,
 			     unsigned n)
 {
@@ -179,7 +247,9 @@ static unsigned pkt_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	unsigned k = 0;
 	uint64_t bytes = 0;
 
-	while (k < n) {
+	if (p->g.version == TPACKET_V2)
+		k = rx_v2(dev, q, qi, pkts, n, &bytes);
+	while (p->g.version == TPACKET_V3 && k < n) {
 		struct tpacket_block_desc *bd = rx_block(p, q, q->rx_blk);
 		if (q->rx_left == 0) {
 			if (!(ring_load(&bd->hdr.bh1.block_status) & TP_STATUS_USER))
@@ -190,7 +260,9 @@ static unsigned pkt_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 		}
 		if (q->rx_left) {
 			const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)q->rx_next;
-			int r = rx_one(dev, q, qi, h, &pkts[k]);
+			struct rx_meta m = {(const uint8_t *)h + h->tp_mac, h->tp_snaplen, h->tp_len,
+					    h->tp_status, h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid};
+			int r = rx_one(dev, q, qi, &m, &pkts[k]);
 			if (r < 0) {
 				rf_stat_add(&q->rst.rx_nobuf, 1);
 				break;
@@ -241,15 +313,14 @@ static void tx_kick(struct pkt_dev *p, struct pkt_queue *q, unsigned first, unsi
 	/* The kernel takes slots in order and stops at the first it cannot send; that slot and
 	 * the ones after it are still SEND_REQUEST. Take them back and rewind to the first. */
 	for (i = 0; i < filled; i++) {
-		struct tpacket3_hdr *h = tx_slot(p, q, (first + i) & mask);
-		if (ring_load(&h->tp_status) == TP_STATUS_SEND_REQUEST)
+		uint8_t *slot = tx_slot(p, q, (first + i) & mask);
+		if (ring_load(tx_status(p, slot)) == TP_STATUS_SEND_REQUEST)
 			break;
 		sent++;
-		bytes += h->tp_len;
+		bytes += tx_len(p, slot);
 	}
 	for (; i < filled; i++) {
-		struct tpacket3_hdr *h = tx_slot(p, q, (first + i) & mask);
-		ring_store(&h->tp_status, TP_STATUS_AVAILABLE);
+		ring_store(tx_status(p, tx_slot(p, q, (first + i) & mask)), TP_STATUS_AVAILABLE);
 		dropped++;
 	}
 	if (dropped)
@@ -275,16 +346,14 @@ static unsigned pkt_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 			bad++; /* the kernel would refuse it: consumed, counted, freed below */
 			continue;
 		}
-		struct tpacket3_hdr *h = tx_slot(p, q, q->tx_head);
-		if (ring_load(&h->tp_status) != TP_STATUS_AVAILABLE) {
+		uint8_t *slot = tx_slot(p, q, q->tx_head);
+		if (ring_load(tx_status(p, slot)) != TP_STATUS_AVAILABLE) {
 			rf_stat_add(&q->tx_x[X_TX_RING_FULL], 1);
 			break; /* still in flight: pkts[i..n) stay the caller's */
 		}
-		memcpy((uint8_t *)h + TX_DATA_OFF, d, len);
-		h->tp_len = len;
-		h->tp_snaplen = len;
-		h->tp_next_offset = 0;
-		ring_store(&h->tp_status, TP_STATUS_SEND_REQUEST);
+		memcpy(slot + p->tx_data_off, d, len);
+		tx_set_len(p, slot, len);
+		ring_store(tx_status(p, slot), TP_STATUS_SEND_REQUEST);
 		q->tx_head = (q->tx_head + 1) & mask;
 		filled++;
 	}
@@ -417,7 +486,7 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 {
 	const char *ifname = rf_io_config_get(cfg, "dev"), *fr = rf_io_config_get(cfg, "frames");
 	uint32_t blocks, block_kb, block_ms, txn;
-	unsigned fanout;
+	unsigned fanout, ring;
 	bool bypass, promisc;
 	struct pkt_dev *p;
 	int rc;
@@ -433,6 +502,7 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	    (rc = rf_io_config_get_u32(cfg, "block_ms", 1, 1, 1000, &block_ms, err, len)) ||
 	    (rc = pow2_key(cfg, "tx", 1024, 64, 65536, &txn, err, len)) ||
 	    (rc = rf_io_config_get_enum(cfg, "fanout", "hash|lb|cpu|qm", 0, &fanout, err, len)) ||
+	    (rc = rf_io_config_get_enum(cfg, "ring", "v3|v2", 0, &ring, err, len)) ||
 	    (rc = rf_io_config_get_bool(cfg, "qdisc_bypass", true, &bypass, err, len)) ||
 	    (rc = rf_io_config_get_bool(cfg, "promisc", true, &promisc, err, len)))
 		return rc;
@@ -450,14 +520,21 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	p->tx_max_len = dev->mtu + ETH_HDR + VLAN_HDR;
 	p->g = (struct rf_afp_geom){
+		.version = ring == 0 ? TPACKET_V3 : TPACKET_V2,
 		.rx_blocks = blocks, .rx_block_size = block_kb << 10, .block_ms = block_ms,
 		.tx_frames = txn, .tx_frame_size = 2048,
 		.fanout_mode = (unsigned[]){PACKET_FANOUT_HASH, PACKET_FANOUT_LB, PACKET_FANOUT_CPU,
 					    PACKET_FANOUT_QM}[fanout],
 		.qdisc_bypass = bypass, .promisc = promisc, .sndbuf = 4 << 20,
 	};
-	while (p->g.tx_frame_size < TX_DATA_OFF + p->tx_max_len)
+	p->tx_data_off = ring == 0 ? TX_DATA_OFF_V3 : TX_DATA_OFF_V2;
+	while (p->g.tx_frame_size < p->tx_data_off + p->tx_max_len)
 		p->g.tx_frame_size <<= 1;
+	/* V2 rx slot: header, sockaddr_ll, the kernel's 16 bytes of alignment room, the frame. */
+	p->g.rx_frame_size = p->g.tx_frame_size;
+	while (p->g.rx_frame_size < TPACKET2_HDRLEN + 32 + p->tx_max_len)
+		p->g.rx_frame_size <<= 1;
+	p->rx_slots = (unsigned)((size_t)blocks * (block_kb << 10) / p->g.rx_frame_size);
 	if (p->g.rx_block_size < p->g.tx_frame_size + 64) {
 		rc = rf_io_err(err, len, "packet: block_kb=%u: a block must hold the largest frame "
 			       "(MTU %u): give block_kb=%u or more", block_kb, dev->mtu,
@@ -499,9 +576,9 @@ static int pkt_probe(char *why, size_t len)
 
 const struct rf_io_ops rf_io_packet_ops = {
 	.name = "packet",
-	.usage = "packet:dev=IFACE[,frames=1,queues=K,fanout=hash|lb|cpu|qm,blocks=64,block_kb=64,"
-		 "block_ms=1,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",
-	.keys = "dev,blocks,block_kb,block_ms,tx,fanout,qdisc_bypass,promisc",
+	.usage = "packet:dev=IFACE[,frames=1,queues=K,fanout=hash|lb|cpu|qm,ring=v3|v2,blocks=64,"
+		 "block_kb=64,block_ms=1,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",
+	.keys = "dev,blocks,block_kb,block_ms,tx,fanout,ring,qdisc_bypass,promisc",
 	.max_queues = RF_IO_MAX_QUEUES,
 	.probe = pkt_probe,
 	.open = pkt_open,

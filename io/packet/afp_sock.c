@@ -34,7 +34,7 @@ static int fail(struct rf_afp_sock *s, int rc, char *err, size_t len, const char
 int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 		     struct rf_afp_geom *g, char *err, size_t len)
 {
-	int v3 = TPACKET_V3, one = 1, rc;
+	int one = 1, rc;
 	struct tpacket_req3 rx = {0}, tx = {0};
 	size_t rx_len = (size_t)g->rx_blocks * g->rx_block_size;
 	size_t tx_len = (size_t)g->tx_frames * g->tx_frame_size;
@@ -50,8 +50,8 @@ int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 				    "(setcap cap_net_raw+ep BINARY)");
 		return fail(s, rc, err, len, "cannot open an AF_PACKET socket", ifname, NULL);
 	}
-	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_VERSION, &v3, sizeof(v3))))
-		return fail(s, rc, err, len, "PACKET_VERSION TPACKET_V3", ifname,
+	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_VERSION, &g->version, sizeof(g->version))))
+		return fail(s, rc, err, len, "PACKET_VERSION", ifname,
 			    "the kernel needs TPACKET_V3 (Linux >= 3.2)");
 	/* A malformed tx slot is skipped (and its status reset) instead of stopping the ring. */
 	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_LOSS, &one, sizeof(one))))
@@ -68,10 +68,14 @@ int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 
 	rx.tp_block_size = g->rx_block_size;
 	rx.tp_block_nr = g->rx_blocks;
-	rx.tp_frame_size = 2048; /* V3 packs frames in a block; this only sizes the frame count */
+	/* V3 packs frames in a block and tp_frame_size only sizes the frame count; V2 slots are
+	 * tp_frame_size each. V2 takes the struct tpacket_req prefix of tpacket_req3. */
+	rx.tp_frame_size = g->version == TPACKET_V3 ? 2048 : g->rx_frame_size;
 	rx.tp_frame_nr = (unsigned)(rx_len / rx.tp_frame_size);
-	rx.tp_retire_blk_tov = g->block_ms;
-	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_RX_RING, &rx, sizeof(rx))))
+	if (g->version == TPACKET_V3)
+		rx.tp_retire_blk_tov = g->block_ms;
+	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_RX_RING, &rx,
+		       g->version == TPACKET_V3 ? sizeof(rx) : sizeof(struct tpacket_req))))
 		return fail(s, rc, err, len, "PACKET_RX_RING", ifname,
 			    rc == -ENOMEM ? "give fewer blocks= or a smaller block_kb=" : NULL);
 	/* The tx ring of a V3 socket is frame-based: the block fields beyond size/count stay 0. */
@@ -79,7 +83,8 @@ int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 	tx.tp_block_nr = g->tx_frames / 16;
 	tx.tp_frame_size = g->tx_frame_size;
 	tx.tp_frame_nr = g->tx_frames;
-	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_TX_RING, &tx, sizeof(tx))))
+	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_TX_RING, &tx,
+		       g->version == TPACKET_V3 ? sizeof(tx) : sizeof(struct tpacket_req))))
 		return fail(s, rc, err, len, "PACKET_TX_RING", ifname,
 			    rc == -ENOMEM ? "give a smaller tx=" : NULL);
 	s->map_len = rx_len + tx_len;

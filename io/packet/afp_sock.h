@@ -5,9 +5,10 @@
  * The one idea: the socket is made with protocol 0 (it receives nothing yet), its rings are
  * sized and mapped, and only then is it bound to the interface by ifindex with ETH_P_ALL and
  * joined to the device's fanout group, so no frame can arrive before the rings exist.
- * Layout of the one mapping: the TPACKET_V3 rx ring (rx_blocks blocks of rx_block_size
- * bytes, the kernel hands over whole blocks), then the tx ring (tx_frames slots of
- * tx_frame_size bytes, one frame each, V3 frame format).
+ * Layout of the one mapping: the rx ring (rx_blocks blocks of rx_block_size bytes; with
+ * TPACKET_V3 the kernel hands over whole blocks, with TPACKET_V2 each block is cut into
+ * rx_frame_size slots handed over one frame at a time), then the tx ring (tx_frames slots of
+ * tx_frame_size bytes, one frame each, in the socket's version's frame format).
  */
 #ifndef RINGFLOW_IO_PACKET_AFP_SOCK_H
 #define RINGFLOW_IO_PACKET_AFP_SOCK_H
@@ -16,8 +17,10 @@
 #include <stdint.h>
 
 struct rf_afp_geom {
+	int version;                       /* TPACKET_V3 (blocks) or TPACKET_V2 (one frame a slot) */
 	unsigned rx_blocks, rx_block_size; /* block_size: a multiple of the page size */
-	unsigned block_ms;                 /* a block is handed over at the latest after this */
+	unsigned block_ms;                 /* V3: a block is handed over at the latest after this */
+	unsigned rx_frame_size;            /* V2: bytes per rx slot (a power of two) */
 	unsigned tx_frames, tx_frame_size; /* frame_size: power of two, >= 2048 */
 	unsigned fanout_mode;              /* PACKET_FANOUT_*, when fanout is not 0 */
 	int fanout;                        /* 0: none (one queue); 1: make a new group (the

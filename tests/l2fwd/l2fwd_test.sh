@@ -3,7 +3,8 @@
 # namespaces made for this run:  GEN --veth-- FWD --veth-- SINK  (GEN and SINK share a /24,
 # ringflow-l2fwd forwards between the two veth ends inside FWD).
 #
-#   l2fwd_test.sh L2FWD XFER [BACKEND...]     (BACKEND: packet, xdp, dpdk; default all three)
+#   l2fwd_test.sh L2FWD XFER [BACKEND...]     (BACKEND: packet, packet-v2 (ring=v2), xdp,
+#                                             dpdk; default all four)
 #
 # Cases: bad configurations (one line, non-zero exit, nothing left behind); per backend: ping,
 # 200 non-IP frames of 60..1514 bytes (half of them VLAN-tagged) byte-exact, and a 4 MiB TCP
@@ -16,7 +17,7 @@
 set -u
 L2FWD=$1 XFER=$2
 shift 2
-BACKENDS=${*:-packet xdp dpdk}
+BACKENDS=${*:-packet packet-v2 xdp dpdk}
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root (network namespaces, AF_PACKET)"
@@ -76,6 +77,7 @@ bed() {
 spec() {
 	case $1 in
 	packet) echo "packet:dev=$2,frames=1${3:+,$3}" ;;
+	packet-v2) echo "packet:dev=$2,frames=1,ring=v2${3:+,$3}" ;;
 	xdp) echo "xdp:dev=$2,mode=skb,frames=1${3:+,$3}" ;;
 	dpdk) echo "dpdk:vdev=net_af_packet$((${4:-0})),iface=$2,frames=1${3:+,$3}" ;;
 	esac
@@ -194,6 +196,9 @@ for be in $BACKENDS; do
 		fail "$be: TCP transfer: sha256 $GOT, want $WANT ($(stat -c %s $TMP/got 2>/dev/null) bytes)"
 	fi
 	stop && pass "$be: totals add up: $(grep -m1 'port 0 -> 1' "$LOG")"
+	if ip -n $F link show | grep -q xdp; then
+		fail "$be: an XDP program is still attached after ringflow-l2fwd exited"
+	fi
 done
 
 # ---- packet: two queues, many flows --------------------------------------------------------
