@@ -19,6 +19,8 @@ PACKAGES=(
   # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and
   # never uses the system openvswitch-switch service, so a running one does not conflict)
   openvswitch-switch iputils-ping curl
+  # the forwarding bed (bench/fwd): trafgen, dpdk-testpmd
+  netsniff-ng dpdk-dev
   # the controller web page test (headless)
   chromium
 )
