@@ -146,7 +146,12 @@ EOF
 
 # ---- counters and CPU samples ----
 # rx and tx packets of one device, from a namespace's anchor: "rx tx".
-devpk() { awk -v d="$2:" '$1 == d { print $2, $10 }' "/proc/$1/net/dev"; }
+# /proc/net/dev: "name: rx-bytes rx-packets ... (8 rx fields) tx-bytes tx-packets ..."; a large
+# count may touch the colon, so split on it.
+devpk() {
+  awk -v d="$2" '{ i = index($0, ":"); if (i == 0) next; name = substr($0, 1, i - 1); gsub(/ /, "", name)
+    if (name != d) next; split(substr($0, i + 1), f, " "); print f[2], f[10] }' "/proc/$1/net/dev"
+}
 now_ns() { date +%s%N; }
 # /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
 cpu_sample() {
