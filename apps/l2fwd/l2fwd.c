@@ -289,6 +289,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-l2fwd: cannot start the pollers: %s\n", strerror(-r));
 		goto out;
 	}
+	for (unsigned i = 0; i < f.nports; i++) {
+		uint8_t m[6] = {0};
+		int up = rf_io_link_up(f.ports[i]);
+		bool has_mac = rf_io_mac(f.ports[i], m) == 0;
+		fprintf(stderr, "ringflow-l2fwd: port %u = %s: %u queue(s), MAC %02x:%02x:%02x:%02x:%02x:%02x%s, "
+			"MTU %u, link %s\n", i, specs[i], rf_io_nqueues(f.ports[i]), m[0], m[1], m[2],
+			m[3], m[4], m[5], has_mac ? "" : " (unknown)", rf_io_mtu(f.ports[i]),
+			up == 1 ? "up" : up == 0 ? "down" : "unknown");
+	}
 	fprintf(stderr, "ringflow-l2fwd: %u ports, %u units on %u core(s), %s idle; Ctrl-C stops\n",
 		f.nports, f.nunits, rf_runtime_ncores(rt),
 		rc.idle == RF_IDLE_BUSY ? "busy" : "adaptive");
