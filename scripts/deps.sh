@@ -21,6 +21,8 @@ PACKAGES=(
   openvswitch-switch iputils-ping curl
   # the forwarding bed (bench/fwd): trafgen, dpdk-testpmd
   netsniff-ng dpdk-dev
+  # tests/l2fwd: capsh (the no-CAP_NET_RAW case)
+  libcap2-bin
   # the controller web page test (headless)
   chromium
 )
