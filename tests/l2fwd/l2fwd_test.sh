@@ -143,7 +143,9 @@ bad_case "frames=1 on udp" --port "udp:listen=127.0.0.1:0,frames=1" --port "pack
 bad_case "message-mode port" --port "udp:listen=127.0.0.1:0" --port "packet:dev=$FB,frames=1"
 bad_case "bad queues" --port "packet:dev=$FA,frames=1,queues=0" --port "packet:dev=$FB,frames=1"
 bad_case "unknown driver" --port "nosuch:dev=$FA" --port "packet:dev=$FB,frames=1"
-if command -v capsh >/dev/null; then
+if ! command -v capsh >/dev/null; then
+	fail "capsh not installed (scripts/deps.sh installs libcap2-bin)"
+else
 	ip netns exec $F capsh --drop=cap_net_raw -- -c \
 		"exec $L2FWD --port packet:dev=$FA,frames=1 --port packet:dev=$FB,frames=1" \
 		>$TMP/bad.out 2>$TMP/bad.err
