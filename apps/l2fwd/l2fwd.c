@@ -64,7 +64,7 @@ static void usage(FILE *out)
 		"  --mac-rewrite         set the source MAC to the output port's, the destination to\n"
 		"                        02:00:00:00:00:<output port> (as DPDK l2fwd)\n"
 		"  --stats S             per-port rx/tx/drop rates on stderr every S seconds (default 0: off)\n"
-		"  --json                stats and totals as JSON lines\n"
+		"  --json                stats (stderr) and totals (stdout) as JSON lines\n"
 		"  --idle busy|adaptive  busy: spin; adaptive: block after idle rounds (default)\n"
 		"  --burst N             frames per burst, 1..%d (default 32)\n"
 		"  --buffers N           packet buffers in the pool (default 8192)\n"
