@@ -25,7 +25,9 @@ with open(res) as f:
         line = line.strip()
         if line:
             try:
-                rows.append(json.loads(line))
+                r = json.loads(line)
+                if "stat" not in r and r.get("impl") != "ratio":  # a rerun replaces the summary
+                    rows.append(r)
             except json.JSONDecodeError:
                 print(f"report.py: skipping a line that is not JSON: {line[:80]}", file=sys.stderr)
 
@@ -78,7 +80,7 @@ def ratio(name, a, b):
                        "note": "not measured: " + ",".join(miss) if miss else "peer forwarded nothing"})
         return f"  {name:42s} n/a ({'missing ' + ' and '.join(miss) if miss else 'peer 0'})"
     v = a[0] / b[0]
-    la, lb = summary[a[1]]["gen_limited"], summary[b[1]]["gen_limited"]
+    la, lb = summary[a[1]]["gen_limited"], summary[b[1]]["gen_limited"] and b[1] != "gen-only"
     note = ""
     if la and lb:
         note = "both generator-limited: says nothing about the forwarders"
@@ -124,22 +126,29 @@ lines.append(ratio("ringflow best / Linux bridge", rf_best, best("linux-bridge")
 if ceiling:
     lines.append(ratio("ringflow best / generator ceiling", rf_best, best("gen-only")))
 
+if ceiling and rf_best:
+    near = [i for i, s in summary.items() if i != "gen-only" and s["median"] >= 0.8 * ceiling["median"]]
+    if near:
+        lines.append(f"  the generator is the limit in this run: {', '.join(near)} reached >= 80 % of "
+                     f"trafgen's own ceiling ({ceiling['median']:.3f} Mpps); their ratios compare "
+                     "what the generator allowed, not what the forwarders can do")
+
 # ---- fixed-rate sweep ----
 sweep = [r for r in rows if r.get("case") == "rate_64B"]
 if sweep:
     lines.append("")
-    lines.append("fixed-rate sweep: forwarded Mpps (loss % of what GEN sent)")
+    lines.append("fixed-rate sweep (trafgen --rate): forwarded / offered Mpps (loss % of what GEN sent)")
     targets = sorted({r["target_pps"] for r in sweep})
-    lines.append(f"{'forwarder':26s} " + " ".join(f"{t/1e3:>7.0f}k/s    " for t in targets))
+    lines.append(f"{'forwarder':26s} " + " ".join(f"{t/1e3:>13.0f}k/s    " for t in targets))
     for impl in order:
         cells = []
         for t in targets:
             p = next((r for r in sweep if r["impl"] == impl and r["target_pps"] == t), None)
             if p is None:
-                cells.append(f"{'-':>14s}")
+                cells.append(f"{'-':>20s}")
             else:
                 loss = 100 * (1 - p["forwarded"] / p["sent"]) if p["sent"] else 0
-                cells.append(f"{p['value']:6.3f} ({loss:4.1f}%)")
+                cells.append(f"{p['value']:6.3f}/{p['offered_mpps']:<6.3f}({loss:4.1f}%)")
         if any(c.strip() != "-" for c in cells):
             lines.append(f"{impl:26s} " + " ".join(cells))
 
@@ -168,8 +177,8 @@ text = "\n".join(lines)
 print(text)
 with open(os.path.join(out, "table.txt"), "w") as f:
     f.write(text + "\n")
-with open(res, "a") as f:
-    for x in summ_lines + ratios:
+with open(res, "w") as f:
+    for x in rows + summ_lines + ratios:
         f.write(json.dumps(x, separators=(",", ":")) + "\n")
 
 # ---- plots (gnuplot; literal labels: noenhanced, so underscores stay underscores) ----

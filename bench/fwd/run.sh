@@ -25,7 +25,7 @@
 #                    [--impls "LIST"] [--rates PPS,...] [--lat-rates PPS,...] [--lat-duration S]
 #                    [--out DIR] [--quiet]
 # Impls: gen-only linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
-#        ringflow-packet ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet
+#        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet
 #        ringflow-dpdk-af_xdp (default: all; one that cannot start is reported and skipped).
 # --quick: 1 round of 1 s, no sweep, latency at one rate: a smoke test (tests/bench/fwd_bed).
 # Needs root. Touches nothing in the root namespace; teardown.sh removes the bed on any exit.
@@ -37,9 +37,9 @@ rounds=5
 duration=3
 warmup=1
 impls="gen-only linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp"
-impls="$impls ringflow-packet ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet ringflow-dpdk-af_xdp"
-rates=50000,100000,200000,400000
-lat_rates=1000,10000,50000
+impls="$impls ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet ringflow-dpdk-af_xdp"
+rates=25000,50000,100000,200000
+lat_rates=1000,5000,20000
 lat_duration=3
 quick=0
 out=
@@ -236,6 +236,7 @@ fwd_start() {
       local spec0 spec1
       case "${impl#ringflow-}" in
         packet) spec0="packet:dev=$fa,frames=1" spec1="packet:dev=$fb,frames=1" ;;
+        packet-v2) spec0="packet:dev=$fa,frames=1,ring=v2" spec1="packet:dev=$fb,frames=1,ring=v2" ;;
         xdp-skb) spec0="xdp:dev=$fa,mode=skb,frames=1" spec1="xdp:dev=$fb,mode=skb,frames=1" ;;
         xdp-native) spec0="xdp:dev=$fa,mode=native,frames=1" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
         dpdk-af_packet) spec0="dpdk:vdev=net_af_packet0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_packet1,iface=$fb,frames=1" ;;
