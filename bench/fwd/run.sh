@@ -365,6 +365,9 @@ fwd_stop() {
       ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
       ip -n "$F" link set dev "$fb" xdp off 2>/dev/null || true ;;
   esac
+  # An AF_XDP socket's queue binding is released a moment after its process exits: the next
+  # forwarder binding the same queue would get EBUSY (seen with OVS afxdp after testpmd af_xdp).
+  case "$impl" in *xdp*) sleep 1 ;; esac
   # DPDK runtime files: a clean exit leaves none; say so if one did, then remove ours.
   local left
   left=$(ls -d /var/run/dpdk/rffwd"$tag"* 2>/dev/null || true)
