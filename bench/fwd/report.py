@@ -217,9 +217,12 @@ if lat:
                     f.write(f"{p[0]} {p[1]} {p[2]}\n")
             files.append((impl, fn))
     series = []
-    for i, (impl, fn) in enumerate(files, 1):
-        series.append(f"'{fn}' using 1:2 with linespoints lc {i} dt 2 pt 6 title '{impl} p50'")
-        series.append(f"'{fn}' using 1:3 with linespoints lc {i} dt 1 pt 7 title '{impl} p99'")
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+              "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8", "#98df8a"]
+    for i, (impl, fn) in enumerate(files):
+        c = colors[i % len(colors)]
+        series.append(f"'{fn}' using 1:2 with linespoints lc rgb '{c}' dt 2 pt 6 title '{impl} p50'")
+        series.append(f"'{fn}' using 1:3 with linespoints lc rgb '{c}' dt 1 pt 7 title '{impl} p99'")
     plots.append(f"""
 reset
 set terminal svg size 900,560 dynamic
