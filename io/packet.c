@@ -497,8 +497,8 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		return rf_io_err(err, len, "packet: frames=%s: AF_PACKET carries whole frames only "
 				 "(there is no UDP port to own); drop the key or use udp/xdp for "
 				 "messages", fr);
-	if ((rc = rf_io_config_get_u32(cfg, "blocks", 64, 4, 4096, &blocks, err, len)) ||
-	    (rc = pow2_key(cfg, "block_kb", 64, 4, 4096, &block_kb, err, len)) ||
+	if ((rc = rf_io_config_get_u32(cfg, "blocks", 128, 4, 4096, &blocks, err, len)) ||
+	    (rc = pow2_key(cfg, "block_kb", 32, 4, 4096, &block_kb, err, len)) ||
 	    (rc = rf_io_config_get_u32(cfg, "block_ms", 1, 1, 1000, &block_ms, err, len)) ||
 	    (rc = pow2_key(cfg, "tx", 1024, 64, 65536, &txn, err, len)) ||
 	    (rc = rf_io_config_get_enum(cfg, "fanout", "hash|lb|cpu|qm", 0, &fanout, err, len)) ||
@@ -576,8 +576,8 @@ static int pkt_probe(char *why, size_t len)
 
 const struct rf_io_ops rf_io_packet_ops = {
 	.name = "packet",
-	.usage = "packet:dev=IFACE[,frames=1,queues=K,fanout=hash|lb|cpu|qm,ring=v3|v2,blocks=64,"
-		 "block_kb=64,block_ms=1,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",
+	.usage = "packet:dev=IFACE[,frames=1,queues=K,fanout=hash|lb|cpu|qm,ring=v3|v2,blocks=128,"
+		 "block_kb=32,block_ms=1,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",
 	.keys = "dev,blocks,block_kb,block_ms,tx,fanout,ring,qdisc_bypass,promisc",
 	.max_queues = RF_IO_MAX_QUEUES,
 	.probe = pkt_probe,
