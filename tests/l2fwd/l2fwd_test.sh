@@ -156,7 +156,26 @@ else
 	fi
 fi
 
-# ---- per backend: ping, VLAN ping, checksummed TCP ----------------------------------------
+# ---- packet with frames= left out (implied), ports reported up ------------------------------
+ip netns exec $F "$L2FWD" --port "packet:dev=$FA" --port "packet:dev=$FB" --cores 1 \
+	>$TMP/implied.log 2>&1 &
+LP=$!
+echo $LP >>"$PIDS"
+for _ in $(seq 50); do grep -q "Ctrl-C stops" $TMP/implied.log 2>/dev/null && break; sleep 0.1; done
+LOG=$TMP/implied.log
+if ip netns exec $G ping -q -c 2 -i 0.2 -W 2 $IPS >/dev/null 2>&1; then
+	pass "packet without frames=: frame mode implied, ping forwarded"
+else
+	fail "packet without frames=: $(cat $TMP/implied.log)"
+fi
+if [ "$(grep -c 'MTU 1500, link up' $TMP/implied.log)" -eq 2 ]; then
+	pass "ports reported with MAC, MTU and link state: $(grep -m1 'port 0 =' $TMP/implied.log)"
+else
+	fail "port lines: $(grep 'port . =' $TMP/implied.log)"
+fi
+stop
+
+# ---- per backend: ping, raw frames, checksummed TCP ----------------------------------------
 head -c $((4 << 20)) /dev/urandom >$TMP/data
 WANT=$(sha256sum <$TMP/data | cut -d' ' -f1)
 
