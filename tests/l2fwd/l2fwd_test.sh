@@ -176,6 +176,24 @@ else
 fi
 stop
 
+# ---- --mac-rewrite: dst 02:00:00:00:00:01, src the out port's MAC, the rest unchanged -------
+FBMAC=$(ip -n $F -o link show $FB | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+if start packet "" --mac-rewrite; then
+	ip netns exec $S "$XFER" rawrecv $SI 50 20 02:00:00:00:00:01 "$FBMAC" >$TMP/raw 2>&1 &
+	RP=$!
+	echo $RP >>"$PIDS"
+	for _ in $(seq 50); do grep -q ready $TMP/raw && break; sleep 0.1; done
+	ip netns exec $G "$XFER" rawsend $GI 50
+	if wait $RP; then
+		pass "--mac-rewrite: 50 frames with dst 02:00:00:00:00:01 src $FBMAC: $(tail -1 $TMP/raw)"
+	else
+		fail "--mac-rewrite: $(tail -1 $TMP/raw)"
+	fi
+	stop
+else
+	fail "--mac-rewrite: did not start: $(cat "$LOG")"
+fi
+
 # ---- per backend: ping, raw frames, checksummed TCP ----------------------------------------
 head -c $((4 << 20)) /dev/urandom >$TMP/data
 WANT=$(sha256sum <$TMP/data | cut -d' ' -f1)

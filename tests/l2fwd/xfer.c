@@ -8,9 +8,10 @@
  *                                      each, one round every US microseconds
  *   xfer rawsend IFACE N               N frames of ethertype 0x88b5 (not IP) of 60..1514
  *                                      bytes, every other one tagged VLAN 100, to ff:..:ff
- *   xfer rawrecv IFACE N SECS          expect those N frames, each once, byte for byte, the
+ *   xfer rawrecv IFACE N SECS [DST SRC] expect those N frames, each once, byte for byte, the
  *                                      tagged ones with their tag (the kernel hands the tag
- *                                      over apart from the frame: PACKET_AUXDATA)
+ *                                      over apart from the frame: PACKET_AUXDATA); with DST
+ *                                      and SRC (aa:bb:..), with those MACs instead
  *
  * Every mode gives up after 60 s (alarm). udprecv prints "flows F got G dup D bad B" and exits
  * 0 only when every (flow, seq) arrived exactly once. Exit status 2 is a usage or setup error.
@@ -200,7 +201,17 @@ static int rawsend(const char *ifname, unsigned n)
 	return 0;
 }
 
-static int rawrecv(const char *ifname, unsigned n, unsigned secs)
+static int parse_mac(const char *s, uint8_t *m)
+{
+	unsigned v[6];
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		m[i] = (uint8_t)v[i];
+	return 0;
+}
+
+static int rawrecv(const char *ifname, unsigned n, unsigned secs, const uint8_t *macs)
 {
 	int s = raw_socket(ifname);
 	uint8_t *seen = calloc(n, 1), f[2048], want[2048];
@@ -239,7 +250,10 @@ static int rawrecv(const char *ifname, unsigned n, unsigned secs)
 			continue; /* not ours (IPv6 neighbour discovery, ...) */
 		unsigned i;
 		memcpy(&i, fr + o + 2, 4);
-		if (i >= n || raw_frame(i, want) != len || memcmp(want, fr, len)) {
+		size_t wlen = i < n ? raw_frame(i, want) : 0;
+		if (macs) /* --mac-rewrite: the forwarder replaced both addresses */
+			memcpy(want, macs, 12);
+		if (i >= n || wlen != len || memcmp(want, fr, len)) {
 			bad++;
 			continue;
 		}
@@ -274,8 +288,13 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "rawsend"))
 		return rawsend(argv[2], (unsigned)atoi(argv[3]));
-	if (argc == 5 && !strcmp(argv[1], "rawrecv"))
-		return rawrecv(argv[2], (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
+	if ((argc == 5 || argc == 7) && !strcmp(argv[1], "rawrecv")) {
+		uint8_t macs[12];
+		if (argc == 7 && (parse_mac(argv[5], macs) || parse_mac(argv[6], macs + 6)))
+			return 2;
+		return rawrecv(argv[2], (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
+			       argc == 7 ? macs : NULL);
+	}
 	fprintf(stderr, "usage: see tests/l2fwd/xfer.c\n");
 	return 2;
 }
