@@ -10,7 +10,7 @@
 # 200 non-IP frames of 60..1514 bytes (half of them VLAN-tagged) byte-exact, and a 4 MiB TCP
 # transfer checked with sha256, and the out port set down and up mid-run (drops counted,
 # totals add up, forwarding resumes); on packet also two queues with 64 UDP flows (each
-# datagram exactly once, both queues used). A backend whose driver has
+# datagram exactly once, both queues used) and four ports (two pairs, nothing crosses). A backend whose driver has
 # no frame mode here is reported as skipped with its reason. Exit 77 (skip) when not root.
 # Names carry the PID; the namespaces and our processes go away on any exit, also when this
 # script is killed with SIGKILL (a watchdog in its own session cleans up).
@@ -28,7 +28,7 @@ for t in ip ping sha256sum ethtool; do
 done
 
 P=$$
-G=rflg$P F=rflf$P S=rfls$P
+G=rflg$P F=rflf$P S=rfls$P G2=rflh$P S2=rflt$P
 GI=g$P FA=fa$P FB=fb$P SI=s$P
 A=$((P % 200 + 20)) B=$(((P / 200) % 250))
 IPG=10.$A.$B.1 IPS=10.$A.$B.2
@@ -39,7 +39,7 @@ SKIPPED=
 
 cleanup() {
 	[ -f "$PIDS" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$PIDS"
-	for n in $G $F $S; do ip netns del "$n" 2>/dev/null; done
+	for n in $G $F $S $G2 $S2; do ip netns del "$n" 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -47,7 +47,7 @@ trap 'exit 1' INT TERM HUP
 # Watchdog: survives a SIGKILL of this script (own session), then cleans up the same way.
 setsid bash -c "while kill -0 $P 2>/dev/null; do sleep 1; done
 	[ -f $PIDS ] && while read -r p; do kill -9 \$p 2>/dev/null; done <$PIDS
-	for n in $G $F $S; do ip netns del \$n 2>/dev/null; done; rm -rf $TMP" </dev/null >/dev/null 2>&1 &
+	for n in $G $F $S $G2 $S2; do ip netns del \$n 2>/dev/null; done; rm -rf $TMP" </dev/null >/dev/null 2>&1 &
 
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; }
@@ -319,6 +319,41 @@ updown() {
 for be in $BACKENDS; do
 	[[ " $SKIPPED " == *" $be "* ]] || updown $be
 done
+
+# ---- four ports: two pairs, each forwarding only within itself ----------------------------
+# A second GEN/SINK pair on FWD's ports 2 and 3, with the same subnet as the first: SINK2 has
+# its own address, and GEN2 reaches it (pair 2<->3) but not SINK's (that is pair 0<->1).
+four_ports() {
+	local ip2=10.$A.$B.3
+	bed 1 || { fail "four ports: cannot rebuild the bed"; return; }
+	ip netns add $G2 && ip netns add $S2 || { fail "four ports: netns"; return; }
+	ip link add h$P netns $G2 type veth peer name fc$P netns $F &&
+		ip link add t$P netns $S2 type veth peer name fd$P netns $F || { fail "four ports: veth"; return; }
+	ip -n $G2 addr add 10.$A.$B.4/24 dev h$P && ip -n $S2 addr add $ip2/24 dev t$P
+	for x in "$G2 h$P" "$S2 t$P" "$F fc$P" "$F fd$P"; do set -- $x; ip -n $1 link set $2 up; done
+	ip netns exec $F "$L2FWD" --port "packet:dev=$FA" --port "packet:dev=$FB" \
+		--port "packet:dev=fc$P" --port "packet:dev=fd$P" --cores 1 >$TMP/four.log 2>&1 &
+	LP=$!
+	echo $LP >>"$PIDS"
+	LOG=$TMP/four.log
+	for _ in $(seq 50); do grep -q "Ctrl-C stops" $LOG 2>/dev/null && break; sleep 0.1; done
+	if ip netns exec $G ping -q -c 2 -i 0.2 -W 2 $IPS >/dev/null 2>&1 &&
+	   ip netns exec $G2 ping -q -c 2 -i 0.2 -W 2 $ip2 >/dev/null 2>&1; then
+		pass "four ports: GEN -> SINK through 0<->1 and GEN2 -> SINK2 through 2<->3"
+	else
+		fail "four ports: a pair does not forward: $(cat $LOG)"
+	fi
+	if ip netns exec $G2 ping -q -c 2 -i 0.2 -W 1 $IPS >/dev/null 2>&1; then
+		fail "four ports: GEN2 reached SINK: frames crossed from pair 2<->3 to pair 0<->1"
+	else
+		pass "four ports: nothing crosses between the pairs"
+	fi
+	stop && [ "$(grep -c ' = tx ' $LOG)" -eq 4 ] && pass "four ports: four directions add up" ||
+		fail "four ports: totals: $(grep ' -> ' $LOG)"
+}
+if [[ " $BACKENDS " == *" packet "* ]]; then
+	four_ports
+fi
 
 [ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failed"
 [ $FAILS -eq 0 ]
