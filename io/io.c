@@ -177,6 +177,31 @@ void rf_io_print_usage(FILE *out)
 	pthread_mutex_unlock(&reg.lock);
 }
 
+int rf_io_driver_init(const char *driver, int argc, char **argv, char *err, size_t len)
+{
+	const struct rf_io_ops *ops = rf_io_find(driver);
+	char why[RF_IO_WHY_MAX];
+	if (!ops) {
+		if (driver && absent_reason(driver, why, sizeof(why)))
+			rf_io_err(err, len, "%s: driver unavailable here: %s", driver, why);
+		else
+			rf_io_err(err, len, "unknown driver '%s'", driver ? driver : "(null)");
+		return -ENODEV;
+	}
+	if (!ops->init) {
+		rf_io_err(err, len, "%s: the driver takes no process-wide arguments", ops->name);
+		return -ENOTSUP;
+	}
+	return ops->init(argc, argv, err, len);
+}
+
+void rf_io_driver_fini(const char *driver)
+{
+	const struct rf_io_ops *ops = rf_io_find(driver);
+	if (ops && ops->fini)
+		ops->fini();
+}
+
 /* ---- parsing --------------------------------------------------------------------------- */
 
 static bool valid_name(const char *s, size_t n)

@@ -152,6 +152,22 @@ int rf_io_describe(char *buf, size_t len);
 /* Print each usable driver's usage line (for --help). */
 void rf_io_print_usage(FILE *out);
 
+/*
+ * Process-wide setup of a driver with the app's own arguments, before its first open. For
+ * "dpdk" argv is the EAL's command line, argv[0] the program name, passed to rte_eal_init
+ * as is (e.g. {"app", "-l", "1", "-a", "0000:03:00.0"} for a PCI port); without this call
+ * the first dpdk open starts the EAL with ringflow's defaults (docs/backends.md), and an EAL
+ * the app started itself with rte_eal_init is used as it is. The library installs no exit
+ * handler: call rf_io_driver_fini at the end if the driver should release its global state.
+ * 0; -ENODEV driver absent; -ENOTSUP no such setup; -EALREADY done already (or a device is
+ * open); else -errno with one line in err.
+ */
+int rf_io_driver_init(const char *driver, int argc, char **argv, char *err, size_t len);
+
+/* Undo the driver's process-wide state (dpdk: rte_eal_cleanup, which DPDK allows once per
+ * process). Only when none of its devices is open; no-op for drivers without it. */
+void rf_io_driver_fini(const char *driver);
+
 /* ---- config strings -------------------------------------------------------------------- */
 
 /*

@@ -69,6 +69,11 @@ struct rf_io_ops {
 	int (*link_up)(struct rf_io_dev *dev);
 	/* Release everything; free buffers the driver still holds back to their pool. */
 	void (*close)(struct rf_io_dev *dev);
+	/* Optional: process-wide setup with the app's arguments (rf_io_driver_init; dpdk: the
+	 * EAL's argv), before the first open. 0, or -errno and one line in err. */
+	int (*init)(int argc, char **argv, char *err, size_t len);
+	/* Optional: undo init once no device of the driver is open (rf_io_driver_fini). */
+	void (*fini)(void);
 	unsigned caps; /* RF_IO_CAP_* (RF_IO_CAP_WAIT is added by io.c when wait is set) */
 };
 
