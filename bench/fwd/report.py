@@ -37,6 +37,7 @@ for r in rows:
         order.append(r["impl"])
 unavailable = {r["impl"]: r.get("reason", "") for r in rows if r.get("case") == "unavailable"}
 host = next((r for r in rows if r.get("impl") == "host" and r.get("case") == "run_cpu"), None)
+bed = next((r for r in rows if r.get("impl") == "host" and r.get("case") == "bed"), {})
 
 # ---- maximum rate: median and range per forwarder ----
 summary = {}
@@ -171,7 +172,8 @@ if lat:
 if host:
     lines.append("")
     lines.append(f"whole run: steal {host.get('steal_pct', 0):.2f} % of CPU time (/proc/stat), "
-                 f"per-CPU busy {host.get('cpu_busy_pct')}; loadavg {open('/proc/loadavg').read().split()[0]}")
+                 f"per-CPU busy {host.get('cpu_busy_pct')}; load average {bed.get('loadavg', '?')} "
+                 f"at the start, {host.get('loadavg', '?')} at the end")
 
 text = "\n".join(lines)
 print(text)
@@ -204,7 +206,7 @@ set xtics rotate by -35 noenhanced
 set grid ytics
 set yrange [0:*]
 unset key
-plot '{dat}' using 1:3:xtic(2) with boxes, '' using 1:3:4:5 with yerrorbars pt 7 lc black
+plot '{dat}' using 1:3:xtic(2) with boxes title 'median', '' using 1:3:4:5 with yerrorbars pt 7 lc black title 'range'
 """)
 if lat:
     files = []

@@ -451,6 +451,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 cur_impl=
 stat1=$(cpu_sample)
-printf '{"bench":"fwd","impl":"host","case":"run_cpu","value":0,"unit":"",%s}\n' "$(cpu_json "$stat0" "$stat1")" >> "$res"
+printf '{"bench":"fwd","impl":"host","case":"run_cpu","value":0,"unit":"",%s,"loadavg":%s}\n' \
+  "$(cpu_json "$stat0" "$stat1")" "$(cut -d' ' -f1 /proc/loadavg)" >> "$res"
 
 python3 "$here/report.py" "$out" "GEN CPU $cpu_gen -> FWD CPU $cpu_fwd -> SINK (XDP drop), veth, 64 B frames"
