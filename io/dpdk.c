@@ -486,7 +486,10 @@ static unsigned tx_frames(struct dpdk_dev *x, struct dpdk_queue *q, unsigned qi,
 		idx[no] = (uint16_t)i;
 		out[no++] = mb;
 	}
-	sent = no ? rte_eth_tx_burst(x->port_id, (uint16_t)qi, out, (uint16_t)no) : 0;
+	/* An empty burst still reaches the PMD: it takes back what it has finished sending
+	 * (net_af_xdp holds each sent mbuf until its completion), so rf_io_tx_burst(dev, q, NULL,
+	 * 0) returns finished buffers to the pool. */
+	sent = no || n == 0 ? rte_eth_tx_burst(x->port_id, (uint16_t)qi, out, (uint16_t)no) : 0;
 	/* pkts[0..cut) are consumed; from the first frame the queue did not take, the caller
 	 * keeps everything (our copies of those are freed). */
 	cut = sent < no ? idx[sent] : i;

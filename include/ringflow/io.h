@@ -238,7 +238,8 @@ unsigned rf_io_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf 
 /* Send pkts[0..n). Returns k: pkts[0..k) are consumed (sent, queued, or dropped for good and
  * counted in tx_drops) and now owned by the device; the caller still owns pkts[k..n) (free
  * them or retry). Buffers may come from any device or pool (see "Buffer ownership" above).
- * Only queue's own thread. */
+ * n = 0 sends nothing but lets the driver take back what it has finished sending (buffers
+ * return to their pools). Only queue's own thread. */
 unsigned rf_io_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
 			unsigned n);
 
