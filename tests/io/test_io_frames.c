@@ -636,6 +636,7 @@ static void check_bad_config(const struct frame_row *row)
 	cr_assert_eq(count_fds(), fds, "%s: a failed open left an fd", row->name);
 	/* and a good open still works after the failures */
 	struct rf_io_dev *a = open_port(row, fb.a1, 0, ""), *b = open_port(row, fb.b1, 1, "");
+	cr_assert_eq(rf_io_tx_burst(a, 0, NULL, 0), 0, "%s: an empty tx burst", row->name);
 	ports_close_and_check(row, a, b, fds);
 }
 
