@@ -6,6 +6,8 @@
  * its queue count). Built only on the public headers.
  *
  *   ringflow-l2fwd --port packet:dev=veth1,frames=1 --port packet:dev=veth2,frames=1 --cores 1
+ *   ringflow-l2fwd --port dpdk:dev=0000:03:00.0,frames=1 --port dpdk:dev=0000:03:00.1,frames=1 \
+ *       --cores 1 -- -l 1 -a 0000:03:00.0 -a 0000:03:00.1      (after --: the EAL's arguments)
  *
  * Which poller runs which unit: a tx queue is used by one thread, so units that send on the
  * same queue share a poller; and a port whose driver lacks RF_IO_CAP_SPLIT_RXTX may not
@@ -54,7 +56,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ringflow-l2fwd --port SPEC --port SPEC [--port SPEC ...] [--cores LIST]\n"
 		"                      [--mac-rewrite] [--stats S] [--json] [--idle busy|adaptive]\n"
-		"                      [--burst N] [--buffers N]\n"
+		"                      [--burst N] [--buffers N] [-- DPDK-EAL-ARGS...]\n"
 		"Forwards every frame between paired ports (0<->1, 2<->3, ...); prints per-direction\n"
 		"totals on SIGINT/SIGTERM.\n"
 		"  --port SPEC           a device in frame mode (docs/config.md), e.g.\n"
@@ -68,6 +70,8 @@ static void usage(FILE *out)
 		"  --idle busy|adaptive  busy: spin; adaptive: block after idle rounds (default)\n"
 		"  --burst N             frames per burst, 1..%d (default 32)\n"
 		"  --buffers N           packet buffers in the pool (default 8192)\n"
+		"  -- ARGS...            the DPDK EAL's arguments for dpdk ports (e.g. -l 1 -a 0000:03:00.0);\n"
+		"                        without them the dpdk driver starts the EAL with its defaults\n"
 		"Drivers here:\n",
 		RF_IO_MAX_BURST);
 	rf_io_print_usage(out);
@@ -242,20 +246,34 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || f.nports < 2 || f.nports % 2) {
+	/* getopt stops at "--": what follows is the EAL's command line (argv[0] is ours). */
+	bool eal = optind < argc && strcmp(argv[optind - 1], "--") == 0;
+	if ((optind != argc && !eal) || f.nports < 2 || f.nports % 2) {
 		fprintf(stderr, "ringflow-l2fwd: %s: see ringflow-l2fwd --help\n",
-			optind != argc ? "unexpected argument"
-				       : "give an even number of --port SPEC (pairs 0<->1, 2<->3, ...)");
+			optind != argc && !eal ? "unexpected argument (EAL arguments go after --)"
+					       : "give an even number of --port SPEC (pairs 0<->1, 2<->3, ...)");
 		return 2;
 	}
 
 	char err[512];
 	int status = 1;
 	struct rf_pktbuf_pool *pool = NULL;
+	/* The runtime first: it checks --cores against this thread's affinity, which the EAL
+	 * changes (it pins the calling thread to its main lcore). */
 	struct rf_runtime *rt = rf_runtime_create(&rc, err, sizeof(err));
 	if (!rt) {
 		fprintf(stderr, "ringflow-l2fwd: %s\n", err);
 		return 1;
+	}
+	if (eal) {
+		argv[optind - 1] = argv[0];
+		int r = rf_io_driver_init("dpdk", argc - optind + 1, argv + optind - 1, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "ringflow-l2fwd: EAL arguments: %s\n",
+				r == -ENODEV ? "the dpdk driver is not available here" : err);
+			rf_runtime_destroy(rt);
+			return 1;
+		}
 	}
 	/* One pool for every port: xdp ports then share one UMEM, so a frame crosses without a
 	 * copy (docs/dataplane-app.md says what each driver moves). */
@@ -306,8 +324,13 @@ int main(int argc, char **argv)
 	status = l2f_print_totals(&f, f.json ? stdout : stderr);
 out:
 	rf_runtime_destroy(rt);
-	for (unsigned i = 0; i < f.nports; i++)
+	bool dpdk = eal;
+	for (unsigned i = 0; i < f.nports; i++) {
+		dpdk |= f.ports[i] && strcmp(rf_io_driver_name(f.ports[i]), "dpdk") == 0;
 		rf_io_close(f.ports[i]);
+	}
 	rf_pktbuf_pool_free(pool);
+	if (dpdk) /* the library installs no exit handler: release the EAL ourselves */
+		rf_io_driver_fini("dpdk");
 	return status;
 }

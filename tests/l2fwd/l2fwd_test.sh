@@ -71,7 +71,13 @@ bed() {
 		set -- $x
 		ip netns exec $1 ethtool -K $2 tx off tso off gso off >/dev/null 2>&1
 	done
-	return 0
+	# The kernel reports a new link up a moment later (linkwatch): wait for it (bounded).
+	for _ in $(seq 50); do
+		ip -n $F -o link show $FA | grep -q "state UP" &&
+			ip -n $F -o link show $FB | grep -q "state UP" && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # spec BACKEND DEV [EXTRA]: the port config string of DEV on BACKEND.
@@ -223,6 +229,7 @@ for be in $BACKENDS; do
 		pass "$be: non-IP frames of 60..1514 bytes, half VLAN-tagged, byte-exact: $(tail -1 $TMP/raw)"
 	else
 		fail "$be: raw frames: $(tail -1 $TMP/raw)"
+		RAWFAIL=1
 	fi
 	rm -f $TMP/got
 	ip netns exec $S "$XFER" tcprecv 5001 $TMP/got &
@@ -237,10 +244,35 @@ for be in $BACKENDS; do
 		fail "$be: TCP transfer: sha256 $GOT, want $WANT ($(stat -c %s $TMP/got 2>/dev/null) bytes)"
 	fi
 	stop && pass "$be: totals add up: $(grep -m1 'port 0 -> 1' "$LOG")"
+	[ -n "${RAWFAIL:-}" ] && grep -E ' -> |xstats' "$LOG" && RAWFAIL=""
 	if ip -n $F link show | grep -q xdp; then
 		fail "$be: an XDP program is still attached after ringflow-l2fwd exited"
 	fi
 done
+
+# ---- dpdk with the app's own EAL arguments (after --) ---------------------------------------
+if [[ " $BACKENDS " == *" dpdk "* && " $SKIPPED " != *" dpdk "* ]]; then
+	ip netns exec $F timeout 20 "$L2FWD" --port "$(spec dpdk $FA "" 0)" --port "$(spec dpdk $FB "" 1)" \
+		-- --bogus-eal-arg >$TMP/eal.out 2>$TMP/eal.err
+	rc=$?
+	# DPDK prints its own usage first; our one line is the last.
+	if [ $rc -ne 0 ] && [ $rc -lt 124 ] && tail -1 $TMP/eal.err | grep -q "^ringflow-l2fwd: EAL arguments: "; then
+		pass "dpdk: a bad EAL argument: $(tail -1 $TMP/eal.err)"
+	else
+		fail "dpdk: a bad EAL argument: exit $rc, last line: $(tail -1 $TMP/eal.err)"
+	fi
+	if start dpdk "" -- --no-pci --no-huge -m 256 --no-shconf --file-prefix rfl2e$P \
+		--log-level=lib.eal:error; then
+		if ip netns exec $G ping -q -c 3 -i 0.2 -W 2 $IPS >$TMP/ping 2>&1; then
+			pass "dpdk: EAL started from the app's arguments (after --), ping forwarded"
+		else
+			fail "dpdk with EAL arguments: ping: $(tail -2 $TMP/ping)"
+		fi
+		stop
+	else
+		fail "dpdk with EAL arguments: did not start: $(cat "$LOG")"
+	fi
+fi
 
 # ---- packet: two queues, many flows --------------------------------------------------------
 if [[ " $BACKENDS " == *" packet "* ]]; then

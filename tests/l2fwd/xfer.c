@@ -177,7 +177,9 @@ static size_t raw_frame(unsigned i, uint8_t *f)
 
 static int raw_socket(const char *ifname)
 {
-	int s = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)), one = 1;
+	int s = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)), one = 1, buf = 8 << 20;
+	/* Room for every frame of a run if the receiver is descheduled for a while. */
+	setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf));
 	struct sockaddr_ll a = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
 				.sll_ifindex = (int)if_nametoindex(ifname)};
 	if (s < 0 || !a.sll_ifindex || bind(s, (struct sockaddr *)&a, sizeof(a)))
