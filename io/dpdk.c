@@ -48,6 +48,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <net/if.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -91,7 +92,9 @@ struct dpdk_dev {
 	bool hotplugged;    /* vdev=: we probed it (and remove it at close); dev=: the EAL's */
 	int ns_fd;   /* the netns the device was opened in (net_af_xdp detaches its program there) */
 	int hold_fd; /* net_af_packet: kernel UDP socket on ip:port that keeps the kernel quiet */
+	int ctl_fd;  /* socket PMDs: an AF_INET socket in the iface's netns, for its link state */
 	char vdev[64];
+	char iface[IF_NAMESIZE];
 	struct dpdk_queue q[];
 };
 
@@ -662,10 +665,14 @@ static unsigned dpdk_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsig
 	return i;
 }
 
+/* The socket PMDs report their link up from start to stop whatever the interface does: ask
+ * the kernel about the interface instead. */
 static int dpdk_link_up(struct rf_io_dev *dev)
 {
 	struct dpdk_dev *x = dev->priv;
 	struct rte_eth_link l;
+	if (x->ctl_fd >= 0)
+		return rf_net_if_running(x->ctl_fd, x->iface);
 	int rc = rte_eth_link_get_nowait(x->port_id, &l);
 	return rc < 0 ? rc : l.link_status == RTE_ETH_LINK_UP;
 }
@@ -735,6 +742,8 @@ static void dpdk_close(struct rf_io_dev *dev)
 	}
 	if (x->hold_fd >= 0)
 		close(x->hold_fd);
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
 	if (here >= 0) {
 		setns(here, CLONE_NEWNET);
 		close(here);
@@ -884,6 +893,9 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	if (!x)
 		return rf_io_err(err, len, "dpdk: out of memory");
 	x->hold_fd = -1;
+	x->ctl_fd = raw_iface ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
+	if (raw_iface)
+		snprintf(x->iface, sizeof(x->iface), "%s", iface);
 	x->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_lock(&lock);
 	if ((rc = eal_start(err, len)) != 0)
@@ -982,6 +994,8 @@ fail_free:
 	pthread_mutex_unlock(&lock);
 	if (x->hold_fd >= 0)
 		close(x->hold_fd);
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
 	if (x->ns_fd >= 0)
 		close(x->ns_fd);
 	free(x);

@@ -443,6 +443,7 @@ static void check_byte_exact(const struct frame_row *row)
 	uint8_t mac[6];
 	cr_assert_eq(rf_io_mac(a, mac), 0, "%s: a frame port knows its MAC", row->name);
 	cr_assert_eq(rf_io_mtu(a), 1500, "%s: MTU", row->name);
+	cr_assert_eq(rf_io_link_up(a), 1, "%s: link up", row->name);
 	uint8_t f[2048], out[4096];
 	uint32_t seq = 0, sent = 0;
 	/* A driver with its own buffer pool (dpdk's mbufs) says how many are out of it. */
@@ -481,6 +482,13 @@ static void check_byte_exact(const struct frame_row *row)
 		cr_assert_eq(inuse1, inuse0, "%s: %llu mbufs out after the run, %llu before",
 			     row->name, (unsigned long long)inuse1, (unsigned long long)inuse0);
 	}
+	/* the link state follows the interface: the peer down takes the carrier away */
+	cr_assert_eq(sh("ip link set %s down", fb.a0), 0);
+	int up = 1;
+	for (double end = now_s() + 2; (up = rf_io_link_up(a)) == 1 && now_s() < end;)
+		usleep(1000);
+	cr_assert_eq(up, 0, "%s: link still up with the peer down", row->name);
+	cr_assert_eq(sh("ip link set %s up", fb.a0), 0);
 	ports_close_and_check(row, a, b, fds);
 }
 
@@ -638,6 +646,48 @@ static void check_bad_config(const struct frame_row *row)
 	struct rf_io_dev *a = open_port(row, fb.a1, 0, ""), *b = open_port(row, fb.b1, 1, "");
 	cr_assert_eq(rf_io_tx_burst(a, 0, NULL, 0), 0, "%s: an empty tx burst", row->name);
 	ports_close_and_check(row, a, b, fds);
+}
+
+/* Ports on two different pools share no memory: frames still pass byte-exact, each one
+ * copied once and counted in the sender's xstat tx_copies; both pools whole at close. */
+static void check_copy_between_pools(const struct frame_row *row)
+{
+	bed_up(1, 1500);
+	pool_up();
+	if (!row_usable(row))
+		cr_skip_test("%s absent here", row->name);
+	struct rf_pktbuf_pool *other = rf_pktbuf_pool_create("frames2", NBUF, 2048, 0,
+							     RF_MEMPOOL_QUIET);
+	cr_assert_not_null(other);
+	char spec[256], err[512];
+	struct rf_io_dev *a = open_port(row, fb.a1, 0, "");
+	make_spec(row, fb.b1, 1, "", spec, sizeof(spec));
+	struct rf_io_dev *b = rf_io_open(spec, other, err, sizeof(err));
+	cr_assert_not_null(b, "%s: %s", row->name, err);
+	uint8_t f[2048], out[4096];
+	unsigned n = 0;
+	for (size_t len = 60; len <= 1514; len += 31, n++) {
+		make_frame(f, len, len % 2 ? K_VLAN : K_UDP, (uint32_t)len, 1);
+		ssize_t r = through(fb.sa, fb.sb, a, b, f, len, (uint32_t)len, out, sizeof(out));
+		cr_assert_eq(r, (ssize_t)len, "%s: frame of %zu bytes: got %zd", row->name, len, r);
+		cr_assert_eq(memcmp(out, f, len), 0, "%s: frame of %zu changed", row->name, len);
+	}
+	cr_assert_eq(xstat(b, "tx_copies"), n, "%s: %u frames crossed pools", row->name, n);
+	rf_io_close(a);
+	rf_io_close(b);
+	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF, "%s: pool A whole", row->name);
+	cr_assert_eq(rf_pktbuf_pool_avail(other), NBUF, "%s: pool B whole", row->name);
+	rf_pktbuf_pool_free(other);
+}
+
+Test(io_frames, xdp_skb_copy_between_pools, .fini = fini, .timeout = 60)
+{
+	check_copy_between_pools(&frame_rows[0]);
+}
+
+Test(io_frames, xdp_native_copy_between_pools, .fini = fini, .timeout = 60)
+{
+	check_copy_between_pools(&frame_rows[1]);
 }
 
 #define ROW_TESTS(id, idx)                                                                      \
