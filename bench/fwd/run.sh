@@ -67,6 +67,10 @@ fi
 for v in "$rounds" "$duration" "$warmup" "$lat_duration"; do
   [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "run.sh: '$v' is not a number" >&2; exit 2; }
 done
+for v in "$rates" "$lat_rates"; do
+  [[ "$v" =~ ^([1-9][0-9]*(,[1-9][0-9]*)*)?$ ]] \
+    || { echo "run.sh: --rates and --lat-rates take frames/s as whole numbers, e.g. 25000,50000" >&2; exit 2; }
+done
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] && [ "$rounds" -le 50 ] \
   || { echo "run.sh: --rounds must be a whole number 1..50" >&2; exit 2; }
 awk -v d="$duration" -v w="$warmup" -v l="$lat_duration" 'BEGIN { exit !(d > 0 && d <= 60 && w <= 30 && l > 0 && l <= 60) }' \
