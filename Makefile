@@ -92,3 +92,9 @@ bench-modes: build
 .PHONY: bench-observe
 bench-observe: build
 	bash bench/observe/scrape_cost.sh $(BUILD) 20 100k
+# The forwarding bed (issue 13): GEN -> FWD -> SINK namespaces, ringflow-l2fwd on every frame
+# backend beside dpdk-testpmd, OVS userspace and the Linux bridge (docs/forwarding-benchmark.md).
+# FWD_ARGS passes options, e.g. make bench-fwd FWD_ARGS=--quick
+.PHONY: bench-fwd
+bench-fwd: build
+	bash bench/fwd/run.sh --build $(BUILD) $(FWD_ARGS)

@@ -10,21 +10,32 @@
  * mbuf on tx. Hence rx buffers come from the driver's pool, not from the pool given to
  * rf_io_open (that one is used by the app for what it sends).
  *
- * EAL: initialised once per process on the first open, with --no-pci (each device's vdev is
- * then hot-plugged with rte_dev_probe, built from the config), a unique --file-prefix (rf<pid>), -l 0 (the opening thread) and either
+ * Frame mode (frames=1): rx hands over each mbuf's whole frame (a VLAN tag the PMD took
+ * out is put back), tx sends the bytes as they are; port=/ip= are not used. Every dpdk
+ * device of the process takes its mbufs from ONE pool (created by the first open, sized by
+ * its mbufs=, freed when the last device closes), so a frame received on one port goes out
+ * of another as the same mbuf: no copy. Buffers of other pools are copied (xstat tx_copies).
+ * With queues>1 RSS is asked for in rte_eth_conf (IP/TCP/UDP, as far as the PMD offers it;
+ * net_af_packet spreads by its fanout group, net_af_xdp by the interface's own queues).
+ *
+ * EAL: the app decides. rf_io_driver_init("dpdk", argc, argv) starts it with the app's
+ * arguments (PCI ports: "-a 0000:03:00.0"; the device is then opened as dev=0000:03:00.0);
+ * an EAL the app started itself is used as it is; otherwise the first open starts it with
+ * defaults: --no-pci, a unique --file-prefix (rf<pid>), lcore 0 on the calling thread's
+ * current CPU set (so its affinity does not change), --no-telemetry, and either
  * --in-memory on hugepages (when enough 2 MiB pages are free) or --no-huge -m 256
  * --no-shconf (said aloud). Pollers are not EAL lcores: each one registers itself with
  * rte_thread_register() on its first burst, so the mbuf pool's per-lcore cache works.
- * The EAL stays up for the process (DPDK cannot start it twice): devices open and close
- * by hot-plug, and rte_eal_cleanup() runs at exit. With --no-telemetry and no shared config
- * the EAL writes no files; its runtime directory is removed right after init, so nothing is
- * left in /var/run/dpdk even by a killed process. Device close frees the mbuf pool (with
- * dynamic memory its hugepages go back) and unplugs the vdev.
+ * The EAL stays up (DPDK cannot start it twice in a process): vdevs open and close by
+ * hot-plug; there is no exit handler: rf_io_driver_fini("dpdk") runs rte_eal_cleanup when
+ * the app wants it. With the defaults the EAL writes no files; its runtime directory is
+ * removed right after init, so nothing is left in /var/run/dpdk even by a killed process.
  *
  * This file alone builds as gnu11 (DPDK headers need GNU extensions).
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -37,11 +48,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <net/if.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_ether.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
@@ -56,25 +69,49 @@
 #define DPDK_RING_SIZE 1024
 #define DPDK_NO_HUGE_MB "256"
 
+#define ETH_HDR 14u
+#define VLAN_HDR 4u
+
+/* Driver counters beyond rf_io_qstats (xstats), written by the queue's thread only. */
+struct dpdk_xst {
+	_Atomic uint64_t tx_copies, tx_no_neigh, tx_runt, tx_too_long, rx_runt, rx_multiseg;
+	_Atomic uint64_t rx_vlan_reinserted;
+};
+
 struct dpdk_queue {
 	RF_CACHE_ALIGNED struct rf_net_ctx net; /* own line: queues run on different cores */
 	struct rf_io_qstats st; /* written by this queue's thread only */
+	struct dpdk_xst xst;
 };
 
 struct dpdk_dev {
 	uint16_t port_id;
-	struct rte_mempool *mp;
-	struct rf_pktbuf_pool *pool; /* the ext pool over mp */
+	struct rte_mempool *mp;      /* the process's shared mbuf pool */
+	struct rf_pktbuf_pool *pool; /* the ext pool over mp (shared too) */
 	unsigned nq;
+	unsigned max_frame; /* frame mode: longest frame tx takes (MTU + Ethernet + VLAN) */
+	bool hotplugged;    /* vdev=: we probed it (and remove it at close); dev=: the EAL's */
 	int ns_fd;   /* the netns the device was opened in (net_af_xdp detaches its program there) */
 	int hold_fd; /* net_af_packet: kernel UDP socket on ip:port that keeps the kernel quiet */
+	int ctl_fd;  /* socket PMDs: an AF_INET socket in the iface's netns, for its link state */
 	char vdev[64];
+	char iface[IF_NAMESIZE];
 	struct dpdk_queue q[];
 };
 
-/* EAL state of the process: 0 never started, 1 running, 2 cleaned up (cannot restart). */
+/* EAL state of the process: 0 never started, 1 ours, 3 the app's own, 2 cleaned up or
+ * failed (DPDK cannot start it again). Open/close/init/fini take `lock`. */
 static int eal_state;
 static char eal_runtime_dir[256];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned ndevs; /* dpdk devices open */
+
+/* The process's one mbuf pool, shared by every dpdk device (users: devices using it). */
+static struct {
+	struct rte_mempool *mp;
+	struct rf_pktbuf_pool *pool;
+	unsigned users;
+} shared;
 
 
 static inline struct rf_pktbuf *pkt_of(struct rte_mbuf *m)
@@ -164,32 +201,66 @@ static void remove_runtime_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* At exit: the EAL is released once for the process (it cannot start again after it). */
-static void eal_stop(void)
+/* After an EAL init that writes no files (--no-shconf / --in-memory, --no-telemetry), its
+ * runtime directory is empty: remove it now, so even a killed process leaves nothing in
+ * /var/run/dpdk. With the app's own arguments the EAL may use it: leave it until fini. */
+static void eal_started(int state)
 {
-	if (eal_state != 1)
-		return;
-	rte_eal_cleanup();
-	remove_runtime_dir(eal_runtime_dir);
-	eal_state = 2;
+	snprintf(eal_runtime_dir, sizeof(eal_runtime_dir), "%s", rte_eal_get_runtime_dir());
+	if (state == 1)
+		remove_runtime_dir(eal_runtime_dir);
+	eal_state = state;
 }
 
+static int eal_fail(int e, char *err, size_t len)
+{
+	eal_state = 2; /* a failed rte_eal_init cannot be retried either */
+	if (e == EACCES || e == EPERM)
+		return rf_io_err(err, len, "dpdk: EAL init refused (%s): run as root (or with "
+				 "CAP_NET_RAW, CAP_IPC_LOCK, CAP_SYS_ADMIN)", rte_strerror(e));
+	return rf_io_err(err, len, "dpdk: EAL init failed: %s", rte_strerror(e));
+}
+
+/* "0@(0,1)": lcore 0 on every CPU this thread may run on, so rte_eal_init leaves the
+ * thread's affinity as the app set it. */
+static void lcores_arg(char *buf, size_t len)
+{
+	cpu_set_t cs;
+	size_t o = (size_t)snprintf(buf, len, "--lcores=0@(");
+	bool first = true;
+	if (sched_getaffinity(0, sizeof(cs), &cs) != 0) {
+		snprintf(buf, len, "--lcores=0");
+		return;
+	}
+	for (int c = 0; c < CPU_SETSIZE && o + 8 < len; c++)
+		if (CPU_ISSET(c, &cs)) {
+			o += (size_t)snprintf(buf + o, len - o, "%s%d", first ? "" : ",", c);
+			first = false;
+		}
+	snprintf(buf + o, len - o, ")");
+}
+
+/* The first open without rf_io_driver_init: ringflow's defaults (see the top). Lock held. */
 static int eal_start(char *err, size_t len)
 {
-	char prefix[32];
+	char prefix[32], lcores[512];
 	char *argv[16];
 	int argc = 0, rc;
 	bool huge = free_hugepages_2m() >= 256 / 2; /* 256 MiB of 2 MiB pages */
 
 	if (eal_state == 2)
-		return rf_io_err(err, len, "dpdk: the EAL failed to start earlier in this process "
-				 "and cannot be started again: restart the process");
-	if (eal_state == 1)
+		return rf_io_err(err, len, "dpdk: the EAL failed to start or was cleaned up earlier "
+				 "in this process and cannot be started again: restart the process");
+	if (eal_state != 0)
 		return 0;
+	if (rte_lcore_count() > 0) { /* the app started the EAL itself: use that one */
+		eal_started(3);
+		return 0;
+	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=rf%d", (int)getpid());
+	lcores_arg(lcores, sizeof(lcores));
 	argv[argc++] = "ringflow";
-	argv[argc++] = "-l";
-	argv[argc++] = "0";
+	argv[argc++] = lcores;
 	argv[argc++] = "--no-pci";
 	argv[argc++] = prefix;
 	argv[argc++] = "--log-level=*:warning";
@@ -208,22 +279,49 @@ static int eal_start(char *err, size_t len)
 	argv[argc] = NULL;
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
-		int e = rte_errno;
-		/* A failed rte_eal_init cannot be retried either. */
-		eal_state = 2;
-		if (e == EACCES || e == EPERM)
-			return rf_io_err(err, len, "dpdk: EAL init refused (%s): run as root (or with "
-					 "CAP_NET_RAW, CAP_IPC_LOCK, CAP_SYS_ADMIN)", rte_strerror(e));
-		return rf_io_err(err, len, "dpdk: EAL init failed: %s", rte_strerror(e));
+		if (rte_errno == EALREADY) { /* the app started it itself: use that one */
+			eal_started(3);
+			return 0;
+		}
+		return eal_fail(rte_errno, err, len);
 	}
-	snprintf(eal_runtime_dir, sizeof(eal_runtime_dir), "%s", rte_eal_get_runtime_dir());
-	/* With --no-shconf/--in-memory and --no-telemetry the EAL puts nothing in its runtime
-	 * directory (no IPC socket, no config files): remove it now, so even a process that is
-	 * killed leaves nothing in /var/run/dpdk. */
-	remove_runtime_dir(eal_runtime_dir);
-	atexit(eal_stop);
-	eal_state = 1;
+	eal_started(1);
 	return 0;
+}
+
+/* rf_io_driver_init("dpdk", argc, argv): the EAL with the app's own arguments. */
+static int dpdk_init(int argc, char **argv, char *err, size_t len)
+{
+	int rc = 0;
+	pthread_mutex_lock(&lock);
+	if (eal_state != 0 || rte_lcore_count() > 0) {
+		rc = -EALREADY;
+		rf_io_err(err, len, "dpdk: the EAL is %s already: call rf_io_driver_init before the "
+			  "first dpdk open, once", eal_state == 2 ? "cleaned up" : "running");
+	} else if (rte_eal_init(argc, argv) < 0) {
+		if (rte_errno == EALREADY) {
+			eal_started(3);
+		} else {
+			int e = rte_errno;
+			rc = eal_fail(e, err, len) ? -e : 0;
+		}
+	} else {
+		eal_started(3); /* the app's arguments: its files are its own until fini */
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* rf_io_driver_fini("dpdk"): rte_eal_cleanup once no device is open (DPDK allows it once). */
+static void dpdk_fini(void)
+{
+	pthread_mutex_lock(&lock);
+	if ((eal_state == 1 || eal_state == 3) && ndevs == 0) {
+		rte_eal_cleanup();
+		remove_runtime_dir(eal_runtime_dir);
+		eal_state = 2;
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 /* A poller's first burst registers its thread as an EAL thread (lcore id: mempool caches). */
@@ -239,6 +337,52 @@ static inline void thread_register(void)
 
 /* ---- bursts ---------------------------------------------------------------------------- */
 
+/* Frame mode: each mbuf's whole frame, as it came (a VLAN tag the PMD stripped put back). */
+static unsigned rx_frames(struct dpdk_dev *x, struct dpdk_queue *q, unsigned qi,
+			  struct rte_mbuf **m, unsigned got, struct rf_pktbuf **pkts)
+{
+	struct rte_mbuf *drop[RF_IO_MAX_BURST];
+	unsigned i, k = 0, nd = 0;
+	uint64_t bytes = 0;
+
+	for (i = 0; i < got; i++) {
+		struct rf_pktbuf *b;
+		if (rf_unlikely(m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)) {
+			if (rte_vlan_insert(&m[i]) != 0) {
+				drop[nd++] = m[i];
+				rf_stat_add(&q->st.rx_drops, 1);
+				continue;
+			}
+			rf_stat_add(&q->xst.rx_vlan_reinserted, 1);
+		}
+		if (rf_unlikely(m[i]->nb_segs != 1 || m[i]->data_len < ETH_HDR)) {
+			rf_stat_add(m[i]->nb_segs != 1 ? &q->xst.rx_multiseg : &q->xst.rx_runt, 1);
+			rf_stat_add(&q->st.rx_drops, 1);
+			drop[nd++] = m[i];
+			continue;
+		}
+		b = pkt_of(m[i]);
+		pkt_bind(b, m[i]);
+		b->data_off = m[i]->data_off;
+		b->data_len = m[i]->data_len;
+		b->queue = (uint16_t)qi;
+		b->flags = 0;
+		b->timestamp_ns = 0;
+		b->flow = 0;
+		b->peer_len = 0;
+		b->pool = x->pool;
+		bytes += b->data_len;
+		pkts[k++] = b;
+	}
+	if (nd)
+		rte_pktmbuf_free_bulk(drop, nd);
+	if (k) {
+		rf_stat_add(&q->st.rx_pkts, k);
+		rf_stat_add(&q->st.rx_bytes, bytes);
+	}
+	return k;
+}
+
 static unsigned dpdk_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbuf **pkts,
 			      unsigned n)
 {
@@ -252,6 +396,8 @@ static unsigned dpdk_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 	if (n > RF_IO_MAX_BURST)
 		n = RF_IO_MAX_BURST;
 	got = rte_eth_rx_burst(x->port_id, (uint16_t)qi, m, (uint16_t)n);
+	if (dev->frames)
+		return rx_frames(x, q, qi, m, got, pkts);
 	for (i = 0; i < got; i++) {
 		struct rf_net_rx_info in;
 		struct rf_pktbuf *b;
@@ -307,6 +453,72 @@ static unsigned dpdk_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 	return k;
 }
 
+/* Frame mode: pkts' bytes as they are. Our pool's buffers go out as their own mbuf. */
+static unsigned tx_frames(struct dpdk_dev *x, struct dpdk_queue *q, unsigned qi,
+			  struct rf_pktbuf **pkts, unsigned n)
+{
+	struct rte_mbuf *out[RF_IO_MAX_BURST];
+	uint16_t idx[RF_IO_MAX_BURST], badi[RF_IO_MAX_BURST];
+	bool copied[RF_IO_MAX_BURST];
+	unsigned i, no = 0, nbad = 0, sent, cut, j;
+	uint64_t bytes = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rf_pktbuf *b = pkts[i];
+		struct rte_mbuf *mb;
+		if (rf_unlikely(b->data_len < ETH_HDR || b->data_len > x->max_frame)) {
+			badi[nbad++] = (uint16_t)i; /* dropped and counted below */
+			continue;
+		}
+		copied[no] = b->pool != x->pool;
+		if (!copied[no]) {
+			mb = b->drv;
+			mb->data_off = b->data_off;
+		} else { /* someone else's buffer: copy into an mbuf of ours */
+			mb = rte_pktmbuf_alloc(x->mp);
+			if (!mb || b->data_len > rte_pktmbuf_tailroom(mb)) {
+				rte_pktmbuf_free(mb); /* NULL is fine */
+				break;                /* the caller keeps pkts[i..n) */
+			}
+			memcpy(rte_pktmbuf_mtod(mb, void *), rf_pktbuf_data(b), b->data_len);
+		}
+		mb->data_len = (uint16_t)b->data_len;
+		mb->pkt_len = b->data_len;
+		mb->nb_segs = 1;
+		mb->next = NULL;
+		mb->ol_flags = 0; /* no offload asked: the bytes go as they are */
+		idx[no] = (uint16_t)i;
+		out[no++] = mb;
+	}
+	/* An empty burst still reaches the PMD: it takes back what it has finished sending
+	 * (net_af_xdp holds each sent mbuf until its completion), so rf_io_tx_burst(dev, q, NULL,
+	 * 0) returns finished buffers to the pool. */
+	sent = no || n == 0 ? rte_eth_tx_burst(x->port_id, (uint16_t)qi, out, (uint16_t)no) : 0;
+	/* pkts[0..cut) are consumed; from the first frame the queue did not take, the caller
+	 * keeps everything (our copies of those are freed). */
+	cut = sent < no ? idx[sent] : i;
+	for (j = 0; j < no; j++) {
+		if (j < sent) {
+			bytes += out[j]->pkt_len;
+			if (copied[j]) {
+				rf_pktbuf_free(pkts[idx[j]]);
+				rf_stat_add(&q->xst.tx_copies, 1);
+			}
+		} else if (copied[j]) {
+			rte_pktmbuf_free(out[j]);
+		}
+	}
+	for (j = 0; j < nbad && badi[j] < cut; j++) {
+		struct rf_pktbuf *b = pkts[badi[j]];
+		rf_stat_add(b->data_len < ETH_HDR ? &q->xst.tx_runt : &q->xst.tx_too_long, 1);
+		rf_pktbuf_free(b);
+	}
+	rf_stat_add(&q->st.tx_drops, j);
+	rf_stat_add(&q->st.tx_pkts, sent);
+	rf_stat_add(&q->st.tx_bytes, bytes);
+	return cut;
+}
+
 static unsigned dpdk_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbuf **pkts,
 			      unsigned n)
 {
@@ -314,13 +526,15 @@ static unsigned dpdk_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 	struct dpdk_queue *q = &x->q[qi];
 	struct rte_mbuf *out[RF_IO_MAX_BURST];
 	uint16_t idx[RF_IO_MAX_BURST], badi[RF_IO_MAX_BURST];
-	bool copied[RF_IO_MAX_BURST];
-	unsigned i, no = 0, nbad = 0, sent, cut, j;
+	bool copied[RF_IO_MAX_BURST], neigh[RF_IO_MAX_BURST];
+	unsigned i, no = 0, nbad = 0, sent, cut, j, nneigh = 0;
 	uint64_t bytes = 0;
 
 	thread_register();
 	if (n > RF_IO_MAX_BURST)
 		n = RF_IO_MAX_BURST;
+	if (dev->frames)
+		return tx_frames(x, q, qi, pkts, n);
 	for (i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
 		struct rte_mbuf *mb;
@@ -348,6 +562,7 @@ static unsigned dpdk_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 		}
 		len = rf_net_tx_udp(&q->net, payload, b->data_len, b->peer.in.sin_addr.s_addr,
 				    b->peer.in.sin_port);
+		neigh[no] = len < 0;
 		if (len < 0) /* unknown neighbour: the frame is now an ARP request */
 			len = -len;
 		mb->data_off = (uint16_t)(payload - RF_NET_HDR_LEN - (uint8_t *)mb->buf_addr);
@@ -364,26 +579,139 @@ static unsigned dpdk_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktb
 	cut = sent < no ? idx[sent] : i;
 	for (j = 0; j < no; j++) {
 		if (j < sent) {
-			bytes += out[j]->pkt_len - RF_NET_HDR_LEN;
-			if (copied[j])
+			/* A message that became an ARP request was not sent: a drop (tx_no_neigh). */
+			if (neigh[j])
+				nneigh++;
+			else
+				bytes += out[j]->pkt_len - RF_NET_HDR_LEN;
+			if (copied[j]) {
 				rf_pktbuf_free(pkts[idx[j]]);
+				rf_stat_add(&q->xst.tx_copies, 1);
+			}
 		} else if (copied[j]) {
 			rte_pktmbuf_free(out[j]);
 		}
 	}
 	for (j = 0; j < nbad && badi[j] < cut; j++)
 		rf_pktbuf_free(pkts[badi[j]]);
-	rf_stat_add(&q->st.tx_drops, j);
-	rf_stat_add(&q->st.tx_pkts, sent);
+	rf_stat_add(&q->st.tx_drops, j + nneigh);
+	rf_stat_add(&q->xst.tx_no_neigh, nneigh);
+	rf_stat_add(&q->st.tx_pkts, sent - nneigh);
 	rf_stat_add(&q->st.tx_bytes, bytes);
 	return cut;
+}
+
+static uint64_t ld(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
 static void dpdk_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct dpdk_dev *x = dev->priv;
+	struct rte_eth_stats es;
 	for (unsigned i = 0; i < x->nq; i++)
 		rf_io_qstats_sum(&x->q[i].st, st);
+	/* Frames the port dropped before our burst (no room in its ring, or in the kernel's for
+	 * the socket PMDs) were meant for us: receive drops. */
+	if (rte_eth_stats_get(x->port_id, &es) == 0)
+		st->rx_drops += es.imissed + es.ierrors;
+}
+
+/* Ours, then the PMD's own (prefixed "pmd."), as names that fit RF_IO_XSTAT_NAME_MAX. */
+static unsigned dpdk_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
+{
+	struct dpdk_dev *x = dev->priv;
+	uint64_t v[10] = {0};
+	unsigned i = 0;
+	int np;
+
+	for (unsigned qi = 0; qi < x->nq; qi++) {
+		const struct dpdk_queue *q = &x->q[qi];
+		v[0] += ld(&q->xst.tx_copies);
+		v[1] += ld(&q->xst.tx_no_neigh);
+		v[2] += ld(&q->xst.tx_runt);
+		v[3] += ld(&q->xst.tx_too_long);
+		v[4] += ld(&q->xst.rx_runt);
+		v[5] += ld(&q->xst.rx_multiseg);
+		v[6] += ld(&q->xst.rx_vlan_reinserted);
+		v[7] += ld(&q->net.st.rx_csum_partial);
+		v[8] += ld(&q->net.st.arp_replied);
+	}
+	v[9] = rte_mempool_in_use_count(x->mp);
+	i = rf_io_xstat_put(xs, n, i, "tx_copies", v[0]);
+	i = rf_io_xstat_put(xs, n, i, "tx_no_neigh", v[1]);
+	i = rf_io_xstat_put(xs, n, i, "tx_runt", v[2]);
+	i = rf_io_xstat_put(xs, n, i, "tx_too_long", v[3]);
+	i = rf_io_xstat_put(xs, n, i, "rx_runt", v[4]);
+	i = rf_io_xstat_put(xs, n, i, "rx_multiseg", v[5]);
+	i = rf_io_xstat_put(xs, n, i, "rx_vlan_reinserted", v[6]);
+	i = rf_io_xstat_put(xs, n, i, "rx_csum_partial", v[7]);
+	i = rf_io_xstat_put(xs, n, i, "arp_replied", v[8]);
+	i = rf_io_xstat_put(xs, n, i, "mbufs_in_use", v[9]);
+	np = rte_eth_xstats_get(x->port_id, NULL, 0);
+	if (np > 0) {
+		struct rte_eth_xstat *pv = calloc((size_t)np, sizeof(*pv));
+		struct rte_eth_xstat_name *pn = calloc((size_t)np, sizeof(*pn));
+		int gv = pv ? rte_eth_xstats_get(x->port_id, pv, (unsigned)np) : -1;
+		int gn = pn ? rte_eth_xstats_get_names(x->port_id, pn, (unsigned)np) : -1;
+		for (int k = 0; k < np && k < gv && k < gn; k++) {
+			char name[96]; /* cut to RF_IO_XSTAT_NAME_MAX by rf_io_xstat_put */
+			snprintf(name, sizeof(name), "pmd.%s", pn[pv[k].id].name);
+			i = rf_io_xstat_put(xs, n, i, name, pv[k].value);
+		}
+		free(pv);
+		free(pn);
+	}
+	return i;
+}
+
+/* The socket PMDs report their link up from start to stop whatever the interface does: ask
+ * the kernel about the interface instead. */
+static int dpdk_link_up(struct rf_io_dev *dev)
+{
+	struct dpdk_dev *x = dev->priv;
+	struct rte_eth_link l;
+	if (x->ctl_fd >= 0)
+		return rf_net_if_running(x->ctl_fd, x->iface);
+	int rc = rte_eth_link_get_nowait(x->port_id, &l);
+	return rc < 0 ? rc : l.link_status == RTE_ETH_LINK_UP;
+}
+
+/* The process's mbuf pool: the first open creates it (n mbufs), the others share it. */
+static int pool_get(struct dpdk_dev *x, unsigned n, char *err, size_t len)
+{
+	char name[RTE_MEMPOOL_NAMESIZE];
+	if (!shared.mp) {
+		static unsigned seq; /* a fresh name each time: PMDs remember a pool by name */
+		snprintf(name, sizeof(name), "rfmb%d_%u", (int)getpid(), seq++);
+		/* The rf_pktbuf lives in the mbuf's private area: the mbuf is the app's buffer. */
+		shared.mp = rte_pktmbuf_pool_create(name, n, 256, RF_PKTBUF_META_SIZE,
+						    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+		if (!shared.mp)
+			return rf_io_err(err, len, "dpdk: mbuf pool of %u failed: %s (lower mbufs=)",
+					 n, rte_strerror(rte_errno));
+		shared.pool = rf_pktbuf_pool_create_ext(name, &dpdk_pool_ops, shared.mp);
+		if (!shared.pool) {
+			rte_mempool_free(shared.mp);
+			shared.mp = NULL;
+			return rf_io_err(err, len, "dpdk: out of memory");
+		}
+	}
+	shared.users++;
+	x->mp = shared.mp;
+	x->pool = shared.pool;
+	return 0;
+}
+
+static void pool_put(void)
+{
+	if (--shared.users == 0) {
+		rf_pktbuf_pool_free(shared.pool);
+		rte_mempool_free(shared.mp);
+		shared.pool = NULL;
+		shared.mp = NULL;
+	}
 }
 
 static void dpdk_close(struct rf_io_dev *dev)
@@ -393,6 +721,7 @@ static void dpdk_close(struct rf_io_dev *dev)
 	int here = -1;
 	if (!x)
 		return;
+	pthread_mutex_lock(&lock);
 	/* PMDs that talk to the kernel by interface index (net_af_xdp detaching its XDP
 	 * program) must run their close in the netns they were opened in. */
 	if (x->ns_fd >= 0 && (here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) >= 0 &&
@@ -403,18 +732,28 @@ static void dpdk_close(struct rf_io_dev *dev)
 		here = -1;
 	}
 	rte_eth_dev_stop(x->port_id);
-	rte_eth_dev_close(x->port_id);
-	rte_eal_hotplug_remove("vdev", x->vdev);
+	if (x->hotplugged) { /* a port the EAL probed (dev=) stays for the next open */
+		rte_eth_dev_close(x->port_id);
+		rte_eal_hotplug_remove("vdev", x->vdev);
+		/* net_af_xdp's sockets are gone, but the kernel unbinds their queues from a
+		 * workqueue: give it that moment, so the queues can be opened again at once (the
+		 * PMD's failed setup would leak its fill ring's mbufs). */
+		if (strncmp(x->vdev, "net_af_xdp", 10) == 0)
+			usleep(50000);
+	}
 	if (x->hold_fd >= 0)
 		close(x->hold_fd);
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
 	if (here >= 0) {
 		setns(here, CLONE_NEWNET);
 		close(here);
 	}
 	if (x->ns_fd >= 0)
 		close(x->ns_fd);
-	rf_pktbuf_pool_free(x->pool);
-	rte_mempool_free(x->mp);
+	pool_put();
+	ndevs--;
+	pthread_mutex_unlock(&lock);
 	free(x);
 	dev->priv = NULL;
 }
@@ -460,99 +799,151 @@ static int hold_port(struct dpdk_dev *x, uint32_t ip, uint32_t port, char *err, 
 	return 0;
 }
 
+/* The kernel MTU of iface (the socket PMDs' frames are the kernel's), or -errno. */
+static int iface_mtu(const char *iface)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+	if (fd < 0)
+		return -errno;
+	rc = rf_net_if_mtu(fd, iface);
+	close(fd);
+	return rc;
+}
+
+/* devargs for vdev (and whether it needs the kernel interface iface). */
+static int vdev_args(const char *vdev, const char *iface, unsigned nq, char *out, size_t olen,
+		     bool *raw_iface, char *err, size_t len)
+{
+	*raw_iface = strncmp(vdev, "net_af_packet", 13) == 0 || strncmp(vdev, "net_af_xdp", 10) == 0;
+	if (*raw_iface) {
+		if (!iface)
+			return rf_io_err(err, len, "dpdk: %s needs iface=IFACE (the kernel interface "
+					 "it attaches to)", vdev);
+		if (strncmp(vdev, "net_af_packet", 13) == 0)
+			snprintf(out, olen, "%s,iface=%s,qpairs=%u", vdev, iface, nq);
+		else
+			snprintf(out, olen, "%s,iface=%s,start_queue=0,queue_count=%u", vdev, iface, nq);
+	} else if (strncmp(vdev, "net_ring", 8) == 0 || strncmp(vdev, "net_null", 8) == 0 ||
+		   strncmp(vdev, "net_tap", 7) == 0) {
+		snprintf(out, olen, "%s", vdev);
+	} else {
+		return rf_io_err(err, len, "dpdk: vdev=%s: not supported here (net_af_packetN, "
+				 "net_af_xdpN, net_ringN, net_nullN, net_tapN; other ports: start the "
+				 "EAL with them and give dev=NAME)", vdev);
+	}
+	return 0;
+}
+
+/* RSS when there are several queues: IP/TCP/UDP hashing as far as the PMD offers it. The
+ * socket PMDs offer none and spread by their own means (fanout, the interface's queues). */
+static void rss_conf(struct rte_eth_conf *conf, const struct rte_eth_dev_info *info, unsigned nq)
+{
+	uint64_t want = RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP;
+	memset(conf, 0, sizeof(*conf));
+	if (nq > 1 && (info->flow_type_rss_offloads & want)) {
+		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf->rx_adv_conf.rss_conf.rss_hf = info->flow_type_rss_offloads & want;
+	}
+}
+
 static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len)
 {
 	const char *vdev = rf_io_config_get(cfg, "vdev"), *iface = rf_io_config_get(cfg, "iface");
-	const char *ipstr = rf_io_config_get(cfg, "ip");
+	const char *ipstr = rf_io_config_get(cfg, "ip"), *name = rf_io_config_get(cfg, "dev");
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
-	char devargs[RF_IO_VAL_MAX * 2 + 64], name[RTE_MEMPOOL_NAMESIZE];
+	char devargs[RF_IO_VAL_MAX * 2 + 64];
 	uint32_t port, nmbufs, nring, ip = 0;
 	struct dpdk_dev *x;
-	bool raw_iface;
-	int rc, sock;
-	static unsigned seq;
+	bool raw_iface = false;
+	int rc, sock, mtu;
+	uint16_t m16;
 
-	if (!vdev)
-		return rf_io_err(err, len, "dpdk: vdev= is required (e.g. %s)", rf_io_dpdk_ops.usage);
+	if (!vdev == !name)
+		return rf_io_err(err, len, "dpdk: vdev= or dev= is required, one of them: vdev= a "
+				 "virtual device ringflow starts (vdev=net_af_packet0,iface=veth1), "
+				 "dev= a port the EAL has (dev=0000:03:00.0)");
 	if ((rc = rf_io_config_get_u32(cfg, "port", 0, 1, 65535, &port, err, len)) ||
 	    (rc = rf_io_config_get_u32(cfg, "mbufs", 8191, 512, 1u << 20, &nmbufs, err, len)) ||
 	    (rc = rf_io_config_get_u32(cfg, "ring", DPDK_RING_SIZE, 64, 8192, &nring, err, len)))
 		return rc;
-	if (port == 0)
-		return rf_io_err(err, len, "dpdk: port= is required: the UDP port to serve");
+	if (port == 0 && !dev->frames)
+		return rf_io_err(err, len, "dpdk: port= is required: the UDP port to serve (or "
+				 "frames=1 for whole frames)");
 	if (ipstr && inet_pton(AF_INET, ipstr, &ip) != 1)
 		return rf_io_err(err, len, "dpdk: ip=%s: not an IPv4 address", ipstr);
-	raw_iface = strncmp(vdev, "net_af_packet", 13) == 0 || strncmp(vdev, "net_af_xdp", 10) == 0;
-	if (raw_iface) {
-		if (!iface)
-			return rf_io_err(err, len, "dpdk: %s needs iface=IFACE (the kernel interface "
-					 "it attaches to)", vdev);
-		rc = rf_net_if_lookup(iface, NULL, &ip);
-		if (rc != 0)
-			return rf_io_err(err, len, "dpdk: interface '%s' not found (check `ip link "
-					 "show`; a netns interface needs the process inside it)", iface);
-		if (strncmp(vdev, "net_af_packet", 13) == 0)
-			snprintf(devargs, sizeof(devargs), "%s,iface=%s,qpairs=%u", vdev, iface,
-				 dev->nqueues);
-		else
-			snprintf(devargs, sizeof(devargs), "%s,iface=%s,start_queue=0,queue_count=%u",
-				 vdev, iface, dev->nqueues);
-	} else if (strncmp(vdev, "net_ring", 8) == 0 || strncmp(vdev, "net_null", 8) == 0 ||
-		   strncmp(vdev, "net_tap", 7) == 0) {
-		snprintf(devargs, sizeof(devargs), "%s", vdev);
-	} else {
-		return rf_io_err(err, len, "dpdk: vdev=%s: not supported here (net_af_packetN, "
-				 "net_af_xdpN, net_ringN, net_nullN, net_tapN)", vdev);
-	}
-	if (ip == 0)
+	if (vdev && (rc = vdev_args(vdev, iface, dev->nqueues, devargs, sizeof(devargs), &raw_iface,
+				    err, len)) != 0)
+		return rc;
+	if (raw_iface && rf_net_if_lookup(iface, NULL, dev->frames ? NULL : &ip) != 0)
+		return rf_io_err(err, len, "dpdk: interface '%s' not found (check `ip link "
+				 "show`; a netns interface needs the process inside it)", iface);
+	if (ip == 0 && !dev->frames)
 		return rf_io_err(err, len, "dpdk: no IPv4 address: give ip=A.B.C.D (ringflow answers "
 				 "ARP for it)");
-	if ((rc = eal_start(err, len)) != 0)
-		return rc;
+	mtu = raw_iface ? iface_mtu(iface) : 0;
+	if (dev->frames && mtu > 0 &&
+	    (unsigned)mtu + ETH_HDR + VLAN_HDR > RTE_MBUF_DEFAULT_DATAROOM) {
+		return rf_io_err(err, len, "dpdk: %s has MTU %d: its frames would not fit an mbuf "
+				 "(%u bytes) and the PMD would cut them: set its MTU to at most %u",
+				 iface, mtu, RTE_MBUF_DEFAULT_DATAROOM,
+				 RTE_MBUF_DEFAULT_DATAROOM - ETH_HDR - VLAN_HDR);
+	}
 	x = calloc(1, sizeof(*x) + dev->nqueues * sizeof(x->q[0]));
 	if (!x)
 		return rf_io_err(err, len, "dpdk: out of memory");
-	snprintf(x->vdev, sizeof(x->vdev), "%s", vdev);
 	x->hold_fd = -1;
+	x->ctl_fd = raw_iface ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
+	if (raw_iface)
+		snprintf(x->iface, sizeof(x->iface), "%s", iface);
 	x->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (strncmp(vdev, "net_af_packet", 13) == 0 && (rc = hold_port(x, ip, port, err, len)) != 0)
+	pthread_mutex_lock(&lock);
+	if ((rc = eal_start(err, len)) != 0)
 		goto fail_free;
-	rc = rte_dev_probe(devargs);
-	if (rc != 0) {
-		rf_io_err(err, len, "dpdk: starting %s failed: %s%s", devargs, rte_strerror(-rc),
-			  raw_iface && (rc == -EPERM || rc == -EACCES || !has_raw_caps())
-				  ? " (a raw socket needs CAP_NET_RAW, AF_XDP also CAP_NET_ADMIN and "
-				    "CAP_BPF: run as root or setcap them on the binary)"
-				  : "");
+	if (vdev && !dev->frames && strncmp(vdev, "net_af_packet", 13) == 0 &&
+	    (rc = hold_port(x, ip, port, err, len)) != 0)
 		goto fail_free;
+	if (vdev) {
+		snprintf(x->vdev, sizeof(x->vdev), "%s", vdev);
+		rc = rte_dev_probe(devargs);
+		if (rc != 0) {
+			rf_io_err(err, len, "dpdk: starting %s failed: %s%s", devargs, rte_strerror(-rc),
+				  raw_iface && !has_raw_caps()
+					  ? " (a raw socket needs CAP_NET_RAW, AF_XDP also CAP_NET_ADMIN "
+					    "and CAP_BPF: run as root or setcap them on the binary)"
+				  : strncmp(vdev, "net_af_xdp", 10) == 0 && dev->nqueues > 1
+					  ? " (net_af_xdp wants as many combined queues on the "
+					    "interface as queues=: see `ethtool -l`)"
+					  : "");
+			goto fail_free;
+		}
+		x->hotplugged = true;
 	}
-	if (rte_eth_dev_get_port_by_name(vdev, &x->port_id) != 0 ||
-	    rte_eth_dev_info_get(x->port_id, &info) != 0) {
-		rc = rf_io_err(err, len, "dpdk: %s started but has no ethdev port", vdev);
+	if (rte_eth_dev_get_port_by_name(vdev ? vdev : name, &x->port_id) != 0) {
+		rc = vdev ? rf_io_err(err, len, "dpdk: %s started but has no ethdev port", vdev)
+			  : rf_io_err(err, len, "dpdk: dev=%s: no such port in the EAL (start the EAL "
+				      "with it: rf_io_driver_init(\"dpdk\", ...) with -a %s)", name,
+				      name);
+		goto fail_remove;
+	}
+	if (rte_eth_dev_info_get(x->port_id, &info) != 0) {
+		rc = rf_io_err(err, len, "dpdk: %s: no device info", vdev ? vdev : name);
 		goto fail_remove;
 	}
 	if (dev->nqueues > info.max_rx_queues || dev->nqueues > info.max_tx_queues) {
 		rc = rf_io_err(err, len, "dpdk: queues=%u out of range: %s has %u rx / %u tx queues",
-			       dev->nqueues, vdev, info.max_rx_queues, info.max_tx_queues);
+			       dev->nqueues, vdev ? vdev : name, info.max_rx_queues,
+			       info.max_tx_queues);
 		goto fail_remove;
 	}
-	snprintf(name, sizeof(name), "rfmb%d_%u", (int)getpid(), seq++);
 	sock = rte_eth_dev_socket_id(x->port_id);
-	/* The rf_pktbuf lives in the mbuf's private area: the mbuf is the app's buffer. */
-	x->mp = rte_pktmbuf_pool_create(name, nmbufs, 256, RF_PKTBUF_META_SIZE,
-					RTE_MBUF_DEFAULT_BUF_SIZE, sock < 0 ? SOCKET_ID_ANY : sock);
-	if (!x->mp) {
-		rc = rf_io_err(err, len, "dpdk: mbuf pool of %u failed: %s (lower mbufs=)", nmbufs,
-			       rte_strerror(rte_errno));
+	if ((rc = pool_get(x, nmbufs, err, len)) != 0)
 		goto fail_remove;
-	}
-	x->pool = rf_pktbuf_pool_create_ext(name, &dpdk_pool_ops, x->mp);
-	memset(&conf, 0, sizeof(conf));
-	if (!x->pool || rte_eth_dev_configure(x->port_id, (uint16_t)dev->nqueues,
-					      (uint16_t)dev->nqueues, &conf) != 0) {
-		rc = rf_io_err(err, len, "dpdk: configuring %s failed", vdev);
+	rss_conf(&conf, &info, dev->nqueues);
+	if (rte_eth_dev_configure(x->port_id, (uint16_t)dev->nqueues, (uint16_t)dev->nqueues,
+				  &conf) != 0) {
+		rc = rf_io_err(err, len, "dpdk: configuring %s failed", vdev ? vdev : name);
 		goto fail_pool;
 	}
 	for (x->nq = 0; x->nq < dev->nqueues; x->nq++) {
@@ -562,31 +953,50 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 		    rte_eth_tx_queue_setup(x->port_id, qi, (uint16_t)nring, (unsigned)sock, NULL) !=
 			    0) {
 			rc = rf_io_err(err, len, "dpdk: queue %u setup on %s failed (ring=%u)", qi,
-				       vdev, nring);
+				       vdev ? vdev : name, nring);
 			goto fail_pool;
 		}
 	}
 	if ((rc = rte_eth_dev_start(x->port_id)) != 0) {
-		rf_io_err(err, len, "dpdk: starting port %s failed: %s", vdev, rte_strerror(-rc));
+		rf_io_err(err, len, "dpdk: starting port %s failed: %s", vdev ? vdev : name,
+			  rte_strerror(-rc));
 		goto fail_pool;
 	}
+	if (dev->frames) /* a forwarder wants every frame, not only those for its MAC */
+		rte_eth_promiscuous_enable(x->port_id);
 	rte_eth_macaddr_get(x->port_id, &mac);
 	for (unsigned i = 0; i < x->nq; i++)
 		rf_net_init(&x->q[i].net, mac.addr_bytes, ip, htons((uint16_t)port));
+	memcpy(dev->mac, mac.addr_bytes, 6);
+	dev->has_mac = true;
+	if (mtu <= 0 && rte_eth_dev_get_mtu(x->port_id, &m16) == 0)
+		mtu = m16;
+	dev->mtu = mtu > 0 ? (unsigned)mtu : 0;
+	x->max_frame = (dev->mtu ? dev->mtu : RTE_ETHER_MTU) + ETH_HDR + VLAN_HDR;
+	if (x->max_frame > RTE_MBUF_DEFAULT_DATAROOM)
+		x->max_frame = RTE_MBUF_DEFAULT_DATAROOM;
 	dev->priv = x;
-	rf_log(RF_LOG_INFO, "dpdk: %s (port %u, driver %s): %u queue%s, ring=%u, %u mbufs on %s",
-		devargs, x->port_id, info.driver_name, x->nq, x->nq == 1 ? "" : "s", nring, nmbufs,
-		rte_eal_has_hugepages() ? "hugepages" : "normal pages");
+	ndevs++;
+	pthread_mutex_unlock(&lock);
+	rf_log(RF_LOG_INFO, "dpdk: %s (port %u, driver %s): %s, %u queue%s%s, ring=%u, %u mbufs "
+		"shared by the process's dpdk ports, on %s", vdev ? devargs : name, x->port_id,
+		info.driver_name, dev->frames ? "frames" : "messages", x->nq, x->nq == 1 ? "" : "s",
+		conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS ? " (RSS)" : "", nring,
+		x->mp->size, rte_eal_has_hugepages() ? "hugepages" : "normal pages");
 	return 0;
 fail_pool:
-	rte_eth_dev_close(x->port_id);
-	rf_pktbuf_pool_free(x->pool);
-	rte_mempool_free(x->mp);
+	if (x->hotplugged)
+		rte_eth_dev_close(x->port_id);
+	pool_put();
 fail_remove:
-	rte_eal_hotplug_remove("vdev", x->vdev);
+	if (x->hotplugged)
+		rte_eal_hotplug_remove("vdev", x->vdev);
 fail_free:
+	pthread_mutex_unlock(&lock);
 	if (x->hold_fd >= 0)
 		close(x->hold_fd);
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
 	if (x->ns_fd >= 0)
 		close(x->ns_fd);
 	free(x);
@@ -595,14 +1005,20 @@ fail_free:
 
 const struct rf_io_ops rf_io_dpdk_ops = {
 	.name = "dpdk",
-	.usage = "dpdk:vdev=net_af_packet0|net_af_xdp0|net_ring0|net_null0,port=N[,iface=IFACE,"
-		 "ip=A.B.C.D,queues=K,mbufs=8191,ring=1024]  e.g. "
-		 "dpdk:vdev=net_af_packet0,iface=veth1,port=9000",
-	.keys = "vdev,iface,port,ip,mbufs,ring",
+	.usage = "dpdk:vdev=net_af_packet0|net_af_xdp0|net_ring0|net_null0|dev=PORT,port=N|frames=1"
+		 "[,iface=IFACE,ip=A.B.C.D,queues=K,mbufs=8191,ring=1024]  e.g. "
+		 "dpdk:vdev=net_af_packet0,iface=veth1,port=9000 or "
+		 "dpdk:vdev=net_af_packet0,iface=veth1,frames=1",
+	.keys = "vdev,dev,iface,port,ip,mbufs,ring",
 	.max_queues = 16,
 	.open = dpdk_open,
 	.rx_burst = dpdk_rx_burst,
 	.tx_burst = dpdk_tx_burst,
 	.stats = dpdk_stats,
+	.xstats = dpdk_xstats,
+	.link_up = dpdk_link_up,
 	.close = dpdk_close,
+	.init = dpdk_init,
+	.fini = dpdk_fini,
+	.caps = RF_IO_CAP_FRAMES,
 };

@@ -5,7 +5,10 @@
  * in rf_io_builtin[]; on first use each one's probe() decides whether it is usable here, and
  * an unusable driver is kept apart with its reason so that an error can say why it is absent.
  * rf_io_open parses "driver[:transport]:key=value,...", checks every key against the
- * driver's list before the driver sees it, then calls the driver's open().
+ * driver's list (and the common keys `queues` and `frames` against what the driver can do)
+ * before the driver sees it, gives the device a port id, then calls the driver's open().
+ * The fast-path wrappers (rf_io_rx_burst, rf_io_tx_burst) live here too, so that the device
+ * stays opaque to apps: one direct call per burst on top of the driver's indirect one.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,6 +26,7 @@
 
 #include <ringflow/common.h>
 #include <ringflow/io.h>
+#include <ringflow/pktbuf.h>
 
 #include "io_pvt.h"
 
@@ -38,6 +42,9 @@ static const struct rf_io_ops *const rf_io_builtin[] = {
 	/* AF_XDP, DPDK (bypass): add &rf_io_xdp_ops, &rf_io_dpdk_ops below this line */
 	&rf_io_xdp_ops,
 	&rf_io_dpdk_ops,
+
+	/* AF_PACKET (frame mode): add &rf_io_packet_ops below this line */
+	&rf_io_packet_ops,
 
 	NULL, /* end */
 };
@@ -168,6 +175,31 @@ void rf_io_print_usage(FILE *out)
 	for (unsigned i = 0; i < reg.nabsent; i++)
 		fprintf(out, "  %-6s (absent here: %s)\n", reg.absent[i].name, reg.absent[i].why);
 	pthread_mutex_unlock(&reg.lock);
+}
+
+int rf_io_driver_init(const char *driver, int argc, char **argv, char *err, size_t len)
+{
+	const struct rf_io_ops *ops = rf_io_find(driver);
+	char why[RF_IO_WHY_MAX];
+	if (!ops) {
+		if (driver && absent_reason(driver, why, sizeof(why)))
+			rf_io_err(err, len, "%s: driver unavailable here: %s", driver, why);
+		else
+			rf_io_err(err, len, "unknown driver '%s'", driver ? driver : "(null)");
+		return -ENODEV;
+	}
+	if (!ops->init) {
+		rf_io_err(err, len, "%s: the driver takes no process-wide arguments", ops->name);
+		return -ENOTSUP;
+	}
+	return ops->init(argc, argv, err, len);
+}
+
+void rf_io_driver_fini(const char *driver)
+{
+	const struct rf_io_ops *ops = rf_io_find(driver);
+	if (ops && ops->fini)
+		ops->fini();
 }
 
 /* ---- parsing --------------------------------------------------------------------------- */
@@ -380,6 +412,26 @@ static bool key_listed(const char *list, const char *key)
 	return false;
 }
 
+/* "xdp, dpdk, packet": the usable drivers with frame mode, for error lines. */
+static void frame_drivers(char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	pthread_mutex_lock(&reg.lock);
+	for (unsigned i = 0; i < reg.n && o < len; i++)
+		if (reg.ops[i]->caps & RF_IO_CAP_FRAMES)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
+					      reg.ops[i]->name);
+	pthread_mutex_unlock(&reg.lock);
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+static bool common_key(const char *k)
+{
+	return strcmp(k, "queues") == 0 || strcmp(k, "frames") == 0;
+}
+
 /* The first config problem the registry can see before the driver runs, or 0. */
 static int check_config(const struct rf_io_ops *ops, struct rf_io_config *cfg, unsigned nq,
 			char *err, size_t len)
@@ -395,12 +447,12 @@ static int check_config(const struct rf_io_ops *ops, struct rf_io_config *cfg, u
 				 cfg->transport, ops->transports);
 	for (unsigned i = 0; i < cfg->nkeys; i++) {
 		const char *k = cfg->kv[i].key;
-		if (strcmp(k, "queues") != 0 && !key_listed(ops->keys, k)) {
+		if (!common_key(k) && !key_listed(ops->keys, k)) {
 			char valid[512];
 			size_t o = 0;
 			for (const char *c = ops->keys; c && *c && o < sizeof(valid) - 1; c++)
 				o += (size_t)snprintf(valid + o, sizeof(valid) - o, *c == ',' ? ", " : "%c", *c);
-			snprintf(valid + o, sizeof(valid) - o, "%squeues", o ? ", " : "");
+			snprintf(valid + o, sizeof(valid) - o, "%squeues, frames", o ? ", " : "");
 			return rf_io_err(err, len, "%s: unknown key '%s'; valid keys: %s", ops->name,
 					 k, valid);
 		}
@@ -416,7 +468,46 @@ static int check_config(const struct rf_io_ops *ops, struct rf_io_config *cfg, u
 	if (rc)
 		return rc;
 	cfg->nqueues = q;
+	rc = rf_io_config_get_bool(cfg, "frames", false, &cfg->frames, err, len);
+	if (rc)
+		return rc;
+	if (cfg->frames && !(ops->caps & RF_IO_CAP_FRAMES)) {
+		char fd[128];
+		frame_drivers(fd, sizeof(fd));
+		rf_io_err(err, len, "%s: frames=1: this driver has no frame mode (it carries "
+			  "messages only); drivers with frame mode here: %s", ops->name, fd);
+		return -EOPNOTSUPP;
+	}
 	return 0;
+}
+
+/* ---- port ids: the lowest free one, reused after close ---------------------------------- */
+
+static struct {
+	pthread_mutex_t lock;
+	uint64_t used[RF_IO_MAX_PORTS / 64];
+} ports = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int port_take(void)
+{
+	int id = -EMFILE;
+	pthread_mutex_lock(&ports.lock);
+	for (unsigned w = 0; w < RF_ARRAY_SIZE(ports.used); w++)
+		if (~ports.used[w]) {
+			unsigned b = (unsigned)__builtin_ctzll(~ports.used[w]);
+			ports.used[w] |= 1ull << b;
+			id = (int)(w * 64 + b);
+			break;
+		}
+	pthread_mutex_unlock(&ports.lock);
+	return id;
+}
+
+static void port_give(uint16_t id)
+{
+	pthread_mutex_lock(&ports.lock);
+	ports.used[id / 64] &= ~(1ull << (id % 64));
+	pthread_mutex_unlock(&ports.lock);
 }
 
 struct rf_io_dev *rf_io_open_queues(const char *spec, struct rf_pktbuf_pool *pool,
@@ -458,12 +549,24 @@ struct rf_io_dev *rf_io_open_queues(const char *spec, struct rf_pktbuf_pool *poo
 		rf_io_err(err, len, "%s: out of memory opening '%s'", ops->name, spec);
 		goto out;
 	}
+	int id = port_take();
+	if (id < 0) {
+		rc = id;
+		rf_io_err(err, len, "%s: %d devices are open already (RF_IO_MAX_PORTS): close one "
+			  "first", ops->name, RF_IO_MAX_PORTS);
+		free(dev);
+		dev = NULL;
+		goto out;
+	}
 	dev->ops = ops;
 	dev->pool = pool;
 	dev->nqueues = cfg->nqueues;
+	dev->port = (uint16_t)id;
+	dev->frames = cfg->frames;
 	snprintf(dev->spec, sizeof(dev->spec), "%s", spec);
 	rc = ops->open(dev, cfg, err, len);
 	if (rc) {
+		port_give(dev->port);
 		free(dev);
 		dev = NULL;
 	}
@@ -485,6 +588,7 @@ void rf_io_close(struct rf_io_dev *dev)
 	if (!dev)
 		return;
 	dev->ops->close(dev);
+	port_give(dev->port);
 	free(dev);
 }
 
@@ -498,6 +602,106 @@ void rf_io_stats_get(struct rf_io_dev *dev, struct rf_io_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (dev->ops->stats)
 		dev->ops->stats(dev, st);
+}
+
+/* ---- fast path ------------------------------------------------------------------------- */
+
+unsigned rf_io_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
+			unsigned n)
+{
+	unsigned k = dev->ops->rx_burst(dev, queue, pkts, n);
+	/* The port id is the layer's, not the driver's: set it here for every driver. */
+	for (unsigned i = 0; i < k; i++)
+		pkts[i]->port = dev->port;
+	return k;
+}
+
+unsigned rf_io_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
+			unsigned n)
+{
+	return dev->ops->tx_burst(dev, queue, pkts, n);
+}
+
+int rf_io_wait_fd(struct rf_io_dev *dev, unsigned queue)
+{
+	return dev->ops->wait_fd ? dev->ops->wait_fd(dev, queue) : -1;
+}
+
+/* ---- accessors ------------------------------------------------------------------------- */
+
+unsigned rf_io_nqueues(const struct rf_io_dev *dev)
+{
+	return dev->nqueues;
+}
+
+const char *rf_io_driver_name(const struct rf_io_dev *dev)
+{
+	return dev->ops->name;
+}
+
+const char *rf_io_spec(const struct rf_io_dev *dev)
+{
+	return dev->spec;
+}
+
+unsigned rf_io_caps(const struct rf_io_dev *dev)
+{
+	return dev->ops->caps | (dev->ops->wait ? RF_IO_CAP_WAIT : 0);
+}
+
+bool rf_io_frame_mode(const struct rf_io_dev *dev)
+{
+	return dev->frames;
+}
+
+uint16_t rf_io_port_id(const struct rf_io_dev *dev)
+{
+	return dev->port;
+}
+
+struct rf_pktbuf_pool *rf_io_pool(const struct rf_io_dev *dev)
+{
+	return dev->pool;
+}
+
+int rf_io_mac(const struct rf_io_dev *dev, uint8_t mac[6])
+{
+	if (!dev->has_mac)
+		return -ENOTSUP;
+	memcpy(mac, dev->mac, 6);
+	return 0;
+}
+
+unsigned rf_io_mtu(const struct rf_io_dev *dev)
+{
+	return dev->mtu;
+}
+
+int rf_io_link_up(struct rf_io_dev *dev)
+{
+	return dev->ops->link_up ? dev->ops->link_up(dev) : -ENOTSUP;
+}
+
+int rf_io_xstats_get(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
+{
+	return dev->ops->xstats ? (int)dev->ops->xstats(dev, xs, n) : 0;
+}
+
+int rf_io_xstat_get(struct rf_io_dev *dev, const char *name, uint64_t *value)
+{
+	int total = rf_io_xstats_get(dev, NULL, 0), rc = -ENOENT;
+	struct rf_io_xstat *xs = total > 0 ? calloc((size_t)total, sizeof(*xs)) : NULL;
+	if (!xs)
+		return total > 0 ? -ENOMEM : -ENOENT;
+	total = rf_io_xstats_get(dev, xs, (unsigned)total);
+	for (int i = 0; i < total; i++)
+		if (strcmp(xs[i].name, name) == 0) {
+			*value = xs[i].value;
+			rc = 0;
+			break;
+		}
+	free(xs);
+	return rc;
 }
 
 int rf_io_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include <ringflow/io.h>
+#include <ringflow/io_driver.h>
 
 /* sockets (runtime) */
 extern const struct rf_io_ops rf_io_udp_ops;
@@ -25,6 +26,9 @@ extern const struct rf_io_ops rf_io_uring_ops;
 /* AF_XDP, DPDK (bypass): declare rf_io_xdp_ops, rf_io_dpdk_ops below this line */
 extern const struct rf_io_ops rf_io_xdp_ops;
 extern const struct rf_io_ops rf_io_dpdk_ops;
+
+/* AF_PACKET (frame mode): declare rf_io_packet_ops below this line */
+extern const struct rf_io_ops rf_io_packet_ops;
 
 /* Per-queue counters of a driver: one writer (the queue's thread), read by stats() from
  * anywhere. Every driver keeps one per queue, on the queue's own cache line. */

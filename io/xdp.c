@@ -13,7 +13,14 @@
  * bytes (XDP_PACKET_HEADROOM) after the fill address, which is the buffer's data area; the
  * chunk is 2048 bytes, so frames up to 1792 bytes arrive and pools need data_room >= 1920.
  * Copy vs zero-copy: zero-copy is tried first and the choice is printed at open (veth and
- * skb mode only do copy). Buffers of another pool are copied into ours on transmit.
+ * skb mode only do copy). Buffers of another pool are copied into ours on transmit (xstat
+ * tx_copies); devices opened on the same pool share one UMEM (xsk_port.c), so a frame
+ * received on one is sent by another from where it lies.
+ *
+ * Frame mode (frames=1): the XDP program redirects every frame of the bound queues, rx hands
+ * the whole frame over (data at the destination MAC) and tx sends the buffer's bytes as they
+ * are. Message mode (the default): only UDP to ip:port and ARP for ip come to us; io/net
+ * strips and builds the headers and answers ARP.
  */
 #include <errno.h>
 #include <linux/if_link.h>
@@ -27,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,6 +50,17 @@
 #define XDP_KERNEL_HEADROOM 256u /* XDP_PACKET_HEADROOM */
 #define XDP_MIN_ROOM (XDP_CHUNK - RF_PKTBUF_HEADROOM)
 #define REFILL_BATCH 64u
+#define ETH_HDR 14u
+#define VLAN_HDR 4u
+
+/* Driver counters beyond rf_io_qstats (xstats), written by the queue's thread only. */
+struct xdp_xst {
+	_Atomic uint64_t tx_copies;   /* another pool's buffer copied into our UMEM */
+	_Atomic uint64_t tx_no_neigh; /* message turned into an ARP request (not sent) */
+	_Atomic uint64_t tx_runt, tx_too_long; /* frame mode: refused frames (in tx_drops) */
+	_Atomic uint64_t rx_runt;     /* frame mode: shorter than an Ethernet header */
+	_Atomic uint64_t rx_wakeups, tx_wakeups; /* syscalls made because the kernel asked */
+};
 
 struct xdp_queue {
 	RF_CACHE_ALIGNED struct rf_xsk_port *port; /* own line: queues run on different cores */
@@ -49,10 +68,14 @@ struct xdp_queue {
 	unsigned in_fill; /* buffers the kernel holds in this queue's fill ring */
 	unsigned in_tx;   /* buffers queued for tx, not yet completed */
 	struct rf_io_qstats st; /* written by this queue's thread only */
+	struct xdp_xst xst;
 };
 
 struct xdp_dev {
 	struct rf_xsk_prog prog;
+	char ifname[IF_NAMESIZE];
+	int ctl_fd;         /* an AF_INET socket in the device's netns: MTU, link state */
+	unsigned max_frame; /* frame mode: longest frame tx takes (MTU + Ethernet + VLAN) */
 	char *base;    /* UMEM = the pool's mempool region */
 	size_t len, stride;
 	unsigned nq;
@@ -151,6 +174,21 @@ static unsigned xdp_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 		uint8_t *frame = (uint8_t *)x->base + d[i].addr;
 		struct rf_net_rx_info in;
 
+		if (dev->frames) { /* the whole frame, as it came */
+			if (rf_unlikely(d[i].len < ETH_HDR)) {
+				rf_stat_add(&q->xst.rx_runt, 1);
+				rf_stat_add(&q->st.rx_drops, 1);
+				drop[nd++] = b;
+				continue;
+			}
+			b->data_off = (uint16_t)(frame - (uint8_t *)b->buf_addr);
+			b->data_len = d[i].len;
+			b->queue = (uint16_t)qi;
+			b->peer_len = 0;
+			bytes += d[i].len;
+			pkts[k++] = b;
+			continue;
+		}
 		switch (rf_net_rx(&q->net, frame, d[i].len, &in)) {
 		case RF_NET_UDP:
 			b->data_off = (uint16_t)((frame - (uint8_t *)b->buf_addr) + in.payload_off);
@@ -188,9 +226,63 @@ static unsigned xdp_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	}
 	if (q->in_fill < x->sz.fill)
 		refill(dev, q, x->sz.fill - q->in_fill);
-	if (got == 0)
-		rf_xsk_rx_wakeup(q->port);
+	if (got == 0 && rf_xsk_rx_wakeup(q->port))
+		rf_stat_add(&q->xst.rx_wakeups, 1);
 	return k;
+}
+
+/* A buffer that is not UMEM memory, copied into one of ours (the only copy this driver
+ * makes), or NULL when our pool is empty. The original is freed. */
+static struct rf_pktbuf *copy_in(struct rf_io_dev *dev, struct xdp_queue *q, struct rf_pktbuf *b)
+{
+	struct rf_pktbuf *c = rf_pktbuf_alloc(dev->pool);
+	if (!c)
+		return NULL;
+	memcpy(rf_pktbuf_data(c), rf_pktbuf_data(b), b->data_len);
+	c->data_len = b->data_len;
+	c->peer = b->peer;
+	c->peer_len = b->peer_len;
+	rf_pktbuf_free(b);
+	rf_stat_add(&q->xst.tx_copies, 1);
+	return c;
+}
+
+static unsigned xdp_tx_frames_burst(struct rf_io_dev *dev, struct xdp_queue *q,
+				    struct rf_pktbuf **pkts, unsigned n)
+{
+	struct xdp_dev *x = dev->priv;
+	struct xdp_desc d[RF_IO_MAX_BURST];
+	struct rf_pktbuf *bad[RF_IO_MAX_BURST];
+	unsigned i, nd = 0, nbad = 0;
+	uint64_t bytes = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rf_pktbuf *b = pkts[i];
+		if (rf_unlikely(b->data_len < ETH_HDR || b->data_len > x->max_frame)) {
+			rf_stat_add(b->data_len < ETH_HDR ? &q->xst.tx_runt : &q->xst.tx_too_long, 1);
+			bad[nbad++] = b;
+			continue;
+		}
+		if (rf_unlikely(b->pool != dev->pool)) {
+			struct rf_pktbuf *c = copy_in(dev, q, b);
+			if (!c)
+				break; /* the caller keeps pkts[i..n) */
+			b = c;
+		}
+		d[nd].addr = addr_of(x, rf_pktbuf_data(b));
+		d[nd].len = b->data_len;
+		d[nd].options = 0;
+		bytes += b->data_len;
+		nd++;
+	}
+	if (nd)
+		xdp_tx_frames(x, q, d, nd);
+	if (nbad)
+		rf_pktbuf_free_bulk(bad, nbad);
+	rf_stat_add(&q->st.tx_drops, nbad);
+	rf_stat_add(&q->st.tx_pkts, nd);
+	rf_stat_add(&q->st.tx_bytes, bytes);
+	return i;
 }
 
 static unsigned xdp_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbuf **pkts,
@@ -211,6 +303,9 @@ static unsigned xdp_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	room = rf_xsk_tx_free(q->port, n);
 	if (n > room)
 		n = room;
+	if (dev->frames)
+		return xdp_tx_frames_burst(dev, q, pkts, n);
+	unsigned nneigh = 0;
 	for (i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
 		uint8_t *payload;
@@ -222,34 +317,33 @@ static unsigned xdp_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 			continue;
 		}
 		if (b->pool != dev->pool || b->data_off < RF_NET_HDR_LEN) {
-			/* Not UMEM memory: copy into one of ours (the only copy this driver makes). */
-			struct rf_pktbuf *c = rf_pktbuf_alloc(dev->pool);
+			/* Not UMEM memory (or no headroom): copy into one of ours. */
+			struct rf_pktbuf *c = copy_in(dev, q, b);
 			if (!c)
 				break; /* the caller keeps pkts[i..n) */
-			memcpy(rf_pktbuf_data(c), rf_pktbuf_data(b), b->data_len);
-			c->data_len = b->data_len;
-			c->peer = b->peer;
-			c->peer_len = b->peer_len;
-			rf_pktbuf_free(b);
 			b = c;
 		}
 		payload = rf_pktbuf_data(b);
 		len = rf_net_tx_udp(&q->net, payload, b->data_len, b->peer.in.sin_addr.s_addr,
 				    b->peer.in.sin_port);
-		if (len < 0) /* unknown neighbour: the buffer now holds an ARP request */
+		if (len < 0) { /* unknown neighbour: the buffer now holds an ARP request */
 			len = -len;
+			nneigh++; /* the message is lost: a drop, not a send */
+		} else {
+			bytes += b->data_len;
+		}
 		d[nd].addr = addr_of(x, payload - RF_NET_HDR_LEN);
 		d[nd].len = (uint32_t)len;
 		d[nd].options = 0;
-		bytes += b->data_len;
 		nd++;
 	}
 	if (nd)
 		xdp_tx_frames(x, q, d, nd);
 	if (nbad)
 		rf_pktbuf_free_bulk(bad, nbad);
-	rf_stat_add(&q->st.tx_drops, nbad);
-	rf_stat_add(&q->st.tx_pkts, nd);
+	rf_stat_add(&q->st.tx_drops, nbad + nneigh);
+	rf_stat_add(&q->xst.tx_no_neigh, nneigh);
+	rf_stat_add(&q->st.tx_pkts, nd - nneigh);
 	rf_stat_add(&q->st.tx_bytes, bytes);
 	return i;
 }
@@ -260,11 +354,76 @@ static int xdp_wait_fd(struct rf_io_dev *dev, unsigned qi)
 	return rf_xsk_port_fd(x->q[qi].port);
 }
 
+static uint64_t ld(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
 static void xdp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct xdp_dev *x = dev->priv;
-	for (unsigned i = 0; i < x->nq; i++)
+	for (unsigned i = 0; i < x->nq; i++) {
+		struct xdp_statistics ks;
 		rf_io_qstats_sum(&x->q[i].st, st);
+		/* Frames the kernel dropped before our ring (too long for a chunk, ring full)
+		 * were meant for us: they are receive drops too. */
+		if (rf_xsk_port_stats(x->q[i].port, &ks))
+			st->rx_drops += ks.rx_dropped + ks.rx_ring_full;
+	}
+}
+
+static unsigned xdp_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
+{
+	struct xdp_dev *x = dev->priv;
+	uint64_t v[17] = {0};
+	unsigned i = 0;
+
+	for (unsigned qi = 0; qi < x->nq; qi++) {
+		const struct xdp_queue *q = &x->q[qi];
+		struct xdp_statistics ks;
+		rf_xsk_port_stats(q->port, &ks);
+		v[0] += ld(&q->xst.tx_copies);
+		v[1] += ld(&q->xst.tx_no_neigh);
+		v[2] += ld(&q->xst.tx_runt);
+		v[3] += ld(&q->xst.tx_too_long);
+		v[4] += ld(&q->xst.rx_runt);
+		v[5] += ld(&q->xst.rx_wakeups);
+		v[6] += rf_xsk_port_tx_kicks(q->port);
+		v[7] += ks.rx_dropped;
+		v[8] += ks.rx_ring_full;
+		v[9] += ks.rx_fill_ring_empty_descs;
+		v[10] += ks.rx_invalid_descs;
+		v[11] += ks.tx_invalid_descs;
+		v[12] += ks.tx_ring_empty_descs;
+		v[13] += ld(&q->net.st.rx_csum_partial);
+		v[14] += ld(&q->net.st.arp_replied);
+		v[15] += ld(&q->net.st.rx_ignored);
+		v[16] += ld(&q->net.st.rx_bad_udp_csum);
+	}
+	i = rf_io_xstat_put(xs, n, i, "tx_copies", v[0]);
+	i = rf_io_xstat_put(xs, n, i, "tx_no_neigh", v[1]);
+	i = rf_io_xstat_put(xs, n, i, "tx_runt", v[2]);
+	i = rf_io_xstat_put(xs, n, i, "tx_too_long", v[3]);
+	i = rf_io_xstat_put(xs, n, i, "rx_runt", v[4]);
+	i = rf_io_xstat_put(xs, n, i, "rx_wakeup_kicks", v[5]);
+	i = rf_io_xstat_put(xs, n, i, "tx_wakeup_kicks", v[6]);
+	i = rf_io_xstat_put(xs, n, i, "rx_kernel_dropped", v[7]);
+	i = rf_io_xstat_put(xs, n, i, "rx_ring_full", v[8]);
+	i = rf_io_xstat_put(xs, n, i, "rx_fill_ring_empty", v[9]);
+	i = rf_io_xstat_put(xs, n, i, "rx_invalid_descs", v[10]);
+	i = rf_io_xstat_put(xs, n, i, "tx_invalid_descs", v[11]);
+	i = rf_io_xstat_put(xs, n, i, "tx_ring_empty", v[12]);
+	i = rf_io_xstat_put(xs, n, i, "rx_csum_partial", v[13]);
+	i = rf_io_xstat_put(xs, n, i, "arp_replied", v[14]);
+	i = rf_io_xstat_put(xs, n, i, "rx_ignored", v[15]);
+	i = rf_io_xstat_put(xs, n, i, "rx_bad_udp_csum", v[16]);
+	return i;
+}
+
+static int xdp_link_up(struct rf_io_dev *dev)
+{
+	struct xdp_dev *x = dev->priv;
+	return rf_net_if_running(x->ctl_fd, x->ifname);
 }
 
 static void xdp_close(struct rf_io_dev *dev)
@@ -280,6 +439,8 @@ static void xdp_close(struct rf_io_dev *dev)
 	for (size_t i = 0; x->held && i < x->len / x->stride; i++)
 		if (x->held[i])
 			rf_pktbuf_free((struct rf_pktbuf *)(x->base + i * x->stride));
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
 	free(x->held);
 	free(x);
 	dev->priv = NULL;
@@ -312,8 +473,9 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	    (rc = rf_io_config_get_u32(cfg, "port", 0, 1, 65535, &port, err, len)) ||
 	    (rc = rf_io_config_get_enum(cfg, "mode", "auto|native|skb", 0, &mode, err, len)))
 		return rc;
-	if (port == 0)
-		return rf_io_err(err, len, "xdp: port= is required: the UDP port to take over");
+	if (port == 0 && !dev->frames)
+		return rf_io_err(err, len, "xdp: port= is required: the UDP port to take over "
+				 "(or frames=1 for whole frames)");
 	if (ipstr && inet_pton(AF_INET, ipstr, &ip) != 1)
 		return rf_io_err(err, len, "xdp: ip=%s: not an IPv4 address", ipstr);
 	if (!mp)
@@ -326,6 +488,8 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	x = calloc(1, sizeof(*x) + dev->nqueues * sizeof(x->q[0]));
 	if (!x)
 		return rf_io_err(err, len, "xdp: out of memory");
+	x->ctl_fd = -1;
+	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	if ((rc = ring_size(cfg, "fill", &x->sz.fill, err, len)) ||
 	    (rc = ring_size(cfg, "comp", &x->sz.comp, err, len)) ||
 	    (rc = ring_size(cfg, "rx", &x->sz.rx, err, len)) ||
@@ -337,12 +501,29 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 			  "interface needs the process inside that netns)", ifname);
 		goto fail_free;
 	}
-	if ((rc = rf_net_if_lookup(ifname, mac, &ip)) != 0 || ip == 0) {
+	if (dev->frames)
+		ip = 0; /* frame mode: no address of ours, the kernel's stays the kernel's */
+	if ((rc = rf_net_if_lookup(ifname, mac, dev->frames ? NULL : &ip)) != 0 ||
+	    (ip == 0 && !dev->frames)) {
 		rf_io_err(err, len, "xdp: %s has no IPv4 address: give ip=A.B.C.D (ringflow "
 			  "answers ARP for it)", ifname);
 		rc = rc ? rc : -EINVAL;
 		goto fail_free;
 	}
+	x->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	rc = x->ctl_fd < 0 ? -errno : rf_net_if_mtu(x->ctl_fd, ifname);
+	if (rc < 0) {
+		rf_io_err(err, len, "xdp: reading the MTU of %s failed: %s", ifname, strerror(-rc));
+		goto fail_free;
+	}
+	dev->mtu = (unsigned)rc;
+	memcpy(dev->mac, mac, 6);
+	dev->has_mac = true;
+	/* What one frame may carry: the interface's MTU plus Ethernet and one VLAN tag, and no
+	 * more than a UMEM chunk holds. */
+	x->max_frame = dev->mtu + ETH_HDR + VLAN_HDR;
+	if (x->max_frame > XDP_CHUNK - XDP_KERNEL_HEADROOM)
+		x->max_frame = XDP_CHUNK - XDP_KERNEL_HEADROOM;
 	rf_mempool_region(mp, &base, &x->len, &x->stride);
 	x->base = base;
 	/* The kernel pins the UMEM; fork() would then have to copy it eagerly, and with
@@ -354,14 +535,15 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		rc = rf_io_err(err, len, "xdp: out of memory");
 		goto fail_free;
 	}
-	rc = rf_xsk_prog_attach(&x->prog, ifname, mode, ip, htons((uint16_t)port), err, len);
+	rc = rf_xsk_prog_attach(&x->prog, ifname, mode, ip, htons((uint16_t)port),
+				dev->frames ? RF_XSK_PROG_ALL_FRAMES : 0, err, len);
 	if (rc != 0)
 		goto fail_free;
 	dev->priv = x;
 	for (x->nq = 0; x->nq < dev->nqueues; x->nq++) {
 		struct xdp_queue *q = &x->q[x->nq];
 		rc = rf_xsk_port_open(&q->port, &x->prog, queue + x->nq, x->base, x->len, XDP_CHUNK,
-				      &x->sz, x->nq ? x->q[0].port : NULL, err, len);
+				      &x->sz, err, len);
 		if (rc != 0)
 			goto fail_close;
 		rf_net_init(&q->net, mac, ip, htons((uint16_t)port));
@@ -372,10 +554,10 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 			goto fail_close;
 		}
 	}
-	rf_log(RF_LOG_INFO, "xdp: %s queue %u%s%.0u: %s mode, %s%s; rings fill=%u comp=%u rx=%u tx=%u; "
+	rf_log(RF_LOG_INFO, "xdp: %s queue %u%s%.0u: %s, %s mode, %s%s; rings fill=%u comp=%u rx=%u tx=%u; "
 		"UMEM %zu KiB on %s", ifname, queue, dev->nqueues > 1 ? "-" : "",
 		dev->nqueues > 1 ? queue + dev->nqueues - 1 : 0,
-		x->prog.xdp_flags & XDP_FLAGS_SKB_MODE ? "skb" : "native",
+		dev->frames ? "frames" : "messages", x->prog.xdp_flags & XDP_FLAGS_SKB_MODE ? "skb" : "native",
 		rf_xsk_port_zerocopy(x->q[0].port) ? "zero-copy" : "copy",
 		rf_xsk_port_zerocopy(x->q[0].port) ? "" : " (zero-copy refused by the driver)",
 		x->sz.fill, x->sz.comp, x->sz.rx, x->sz.tx, x->len >> 10,
@@ -385,6 +567,8 @@ fail_close:
 	xdp_close(dev);
 	return rc;
 fail_free:
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
 	free(x->held);
 	free(x);
 	return rc;
@@ -412,8 +596,9 @@ static int xdp_probe(char *why, size_t len)
 
 const struct rf_io_ops rf_io_xdp_ops = {
 	.name = "xdp",
-	.usage = "xdp:dev=IFACE,port=N[,ip=A.B.C.D,queue=Q,queues=K,mode=auto|native|skb,"
-		 "fill=1024,comp=1024,rx=1024,tx=1024]  e.g. xdp:dev=veth1,mode=skb,port=9000",
+	.usage = "xdp:dev=IFACE,port=N|frames=1[,ip=A.B.C.D,queue=Q,queues=K,mode=auto|native|skb,"
+		 "fill=1024,comp=1024,rx=1024,tx=1024]  e.g. xdp:dev=veth1,mode=skb,port=9000 or "
+		 "xdp:dev=veth1,frames=1",
 	.keys = "dev,port,ip,queue,mode,fill,comp,rx,tx",
 	.max_queues = RF_IO_MAX_QUEUES,
 	.probe = xdp_probe,
@@ -422,5 +607,8 @@ const struct rf_io_ops rf_io_xdp_ops = {
 	.tx_burst = xdp_tx_burst,
 	.wait_fd = xdp_wait_fd,
 	.stats = xdp_stats,
+	.xstats = xdp_xstats,
+	.link_up = xdp_link_up,
 	.close = xdp_close,
+	.caps = RF_IO_CAP_FRAMES,
 };

@@ -211,7 +211,7 @@ static int poller_epoll_setup(struct rf_poller *p)
 		if (e->wait_fd == RF_POLL_WAKE && p->wake_efd >= 0)
 			continue; /* rf_runtime_wake reaches it through wake_efd */
 		if (e->wait_fd < 0) {
-			if (e->dev && e->dev->ops->wait && !p->waitdev) {
+			if (e->dev && (rf_io_caps(e->dev) & RF_IO_CAP_WAIT) && !p->waitdev) {
 				p->waitdev = e->dev;
 				p->waitq = e->queue;
 			} else {

@@ -21,6 +21,10 @@ PACKAGES=(
   # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and
   # never uses the system openvswitch-switch service, so a running one does not conflict)
   openvswitch-switch iputils-ping curl
+  # the forwarding bed (bench/fwd): trafgen, dpdk-testpmd
+  netsniff-ng dpdk-dev
+  # tests/l2fwd: capsh (the no-CAP_NET_RAW case)
+  libcap2-bin
   # the controller web page test (headless)
   chromium
   # observing (docs/observing.md): promtool checks the metrics, a real server scrapes them

@@ -227,7 +227,7 @@ int rf_lg_run_point_split(struct rf_io_dev *dev, struct rf_pktbuf_pool *pool,
 			  const struct rf_lg_opts *o, struct rf_lg_track *t, struct rf_lg_point *p,
 			  int rx_cpu)
 {
-	if (rx_cpu < 0 || !(dev->ops->caps & RF_IO_CAP_SPLIT_RXTX))
+	if (rx_cpu < 0 || !(rf_io_caps(dev) & RF_IO_CAP_SPLIT_RXTX))
 		return -EOPNOTSUPP;
 	return run_point(dev, pool, o, t, p, rx_cpu);
 }

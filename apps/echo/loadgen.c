@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 		rf_pktbuf_pool_free(pool);
 		return fail(err);
 	}
-	if (rx_cpu >= 0 && !(dev->ops->caps & RF_IO_CAP_SPLIT_RXTX)) {
+	if (rx_cpu >= 0 && !(rf_io_caps(dev) & RF_IO_CAP_SPLIT_RXTX)) {
 		snprintf(err, sizeof(err), "--cores %s: the %s driver cannot receive and send on two "
 			 "threads at once; give one CPU (sender and receiver in one loop), or use a "
 			 "udp: backend", cores, rf_io_driver_name(dev));

@@ -1,32 +1,60 @@
 /*
- * ringflow/io.h: one I/O driver interface over sockets, io_uring, AF_XDP and DPDK.
+ * ringflow/io.h: one I/O driver interface over sockets, io_uring, AF_XDP, AF_PACKET and DPDK.
  *
  * The one idea: an application is written once against bursts of packet buffers
  * (struct rf_pktbuf, see pktbuf.h) and picks its path to the network with a config string,
- * e.g. "udp:listen=0.0.0.0:9000" or "uring:tcp:connect=10.0.0.2:9000,sqpoll=1". Each driver
- * fills one ops table (like libevent's struct eventop or DPDK's eth_dev_ops); the string's
- * prefix chooses the table. docs/config.md documents every string.
+ * e.g. "udp:listen=0.0.0.0:9000" or "xdp:dev=veth1,frames=1". Each driver fills one ops table
+ * (like libevent's struct eventop or DPDK's eth_dev_ops; see ringflow/io_driver.h, which only
+ * drivers include); the string's prefix chooses the table. docs/config.md documents every
+ * string. A device (struct rf_io_dev) is opaque: read it through the accessors below.
  *
+ * Two modes, chosen at open by the common key `frames`:
+ *
+ * Message mode (frames=0, the default; every driver): a buffer's data is the L4 payload.
+ * rx_burst fills `peer` with the remote IP:port (UDP) and `flow` with the connection id
+ * (TCP); tx_burst sends the data to `peer` (UDP) or on `flow` (TCP). An echo is therefore
+ * rx_burst then tx_burst of the same buffers, unchanged. Raw drivers (xdp, dpdk) strip and
+ * prepend Ethernet/IPv4/UDP headers in the buffer's headroom themselves, and answer ARP.
  * Connection events (tcp with `events=1`, docs/config.md): rx_burst also hands over
  * zero-length buffers flagged RF_PKTBUF_F_CONN_UP / RF_PKTBUF_F_CONN_DOWN, and a tx buffer
  * flagged RF_PKTBUF_F_CLOSE / RF_PKTBUF_F_ABORT closes its connection (pktbuf.h).
  *
- * Message contract (all drivers): a buffer's data is the L4 payload. rx_burst fills `peer`
- * with the remote IP:port (UDP) and `flow` with the connection id (TCP); tx_burst sends the
- * data to `peer` (UDP) or on `flow` (TCP). An echo is therefore rx_burst then tx_burst of the
- * same buffers, unchanged. Raw drivers (xdp, dpdk) strip and prepend Ethernet/IPv4/UDP headers
- * in the buffer's headroom themselves.
+ * Frame mode (frames=1; drivers with RF_IO_CAP_FRAMES: xdp, dpdk, packet): rx_burst hands
+ * over whole Ethernet frames, every frame the port's queue receives (ARP, VLAN-tagged, IPv6,
+ * LLDP, ... all of them): data starts at the destination MAC, data_len is the frame's
+ * length without FCS, `peer_len` is 0. tx_burst sends a buffer's data_len bytes as one frame,
+ * unchanged: no ARP, no header rewrite, no checksum change. `port=` and `ip=` are not needed.
+ * A received frame shorter than an Ethernet header (14 bytes) or longer than a buffer's room
+ * is dropped and counted in rx_drops; a tx buffer shorter than 14 bytes or longer than the
+ * device can send (its MTU plus Ethernet and VLAN headers) is consumed, dropped and counted
+ * in tx_drops. Opening `frames=1` on a driver without frame mode fails with one line.
+ *
+ * Ports: every open device gets a port id, unique among the process's open devices
+ * (rf_io_port_id; the lowest free one, reused after close). rf_io_rx_burst sets
+ * rf_pktbuf.port of every buffer it returns to it, in both modes, so an app with several
+ * devices knows where each buffer came from.
+ *
+ * Buffer ownership across ports: a buffer received on one device may be given to
+ * rf_io_tx_burst of another (that is forwarding). Once consumed (see rf_io_tx_burst) the
+ * buffer belongs to the transmitting device, which frees it to its own pool (b->pool) after
+ * sending. Where both devices share packet memory no bytes move: xdp devices opened on the
+ * same pktbuf pool share one UMEM, all dpdk devices of a process share one mbuf pool, packet
+ * devices take buffers of the pool they were given. Otherwise the transmitting driver copies
+ * the data into a buffer of its own, frees the original, and counts the copy in its xstat
+ * `tx_copies`. The same holds for buffers the app allocated itself from any pool.
  *
  * Queues: a device has nqueues queues (config key `queues`, default given at open). Each
  * queue is used by one thread at a time (its poller), except that a driver with
  * RF_IO_CAP_SPLIT_RXTX allows one thread receiving and another sending on the same queue;
- * different queues of one device may be used by different threads concurrently. rf_io_stats_get may run concurrently with anything.
- * rf_io_open/rf_io_close and the registry calls are not for the fast path; the registry is
- * thread-safe.
+ * different queues of one device may be used by different threads concurrently.
+ * In frame mode with queues=K the traffic is spread over K queues by the device (RSS, a
+ * fanout group; one AF_XDP socket per queue): one flow stays on one queue.
+ * rf_io_stats_get and rf_io_xstats_get may run concurrently with anything. rf_io_open,
+ * rf_io_close and the registry calls are not for the fast path; the registry is thread-safe.
  *
- * Errors: functions returning int return 0 or a negative errno; rf_io_open returns NULL and
- * writes ONE line into err (what failed, why, how to fix it) and sets errno. Burst calls
- * return a count (never negative). A failed open leaves nothing open behind.
+ * Errors: functions returning int return 0 (or a count) or a negative errno; rf_io_open
+ * returns NULL and writes ONE line into err (what failed, why, how to fix it) and sets errno.
+ * Burst calls return a count (never negative). A failed open leaves nothing open behind.
  */
 #ifndef RINGFLOW_IO_H
 #define RINGFLOW_IO_H
@@ -51,6 +79,8 @@ struct rf_pktbuf_pool; /* pktbuf.h */
 #define RF_IO_SPEC_MAX 1024   /* longest config string + 1 */
 #define RF_IO_MAX_QUEUES 64   /* upper bound of the common key `queues` */
 #define RF_IO_MAX_BURST 256   /* upper bound of any burst size n */
+#define RF_IO_MAX_PORTS 1024  /* devices open at once in one process (port ids 0..1023) */
+#define RF_IO_XSTAT_NAME_MAX 32 /* longest extended-counter name + 1 */
 
 /* A parsed config string "driver[:transport]:key=value,key=value". */
 struct rf_io_config {
@@ -63,12 +93,15 @@ struct rf_io_config {
 		char val[RF_IO_VAL_MAX];
 	} kv[RF_IO_MAX_KEYS];
 	unsigned nqueues; /* common key `queues` (1..RF_IO_MAX_QUEUES), or the open's default */
+	bool frames;      /* common key `frames` (frame mode), default false */
 };
 
 /* Counters of one device (sum over its queues). Drivers keep them with relaxed atomics. */
 struct rf_io_stats {
-	uint64_t rx_pkts, rx_bytes; /* messages handed to the app */
-	uint64_t tx_pkts, tx_bytes; /* messages accepted by tx_burst and sent (or queued to send) */
+	uint64_t rx_pkts, rx_bytes; /* messages (frames in frame mode) handed to the app */
+	uint64_t tx_pkts, tx_bytes; /* messages accepted by tx_burst and sent (or queued to send)
+				     * as they were given: a buffer the driver had to turn into
+				     * something else (an ARP request) is not counted here */
 	uint64_t rx_nobuf;          /* rx_burst calls that found the buffer pool empty */
 	uint64_t rx_drops;          /* messages dropped by the driver on receive (too long, bad frame) */
 	uint64_t tx_drops;          /* messages tx_burst consumed but could not send (peer gone, error) */
@@ -76,66 +109,33 @@ struct rf_io_stats {
 	uint64_t conns_total;       /* connection drivers: connections accepted/made since open */
 };
 
-struct rf_io_dev;
-
-/*
- * A driver. Called by io.c only: open after the config was parsed and its keys checked
- * against `keys`; the fast-path calls through the static inline wrappers below.
- */
-struct rf_io_ops {
-	const char *name;  /* the config prefix: "udp", "tcp", "uring", "xdp", "dpdk" */
-	const char *usage; /* one line: the keys and an example */
-	const char *keys;  /* comma-separated driver keys, e.g. "listen,connect,busy_poll" */
-	const char *transports; /* comma-separated second-level prefixes ("udp,tcp"), or NULL */
-	unsigned max_queues;    /* largest nqueues the driver supports (>= 1) */
-	/* 0 when usable on this machine; else -errno and a reason in why (shown in the registry). */
-	int (*probe)(char *why, size_t len);
-	/* Open dev (dev->pool, dev->nqueues set; set dev->priv). 0, or -errno and one line in err;
-	 * on failure the driver has released everything it took. */
-	int (*open)(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len);
-	/* Up to n received messages into pkts; returns how many. Buffers come from dev->pool,
-	 * except where a driver brings its own (dpdk: its rte_mbuf pool, docs/backends.md);
-	 * rf_pktbuf_free returns any buffer to whichever pool it came from. */
-	unsigned (*rx_burst)(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
-			     unsigned n);
-	/* Send pkts[0..n). Returns k: pkts[0..k) are consumed (sent, queued, or dropped for
-	 * good and counted in tx_drops) and now owned by the driver; the caller still owns
-	 * pkts[k..n) (free them or retry). */
-	unsigned (*tx_burst)(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
-			     unsigned n);
-	/* An fd that becomes readable (epoll, level-triggered) when queue may have work, or -1. */
-	int (*wait_fd)(struct rf_io_dev *dev, unsigned queue);
-	/* Optional (NULL: io.c polls wait_fd): block up to timeout_ms until queue may have
-	 * work. >0 ready, 0 timeout, -errno. */
-	int (*wait)(struct rf_io_dev *dev, unsigned queue, int timeout_ms);
-	/* Add this device's counters into *st (already zeroed by the caller). Any thread. */
-	void (*stats)(struct rf_io_dev *dev, struct rf_io_stats *st);
-	/* Release everything; free buffers the driver still holds back to their pool. */
-	void (*close)(struct rf_io_dev *dev);
-	unsigned caps; /* RF_IO_CAP_* */
+/* One extended counter of a device: a driver-specific name and its value (like DPDK's
+ * xstats), e.g. "tx_no_neigh", "rx_csum_partial", "fill_ring_empty", "tx_copies". */
+struct rf_io_xstat {
+	char name[RF_IO_XSTAT_NAME_MAX];
+	uint64_t value;
 };
 
-/* Driver capability: rx_burst and tx_burst of one queue may run at the same time on two
- * threads (one receiving, one sending), e.g. a load generator's receiver on another core.
- * Without it, a queue is used by one thread at a time. */
+struct rf_io_dev; /* an open device: opaque, see the accessors below */
+struct rf_io_ops; /* a driver's ops table: ringflow/io_driver.h */
+
+/* Capabilities (rf_io_caps). */
+/* rx_burst and tx_burst of one queue may run at the same time on two threads (one
+ * receiving, one sending), e.g. a load generator's receiver on another core. Without it, a
+ * queue is used by one thread at a time. */
 #define RF_IO_CAP_SPLIT_RXTX 0x1u
-
-/* An open driver instance. Fields are read by the inline wrappers; drivers own priv. */
-struct rf_io_dev {
-	const struct rf_io_ops *ops;
-	void *priv;                  /* driver state */
-	struct rf_pktbuf_pool *pool; /* where rx buffers come from */
-	struct rf_pktbuf_pool *jumbo_pool; /* messages longer than pool's room (tcp), or NULL */
-	unsigned nqueues;
-	char spec[RF_IO_SPEC_MAX];
-};
+/* The driver has frame mode (config key frames=1). */
+#define RF_IO_CAP_FRAMES 0x2u
+/* rf_io_wait blocks in the driver itself (no wait fd needed; the runtime waits on it). */
+#define RF_IO_CAP_WAIT 0x4u
 
 /* ---- registry -------------------------------------------------------------------------- */
 
 /*
  * Add a driver. Built-in drivers are registered on first use of the registry; call this for
- * an out-of-tree driver. Runs ops->probe(): a driver that is unusable here is kept apart,
- * with its reason, and cannot be opened. 0, -EEXIST (name taken), -ENOSPC, -EINVAL.
+ * an out-of-tree driver (its ops table is defined with ringflow/io_driver.h). Runs
+ * ops->probe(): a driver that is unusable here is kept apart, with its reason, and cannot be
+ * opened. 0, -EEXIST (name taken), -ENOSPC, -EINVAL.
  */
 int rf_io_register(const struct rf_io_ops *ops);
 
@@ -151,6 +151,22 @@ int rf_io_describe(char *buf, size_t len);
 
 /* Print each usable driver's usage line (for --help). */
 void rf_io_print_usage(FILE *out);
+
+/*
+ * Process-wide setup of a driver with the app's own arguments, before its first open. For
+ * "dpdk" argv is the EAL's command line, argv[0] the program name, passed to rte_eal_init
+ * as is (e.g. {"app", "-l", "1", "-a", "0000:03:00.0"} for a PCI port); without this call
+ * the first dpdk open starts the EAL with ringflow's defaults (docs/backends.md), and an EAL
+ * the app started itself with rte_eal_init is used as it is. The library installs no exit
+ * handler: call rf_io_driver_fini at the end if the driver should release its global state.
+ * 0; -ENODEV driver absent; -ENOTSUP no such setup; -EALREADY done already (or a device is
+ * open); else -errno with one line in err.
+ */
+int rf_io_driver_init(const char *driver, int argc, char **argv, char *err, size_t len);
+
+/* Undo the driver's process-wide state (dpdk: rte_eal_cleanup, which DPDK allows once per
+ * process). Only when none of its devices is open; no-op for drivers without it. */
+void rf_io_driver_fini(const char *driver);
 
 /* ---- config strings -------------------------------------------------------------------- */
 
@@ -182,10 +198,13 @@ int rf_io_config_get_addr(const struct rf_io_config *cfg, const char *key,
 /* ---- devices --------------------------------------------------------------------------- */
 
 /*
- * Open the device that spec names, taking rx buffers from pool. NULL + errno and one line in
- * err when the driver is unknown or unusable (the line lists what is available here and why
- * the others are absent), a key is unknown (the line lists the valid keys), a value is bad,
- * or the driver fails (e.g. port in use: the line says how to fix it).
+ * Open the device that spec names, taking rx buffers from pool, and give it the lowest free
+ * port id. NULL + errno and one line in err when the driver is unknown or unusable (the line
+ * lists what is available here and why the others are absent), a key is unknown (the line
+ * lists the valid keys), a value is bad, frames=1 is asked of a driver without frame mode
+ * (EOPNOTSUPP), RF_IO_MAX_PORTS devices are open (EMFILE), or the driver fails (e.g. port in
+ * use, no such interface, more queues than the interface has: the line says how to fix it).
+ * Common keys every driver accepts: `queues` (1..RF_IO_MAX_QUEUES) and `frames` (boolean).
  */
 struct rf_io_dev *rf_io_open(const char *spec, struct rf_pktbuf_pool *pool, char *err,
 			     size_t len);
@@ -210,35 +229,69 @@ void rf_io_stats_get(struct rf_io_dev *dev, struct rf_io_stats *st);
  * wait fd, else sleep. >0 ready, 0 timeout, -errno. Only queue's own thread. */
 int rf_io_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms);
 
-/* Receive up to n (<= RF_IO_MAX_BURST) messages on queue. Only queue's own thread. */
-static inline unsigned rf_io_rx_burst(struct rf_io_dev *dev, unsigned queue,
-				      struct rf_pktbuf **pkts, unsigned n)
-{
-	return dev->ops->rx_burst(dev, queue, pkts, n);
-}
+/* Receive up to n (<= RF_IO_MAX_BURST) messages (frames in frame mode) on queue into
+ * pkts; returns how many. Each buffer's port is rf_io_port_id(dev) and queue is queue.
+ * Only queue's own thread. */
+unsigned rf_io_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
+			unsigned n);
 
-/* Send pkts[0..n); returns k consumed (see rf_io_ops.tx_burst). Only queue's own thread. */
-static inline unsigned rf_io_tx_burst(struct rf_io_dev *dev, unsigned queue,
-				      struct rf_pktbuf **pkts, unsigned n)
-{
-	return dev->ops->tx_burst(dev, queue, pkts, n);
-}
+/* Send pkts[0..n). Returns k: pkts[0..k) are consumed (sent, queued, or dropped for good and
+ * counted in tx_drops) and now owned by the device; the caller still owns pkts[k..n) (free
+ * them or retry). Buffers may come from any device or pool (see "Buffer ownership" above).
+ * n = 0 sends nothing but lets the driver take back what it has finished sending (buffers
+ * return to their pools). Only queue's own thread. */
+unsigned rf_io_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
+			unsigned n);
 
 /* The fd to block on for queue (readable when it may have work), or -1. */
-static inline int rf_io_wait_fd(struct rf_io_dev *dev, unsigned queue)
-{
-	return dev->ops->wait_fd ? dev->ops->wait_fd(dev, queue) : -1;
-}
+int rf_io_wait_fd(struct rf_io_dev *dev, unsigned queue);
 
-static inline unsigned rf_io_nqueues(const struct rf_io_dev *dev)
-{
-	return dev->nqueues;
-}
+/* ---- device accessors (any thread, any time while the device is open) ------------------- */
 
-static inline const char *rf_io_driver_name(const struct rf_io_dev *dev)
-{
-	return dev->ops->name;
-}
+/* Number of queues. */
+unsigned rf_io_nqueues(const struct rf_io_dev *dev);
+
+/* The driver's name ("udp", "xdp", ...). */
+const char *rf_io_driver_name(const struct rf_io_dev *dev);
+
+/* The config string the device was opened with. */
+const char *rf_io_spec(const struct rf_io_dev *dev);
+
+/* RF_IO_CAP_* of the device's driver. */
+unsigned rf_io_caps(const struct rf_io_dev *dev);
+
+/* True when the device was opened in frame mode (frames=1). */
+bool rf_io_frame_mode(const struct rf_io_dev *dev);
+
+/* The device's port id (0..RF_IO_MAX_PORTS-1), unique among the open devices of the process;
+ * rf_pktbuf.port of every buffer it receives. */
+uint16_t rf_io_port_id(const struct rf_io_dev *dev);
+
+/* The pool the device was opened with. */
+struct rf_pktbuf_pool *rf_io_pool(const struct rf_io_dev *dev);
+
+/* The device's Ethernet address into mac: 0, or -ENOTSUP when it has none (socket drivers). */
+int rf_io_mac(const struct rf_io_dev *dev, uint8_t mac[6]);
+
+/* The device's MTU (bytes of L3 payload per frame), or 0 when unknown (socket drivers). */
+unsigned rf_io_mtu(const struct rf_io_dev *dev);
+
+/* Link state now: 1 up, 0 down, -ENOTSUP when the driver cannot tell. */
+int rf_io_link_up(struct rf_io_dev *dev);
+
+/* ---- extended counters ----------------------------------------------------------------- */
+
+/*
+ * The device's extended counters (driver-specific, e.g. tx_no_neigh, tx_copies,
+ * fill_ring_empty, wakeup_kicks; docs/backends.md lists them per driver). Fills
+ * xs[0..min(n, total)) and returns total, the number the device has (0 when none), so a
+ * call with n = 0 sizes the array. Names and their order are fixed for the device's life.
+ * Any thread, any time (each value exact, not a joint snapshot).
+ */
+int rf_io_xstats_get(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n);
+
+/* The value of the extended counter called name: 0 and *value, or -ENOENT. */
+int rf_io_xstat_get(struct rf_io_dev *dev, const char *name, uint64_t *value);
 
 #ifdef __cplusplus
 }

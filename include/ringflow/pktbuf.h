@@ -7,10 +7,14 @@
  * rf_pktbuf_data(b) = buf_addr + data_off and is data_len bytes long. Raw drivers (AF_XDP,
  * DPDK) prepend Ethernet/IPv4/UDP headers into the headroom.
  *
- * Contract for drivers: for message drivers (UDP/TCP sockets, io_uring, and the raw drivers
- * after they strip Ethernet/IPv4/UDP) the data is the L4 payload, `peer` is the remote IP:port
- * (UDP) and `flow` the connection id (TCP). tx_burst sends the data to `peer` (UDP) or on
- * `flow` (TCP). An echo app is: rx_burst, then tx_burst of the same buffers, unchanged.
+ * Contract for drivers (io.h has the whole of it): in message mode (UDP/TCP sockets,
+ * io_uring, and the raw drivers after they strip Ethernet/IPv4/UDP) the data is the L4
+ * payload, `peer` is the remote IP:port (UDP) and `flow` the connection id (TCP). tx_burst
+ * sends the data to `peer` (UDP) or on `flow` (TCP). An echo app is: rx_burst, then tx_burst
+ * of the same buffers, unchanged. In frame mode (frames=1) the data is a whole Ethernet frame
+ * from the destination MAC on, without FCS, and tx_burst sends those bytes unchanged. In both
+ * modes `port` is the receiving device's port id and `queue` its queue. A buffer may be
+ * handed to another device's tx_burst (forwarding; the ownership rule is in io.h).
  *
  * Two kinds of pools:
  *   - rf_pktbuf_pool_create: buffers in a ringflow mempool (one contiguous hugepage region,
@@ -58,7 +62,7 @@ struct rf_pktbuf {                 /* lives at the start of a mempool element (c
 	void *buf_addr;            /* start of the data area (headroom + room) */
 	uint32_t buf_len;          /* bytes of the data area */
 	uint16_t data_off;         /* packet starts at buf_addr + data_off (default: RF_PKTBUF_HEADROOM) */
-	uint16_t port;             /* device/port index */
+	uint16_t port;             /* rx: the receiving device's port id (rf_io_port_id) */
 	uint32_t data_len;         /* bytes of packet */
 	uint16_t queue;            /* rx/tx queue */
 	uint16_t flags;

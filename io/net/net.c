@@ -10,7 +10,16 @@
 #include "io/net/net.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
+
+/* One writer (the context's poller); other threads read the counters as a driver's xstats:
+ * a relaxed load and store is enough (no read-modify-write needed with one writer). */
+static inline void net_inc(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806
@@ -148,24 +157,24 @@ static enum rf_net_verdict rx_arp(struct rf_net_ctx *ctx, uint8_t *f, size_t len
 	uint8_t sha[6];
 
 	if (len < RF_NET_ARP_FRAME_LEN) {
-		ctx->st.rx_short++;
+		net_inc(&ctx->st.rx_short);
 		return RF_NET_DROP;
 	}
 	/* htype Ethernet, ptype IPv4, hlen 6, plen 4 */
 	if (be16(a) != 1 || be16(a + 2) != ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4) {
-		ctx->st.rx_bad_arp++;
+		net_inc(&ctx->st.rx_bad_arp);
 		return RF_NET_DROP;
 	}
 	memcpy(sha, a + 8, 6);
 	memcpy(&spa, a + 14, 4);
 	memcpy(&tpa, a + 24, 4);
 	if (tpa != ctx->ip || ctx->ip == 0) {
-		ctx->st.rx_ignored++;
+		net_inc(&ctx->st.rx_ignored);
 		return RF_NET_IGNORE;
 	}
 	rf_net_neigh_learn(ctx, spa, sha); /* RFC 826: learn the sender when we are the target */
 	if (be16(a + 6) != 1) {            /* a reply to us (or other op): learnt, nothing to send */
-		ctx->st.rx_ignored++;
+		net_inc(&ctx->st.rx_ignored);
 		return RF_NET_IGNORE;
 	}
 	/* Turn the request into the reply, in place. */
@@ -176,7 +185,7 @@ static enum rf_net_verdict rx_arp(struct rf_net_ctx *ctx, uint8_t *f, size_t len
 	memcpy(a + 24, &spa, 4);
 	memcpy(a + 8, ctx->mac, 6);
 	memcpy(a + 14, &ctx->ip, 4);
-	ctx->st.arp_replied++;
+	net_inc(&ctx->st.arp_replied);
 	return RF_NET_ARP_REPLY;
 }
 
@@ -192,7 +201,7 @@ static bool udp_csum_ok(struct rf_net_ctx *ctx, uint32_t src, uint32_t dst, cons
 		return true; /* sender did not compute one (allowed in IPv4) */
 	s = pseudo_sum(src, dst, ulen);
 	if (ctx->accept_partial_csum && field == fold(s)) {
-		ctx->st.rx_csum_partial++;
+		net_inc(&ctx->st.rx_csum_partial);
 		return true;
 	}
 	s = rf_net_csum_add(s, u, ulen);
@@ -208,7 +217,7 @@ enum rf_net_verdict rf_net_rx(struct rf_net_ctx *ctx, uint8_t *f, size_t len,
 	uint16_t dport;
 
 	if (len < RF_NET_ETH_LEN) {
-		ctx->st.rx_short++;
+		net_inc(&ctx->st.rx_short);
 		return RF_NET_DROP;
 	}
 	switch (be16(f + 12)) {
@@ -217,56 +226,56 @@ enum rf_net_verdict rf_net_rx(struct rf_net_ctx *ctx, uint8_t *f, size_t len,
 	case ETHERTYPE_IPV4:
 		break;
 	default: /* IPv6, VLAN tags, LLDP...: not ours (VLANs are not supported) */
-		ctx->st.rx_ignored++;
+		net_inc(&ctx->st.rx_ignored);
 		return RF_NET_IGNORE;
 	}
 	ip = f + RF_NET_ETH_LEN;
 	if (len < RF_NET_ETH_LEN + RF_NET_IP_LEN) {
-		ctx->st.rx_short++;
+		net_inc(&ctx->st.rx_short);
 		return RF_NET_DROP;
 	}
 	ihl = (size_t)(ip[0] & 15) * 4;
 	tot = be16(ip + 2);
 	if ((ip[0] >> 4) != 4 || ihl < RF_NET_IP_LEN || tot < ihl) {
-		ctx->st.rx_bad_ip++;
+		net_inc(&ctx->st.rx_bad_ip);
 		return RF_NET_DROP;
 	}
 	/* tot may be less than what is there (Ethernet pads to 60 B), never more. */
 	if (RF_NET_ETH_LEN + tot > len) {
-		ctx->st.rx_short++;
+		net_inc(&ctx->st.rx_short);
 		return RF_NET_DROP;
 	}
 	if (fold(rf_net_csum_add(0, ip, ihl)) != 0xffff) {
-		ctx->st.rx_bad_ip_csum++;
+		net_inc(&ctx->st.rx_bad_ip_csum);
 		return RF_NET_DROP;
 	}
 	if (be16(ip + 6) & 0x3fff) { /* MF flag or a fragment offset */
-		ctx->st.rx_fragment++;
+		net_inc(&ctx->st.rx_fragment);
 		return RF_NET_DROP;
 	}
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
 	if (ip[9] != IPPROTO_UDP_ || dst != ctx->ip) {
-		ctx->st.rx_ignored++;
+		net_inc(&ctx->st.rx_ignored);
 		return RF_NET_IGNORE;
 	}
 	u = ip + ihl;
 	if (tot - ihl < RF_NET_UDP_LEN) {
-		ctx->st.rx_bad_udp_len++;
+		net_inc(&ctx->st.rx_bad_udp_len);
 		return RF_NET_DROP;
 	}
 	ulen = be16(u + 4);
 	if (ulen < RF_NET_UDP_LEN || ulen > tot - ihl) {
-		ctx->st.rx_bad_udp_len++;
+		net_inc(&ctx->st.rx_bad_udp_len);
 		return RF_NET_DROP;
 	}
 	memcpy(&dport, u + 2, 2);
 	if (ctx->port != 0 && dport != ctx->port) {
-		ctx->st.rx_ignored++;
+		net_inc(&ctx->st.rx_ignored);
 		return RF_NET_IGNORE;
 	}
 	if (!udp_csum_ok(ctx, src, dst, u, ulen)) {
-		ctx->st.rx_bad_udp_csum++;
+		net_inc(&ctx->st.rx_bad_udp_csum);
 		return RF_NET_DROP;
 	}
 	rf_net_neigh_learn(ctx, src, f + 6); /* replies go back to the sender's MAC */
@@ -277,7 +286,7 @@ enum rf_net_verdict rf_net_rx(struct rf_net_ctx *ctx, uint8_t *f, size_t len,
 	memcpy(&out->src_port, u, 2);
 	out->dst_port = dport;
 	memcpy(out->src_mac, f + 6, 6);
-	ctx->st.rx_udp++;
+	net_inc(&ctx->st.rx_udp);
 	return RF_NET_UDP;
 }
 
@@ -310,7 +319,7 @@ int rf_net_tx_udp(struct rf_net_ctx *ctx, uint8_t *payload, uint32_t payload_len
 		return -EMSGSIZE;
 	if (!rf_net_neigh_lookup(ctx, dst_ip, f)) {
 		rf_net_arp_request(ctx, f, dst_ip);
-		ctx->st.tx_no_neigh++;
+		net_inc(&ctx->st.tx_no_neigh);
 		return -RF_NET_ARP_FRAME_LEN;
 	}
 	memcpy(f + 6, ctx->mac, 6);
@@ -329,6 +338,6 @@ int rf_net_tx_udp(struct rf_net_ctx *ctx, uint8_t *payload, uint32_t payload_len
 	memcpy(u + 2, &dst_port, 2);
 	put16(u + 4, (uint16_t)ulen);
 	put16(u + 6, rf_net_udp_csum(ctx->ip, dst_ip, u, ulen));
-	ctx->st.tx_udp++;
+	net_inc(&ctx->st.tx_udp);
 	return (int)(RF_NET_HDR_LEN + payload_len);
 }

@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define RF_NET_ETH_LEN 14
@@ -48,21 +49,22 @@ enum rf_net_verdict {
 	RF_NET_DROP,          /* malformed: a counter says why */
 };
 
-/* Counters, one per reason; plain integers (one poller owns a context). */
+/* Counters, one per reason; one writer (the poller that owns the context), read from any
+ * thread with relaxed loads (a driver's xstats). */
 struct rf_net_stats {
-	uint64_t rx_udp;          /* UDP payloads delivered */
-	uint64_t rx_short;        /* frame shorter than the headers it claims */
-	uint64_t rx_bad_ip;       /* IPv4 version/IHL/total length inconsistent */
-	uint64_t rx_bad_ip_csum;  /* IPv4 header checksum wrong */
-	uint64_t rx_fragment;     /* IPv4 fragments (not reassembled) */
-	uint64_t rx_bad_udp_len;  /* UDP length < 8 or beyond the IP payload */
-	uint64_t rx_bad_udp_csum; /* UDP checksum wrong */
-	uint64_t rx_csum_partial; /* accepted with an offload-unfinished UDP checksum */
-	uint64_t rx_bad_arp;      /* ARP not IPv4-over-Ethernet or truncated */
-	uint64_t rx_ignored;      /* valid but not for us */
-	uint64_t arp_replied;     /* ARP requests for our IP answered */
-	uint64_t tx_udp;          /* UDP headers built */
-	uint64_t tx_no_neigh;     /* destination MAC unknown: frame turned into an ARP request */
+	_Atomic uint64_t rx_udp;          /* UDP payloads delivered */
+	_Atomic uint64_t rx_short;        /* frame shorter than the headers it claims */
+	_Atomic uint64_t rx_bad_ip;       /* IPv4 version/IHL/total length inconsistent */
+	_Atomic uint64_t rx_bad_ip_csum;  /* IPv4 header checksum wrong */
+	_Atomic uint64_t rx_fragment;     /* IPv4 fragments (not reassembled) */
+	_Atomic uint64_t rx_bad_udp_len;  /* UDP length < 8 or beyond the IP payload */
+	_Atomic uint64_t rx_bad_udp_csum; /* UDP checksum wrong */
+	_Atomic uint64_t rx_csum_partial; /* accepted with an offload-unfinished UDP checksum */
+	_Atomic uint64_t rx_bad_arp;      /* ARP not IPv4-over-Ethernet or truncated */
+	_Atomic uint64_t rx_ignored;      /* valid but not for us */
+	_Atomic uint64_t arp_replied;     /* ARP requests for our IP answered */
+	_Atomic uint64_t tx_udp;          /* UDP headers built */
+	_Atomic uint64_t tx_no_neigh;     /* destination MAC unknown: frame turned into an ARP request */
 };
 
 struct rf_net_neigh {
@@ -100,7 +102,8 @@ enum rf_net_verdict rf_net_rx(struct rf_net_ctx *ctx, uint8_t *frame, size_t len
  * address/port to dst_ip:dst_port. Returns the frame length (payload_len + 42), or, when
  * the destination MAC is not known, rewrites the buffer from payload-42 into a broadcast
  * ARP request for dst_ip and returns -(RF_NET_ARP_FRAME_LEN) (the payload is lost: the
- * caller still transmits the frame and counts the packet as sent). -EMSGSIZE when the
+ * caller still transmits the frame and counts it in the xstat tx_no_neigh, not as sent,
+ * nor in tx_bytes). -EMSGSIZE when the
  * payload does not fit an IPv4 datagram. */
 int rf_net_tx_udp(struct rf_net_ctx *ctx, uint8_t *payload, uint32_t payload_len,
 		  uint32_t dst_ip, uint16_t dst_port);
@@ -112,7 +115,8 @@ bool rf_net_neigh_lookup(const struct rf_net_ctx *ctx, uint32_t ip, uint8_t mac[
 /* Write a broadcast ARP request "who has target_ip" into frame (42 bytes). */
 void rf_net_arp_request(const struct rf_net_ctx *ctx, uint8_t *frame, uint32_t target_ip);
 
-/* ifname's MAC into mac (if not NULL) and, when *ip is 0, its first IPv4 address into *ip
+/* ifname's MAC into mac (if not NULL) and, when ip is not NULL and *ip is 0, its first IPv4
+ * address into *ip
  * (left 0 when it has none). 0, or -errno (e.g. -ENODEV: no such interface). */
 int rf_net_if_lookup(const char *ifname, uint8_t mac[6], uint32_t *ip);
 
@@ -124,5 +128,10 @@ uint16_t rf_net_ip_csum(const void *iphdr, size_t ihl_bytes);         /* field c
 /* UDP checksum for a datagram (udp points at the UDP header, len = UDP length), the field
  * taken as 0; a computed 0 is returned as 0xffff (0 means "no checksum" in IPv4 UDP). */
 uint16_t rf_net_udp_csum(uint32_t src_ip, uint32_t dst_ip, const void *udp, size_t len);
+
+/* ifname's MTU, or -errno; fd is any AF_INET datagram socket (its netns is asked). */
+int rf_net_if_mtu(int fd, const char *ifname);
+/* 1 when ifname is up and its carrier is on (IFF_UP and IFF_RUNNING), 0 when not, -errno. */
+int rf_net_if_running(int fd, const char *ifname);
 
 #endif /* RINGFLOW_IO_NET_H */

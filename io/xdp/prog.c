@@ -33,7 +33,7 @@ extern const size_t rf_xdp_prog_obj_len;
 struct rf_xdp_cfg { /* as in redirect_port.bpf.c */
 	uint32_t ip;
 	uint16_t port;
-	uint16_t pad;
+	uint16_t flags; /* RF_XSK_PROG_ALL_FRAMES */
 };
 
 #define CAPS_FIX "run as root, or `setcap cap_net_admin,cap_bpf,cap_ipc_lock+ep <binary>`"
@@ -100,10 +100,10 @@ static int try_attach(struct rf_xsk_prog *prog, int fd, uint32_t mode_flag)
 }
 
 int rf_xsk_prog_attach(struct rf_xsk_prog *prog, const char *ifname, enum rf_xsk_mode mode,
-		       uint32_t ip, uint16_t port, char *err, size_t len)
+		       uint32_t ip, uint16_t port, unsigned flags, char *err, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "rf_redirect_port");
-	struct rf_xdp_cfg cfg = {.ip = ip, .port = port};
+	struct rf_xdp_cfg cfg = {.ip = ip, .port = port, .flags = (uint16_t)flags};
 	struct bpf_program *bp;
 	uint32_t key = 0, id;
 	int rc, fd;

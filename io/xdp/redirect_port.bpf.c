@@ -1,12 +1,16 @@
 /*
  * io/xdp/redirect_port.bpf.c: the XDP program of ringflow's AF_XDP driver.
  *
- * Redirects into the AF_XDP socket of the receiving queue only what ringflow owns:
+ * Message mode: redirects into the AF_XDP socket of the receiving queue only what ringflow
+ * owns:
  *   - IPv4 UDP to the configured destination IP and port (not fragments), and
  *   - ARP whose target is the configured IP (ringflow answers ARP itself, io/net/net.h);
  * everything else gets XDP_PASS, so the kernel keeps working on the interface (other
- * ports, ICMP, IPv6, ARP for other addresses). The configuration is one array entry
- * written by the driver after load; until then (port 0) nothing is redirected.
+ * ports, ICMP, IPv6, ARP for other addresses).
+ * Frame mode (RF_XDP_ALL_FRAMES): every frame of the queue goes to its socket; the kernel
+ * sees none (the interface belongs to the app, as a DPDK port would).
+ * The configuration is one array entry written by the driver after load; until then
+ * (port 0, no flags) nothing is redirected.
  * Built with `clang -target bpf` at build time and embedded in the library.
  */
 #include <linux/bpf.h>
@@ -17,10 +21,12 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#define RF_XDP_ALL_FRAMES 0x1 /* frame mode: redirect every frame */
+
 struct rf_xdp_cfg {
-	__u32 ip;   /* network order */
-	__u16 port; /* network order; 0 = redirect nothing */
-	__u16 pad;
+	__u32 ip;    /* network order */
+	__u16 port;  /* network order; 0 = redirect nothing (message mode) */
+	__u16 flags; /* RF_XDP_ALL_FRAMES */
 };
 
 struct {
@@ -57,7 +63,11 @@ int rf_redirect_port(struct xdp_md *ctx)
 	__u32 key = 0;
 
 	cfg = bpf_map_lookup_elem(&rf_cfg, &key);
-	if (!cfg || cfg->port == 0 || (void *)(eth + 1) > end)
+	if (!cfg)
+		return XDP_PASS;
+	if (cfg->flags & RF_XDP_ALL_FRAMES) /* no socket on this queue: the kernel gets it */
+		return bpf_redirect_map(&rf_xsks, ctx->rx_queue_index, XDP_PASS);
+	if (cfg->port == 0 || (void *)(eth + 1) > end)
 		return XDP_PASS;
 	if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
 		struct arp_eth_ipv4 *arp = (void *)(eth + 1);

@@ -8,15 +8,24 @@
  * transmission when the tx ring is flagged, recvfrom() when the fill ring is. The ring
  * index loads/stores with acquire/release ordering are inside libxdp's inline helpers
  * (xsk.h: the consumer's release pairs with the producer's acquire in xsk_prod_nb_free).
+ *
+ * One UMEM per memory region in the process: every port opened over the same region (the
+ * queues of one device, and the devices opened on one pktbuf pool) shares it
+ * (xsk_socket__create_shared: each (interface, queue) gets its own fill and completion
+ * rings), so a frame received on one interface can be sent on another from where it lies.
+ * The UMEM is registered by the first port and deleted when the last one closes, in any order.
  */
 #include "io/xdp/xsk_port.h"
 
 #include <errno.h>
 #include <linux/if_link.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <xdp/xsk.h>
 
 struct rf_xsk_port {
@@ -26,12 +35,25 @@ struct rf_xsk_port {
 	struct xsk_ring_cons cq; /* completion: frames the kernel has sent */
 	struct xsk_socket *xsk;
 	struct xsk_umem *umem;
-	bool owns_umem, zc;
+	struct umem_share *share;
+	bool zc;
 	int fd;
+	_Atomic uint64_t tx_kicks; /* sendto() calls made for the kernel (one writer) */
 };
 
+/* The process's UMEMs, one per registered region, with the number of ports using each. */
+struct umem_share {
+	struct umem_share *next;
+	void *base;
+	size_t len;
+	struct xsk_umem *umem;
+	unsigned users;
+};
+static struct umem_share *umems;
+static pthread_mutex_t umems_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int make_socket(struct rf_xsk_port *p, struct rf_xsk_prog *prog, unsigned queue,
-		       const struct rf_xsk_ring_sizes *sz, struct rf_xsk_port *shared, uint16_t bind)
+		       const struct rf_xsk_ring_sizes *sz, bool shared, uint16_t bind)
 {
 	struct xsk_socket_config sc = {
 		.rx_size = sz->rx,
@@ -49,7 +71,7 @@ static int make_socket(struct rf_xsk_port *p, struct rf_xsk_prog *prog, unsigned
 
 int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigned queue,
 		     void *base, size_t len, unsigned frame_size, const struct rf_xsk_ring_sizes *sz,
-		     struct rf_xsk_port *shared, char *err, size_t errlen)
+		     char *err, size_t errlen)
 {
 	struct xsk_umem_config uc = {
 		.fill_size = sz->fill,
@@ -59,6 +81,8 @@ int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigne
 		.flags = XDP_UMEM_UNALIGNED_CHUNK_FLAG,
 	};
 	struct rf_xsk_port *p = calloc(1, sizeof(*p));
+	struct umem_share *sh;
+	bool shared;
 	int rc, nq;
 
 	*out = NULL;
@@ -73,11 +97,22 @@ int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigne
 		free(p);
 		return -EINVAL;
 	}
-	if (shared) {
-		p->umem = shared->umem;
-	} else {
-		rc = xsk_umem__create(&p->umem, base, len, &p->fq, &p->cq, &uc);
+	pthread_mutex_lock(&umems_lock);
+	for (sh = umems; sh && sh->base != base; sh = sh->next)
+		;
+	shared = sh != NULL;
+	if (sh && sh->len != len) {
+		pthread_mutex_unlock(&umems_lock);
+		snprintf(err, errlen, "xdp: the region at %p is a UMEM of %zu bytes already, not %zu",
+			 base, sh->len, len);
+		free(p);
+		return -EINVAL;
+	}
+	if (!sh) {
+		sh = calloc(1, sizeof(*sh));
+		rc = sh ? xsk_umem__create(&p->umem, base, len, &p->fq, &p->cq, &uc) : -ENOMEM;
 		if (rc != 0) {
+			pthread_mutex_unlock(&umems_lock);
 			if (rc == -ENOBUFS || rc == -ENOMEM || rc == -EPERM)
 				snprintf(err, errlen, "xdp: registering the %zu KiB UMEM failed (%s): "
 					 "over the memlock limit; raise it (`ulimit -l unlimited`, "
@@ -86,16 +121,37 @@ int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigne
 			else
 				snprintf(err, errlen, "xdp: registering the UMEM failed: %s (ring "
 					 "sizes must be powers of two; frame >= 2048)", strerror(-rc));
+			free(sh);
 			free(p);
 			return rc;
 		}
-		p->owns_umem = true;
+		sh->base = base;
+		sh->len = len;
+		sh->umem = p->umem;
+		sh->next = umems;
+		umems = sh;
 	}
+	p->umem = sh->umem;
+	p->share = sh;
+	sh->users++;
 	/* Zero-copy first; drivers without it (veth, skb mode) refuse the bind. */
-	rc = make_socket(p, prog, queue, sz, shared, XDP_ZEROCOPY);
-	p->zc = rc == 0;
-	if (rc != 0)
-		rc = make_socket(p, prog, queue, sz, shared, XDP_COPY);
+	/* A queue whose last socket closed a moment ago is still bound: the kernel releases
+	 * its buffer pool from a workqueue. Wait for that, bounded (about 1 s). */
+	for (int tries = 0;; tries++) {
+		rc = make_socket(p, prog, queue, sz, shared, XDP_ZEROCOPY);
+		if (rc != 0)
+			rc = make_socket(p, prog, queue, sz, shared, XDP_COPY);
+		if (rc != -EBUSY || tries == 100)
+			break;
+		usleep(10000);
+	}
+	pthread_mutex_unlock(&umems_lock);
+	if (rc == 0) { /* ask the kernel: a socket sharing a UMEM takes no bind flags */
+		struct xdp_options o = {0};
+		socklen_t ol = sizeof(o);
+		p->zc = getsockopt(xsk_socket__fd(p->xsk), SOL_XDP, XDP_OPTIONS, &o, &ol) == 0 &&
+			(o.flags & XDP_OPTIONS_ZEROCOPY);
+	}
 	if (rc == 0)
 		rc = xsk_socket__update_xskmap(p->xsk, prog->xsks_map_fd);
 	if (rc != 0) {
@@ -120,11 +176,31 @@ void rf_xsk_port_close(struct rf_xsk_port *p)
 {
 	if (!p)
 		return;
+	pthread_mutex_lock(&umems_lock);
 	if (p->xsk)
 		xsk_socket__delete(p->xsk);
-	if (p->owns_umem && p->umem)
-		xsk_umem__delete(p->umem);
+	if (p->share && --p->share->users == 0) {
+		struct umem_share **pp = &umems;
+		while (*pp != p->share)
+			pp = &(*pp)->next;
+		*pp = p->share->next;
+		xsk_umem__delete(p->share->umem);
+		free(p->share);
+	}
+	pthread_mutex_unlock(&umems_lock);
 	free(p);
+}
+
+uint64_t rf_xsk_port_tx_kicks(const struct rf_xsk_port *p)
+{
+	return atomic_load_explicit(&p->tx_kicks, memory_order_relaxed);
+}
+
+bool rf_xsk_port_stats(const struct rf_xsk_port *p, struct xdp_statistics *st)
+{
+	socklen_t sl = sizeof(*st);
+	memset(st, 0, sizeof(*st));
+	return getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, st, &sl) == 0;
 }
 
 bool rf_xsk_port_zerocopy(const struct rf_xsk_port *p)
@@ -154,10 +230,12 @@ unsigned rf_xsk_fill(struct rf_xsk_port *p, const uint64_t *addrs, unsigned n)
 	return n;
 }
 
-void rf_xsk_rx_wakeup(struct rf_xsk_port *p)
+bool rf_xsk_rx_wakeup(struct rf_xsk_port *p)
 {
-	if (xsk_ring_prod__needs_wakeup(&p->fq))
-		recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	if (!xsk_ring_prod__needs_wakeup(&p->fq))
+		return false;
+	recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	return true;
 }
 
 unsigned rf_xsk_rx(struct rf_xsk_port *p, struct xdp_desc *descs, unsigned n)
@@ -195,8 +273,12 @@ unsigned rf_xsk_tx(struct rf_xsk_port *p, const struct xdp_desc *descs, unsigned
 	xsk_ring_prod__submit(&p->tx, can);
 	/* Copy mode always asks; zero-copy drivers only when their NAPI is idle. EAGAIN,
 	 * EBUSY, ENOBUFS: the kernel is busy sending, the frames stay queued. */
-	if (xsk_ring_prod__needs_wakeup(&p->tx))
+	if (xsk_ring_prod__needs_wakeup(&p->tx)) {
 		sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+		atomic_store_explicit(&p->tx_kicks, /* one writer: relaxed is enough */
+				      atomic_load_explicit(&p->tx_kicks, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	}
 	return can;
 }
 

@@ -4,8 +4,8 @@
  *
  * An rf_xsk_prog is ringflow's XDP program (redirect_port.bpf.c) attached to one
  * interface; an rf_xsk_port is one AF_XDP socket on one (interface, queue) with its four
- * rings over a UMEM the caller owns (one region; queues of an interface share it, each
- * with its own fill and completion rings). The UMEM runs in unaligned-chunk mode, so a
+ * rings over a UMEM the caller owns (one region; every port over the region shares it,
+ * each with its own fill and completion rings). The UMEM runs in unaligned-chunk mode, so a
  * frame may start at any offset (ringflow's pktbufs sit at a fixed stride that is not a
  * power of two); the kernel writes a received frame XDP_PACKET_HEADROOM (256) bytes after
  * the address put in the fill ring.
@@ -40,11 +40,15 @@ struct rf_xsk_ring_sizes {
 
 struct rf_xsk_port;
 
+/* flags of rf_xsk_prog_attach: redirect every frame (frame mode), not just ip:port. */
+#define RF_XSK_PROG_ALL_FRAMES 0x1u
+
 /* Load and attach ringflow's XDP program on ifname in mode (AUTO: native, else skb),
- * redirecting UDP to ip:port and ARP for ip (network order). Refuses an interface that
- * already has an XDP program. The mode attached is in prog->xdp_flags. */
+ * redirecting UDP to ip:port and ARP for ip (network order), or every frame with
+ * RF_XSK_PROG_ALL_FRAMES in flags. Refuses an interface that already has an XDP program.
+ * The mode attached is in prog->xdp_flags. */
 int rf_xsk_prog_attach(struct rf_xsk_prog *prog, const char *ifname, enum rf_xsk_mode mode,
-		       uint32_t ip, uint16_t port, char *err, size_t len);
+		       uint32_t ip, uint16_t port, unsigned flags, char *err, size_t len);
 /* Detach and unload; safe on a prog that failed to attach (no-op). */
 void rf_xsk_prog_detach(struct rf_xsk_prog *prog);
 /* The id of the XDP program attached to ifindex in any mode, 0 if none (or on error). */
@@ -53,13 +57,16 @@ uint32_t rf_xsk_attached_id(int ifindex);
 int rf_xsk_queue_count(const char *ifname);
 
 /* Open a socket on (prog's interface, queue) over umem [base, base+len) (page aligned),
- * frames at most frame_size bytes (>= 2048). shared: a port of the same interface whose
- * UMEM is reused (NULL for the first). Tries zero-copy first, then copy. */
+ * frames at most frame_size bytes (>= 2048). All ports over one region, on any interface,
+ * share one UMEM (registered by the first). Tries zero-copy first, then copy. Thread-safe. */
 int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigned queue,
 		     void *base, size_t len, unsigned frame_size, const struct rf_xsk_ring_sizes *sz,
-		     struct rf_xsk_port *shared, char *err, size_t errlen);
-/* Close the socket (and the UMEM when no other port shares it: close sharers first). */
+		     char *err, size_t errlen);
+/* Close the socket, and the UMEM when it was the last port over it (any order). */
 void rf_xsk_port_close(struct rf_xsk_port *p);
+/* The kernel's counters of the socket (XDP_STATISTICS: drops, full and empty rings, invalid
+ * descriptors) into st; false when the kernel would not say. Any thread. */
+bool rf_xsk_port_stats(const struct rf_xsk_port *p, struct xdp_statistics *st);
 bool rf_xsk_port_zerocopy(const struct rf_xsk_port *p);
 int rf_xsk_port_fd(const struct rf_xsk_port *p);
 /* Free slots in the fill ring, and put n UMEM offsets there (all or none: returns n or 0). */
@@ -73,7 +80,10 @@ unsigned rf_xsk_tx_free(struct rf_xsk_port *p, unsigned want);
 unsigned rf_xsk_tx(struct rf_xsk_port *p, const struct xdp_desc *descs, unsigned n);
 /* Take up to n UMEM offsets of transmitted frames back from the completion ring. */
 unsigned rf_xsk_complete(struct rf_xsk_port *p, uint64_t *addrs, unsigned n);
-/* Kick rx when the kernel asks for it (need_wakeup on the fill ring, skb/copy modes). */
-void rf_xsk_rx_wakeup(struct rf_xsk_port *p);
+/* Kick rx when the kernel asks for it (need_wakeup on the fill ring, skb/copy modes);
+ * true when it did. */
+bool rf_xsk_rx_wakeup(struct rf_xsk_port *p);
+/* sendto() kicks rf_xsk_tx made so far (any thread). */
+uint64_t rf_xsk_port_tx_kicks(const struct rf_xsk_port *p);
 
 #endif /* RINGFLOW_IO_XDP_XSK_PORT_H */

@@ -6,6 +6,7 @@
  * UDP client. After close: no EAL files left (/var/run/dpdk/rf<pid>), nothing attached.
  */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -170,7 +171,9 @@ static void expect_error(const char *spec, const char *needle)
 
 Test(dpdk, bad_config_one_line)
 {
-	expect_error("dpdk:port=9000", "vdev= is required");
+	expect_error("dpdk:port=9000", "vdev= or dev= is required");
+	expect_error("dpdk:vdev=net_ring0,dev=x,port=9000", "vdev= or dev= is required");
+	expect_error("dpdk:dev=rf_no_such_port,ip=10.0.0.1,port=9000", "no such port in the EAL");
 	expect_error("dpdk:vdev=net_foo0,port=9000", "not supported");
 	expect_error("dpdk:vdev=net_af_packet0,port=9000", "needs iface=");
 	expect_error("dpdk:vdev=net_af_packet0,iface=rf_no_such0,port=9000", "not found");
@@ -178,4 +181,62 @@ Test(dpdk, bad_config_one_line)
 	expect_error("dpdk:vdev=net_ring0,ip=10.0.0.1", "port= is required");
 	expect_error("dpdk:vdev=net_ring0,ip=10.0.0.1,port=9000,colour=red", "colour");
 	cr_assert_not(eal_dir_left());
+}
+
+/* The first open starts the EAL with ringflow's defaults without moving the calling thread:
+ * its CPU affinity is what the app set. */
+Test(dpdk, default_eal_keeps_the_thread_affinity)
+{
+	cpu_set_t before, after;
+	char err[256] = "";
+	cr_assert_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+	struct rf_io_dev *dev = rf_io_open("dpdk:vdev=net_ring0,ip=10.9.9.2,port=9000", pool, err,
+					   sizeof(err));
+	cr_assert_not_null(dev, "open: %s", err);
+	cr_assert_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+	cr_assert(CPU_EQUAL(&before, &after), "rte_eal_init changed the thread's affinity");
+	rf_io_close(dev);
+	cr_assert_not(eal_dir_left());
+}
+
+/* The app's own EAL arguments through rf_io_driver_init (here a net_ring port made by the
+ * EAL, opened with dev=); a second init is refused; fini ends the EAL for good. */
+Test(dpdk, app_eal_arguments_and_dev_key)
+{
+	char prefix[64], err[256] = "";
+	snprintf(prefix, sizeof(prefix), "--file-prefix=rfi%d", (int)getpid());
+	char *argv[] = {"app", "--no-pci", "--no-huge", "-m", "128", "--no-shconf",
+			"--no-telemetry", "--log-level=*:warning", prefix, "--vdev=net_ring7", NULL};
+	cr_assert_eq(rf_io_driver_init("dpdk", 10, argv, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_io_driver_init("dpdk", 10, argv, err, sizeof(err)), -EALREADY);
+	cr_assert(strstr(err, "already") && !strchr(err, '\n'), "%s", err);
+	cr_assert_eq(rf_io_driver_init("udp", 0, NULL, err, sizeof(err)), -ENOTSUP);
+	struct rf_io_dev *dev = rf_io_open("dpdk:dev=net_ring7,frames=1", pool, err, sizeof(err));
+	cr_assert_not_null(dev, "open dev=: %s", err);
+	/* net_ring loops tx back to rx: a frame goes out and comes back unchanged */
+	struct rf_pktbuf *b = rf_pktbuf_alloc(pool), *r[4];
+	cr_assert_not_null(b);
+	for (unsigned i = 0; i < 64; i++)
+		((uint8_t *)rf_pktbuf_data(b))[i] = (uint8_t)(i * 3);
+	b->data_len = 64;
+	cr_assert_eq(rf_io_tx_burst(dev, 0, &b, 1), 1);
+	unsigned n = 0;
+	for (int k = 0; k < 100 && n == 0; k++)
+		n = rf_io_rx_burst(dev, 0, r, 4);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(r[0]->data_len, 64);
+	for (unsigned i = 0; i < 64; i++)
+		cr_assert_eq(((uint8_t *)rf_pktbuf_data(r[0]))[i], (uint8_t)(i * 3));
+	cr_assert_eq(r[0]->port, rf_io_port_id(dev));
+	uint64_t copies = 9;
+	cr_assert_eq(rf_io_xstat_get(dev, "tx_copies", &copies), 0);
+	cr_assert_eq(copies, 1, "the app's buffer was copied into an mbuf, and counted");
+	rf_pktbuf_free(r[0]);
+	cr_assert_eq(rf_io_link_up(dev), 1);
+	rf_io_close(dev);
+	cr_assert_eq(rf_pktbuf_pool_avail(pool), 1024, "app buffers leaked");
+	rf_io_driver_fini("dpdk");
+	cr_assert_null(rf_io_open("dpdk:vdev=net_ring1,ip=10.9.9.2,port=9000", pool, err,
+				  sizeof(err)));
+	cr_assert(strstr(err, "cannot be started again"), "%s", err);
 }

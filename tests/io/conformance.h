@@ -46,4 +46,37 @@ static const struct backend_row backend_rows[] = {
 
 #define N_BACKENDS (sizeof(backend_rows) / sizeof(backend_rows[0]))
 
+/*
+ * Frame-mode drivers (test_io_frames.c): each row opens two ports, {dev} replaced by the
+ * interface and {n} by the port's index (DPDK vdev names must differ). `hw_queues`: the
+ * driver binds to the interface's own queues, so more queues than it has is an error
+ * (AF_PACKET fanout makes any number); `cuts_long`: frames longer than a buffer are dropped
+ * and counted by the driver (not cut short), else an interface whose MTU lets such frames
+ * through is refused at open (the PMD would cut them); `mq`: queues=2 works on a veth
+ * (DPDK's net_af_xdp wants "combined" channels, which a veth does not have); `pmd_fd_leak`:
+ * fds a closed port leaves open (DPDK 22.11's net_af_xdp never deletes its libxdp UMEM: its
+ * socket stays open and bound, with two BPF fds: tests/dpdk/lsan.supp, docs/backends.md);
+ * `spreads`: with queues=2 on a 2-queue veth,
+ * flows land on both queues (not skb-mode XDP: a veth records no rx queue for the generic
+ * XDP hook, so every frame meets the program as queue 0's).
+ */
+struct frame_row {
+	const char *name, *driver, *spec;
+	bool hw_queues, cuts_long, mq;
+	int pmd_fd_leak;
+	bool spreads;
+};
+
+static const struct frame_row frame_rows[] = {
+	{"xdp-skb", "xdp", "xdp:dev={dev},mode=skb,frames=1", true, true, true, 0, false},
+	{"xdp-native", "xdp", "xdp:dev={dev},mode=native,frames=1", true, true, true, 0, true},
+	{"dpdk-af_packet", "dpdk", "dpdk:vdev=net_af_packet{n},iface={dev},frames=1", false, false,
+	 true, 0, true},
+	{"dpdk-af_xdp", "dpdk", "dpdk:vdev=net_af_xdp{n},iface={dev},frames=1", true, false, false,
+	 3, true},
+	{"packet", "packet", "packet:dev={dev},frames=1", false, true, true, 0, true},
+};
+
+#define N_FRAME_ROWS (sizeof(frame_rows) / sizeof(frame_rows[0]))
+
 #endif

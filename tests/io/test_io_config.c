@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include <ringflow/io.h>
+#include <ringflow/io_driver.h> /* the mock driver */
 #include <ringflow/pktbuf.h>
 
 static int mock_opened;
@@ -179,7 +180,7 @@ Test(io_config, registry_two_level_prefix_and_key_checks)
 	cr_assert_null(rf_io_open("mock:sctp:listen=1.2.3.4:5", pool, err, sizeof(err)));
 	cr_assert(strstr(err, "unknown transport 'sctp'"), "%s", err);
 	cr_assert_null(rf_io_open("mock:udp:lisen=1", pool, err, sizeof(err)));
-	cr_assert_str_eq(err, "mock: unknown key 'lisen'; valid keys: listen, depth, queues");
+	cr_assert_str_eq(err, "mock: unknown key 'lisen'; valid keys: listen, depth, queues, frames");
 	cr_assert_null(rf_io_open("mock:udp:depth=0", pool, err, sizeof(err)));
 	cr_assert_str_eq(err, "mock: depth=0: must be an integer in 1..4096");
 	cr_assert_eq(errno, EINVAL);
@@ -206,5 +207,129 @@ Test(io_config, absent_driver_named_with_reason)
 	cr_assert_null(rf_io_open("zzz:x=1", pool, err, sizeof(err)));
 	cr_assert(strstr(err, "unknown driver 'zzz' in 'zzz:x=1'; available: udp, tcp"), "%s", err);
 	cr_assert(strstr(err, "frob (needs"), "%s", err);
+	rf_pktbuf_pool_free(pool);
+}
+
+/* A frame-mode mock: hands out one buffer per rx call, and reports MAC, MTU, link, xstats. */
+static unsigned fmock_rx(struct rf_io_dev *dev, unsigned q, struct rf_pktbuf **p, unsigned n)
+{
+	if (n == 0)
+		return 0;
+	p[0] = rf_pktbuf_alloc(dev->pool);
+	if (!p[0])
+		return 0;
+	p[0]->queue = (uint16_t)q;
+	return 1;
+}
+static int fmock_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len)
+{
+	(void)cfg, (void)err, (void)len;
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x13};
+	memcpy(dev->mac, mac, 6);
+	dev->has_mac = true;
+	dev->mtu = 1500;
+	dev->priv = (void *)(uintptr_t)(dev->frames ? 1 : 2);
+	return 0;
+}
+static unsigned fmock_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
+{
+	unsigned i = 0;
+	i = rf_io_xstat_put(xs, n, i, "tx_copies", 7);
+	i = rf_io_xstat_put(xs, n, i, "mode", (uintptr_t)dev->priv);
+	return i;
+}
+static int fmock_link(struct rf_io_dev *dev)
+{
+	(void)dev;
+	return 1;
+}
+static const struct rf_io_ops fmock_ops = {
+	.name = "fmock", .keys = "dev", .max_queues = 2, .open = fmock_open, .rx_burst = fmock_rx,
+	.tx_burst = mock_burst, .close = mock_close, .xstats = fmock_xstats, .link_up = fmock_link,
+	.caps = RF_IO_CAP_FRAMES,
+};
+
+Test(io_config, frames_key_needs_a_driver_with_frame_mode)
+{
+	reg();
+	int rc = rf_io_register(&fmock_ops);
+	cr_assert(rc == 0 || rc == -EEXIST);
+	struct rf_pktbuf_pool *pool =
+		rf_pktbuf_pool_create("cfg3", 64, 256, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	char err[512];
+	cr_assert_null(rf_io_open("mock:udp:listen=1.2.3.4:5,frames=1", pool, err, sizeof(err)));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	cr_assert(strstr(err, "mock: frames=1: this driver has no frame mode"), "%s", err);
+	cr_assert(strstr(err, "drivers with frame mode here: ") && strstr(err, "fmock"), "%s", err);
+	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+	cr_assert_null(rf_io_open("fmock:dev=x,frames=maybe", pool, err, sizeof(err)));
+	cr_assert(strstr(err, "frames=maybe: must be 0 or 1"), "%s", err);
+	/* frames=0 on a message driver is fine */
+	struct rf_io_dev *m = rf_io_open("mock:udp:listen=1.2.3.4:5,frames=0", pool, err, sizeof(err));
+	cr_assert_not_null(m, "%s", err);
+	cr_assert_not(rf_io_frame_mode(m));
+	cr_assert_eq(rf_io_caps(m) & RF_IO_CAP_FRAMES, 0);
+	uint8_t mac[6];
+	cr_assert_eq(rf_io_mac(m, mac), -ENOTSUP);
+	cr_assert_eq(rf_io_mtu(m), 0);
+	cr_assert_eq(rf_io_link_up(m), -ENOTSUP);
+	struct rf_io_xstat xs[4];
+	cr_assert_eq(rf_io_xstats_get(m, xs, 4), 0);
+	rf_io_close(m);
+
+	struct rf_io_dev *f = rf_io_open("fmock:dev=x,frames=1", pool, err, sizeof(err));
+	cr_assert_not_null(f, "%s", err);
+	cr_assert(rf_io_frame_mode(f));
+	cr_assert(rf_io_caps(f) & RF_IO_CAP_FRAMES);
+	cr_assert_str_eq(rf_io_spec(f), "fmock:dev=x,frames=1");
+	cr_assert_eq(rf_io_pool(f), pool);
+	cr_assert_eq(rf_io_mac(f, mac), 0);
+	cr_assert_eq(mac[5], 0x13);
+	cr_assert_eq(rf_io_mtu(f), 1500);
+	cr_assert_eq(rf_io_link_up(f), 1);
+	cr_assert_eq(rf_io_xstats_get(f, NULL, 0), 2, "n = 0 sizes the array");
+	cr_assert_eq(rf_io_xstats_get(f, xs, 1), 2, "a short array gets the first ones");
+	cr_assert_str_eq(xs[0].name, "tx_copies");
+	cr_assert_eq(xs[0].value, 7);
+	uint64_t v = 0;
+	cr_assert_eq(rf_io_xstat_get(f, "mode", &v), 0);
+	cr_assert_eq(v, 1, "the driver saw frame mode at open");
+	cr_assert_eq(rf_io_xstat_get(f, "nope", &v), -ENOENT);
+	rf_io_close(f);
+	rf_pktbuf_pool_free(pool);
+}
+
+Test(io_config, port_ids_unique_stamped_on_rx_and_reused)
+{
+	reg();
+	int rc = rf_io_register(&fmock_ops);
+	cr_assert(rc == 0 || rc == -EEXIST);
+	struct rf_pktbuf_pool *pool =
+		rf_pktbuf_pool_create("cfg4", 64, 256, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	char err[512];
+	struct rf_io_dev *d[3];
+	for (int i = 0; i < 3; i++) {
+		d[i] = rf_io_open_queues("fmock:dev=x,frames=1", pool, 2, err, sizeof(err));
+		cr_assert_not_null(d[i], "%s", err);
+	}
+	cr_assert_neq(rf_io_port_id(d[0]), rf_io_port_id(d[1]));
+	cr_assert_neq(rf_io_port_id(d[1]), rf_io_port_id(d[2]));
+	cr_assert_neq(rf_io_port_id(d[0]), rf_io_port_id(d[2]));
+	for (int i = 0; i < 3; i++) {
+		struct rf_pktbuf *b[4];
+		cr_assert_eq(rf_io_rx_burst(d[i], 1, b, 4), 1);
+		cr_assert_eq(b[0]->port, rf_io_port_id(d[i]), "rx stamps the port id");
+		cr_assert_eq(b[0]->queue, 1);
+		rf_pktbuf_free(b[0]);
+	}
+	uint16_t freed = rf_io_port_id(d[1]);
+	rf_io_close(d[1]);
+	struct rf_io_dev *again = rf_io_open("fmock:dev=x", pool, err, sizeof(err));
+	cr_assert_not_null(again, "%s", err);
+	cr_assert_eq(rf_io_port_id(again), freed, "the lowest free id is reused");
+	rf_io_close(again);
+	rf_io_close(d[0]);
+	rf_io_close(d[2]);
+	cr_assert_eq(rf_pktbuf_pool_avail(pool), 64, "every buffer back");
 	rf_pktbuf_pool_free(pool);
 }

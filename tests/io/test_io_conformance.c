@@ -564,6 +564,8 @@ Test(io_conformance, burst_sizes_1_to_max)
 				dev = rf_io_open(spec, pool, err, sizeof(err));
 			}
 			cr_assert_not_null(dev, "%s: %s", row->name, err);
+			cr_assert_eq(rf_io_tx_burst(dev, 0, NULL, 0), 0, "%s: an empty tx burst",
+				     row->name);
 			int fd = client_connect(row->proto, "127.0.0.1", port);
 			uint8_t msg[1100], in[2048];
 			for (unsigned i = 0; i < k; i++) {

@@ -144,7 +144,7 @@ Test(echo_app, bad_backend_is_one_line_and_nonzero_exit)
 	slurp(c.err, err, sizeof(err));
 	cr_assert_eq(status, 1);
 	cr_assert_str_eq(err, "ringflow-echo: udp: unknown key 'lisen'; valid keys: listen, connect, "
-			      "bind, busy_poll, rcvbuf, sndbuf, queues\n");
+			      "bind, busy_poll, rcvbuf, sndbuf, queues, frames\n");
 	char *argv2[] = {RF_ECHO_BIN, "--help", NULL};
 	c = spawn(argv2);
 	cr_assert_eq(reap(&c), 0);

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""bench/fwd/report.py OUT_DIR [TITLE]: the forwarding bed's report (bench/fwd/run.sh).
+
+Reads OUT_DIR/results.jsonl (one JSON object per point), appends the summary lines to it
+(median and range of forwarded Mpps per forwarder, the ratios the issue sets as goals), and
+writes OUT_DIR/table.txt (also printed), fwd.svg (median Mpps per forwarder with its range)
+and rtt.svg (p50/p99 RTT vs rate), with gnuplot when it is installed.
+
+A forwarder's figure is generator-limited when SINK got >= 97 % of what GEN sent in its
+median round: the forwarder kept up, its figure is a lower bound, and a ratio involving it
+says "at least" (or nothing, when both sides kept up)."""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+out = sys.argv[1]
+title = sys.argv[2] if len(sys.argv) > 2 else "forwarding bed"
+res = os.path.join(out, "results.jsonl")
+rows = []
+with open(res) as f:
+    for line in f:
+        line = line.strip()
+        if line:
+            try:
+                r = json.loads(line)
+                if "stat" not in r and r.get("impl") != "ratio":  # a rerun replaces the summary
+                    rows.append(r)
+            except json.JSONDecodeError:
+                print(f"report.py: skipping a line that is not JSON: {line[:80]}", file=sys.stderr)
+
+order = []
+for r in rows:
+    if r.get("impl") not in order and r.get("impl") not in ("host", "ratio"):
+        order.append(r["impl"])
+unavailable = {r["impl"]: r.get("reason", "") for r in rows if r.get("case") == "unavailable"}
+host = next((r for r in rows if r.get("impl") == "host" and r.get("case") == "run_cpu"), None)
+bed = next((r for r in rows if r.get("impl") == "host" and r.get("case") == "bed"), {})
+
+# ---- maximum rate: median and range per forwarder ----
+summary = {}
+for impl in order:
+    pts = [r for r in rows if r.get("impl") == impl and r.get("case") == "max_64B" and "round" in r]
+    if not pts:
+        continue
+    vals = sorted(p["value"] for p in pts)
+    med = statistics.median(vals)
+    mid = min(pts, key=lambda p: abs(p["value"] - med))  # the round closest to the median
+    summary[impl] = {
+        "median": med, "min": vals[0], "max": vals[-1], "n": len(vals),
+        "offered": statistics.median(p["offered_mpps"] for p in pts),
+        "gen_limited": bool(mid.get("gen_limited")),
+        "gen_limited_rounds": sum(1 for p in pts if p.get("gen_limited")),
+        "steal": statistics.median(p.get("steal_pct", 0) for p in pts),
+    }
+
+summ_lines = []
+for impl, s in summary.items():
+    summ_lines.append({"bench": "fwd", "impl": impl, "case": "max_64B", "stat": "median",
+                       "value": round(s["median"], 4), "unit": "Mpps", "min": round(s["min"], 4),
+                       "max": round(s["max"], 4), "rounds": s["n"],
+                       "offered_mpps": round(s["offered"], 4), "gen_limited": s["gen_limited"],
+                       "steal_pct_median": round(s["steal"], 2)})
+
+
+def best(prefix):
+    c = [(s["median"], i) for i, s in summary.items() if i.startswith(prefix)]
+    return max(c) if c else None
+
+
+ratios = []
+
+
+def ratio(name, a, b):
+    """a, b: (median, impl) or None. Records and returns a line of the table."""
+    if not a or not b or b[0] <= 0:
+        miss = [x for x, v in (("ours", a), ("peer", b)) if not v]
+        ratios.append({"bench": "fwd", "impl": "ratio", "case": name, "value": None, "unit": "x",
+                       "note": "not measured: " + ",".join(miss) if miss else "peer forwarded nothing"})
+        return f"  {name:42s} n/a ({'missing ' + ' and '.join(miss) if miss else 'peer 0'})"
+    v = a[0] / b[0]
+    la, lb = summary[a[1]]["gen_limited"], summary[b[1]]["gen_limited"] and b[1] != "gen-only"
+    note = ""
+    if la and lb:
+        note = "both generator-limited: says nothing about the forwarders"
+    elif la:
+        note = "ours generator-limited: at least this"
+    elif lb:
+        note = "peer generator-limited: at most this"
+    ratios.append({"bench": "fwd", "impl": "ratio", "case": name, "value": round(v, 3), "unit": "x",
+                   "ours": a[1], "peer": b[1], "ours_mpps": round(a[0], 4), "peer_mpps": round(b[0], 4),
+                   "note": note})
+    return f"  {name:42s} {v:5.2f}x  ({a[1]} {a[0]:.3f} / {b[1]} {b[0]:.3f} Mpps){'  ' + note if note else ''}"
+
+
+lines = []
+lines.append(f"== forwarding bed: {title} ==")
+lines.append("maximum rate, 64 B frames, trafgen flat out; median of rounds (range); "
+             "offered = what GEN got out")
+lines.append(f"{'forwarder':26s} {'Mpps':>7s} {'range':>15s} {'rounds':>6s} {'offered':>8s} "
+             f"{'fwd/off':>7s} {'steal%':>6s}  note")
+ceiling = summary.get("gen-only")
+for impl in order:
+    if impl in summary:
+        s = summary[impl]
+        pct = 100 * s["median"] / s["offered"] if s["offered"] > 0 else 0
+        note = ""
+        if impl == "gen-only":
+            note = "the generator's ceiling (no forwarder)"
+        elif s["gen_limited"]:
+            note = f"GENERATOR-LIMITED ({s['gen_limited_rounds']}/{s['n']} rounds kept up): a lower bound"
+        lines.append(f"{impl:26s} {s['median']:7.3f} {s['min']:6.3f}..{s['max']:<6.3f} {s['n']:6d} "
+                     f"{s['offered']:8.3f} {pct:6.1f}% {s['steal']:6.1f}  {note}")
+    elif impl in unavailable:
+        lines.append(f"{impl:26s} {'-':>7s} {'':15s} {'':6s} {'':8s} {'':7s} {'':6s}  unavailable: {unavailable[impl]}")
+
+rf_best = best("ringflow-")
+lines.append("")
+lines.append("ratios (medians from this run; goals from issue 13):")
+lines.append(ratio("ringflow dpdk-af_packet / testpmd af_packet", best("ringflow-dpdk-af_packet"),
+                   best("testpmd-af_packet")) + "   goal >= 1.0")
+lines.append(ratio("ringflow best / testpmd best", rf_best, best("testpmd-")) + "   goal >= 1.5")
+lines.append(ratio("ringflow best / OVS userspace best", rf_best, best("ovs-")) + "   goal >= 2.0")
+lines.append(ratio("ringflow best / Linux bridge", rf_best, best("linux-bridge")))
+if ceiling:
+    lines.append(ratio("ringflow best / generator ceiling", rf_best, best("gen-only")))
+
+if ceiling and rf_best:
+    near = [i for i, s in summary.items() if i != "gen-only" and s["median"] >= 0.8 * ceiling["median"]]
+    if near:
+        lines.append(f"  the generator is the limit in this run: {', '.join(near)} reached >= 80 % of "
+                     f"trafgen's own ceiling ({ceiling['median']:.3f} Mpps); their ratios compare "
+                     "what the generator allowed, not what the forwarders can do")
+
+# ---- fixed-rate sweep ----
+sweep = [r for r in rows if r.get("case") == "rate_64B"]
+if sweep:
+    lines.append("")
+    lines.append("fixed-rate sweep (trafgen --rate): forwarded / offered Mpps (loss % of what GEN sent)")
+    targets = sorted({r["target_pps"] for r in sweep})
+    lines.append(f"{'forwarder':26s} " + " ".join(f"{t/1e3:>13.0f}k/s    " for t in targets))
+    for impl in order:
+        cells = []
+        for t in targets:
+            p = next((r for r in sweep if r["impl"] == impl and r["target_pps"] == t), None)
+            if p is None:
+                cells.append(f"{'-':>20s}")
+            else:
+                loss = 100 * (1 - p["forwarded"] / p["sent"]) if p["sent"] else 0
+                cells.append(f"{p['value']:6.3f}/{p['offered_mpps']:<6.3f}({loss:4.1f}%)")
+        if any(c.strip() != "-" for c in cells):
+            lines.append(f"{impl:26s} " + " ".join(cells))
+
+# ---- latency ----
+lat = [r for r in rows if r.get("case") == "rtt_64B"]
+if lat:
+    lines.append("")
+    lines.append("round trip GEN->FWD->SINK->FWD->GEN, 64 B, open loop: p50 / p99 us (lost)")
+    lrates = sorted({r["rate_pps"] for r in lat})
+    lines.append(f"{'forwarder':26s} " + " ".join(f"{x:>19.0f}/s" for x in lrates))
+    for impl in order:
+        cells = []
+        for x in lrates:
+            p = next((r for r in lat if r["impl"] == impl and r["rate_pps"] == x), None)
+            cells.append(f"{'-':>21s}" if p is None else
+                         f"{p['p50_us']:7.1f} / {p['p99_us']:7.1f} ({p['lost']:d})".rjust(21))
+        if any(c.strip() != "-" for c in cells):
+            lines.append(f"{impl:26s} " + " ".join(cells))
+
+if host:
+    lines.append("")
+    lines.append(f"whole run: steal {host.get('steal_pct', 0):.2f} % of CPU time (/proc/stat), "
+                 f"per-CPU busy {host.get('cpu_busy_pct')}; load average {bed.get('loadavg', '?')} "
+                 f"at the start, {host.get('loadavg', '?')} at the end")
+
+text = "\n".join(lines)
+print(text)
+with open(os.path.join(out, "table.txt"), "w") as f:
+    f.write(text + "\n")
+with open(res, "w") as f:
+    for x in rows + summ_lines + ratios:
+        f.write(json.dumps(x, separators=(",", ":")) + "\n")
+
+# ---- plots (gnuplot; literal labels: noenhanced, so underscores stay underscores) ----
+if not shutil.which("gnuplot"):
+    print("plot: gnuplot not installed; data in " + res)
+    sys.exit(0)
+plots = []
+if summary:
+    dat = os.path.join(out, "fwd.dat")
+    with open(dat, "w") as f:
+        for i, impl in enumerate(k for k in order if k in summary):
+            s = summary[impl]
+            f.write(f"{i} \"{impl}\" {s['median']} {s['min']} {s['max']}\n")
+    plots.append(f"""
+set terminal svg size 900,520 dynamic
+set output '{out}/fwd.svg'
+set termoption noenhanced
+set title "forwarded Mpps, 64 B frames, median and range of rounds ({title})" noenhanced
+set ylabel 'Mpps'
+set style fill solid 0.5
+set boxwidth 0.6
+set xtics rotate by -35 noenhanced
+set grid ytics
+set yrange [0:*]
+unset key
+plot '{dat}' using 1:3:xtic(2) with boxes title 'median', '' using 1:3:4:5 with yerrorbars pt 7 lc black title 'range'
+""")
+if lat:
+    files = []
+    for impl in order:
+        pts = sorted((r["rate_pps"], r["p50_us"], r["p99_us"]) for r in lat if r["impl"] == impl)
+        if pts:
+            fn = os.path.join(out, f"rtt-{impl}.dat")
+            with open(fn, "w") as f:
+                for p in pts:
+                    f.write(f"{p[0]} {p[1]} {p[2]}\n")
+            files.append((impl, fn))
+    series = []
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+              "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8", "#98df8a"]
+    for i, (impl, fn) in enumerate(files):
+        c = colors[i % len(colors)]
+        series.append(f"'{fn}' using 1:2 with linespoints lc rgb '{c}' dt 2 pt 6 title '{impl} p50'")
+        series.append(f"'{fn}' using 1:3 with linespoints lc rgb '{c}' dt 1 pt 7 title '{impl} p99'")
+    plots.append(f"""
+reset
+set terminal svg size 900,560 dynamic
+set output '{out}/rtt.svg'
+set termoption noenhanced
+set title "RTT through the forwarder vs rate ({title})" noenhanced
+set xlabel 'frames/s (each way)'
+set ylabel 'RTT (us)'
+set logscale xy
+set grid
+set key outside right noenhanced
+plot {', '.join(series)}
+""")
+for p in plots:
+    r = subprocess.run(["gnuplot"], input=p, text=True, capture_output=True)
+    if r.returncode != 0:
+        print("plot: gnuplot failed: " + r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "plot: gnuplot failed")
+print(f"plots: {out}/fwd.svg{' ' + out + '/rtt.svg' if lat else ''}; data: {res}")

@@ -1,0 +1,462 @@
+#!/usr/bin/env bash
+# bench/fwd/run.sh: the forwarding bed (`make bench-fwd`, docs/forwarding-benchmark.md).
+# Three network namespaces in a line, GEN --veth-- FWD --veth-- SINK, names unique per run:
+#   GEN  (rffgPID, dev fgPID)   trafgen on CPU 0 sends 64-byte frames (60 bytes + FCS)
+#   FWD  (rfffPID, fa/fbPID)    the forwarder under test, pinned to CPU 1
+#   SINK (rffsPID, dev fsPID)   an XDP program drops every frame; the veth's rx_packets counts them
+# Forwarders, each started fresh for every point and measured in interleaved rounds (the order
+# rotates each round, so host noise hits all alike): ringflow-l2fwd on each frame backend, the
+# peers dpdk-testpmd (io forwarding on the same vdevs), Open vSwitch's userspace datapath
+# (private daemons, netdev bridge, flows in_port->output), the Linux bridge, and the generator's
+# own ceiling (no forwarder: trafgen into an XDP drop on FWD's first veth).
+# For each point: trafgen runs `--warmup` s, then the counters are read over `--duration` s:
+# frames trafgen got out (GEN's tx_packets: the offered rate) and frames that reached SINK
+# (forwarded). A point where SINK got >= 97 % of what GEN sent is generator-limited: the
+# forwarder kept up, so its figure is a lower bound on what it can do.
+# Then a fixed-rate sweep (trafgen --rate) and the latency through each forwarder
+# (bench/fwd/fwd_latency: timestamped frames GEN->FWD->SINK, reflected back, p50/p99).
+# Every point records the /proc/stat steal and per-CPU busy deltas.
+#
+# Output in --out DIR (default BUILD/bench-fwd): results.jsonl (JSON lines: bench, impl, case,
+# value, unit, + min/max and details), table.txt (also printed, with the ratios), fwd.svg
+# (Mpps per forwarder, median and range) and rtt.svg (RTT vs rate), the logs.
+#
+#   bench/fwd/run.sh [--build DIR] [--quick] [--rounds N] [--duration S] [--warmup S]
+#                    [--impls "LIST"] [--rates PPS,...] [--lat-rates PPS,...] [--lat-duration S]
+#                    [--out DIR] [--quiet]
+# Impls: gen-only linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
+#        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet
+#        ringflow-dpdk-af_xdp (default: all; one that cannot start is reported and skipped).
+# --quick: 1 round of 1 s, no sweep, latency at one rate: a smoke test (tests/bench/fwd_bed).
+# Needs root. Touches nothing in the root namespace; teardown.sh removes the bed on any exit.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=build
+rounds=5
+duration=3
+warmup=1
+impls="gen-only linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp"
+impls="$impls ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet ringflow-dpdk-af_xdp"
+rates=25000,50000,100000,200000
+lat_rates=1000,5000,20000
+lat_duration=3
+quick=0
+out=
+quiet=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --impls) impls=$2; shift 2 ;;
+    --rates) rates=$2; shift 2 ;;
+    --lat-rates) lat_rates=$2; shift 2 ;;
+    --lat-duration) lat_duration=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "$quick" = 1 ]; then
+  rounds=1 duration=1 warmup=0.5 rates= lat_rates=1000 lat_duration=1
+fi
+for v in "$rounds" "$duration" "$warmup" "$lat_duration"; do
+  [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "run.sh: '$v' is not a number" >&2; exit 2; }
+done
+for v in "$rates" "$lat_rates"; do
+  [[ "$v" =~ ^([1-9][0-9]*(,[1-9][0-9]*)*)?$ ]] \
+    || { echo "run.sh: --rates and --lat-rates take frames/s as whole numbers, e.g. 25000,50000" >&2; exit 2; }
+done
+[[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] && [ "$rounds" -le 50 ] \
+  || { echo "run.sh: --rounds must be a whole number 1..50" >&2; exit 2; }
+awk -v d="$duration" -v w="$warmup" -v l="$lat_duration" 'BEGIN { exit !(d > 0 && d <= 60 && w <= 30 && l > 0 && l <= 60) }' \
+  || { echo "run.sh: --duration and --lat-duration must be in (0, 60], --warmup at most 30" >&2; exit 2; }
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+log() { [ "$quiet" = 1 ] || echo "bench-fwd: $*" >&2; }
+[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
+command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
+command -v ip >/dev/null || die "ip not found: install iproute2 (scripts/deps.sh)"
+shim=$build/bench/fwd/librf_sndbuf_shim.so
+xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
+lat_bin=$build/bench/fwd/fwd_latency
+l2fwd_bin=$build/apps/l2fwd/ringflow-l2fwd
+for f in "$shim" "$xdp_obj" "$lat_bin"; do
+  [ -e "$f" ] || die "$f not built: run make build (or give --build DIR)"
+done
+out=${out:-$build/bench-fwd}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+res=$out/results.jsonl
+: > "$res"
+cpu_gen=0
+cpu_fwd=1
+[ "$(nproc)" -ge 2 ] || cpu_fwd=0
+
+# ---- the bed: names unique per run; teardown on any exit, and a watchdog for SIGKILL ----
+tag=$$
+G=rffg$tag F=rfff$tag S=rffs$tag
+gdev=fg$tag fa=fa$tag fb=fb$tag sdev=fs$tag
+state=$(mktemp -d "/tmp/ringflow-fwd-$tag.XXXXXX")
+# The watchdog: a detached shell that waits for this script to end, however it ends, then runs
+# teardown.sh (idempotent: the exit trap normally ran it already). Bounded by the run's own end.
+setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$2" "$3" "$4"' \
+  _ "$$" "$here/teardown.sh" "$tag" "$state" </dev/null >/dev/null 2>&1 &
+watchdog=$!
+cleanup() {
+  trap - EXIT INT TERM HUP
+  bash "$here/teardown.sh" "$tag" "$state"
+  kill "$watchdog" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+for ns in "$G" "$F" "$S"; do
+  ip netns add "$ns"
+  ip netns exec "$ns" sh -c 'sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1' \
+    || true # no router solicitations or MLD reports counted as forwarded frames
+  ip -n "$ns" link set lo up
+done
+ip link add "$gdev" netns "$G" type veth peer name "$fa" netns "$F"
+ip link add "$fb" netns "$F" type veth peer name "$sdev" netns "$S"
+ip -n "$G" link set "$gdev" up
+ip -n "$F" link set "$fa" up
+ip -n "$F" link set "$fb" up
+ip -n "$S" link set "$sdev" up
+# The sink: native XDP drops every frame but the latency tool's (ethertype 0x88b5).
+ip -n "$S" link set dev "$sdev" xdpdrv obj "$xdp_obj" sec xdp \
+  || die "could not attach $xdp_obj to $sdev in $S"
+# One anchor process per namespace: its /proc/PID/net/dev is that namespace's counters, read
+# without starting a process per sample. Bounded (the run's own limit), killed by teardown.
+anchor() { ip netns exec "$1" sleep 7200 </dev/null >/dev/null 2>&1 & echo $!; }
+apid_g=$(anchor "$G") apid_f=$(anchor "$F") apid_s=$(anchor "$S")
+mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+gmac=$(mac_of "$G" "$gdev") smac=$(mac_of "$S" "$sdev")
+
+# trafgen's packet: Ethernet to SINK's MAC, IPv4/UDP 10.0.0.1:1024 -> 10.0.0.2:2048, 60 bytes.
+hexmac() { echo "$1" | sed 's/^/0x/; s/:/, 0x/g'; }
+cat > "$state/frame.cfg" <<EOF
+{
+  $(hexmac "$smac"), $(hexmac "$gmac"), c16(0x0800),
+  0x45, 0x00, c16(46), c16(0), c16(0x4000), 64, 17, csumip(14, 33),
+  10, 0, 0, 1, 10, 0, 0, 2,
+  c16(1024), c16(2048), c16(26), c16(0),
+  fill(0x00, 18)
+}
+EOF
+
+# ---- counters and CPU samples ----
+# rx and tx packets of one device, from a namespace's anchor: "rx tx".
+# /proc/net/dev: "name: rx-bytes rx-packets ... (8 rx fields) tx-bytes tx-packets ..."; a large
+# count may touch the colon, so split on it.
+devpk() {
+  awk -v d="$2" '{ i = index($0, ":"); if (i == 0) next; name = substr($0, 1, i - 1); gsub(/ /, "", name)
+    if (name != d) next; split(substr($0, i + 1), f, " "); print f[2], f[10] }' "/proc/$1/net/dev"
+}
+now_ns() { date +%s%N; }
+# /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
+cpu_sample() {
+  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
+}
+cpu_json() { # sample-a sample-b: "steal_pct":..,"cpu_busy_pct":[..]
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    na = split(a, x, " "); split(b, y, " "); list = ""
+    for (i = 1; i <= na; i += 4) {
+      dt = y[i+1] - x[i+1]; db = y[i+2] - x[i+2]; ds = y[i+3] - x[i+3]
+      if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
+      else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
+    }
+    printf "\"steal_pct\":%.2f,\"cpu_busy_pct\":[%s]", steal, list }'
+}
+stat0=$(cpu_sample)
+printf '{"bench":"fwd","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"gen_ns":"%s","fwd_ns":"%s","sink_ns":"%s","cpu_gen":%d,"cpu_fwd":%d,"loadavg":%s}\n' \
+  "$tag" "$G" "$F" "$S" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1 /proc/loadavg)" >> "$res"
+
+# ---- trafgen: started in its own session, stopped by its process group (its fork) ----
+tg_pid=
+tg_start() { # rate-pps (0: as fast as it can) [count]
+  local rate=() num=()
+  [ "$1" -gt 0 ] && rate=(--rate "${1}pps")
+  [ -n "${2:-}" ] && num=(--num "$2")
+  ip netns exec "$G" env LD_PRELOAD="$shim" setsid taskset -c "$cpu_gen" trafgen --no-sock-mem \
+    --cpus 1 --no-cpu-stats --dev "$gdev" --conf "$state/frame.cfg" "${rate[@]}" "${num[@]}" \
+    </dev/null >> "$out/trafgen.log" 2>&1 &
+  tg_pid=$!
+}
+tg_stop() {
+  [ -n "$tg_pid" ] || return 0
+  kill -INT -- "-$tg_pid" 2>/dev/null || true
+  for _ in $(seq 30); do kill -0 "$tg_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$tg_pid" 2>/dev/null || true
+  wait "$tg_pid" 2>/dev/null || true
+  tg_pid=
+}
+
+# ---- forwarders: start (fwd_start IMPL: 0 ok, 1 failed with the reason in $fwd_err) / stop ----
+fwd_pid=
+fwd_err=
+fwd_log=
+dpdk_n=0
+ovs_lock_held=0
+in_f() { ip netns exec "$F" "$@"; }
+ovs_dir=$state/ovs
+vsctl() { ovs-vsctl --db="unix:$ovs_dir/db.sock" --timeout=10 "$@"; }
+
+fwd_start() {
+  local impl=$1
+  fwd_pid= fwd_err=
+  fwd_log=$out/fwd-$impl.log
+  : > "$fwd_log"
+  case "$impl" in
+    gen-only)
+      ip -n "$F" link set dev "$fa" xdpdrv obj "$xdp_obj" sec xdp 2>>"$fwd_log" \
+        || { fwd_err="could not attach the XDP drop to $fa"; return 1; } ;;
+    linux-bridge)
+      # The bridge runs in the softirq of the CPU that receives: RPS moves FWD's receive work
+      # from the generator's CPU (a veth receives on the sender's CPU) to the forwarder's.
+      ip -n "$F" link add "br$tag" type bridge &&
+      ip -n "$F" link set "$fa" master "br$tag" && ip -n "$F" link set "$fb" master "br$tag" &&
+      ip -n "$F" link set "br$tag" up &&
+      in_f sh -c "echo $((1 << cpu_fwd)) > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>>"$fwd_log" \
+        || { fwd_err="bridge setup failed: $(tail -n 1 "$fwd_log")"; return 1; } ;;
+    ovs-system|ovs-afxdp)
+      fwd_ovs_start "${impl#ovs-}" || return 1 ;;
+    testpmd-af_packet|testpmd-af_xdp)
+      command -v dpdk-testpmd >/dev/null || { fwd_err="dpdk-testpmd not installed (package dpdk-dev, scripts/deps.sh)"; return 1; }
+      local kind=${impl#testpmd-} extra=
+      [ "$kind" = af_xdp ] && extra=",start_queue=0,queue_count=1"
+      dpdk_n=$((dpdk_n + 1))
+      ip netns exec "$F" dpdk-testpmd -l "$cpu_gen,$cpu_fwd" --main-lcore "$cpu_gen" --no-pci --no-huge -m 512 \
+        --file-prefix "rffwd${tag}t$dpdk_n" --log-level=lib.eal:error \
+        --vdev "net_${kind}0,iface=$fa$extra" --vdev "net_${kind}1,iface=$fb$extra" \
+        -- --forward-mode=io --auto-start --stats-period 3600 --nb-cores 1 --total-num-mbufs 16384 \
+        </dev/null >> "$fwd_log" 2>&1 &
+      fwd_pid=$! ;; # testpmd's stdout is block-buffered into the log: the probe says when it forwards
+    ringflow-*)
+      [ -x "$l2fwd_bin" ] || { fwd_err="$l2fwd_bin not built"; return 1; }
+      local spec0 spec1
+      case "${impl#ringflow-}" in
+        packet) spec0="packet:dev=$fa,frames=1" spec1="packet:dev=$fb,frames=1" ;;
+        packet-v2) spec0="packet:dev=$fa,frames=1,ring=v2" spec1="packet:dev=$fb,frames=1,ring=v2" ;;
+        xdp-skb) spec0="xdp:dev=$fa,mode=skb,frames=1" spec1="xdp:dev=$fb,mode=skb,frames=1" ;;
+        xdp-native) spec0="xdp:dev=$fa,mode=native,frames=1" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
+        dpdk-af_packet) spec0="dpdk:vdev=net_af_packet0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_packet1,iface=$fb,frames=1" ;;
+        dpdk-af_xdp) spec0="dpdk:vdev=net_af_xdp0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_xdp1,iface=$fb,frames=1" ;;
+        *) fwd_err="unknown ringflow backend"; return 1 ;;
+      esac
+      ip netns exec "$F" "$l2fwd_bin" --port "$spec0" --port "$spec1" \
+        --cores "$cpu_fwd" --idle busy </dev/null >> "$fwd_log" 2>&1 &
+      fwd_pid=$! ;;
+    *) fwd_err="unknown forwarder '$impl'"; return 1 ;;
+  esac
+  fwd_probe || { fwd_err="no frame reached SINK through $impl within 15 s${fwd_err:+: $fwd_err}"; return 1; }
+}
+
+# Forwarding works: a few frames from GEN reach SINK (or FWD's first veth for gen-only). A
+# frame cannot reach SINK any other way: IPv6 is off and nothing else sends there.
+fwd_probe() {
+  local i a b
+  for i in $(seq 30); do
+    if [ -n "$fwd_pid" ] && ! kill -0 "$fwd_pid" 2>/dev/null; then
+      fwd_err="it exited: $( (grep -iE 'cause|error|fail|cannot|usage' "$fwd_log" || cat "$fwd_log") | tail -n 1)"
+      return 1
+    fi
+    a=$(sink_rx)
+    tg_start 0 20; wait "$tg_pid" 2>/dev/null || true; tg_pid=
+    sleep 0.2
+    b=$(sink_rx)
+    [ $((b - a)) -ge 10 ] && return 0
+    sleep 0.3
+  done
+  return 1
+}
+cur_impl=
+sink_rx() {
+  if [ "$cur_impl" = gen-only ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
+  else devpk "$apid_s" "$sdev" | cut -d' ' -f1; fi
+}
+
+fwd_ovs_start() { # system|afxdp
+  local type=$1
+  command -v ovs-vswitchd >/dev/null || { fwd_err="ovs-vswitchd not installed (openvswitch-switch)"; return 1; }
+  # As tests/openflow/ovs_bed.sh: private daemons in a private run directory, one userspace
+  # datapath at a time on the host (its lock: every netdev datapath opens a tap "ovs-netdev"
+  # and the OVS tests refuse a foreign holder), 60 s of waiting at most.
+  exec 8>/tmp/ringflow-ovs-bed.lock
+  flock -w 60 8 || { fwd_err="another OVS bed held /tmp/ringflow-ovs-bed.lock for 60 s"; exec 8>&-; return 1; }
+  ovs_lock_held=1
+  rm -rf "$ovs_dir"; mkdir -p "$ovs_dir"
+  export OVS_RUNDIR=$ovs_dir OVS_DBDIR=$ovs_dir OVS_LOGDIR=$ovs_dir OVS_SYSCONFDIR=$ovs_dir
+  ovsdb-tool create "$ovs_dir/conf.db" /usr/share/openvswitch/vswitch.ovsschema >>"$fwd_log" 2>&1 &&
+  in_f taskset -c "$cpu_fwd" ovsdb-server "$ovs_dir/conf.db" --remote="punix:$ovs_dir/db.sock" \
+    --pidfile="$ovs_dir/ovsdb-server.pid" --log-file="$ovs_dir/ovsdb-server.log" \
+    --unixctl="$ovs_dir/ovsdb-server.ctl" --detach --no-chdir -vconsole:off >>"$fwd_log" 2>&1 8>&- &&
+  vsctl --no-wait init >/dev/null &&
+  in_f taskset -c "$cpu_fwd" ovs-vswitchd "unix:$ovs_dir/db.sock" --pidfile="$ovs_dir/ovs-vswitchd.pid" \
+    --log-file="$ovs_dir/ovs-vswitchd.log" --detach --no-chdir -vconsole:off >>"$fwd_log" 2>&1 8>&- \
+    || { fwd_err="OVS daemons did not start: $(tail -n 1 "$fwd_log")"; return 1; }
+  local ptype=()
+  [ "$type" = afxdp ] && ptype=(-- set interface "$fa" type=afxdp options:xdp-mode=native
+    -- set interface "$fb" type=afxdp options:xdp-mode=native)
+  vsctl set Open_vSwitch . other_config:pmd-cpu-mask=$(printf '0x%x' $((1 << cpu_fwd))) \
+    -- add-br "ovs$tag" -- set bridge "ovs$tag" datapath_type=netdev fail_mode=secure \
+    -- add-port "ovs$tag" "$fa" -- add-port "ovs$tag" "$fb" "${ptype[@]}" >>"$fwd_log" 2>&1 \
+    || { fwd_err="ovs-vsctl failed: $(tail -n 1 "$fwd_log")"; return 1; }
+  local ofa ofb i
+  for i in $(seq 50); do
+    ofa=$(vsctl get interface "$fa" ofport 2>/dev/null || echo -1)
+    ofb=$(vsctl get interface "$fb" ofport 2>/dev/null || echo -1)
+    [ "${ofa:--1}" -gt 0 ] 2>/dev/null && [ "${ofb:--1}" -gt 0 ] 2>/dev/null && break
+    sleep 0.1
+  done
+  [ "${ofa:--1}" -gt 0 ] 2>/dev/null && [ "${ofb:--1}" -gt 0 ] 2>/dev/null \
+    || { fwd_err="OVS gave the ports no OpenFlow number ($type ports; see $ovs_dir/ovs-vswitchd.log): $(vsctl get interface "$fa" error 2>/dev/null)"; return 1; }
+  ovs-ofctl del-flows "ovs$tag" >>"$fwd_log" 2>&1 &&
+  ovs-ofctl add-flow "ovs$tag" "in_port=$ofa,actions=output:$ofb" >>"$fwd_log" 2>&1 &&
+  ovs-ofctl add-flow "ovs$tag" "in_port=$ofb,actions=output:$ofa" >>"$fwd_log" 2>&1 \
+    || { fwd_err="ovs-ofctl add-flow failed: $(tail -n 1 "$fwd_log")"; return 1; }
+}
+
+fwd_ovs_stop() {
+  local pf pid i
+  for pf in "$ovs_dir/ovs-vswitchd.pid" "$ovs_dir/ovsdb-server.pid"; do
+    [ -r "$pf" ] || continue
+    pid=$(cat "$pf")
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || continue
+    for i in $(seq 51); do
+      case "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" in ""|Z) break ;; esac
+      [ "$i" -le 50 ] && sleep 0.05 || kill -9 "$pid" 2>/dev/null
+    done
+  done
+  cp "$ovs_dir/ovs-vswitchd.log" "$out/ovs-vswitchd-last.log" 2>/dev/null || true
+  # the datapath's tap and the bridge's internal port outlive ovs-vswitchd
+  ip -n "$F" link del "ovs$tag" 2>/dev/null || true
+  ip -n "$F" link del ovs-netdev 2>/dev/null || true
+  # OVS took the ports' addresses of nothing, but an afxdp port leaves its program: detach.
+  ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
+  ip -n "$F" link set dev "$fb" xdp off 2>/dev/null || true
+  rm -rf "$ovs_dir"
+  unset OVS_RUNDIR OVS_DBDIR OVS_LOGDIR OVS_SYSCONFDIR
+  if [ "$ovs_lock_held" = 1 ]; then exec 8>&-; ovs_lock_held=0; fi
+}
+
+fwd_stop() {
+  local impl=$1 i
+  tg_stop
+  if [ -n "$fwd_pid" ]; then
+    kill -INT "$fwd_pid" 2>/dev/null || true
+    for i in $(seq 50); do kill -0 "$fwd_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$fwd_pid" 2>/dev/null || true
+    wait "$fwd_pid" 2>/dev/null || true
+    # ringflow's dpdk driver names its EAL files rf<pid>: a clean close removes them
+    if [ -e "/var/run/dpdk/rf$fwd_pid" ]; then
+      log "$impl left /var/run/dpdk/rf$fwd_pid (removed)"
+      rm -rf "/var/run/dpdk/rf$fwd_pid"
+    fi
+    fwd_pid=
+  fi
+  case "$impl" in
+    gen-only) ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true ;;
+    linux-bridge)
+      in_f sh -c "echo 0 > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>/dev/null || true
+      ip -n "$F" link del "br$tag" 2>/dev/null || true ;;
+    ovs-*) fwd_ovs_stop ;;
+    testpmd-*|ringflow-*)
+      # a forwarder killed before its close leaves an XDP program attached: detach it
+      ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
+      ip -n "$F" link set dev "$fb" xdp off 2>/dev/null || true ;;
+  esac
+  # An AF_XDP socket's queue binding is released a moment after its process exits: the next
+  # forwarder binding the same queue would get EBUSY (seen with OVS afxdp after testpmd af_xdp).
+  case "$impl" in *xdp*) sleep 1 ;; esac
+  # DPDK runtime files: a clean exit leaves none; say so if one did, then remove ours.
+  local left
+  left=$(ls -d /var/run/dpdk/rffwd"$tag"* 2>/dev/null || true)
+  if [ -n "$left" ]; then
+    log "$impl left DPDK runtime files: $left (removed)"
+    rm -rf /var/run/dpdk/rffwd"$tag"*
+  fi
+}
+
+# ---- one throughput point: trafgen at a rate (0: flat out) through the running forwarder ----
+point() { # impl case rate round
+  local impl=$1 case=$2 rate=$3 round=$4
+  local s0 s1 g0 g1 t0 t1 c0 c1
+  tg_start "$rate"
+  sleep "$warmup"
+  kill -0 "$tg_pid" 2>/dev/null || { log "$impl: trafgen stopped: $(tail -n 1 "$out/trafgen.log")"; tg_pid=; return 1; }
+  c0=$(cpu_sample); t0=$(now_ns); s0=$(sink_rx); g0=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2)
+  sleep "$duration"
+  t1=$(now_ns); s1=$(sink_rx); g1=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2); c1=$(cpu_sample)
+  local alive=1
+  kill -0 "$tg_pid" 2>/dev/null || alive=0
+  tg_stop
+  [ "$alive" = 1 ] || { log "$impl: trafgen stopped during the point: $(tail -n 1 "$out/trafgen.log")"; return 1; }
+  awk -v impl="$impl" -v c="$case" -v r="$rate" -v round="$round" -v dt=$((t1 - t0)) \
+      -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" 'BEGIN {
+    s = dt / 1e9; f = fw / s / 1e6; o = off / s / 1e6
+    printf "{\"bench\":\"fwd\",\"impl\":\"%s\",\"case\":\"%s\",\"round\":%d,\"value\":%.4f,\"unit\":\"Mpps\",", impl, c, round, f
+    printf "\"offered_mpps\":%.4f,\"target_pps\":%d,\"forwarded\":%d,\"sent\":%d,\"seconds\":%.3f,", o, r, fw, off, s
+    printf "\"gen_limited\":%s,%s}\n", (off > 0 && fw >= 0.97 * off) ? "true" : "false", cpu }' >> "$res"
+  tail -n 1 "$res" | sed 's/^/  /' >&2
+}
+
+# ---- latency through a running forwarder: reflector in SINK, sender in GEN (both CPU 0) ----
+latency() { # impl rate
+  local impl=$1 rate=$2 rpid line
+  ip netns exec "$S" taskset -c "$cpu_gen" "$lat_bin" reflect --dev "$sdev" \
+    --duration "$(awk -v d="$lat_duration" 'BEGIN { printf "%d", d + 4 }')" </dev/null >> "$out/latency.log" 2>&1 &
+  rpid=$!
+  sleep 0.2
+  if line=$(ip netns exec "$G" taskset -c "$cpu_gen" "$lat_bin" ping --dev "$gdev" --dst "$smac" \
+      --rate "$rate" --duration "$lat_duration" --label "$impl" 2>> "$out/latency.log") && [ -n "$line" ]; then
+    echo "$line" >> "$res"
+    echo "  $line" >&2
+  else
+    log "$impl: latency at $rate/s failed: $(tail -n 1 "$out/latency.log")"
+  fi
+  kill -TERM "$rpid" 2>/dev/null || true
+  wait "$rpid" 2>/dev/null || true
+}
+
+read -r -a impl_list <<< "$impls"
+IFS=, read -r -a rate_list <<< "$rates"
+IFS=, read -r -a lat_list <<< "$lat_rates"
+declare -A broken=()
+log "GEN $G ($gdev, CPU $cpu_gen) -> FWD $F ($fa, $fb; CPU $cpu_fwd) -> SINK $S ($sdev, XDP drop)"
+log "$rounds round(s) of ${warmup}s warm-up + ${duration}s; sweep: ${rates:-none}; latency: ${lat_rates:-none} pps for ${lat_duration}s"
+n=${#impl_list[@]}
+for ((r = 1; r <= rounds; r++)); do
+  for ((j = 0; j < n; j++)); do
+    impl=${impl_list[$(( (j + r - 1) % n ))]}
+    [ -z "${broken[$impl]:-}" ] || continue
+    cur_impl=$impl
+    log "[round $r/$rounds] $impl"
+    if ! fwd_start "$impl"; then
+      log "$impl: skipped: $fwd_err"
+      broken[$impl]=$fwd_err
+      printf '{"bench":"fwd","impl":"%s","case":"unavailable","value":0,"unit":"","reason":"%s"}\n' \
+        "$impl" "$(echo "$fwd_err" | tr -d '"\\' | tr '\n' ' ')" >> "$res"
+      fwd_stop "$impl"
+      continue
+    fi
+    point "$impl" max_64B 0 "$r" || true
+    if [ "$r" = 1 ]; then # the sweep and the latency: one pass, interleaved across forwarders
+      for rate in "${rate_list[@]}"; do point "$impl" rate_64B "$rate" 1 || true; done
+      if [ "$impl" != gen-only ]; then
+        for rate in "${lat_list[@]}"; do latency "$impl" "$rate"; done
+      fi
+    fi
+    fwd_stop "$impl"
+  done
+done
+cur_impl=
+stat1=$(cpu_sample)
+printf '{"bench":"fwd","impl":"host","case":"run_cpu","value":0,"unit":"",%s,"loadavg":%s}\n' \
+  "$(cpu_json "$stat0" "$stat1")" "$(cut -d' ' -f1 /proc/loadavg)" >> "$res"
+
+python3 "$here/report.py" "$out" "GEN CPU $cpu_gen -> FWD CPU $cpu_fwd -> SINK (XDP drop), veth, 64 B frames"
