@@ -3,17 +3,22 @@
  */
 #include "bench_eal.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#if RF_HAVE_DPDK /* optional (RF_WITH_DPDK): without it the EAL "fails" with that reason */
 #include <rte_eal.h>
 #include <rte_errno.h>
+#endif
 
 #define NR_2M "/proc/sys/vm/nr_hugepages"
 #define FREE_2M "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 
+#if RF_HAVE_DPDK
 static int eal_state = -2; /* -2 not tried, else the first answer */
 static char eal_why[160];
+#endif
 
 static long read_long(const char *path)
 {
@@ -60,6 +65,15 @@ void rf_bench_hugepages_release(long added)
 		write_long(NR_2M, read_long(NR_2M) - added);
 }
 
+#if !RF_HAVE_DPDK
+int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
+{
+	(void)cpu;
+	(void)want_huge;
+	snprintf(why, len, "built without DPDK (RF_WITH_DPDK)");
+	return -1;
+}
+#else
 int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 {
 	if (eal_state != -2) {
@@ -92,3 +106,26 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	snprintf(why, len, "%s", eal_why);
 	return eal_state;
 }
+
+void rf_bench_eal_stop(void)
+{
+	/* rte_eal_cleanup leaves the runtime directory (/var/run/dpdk/rfbench_<pid>, or under
+	 * XDG_RUNTIME_DIR as a user) and its files behind: remove them, they are this process's. */
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[512];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+#endif

@@ -197,7 +197,7 @@ Test(io_config, absent_driver_named_with_reason)
 	cr_assert_eq(rf_io_register(&mock_ops), -EEXIST);
 	rf_io_describe(d, sizeof(d));
 	cr_assert(strstr(d, "available: udp, tcp"), "%s", d);
-	cr_assert(strstr(d, "absent: frob (needs the frobnicator module: modprobe frob)"), "%s", d);
+	cr_assert(strstr(d, "frob (needs the frobnicator module: modprobe frob)"), "%s", d);
 	struct rf_pktbuf_pool *pool =
 		rf_pktbuf_pool_create("cfg2", 64, 256, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 	cr_assert_null(rf_io_open("frob:x=1", pool, err, sizeof(err)));
@@ -207,4 +207,36 @@ Test(io_config, absent_driver_named_with_reason)
 	cr_assert(strstr(err, "unknown driver 'zzz' in 'zzz:x=1'; available: udp, tcp"), "%s", err);
 	cr_assert(strstr(err, "frob (needs"), "%s", err);
 	rf_pktbuf_pool_free(pool);
+}
+
+/* Every built-in driver is in the registry: usable, or absent with a reason. One built without
+ * its library (RF_WITH_<X>=OFF, or not found) says so, and opening it returns that line. */
+static void check_builtin(const char *name, bool built, const char *why)
+{
+	char all[2048], err[256], want[128];
+	rf_io_describe(all, sizeof(all));
+	struct rf_pktbuf_pool *pool =
+		rf_pktbuf_pool_create("cfgb", 64, 2048, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_not_null(pool);
+	if (built) {
+		cr_assert(!strstr(all, why), "%s is built in, yet: %s", name, all);
+	} else {
+		snprintf(want, sizeof(want), "%s (%s)", name, why);
+		cr_assert(strstr(all, want), "'%s' not in: %s", want, all);
+		cr_assert_null(rf_io_find(name));
+		snprintf(want, sizeof(want), "%s:listen=127.0.0.1:9", name);
+		cr_assert_null(rf_io_open(want, pool, err, sizeof(err)));
+		snprintf(want, sizeof(want), "%s: driver unavailable here: %s", name, why);
+		cr_assert_str_eq(err, want);
+	}
+	rf_pktbuf_pool_free(pool);
+}
+
+Test(io_registry, drivers_built_without_their_library_are_absent_with_the_reason)
+{
+	check_builtin("uring", RF_HAVE_URING, "built without liburing");
+	check_builtin("xdp", RF_HAVE_XDP, "built without libxdp");
+	check_builtin("dpdk", RF_HAVE_DPDK, "built without DPDK");
+	cr_assert_not_null(rf_io_find("udp"));
+	cr_assert_not_null(rf_io_find("tcp"));
 }
