@@ -343,7 +343,7 @@ static void udp_rx_cqe(struct ur_dev *d, const struct io_uring_cqe *cqe)
 		memcpy(&b->peer, &d->rx_name, nl);
 		b->peer_len = nl;
 	}
-	b->data_off = (uint16_t)(payload - (const uint8_t *)b->buf_addr);
+	b->data_off = (uint32_t)(payload - (const uint8_t *)b->buf_addr);
 	b->data_len = plen;
 	b->flow = 0;
 	b->queue = 0;
