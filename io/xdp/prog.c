@@ -35,7 +35,7 @@ struct rf_xdp_cfg { /* as in redirect_port.bpf.c */
 	uint16_t pad;
 };
 
-#define CAPS_FIX "run as root, or `setcap cap_net_admin,cap_bpf,cap_ipc_lock+ep <binary>`"
+#define CAPS_FIX "run as root, or `setcap cap_net_admin,cap_net_raw,cap_bpf,cap_perfmon,cap_ipc_lock+ep <binary>`"
 
 uint32_t rf_xsk_attached_id(int ifindex)
 {
