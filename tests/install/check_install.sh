@@ -2,6 +2,7 @@
 # check_install.sh BUILD_DIR SRC_DIR CC: `cmake --install` into a scratch prefix, then build
 # and run consumer.c against the installed copy four ways: pkg-config shared and static,
 # find_package(ringflow) shared (ringflow::ringflow) and static (ringflow::ringflow_static).
+# Then the guide's example, examples/udp_counter, built both ways and run (its check.sh).
 # Also: `pkg-config --cflags` is the include directory and nothing else, and the CMake package
 # exports no internal target and lists the include directory once.
 set -euo pipefail
@@ -55,4 +56,13 @@ for mode in OFF ON; do
   fi
   "$b/consumer"
 done
-echo "install_consumer: pkg-config and find_package, shared and static, all build and run"
+
+# The guide's example (docs/writing-an-app.md), built as the guide says both ways, then run.
+ex="$src/../../examples/udp_counter"
+"$cc" -std=c11 -O2 -Wall -Wextra -Werror -o "$work/udp_counter_pc" "$ex/udp_counter.c" \
+  $(pkg-config --cflags --libs ringflow) -Wl,-rpath,"$libdir"
+bash "$ex/check.sh" "$work/udp_counter_pc"
+cmake -S "$ex" -B "$work/ex" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$work/ex.log" 2>&1 && cmake --build "$work/ex" >>"$work/ex.log" 2>&1 || { cat "$work/ex.log"; exit 1; }
+bash "$ex/check.sh" "$work/ex/udp_counter"
+echo "install_consumer: pkg-config and find_package, shared and static, all build and run; so does examples/udp_counter"
