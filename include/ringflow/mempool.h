@@ -87,7 +87,7 @@ struct rf_mempool_cache {
 	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size slots */
 };
 
-struct rf_mempool_slow_pvt; /* the pool's lock, list of caches, debug state (mempool.c) */
+struct rf_mempool_slow_pvt; /* the pool's list of caches, debug state (mempool/mempool_pvt.h) */
 
 struct rf_mempool {
 	/* Read-only after create: the one line every fast-path call reads. */

@@ -240,3 +240,27 @@ Test(io_registry, drivers_built_without_their_library_are_absent_with_the_reason
 	cr_assert_not_null(rf_io_find("udp"));
 	cr_assert_not_null(rf_io_find("tcp"));
 }
+
+/* The small truths of the error lines: a port past 65535 is out of range (not malformed), a
+ * bad transport's example has a driver with transports, the udp example is not the spec again. */
+Test(io_config, error_lines_say_what_is_wrong)
+{
+	struct rf_io_config c;
+	char err[256];
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	cr_assert_eq(rf_io_config_parse("udp:listen=127.0.0.1:70000", &c, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_get_addr(&c, "listen", &ss, &sl, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "udp: listen=127.0.0.1:70000: port 70000 out of range 0..65535");
+	cr_assert_eq(rf_io_config_parse("udp:listen=127.0.0.1:9x", &c, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_get_addr(&c, "listen", &ss, &sl, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "expected a numeric IPv4:port"), "%s", err);
+	cr_assert_eq(rf_io_config_parse("udp:U-DP:listen=1", &c, err, sizeof(err)), -EINVAL);
+	cr_assert_null(strstr(err, "udp:udp:"), "%s", err);
+	struct rf_pktbuf_pool *pool =
+		rf_pktbuf_pool_create("cfgt", 64, 256, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_null(rf_io_open("udp:rcvbuf=65536", pool, err, sizeof(err)));
+	cr_assert_str_eq(err, "udp: give exactly one of listen=IP:PORT or connect=IP:PORT "
+			      "(e.g. udp:listen=0.0.0.0:9000)");
+	rf_pktbuf_pool_free(pool);
+}
