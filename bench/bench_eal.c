@@ -74,6 +74,28 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	return -1;
 }
 #else
+/* Removes this process's EAL runtime directory (/var/run/dpdk/<file-prefix>, or under
+ * XDG_RUNTIME_DIR as a user) and the files in it: rte_eal_cleanup leaves them, and so does a
+ * failed rte_eal_init. */
+static void remove_runtime_dir(const char *dir)
+{
+	if (!dir || !*dir)
+		return;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[512];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 {
 	if (eal_state != -2) {
@@ -96,6 +118,7 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	if (rte_eal_init(argc, argv) < 0) {
 		snprintf(eal_why, sizeof(eal_why), "rte_eal_init (%s) failed: %s",
 			 huge ? "hugepages" : "--no-huge", rte_strerror(rte_errno));
+		rf_bench_eal_remove_dir();
 		eal_state = -1;
 	} else {
 		snprintf(eal_why, sizeof(eal_why), "EAL on %s%s",
@@ -107,25 +130,16 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	return eal_state;
 }
 
+void rf_bench_eal_remove_dir(void)
+{
+	remove_runtime_dir(rte_eal_get_runtime_dir());
+}
+
 void rf_bench_eal_stop(void)
 {
-	/* rte_eal_cleanup leaves the runtime directory (/var/run/dpdk/rfbench_<pid>, or under
-	 * XDG_RUNTIME_DIR as a user) and its files behind: remove them, they are this process's. */
 	char dir[256];
 	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		char path[512];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
+	remove_runtime_dir(dir);
 }
 #endif

@@ -36,6 +36,7 @@
 #include <ringflow/hash.h>
 #include <ringflow/mempool.h>
 
+#include "bench_eal.h"
 #include "harness.h"
 
 #define NKEYS_FULL 1000000u
@@ -267,6 +268,7 @@ static void *make_rte(void)
 			"--file-prefix", prefix, "-l", "0", "--log-level", "lib.*:error", NULL};
 	if (rte_eal_init((int)RF_ARRAY_SIZE(argv) - 1, argv) < 0) {
 		snprintf(rte_why, sizeof(rte_why), "rte_eal_init failed: %s", rte_strerror(rte_errno));
+		rf_bench_eal_remove_dir(); /* a failed init leaves its runtime directory */
 		return NULL;
 	}
 	struct rte_hash_parameters p = {
@@ -503,7 +505,11 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		      rf_t.t ? (unsigned long)rf_hash_overflow_allocs(rf_t.t) : 0ul);
 	rf_bench_print_table(opts, "hash");
 	free(order);
-	/* The tables are left to process exit: rte_hash and the EAL are torn down with it. */
+	/* The tables are left to process exit; the EAL's runtime directory is removed now. */
+#if RF_HAVE_DPDK
+	if (rte_t.t)
+		rf_bench_eal_stop();
+#endif
 	return 0;
 }
 
