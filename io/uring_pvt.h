@@ -86,6 +86,7 @@ struct ur_dev {
 	struct rf_stream_cfg sc;
 	struct ur_conn *conns;             /* max_conns slots (1 when connecting) */
 	unsigned max_conns, nconns;
+	unsigned conns_hi;                 /* slots [0, conns_hi) were ever used: loops stop there */
 	unsigned *touched, ntouched;       /* connections given bytes in this tx_burst */
 	struct rf_stream_downs downs;      /* events: CONN_DOWN owed */
 	bool accept_armed;

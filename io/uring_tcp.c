@@ -139,6 +139,8 @@ static int conn_add(struct ur_dev *d, int fd)
 		if (getpeername(fd, (struct sockaddr *)&c->peer, &c->peer_len) != 0)
 			c->peer_len = 0;
 		d->nconns++;
+		if (i >= d->conns_hi)
+			d->conns_hi = i + 1;
 		ur_stat_add(&d->conns_open, 1);
 		ur_stat_add(&d->conns_total, 1);
 		return (int)i;
@@ -353,7 +355,7 @@ unsigned ur_tcp_rx(struct ur_dev *d, struct rf_pktbuf **pkts, unsigned n)
 {
 	unsigned got = 0;
 	uint64_t msgs = 0, bytes = 0;
-	for (unsigned s = 0; s < d->max_conns; s++)
+	for (unsigned s = 0; s < d->conns_hi; s++)
 		close_if_done(d, s);
 	if (d->downs.n) {
 		bool nobuf;
@@ -363,15 +365,15 @@ unsigned ur_tcp_rx(struct ur_dev *d, struct rf_pktbuf **pkts, unsigned n)
 		if (d->downs.n)
 			return got;
 	}
-	for (unsigned k = 0; k < d->max_conns && got < n; k++) {
-		unsigned s = (d->rr + k) % d->max_conns;
+	for (unsigned k = 0; k < d->conns_hi && got < n; k++) {
+		unsigned s = (d->rr + k) % d->conns_hi;
 		struct ur_conn *c = &d->conns[s];
 		if (c->fd < 0 || c->closing || !conn_has_work(d, c))
 			continue;
 		if (!conn_cut(d, s, pkts, n, &got, &msgs, &bytes))
 			break;
 	}
-	d->rr = (d->rr + 1) % d->max_conns;
+	d->rr = d->conns_hi ? (d->rr + 1) % d->conns_hi : 0;
 	ur_stat_add(&d->rx_pkts, msgs);
 	ur_stat_add(&d->rx_bytes, bytes);
 	return got;
@@ -381,7 +383,7 @@ bool ur_tcp_ready(struct ur_dev *d)
 {
 	if (d->downs.n)
 		return true;
-	for (unsigned s = 0; s < d->max_conns; s++) {
+	for (unsigned s = 0; s < d->conns_hi; s++) {
 		const struct ur_conn *c = &d->conns[s];
 		if (c->fd >= 0 && !c->closing &&
 		    (conn_has_work(d, c) || (c->eof && !c->send_inflight && c->out_head == c->out_tail)))
@@ -494,7 +496,7 @@ unsigned ur_tcp_tx(struct ur_dev *d, struct rf_pktbuf **pkts, unsigned n)
 		if (d->conns[s].fd >= 0)
 			tcp_send_more(d, s);
 	}
-	for (unsigned s = 0; s < d->max_conns; s++)
+	for (unsigned s = 0; s < d->conns_hi; s++)
 		close_if_done(d, s); /* closed by the app with nothing left to send */
 	ur_stat_add(&d->tx_pkts, sent);
 	ur_stat_add(&d->tx_bytes, bytes);
