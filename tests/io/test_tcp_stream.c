@@ -503,7 +503,8 @@ static void on_every_driver(const char *name, void (*check)(void))
 		if (!rf_io_find(stream_drivers[i].driver)) {
 			char all[512];
 			rf_io_describe(all, sizeof(all));
-			cr_log_warn("%s: row %s skipped: %s", name, drv, all);
+			/* (not cr_log_warn: Criterion 2.4 then exits 1 although every test passed) */
+			fprintf(stderr, "tcp_stream: %s: row %s skipped: %s\n", name, drv, all);
 			continue;
 		}
 		fprintf(stderr, "tcp_stream: %s on %s\n", name, drv);
