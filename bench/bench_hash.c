@@ -73,7 +73,9 @@ struct table_ops {
 static void qsbr_begin(void *t) { (void)t; rf_qsbr_register(); }
 static void qsbr_quiescent(void *t) { (void)t; rf_qsbr_quiescent(); }
 static void qsbr_end(void *t) { (void)t; rf_qsbr_unregister(); }
-static inline void nop(void *t) { (void)t; } /* inline: unused when built without ck */
+#if RF_HAVE_CK
+static void nop(void *t) { (void)t; } /* ck_ht readers have nothing to announce */
+#endif
 
 /* ringflow */
 static int rfh_insert(void *t, uint64_t k, void *v) { return rf_hash_insert(t, &k, v); }
