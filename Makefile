@@ -6,12 +6,13 @@
 #   make tsan-test   the concurrent tests under ThreadSanitizer
 #   make bench       every benchmark, full length
 #   make fuzz        libFuzzer targets (clang, ASan+UBSan) for FUZZ_TIME s each on their corpus
+#   make min-test    the core alone (every optional part off: libc + liburcu) and its tests
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all deps build test demo bench asan-test tsan-test fuzz clean
+.PHONY: all deps build test demo bench asan-test tsan-test fuzz clean min-test
 
 all: build
 
@@ -76,8 +77,16 @@ fuzz: deps
 	  build-fuzz/tests/fuzz/fuzz_json -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
 	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/json tests/fuzz/corpus/json
 
+# The minimal build: every optional package switched off (cmake/RingflowDeps.cmake).
+RF_MIN_FLAGS = -DRF_WITH_URING=OFF -DRF_WITH_XDP=OFF -DRF_WITH_DPDK=OFF -DRF_WITH_CK=OFF \
+  -DRF_WITH_JEMALLOC=OFF -DRF_WITH_LIBEVENT=OFF
+min-test: deps
+	cmake -S . -B build-min -DCMAKE_BUILD_TYPE=Release $(RF_MIN_FLAGS) $(CMAKE_FLAGS)
+	cmake --build build-min -j $(JOBS)
+	cd build-min && ctest $(CTEST_ARGS) -j 2
+
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-min
 
 # The echo benchmark (seed 002): netns + veth (root) or loopback, every backend + sockperf.
 .PHONY: bench-echo

@@ -70,7 +70,11 @@ static void al_case(const struct rf_bench_opts *opts, bool burst, size_t size, c
 		rf_bench_note("ringflow mempool on normal pages (no hugepages reserved)");
 	unsigned per = burst ? AL_BURST : 1;
 	al_fn gl_fn = burst ? al_glibc_bursts : al_glibc_pairs;
+#if RF_HAVE_JEMALLOC
 	al_fn je_fn = burst ? al_jemalloc_bursts : al_jemalloc_pairs;
+#else
+	al_fn je_fn = NULL; /* built without jemalloc: its rows say "skipped" */
+#endif
 	al_pool_fn rf_fn = burst ? al_mempool_bursts : al_mempool_pairs;
 	struct al_variant rf = {NULL, rf_fn, mp, size, false, per},
 			  rfz = {NULL, rf_fn, mp, size, true, per},
@@ -88,8 +92,13 @@ static void al_case(const struct rf_bench_opts *opts, bool burst, size_t size, c
 	snprintf(name, sizeof(name), "%s_%s", burst ? "burst32" : "pairs", size_name);
 	/* Without a pool, leave ringflow's two rows out rather than report a failure. */
 	struct micro_impl *first = mp ? impls : impls + 2;
-	unsigned n = RF_ARRAY_SIZE(impls) - (mp ? 0 : 2);
+	unsigned n = RF_ARRAY_SIZE(impls) - (mp ? 0 : 2) - (je_fn ? 0 : 2);
 	micro_case(opts, "alloc", name, "ns/obj", RF_LOWER_IS_BETTER, first, n);
+	if (!je_fn) {
+		rf_bench_record_skipped(opts, "alloc", name, "jemalloc", "ns/obj");
+		rf_bench_record_skipped(opts, "alloc", name, "jemalloc+zero", "ns/obj");
+		rf_bench_note("jemalloc skipped: built without jemalloc (RF_WITH_JEMALLOC)");
+	}
 	rf_mempool_free(mp);
 }
 

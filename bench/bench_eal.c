@@ -3,17 +3,22 @@
  */
 #include "bench_eal.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#if RF_HAVE_DPDK /* optional (RF_WITH_DPDK): without it the EAL "fails" with that reason */
 #include <rte_eal.h>
 #include <rte_errno.h>
+#endif
 
 #define NR_2M "/proc/sys/vm/nr_hugepages"
 #define FREE_2M "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 
+#if RF_HAVE_DPDK
 static int eal_state = -2; /* -2 not tried, else the first answer */
 static char eal_why[160];
+#endif
 
 static long read_long(const char *path)
 {
@@ -60,6 +65,37 @@ void rf_bench_hugepages_release(long added)
 		write_long(NR_2M, read_long(NR_2M) - added);
 }
 
+#if !RF_HAVE_DPDK
+int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
+{
+	(void)cpu;
+	(void)want_huge;
+	snprintf(why, len, "built without DPDK (RF_WITH_DPDK)");
+	return -1;
+}
+#else
+/* Removes this process's EAL runtime directory (/var/run/dpdk/<file-prefix>, or under
+ * XDG_RUNTIME_DIR as a user) and the files in it: rte_eal_cleanup leaves them, and so does a
+ * failed rte_eal_init. */
+static void remove_runtime_dir(const char *dir)
+{
+	if (!dir || !*dir)
+		return;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[512];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 {
 	if (eal_state != -2) {
@@ -82,6 +118,7 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	if (rte_eal_init(argc, argv) < 0) {
 		snprintf(eal_why, sizeof(eal_why), "rte_eal_init (%s) failed: %s",
 			 huge ? "hugepages" : "--no-huge", rte_strerror(rte_errno));
+		rf_bench_eal_remove_dir();
 		eal_state = -1;
 	} else {
 		snprintf(eal_why, sizeof(eal_why), "EAL on %s%s",
@@ -92,3 +129,17 @@ int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len)
 	snprintf(why, len, "%s", eal_why);
 	return eal_state;
 }
+
+void rf_bench_eal_remove_dir(void)
+{
+	remove_runtime_dir(rte_eal_get_runtime_dir());
+}
+
+void rf_bench_eal_stop(void)
+{
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	remove_runtime_dir(dir);
+}
+#endif

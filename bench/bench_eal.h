@@ -16,6 +16,14 @@
  * 0 (no hugepages) or -1 with a one-line reason in why. */
 int rf_bench_eal_start(unsigned cpu, bool want_huge, char *why, size_t len);
 
+/* Stops the EAL started above (rte_eal_cleanup) and removes its runtime directory. Only
+ * after every DPDK object was freed; the EAL cannot be started again in this process. */
+void rf_bench_eal_stop(void);
+
+/* Removes the EAL's runtime directory and its files (after a failed rte_eal_init, which
+ * leaves it behind). DPDK builds only. */
+void rf_bench_eal_remove_dir(void);
+
 /* As root, makes sure `pages` 2 MiB hugepages are free, reserving the missing ones through
  * /proc/sys/vm/nr_hugepages. Returns how many this call added (give them back with
  * rf_bench_hugepages_release), 0 when none were needed, -1 when it could not (not root, or

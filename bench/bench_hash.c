@@ -14,12 +14,16 @@
  * rculfhash, and rte_hash's own QSBR) pass a quiescent state every 1024 lookups, writers
  * every 64 operations. Lookups that miss are counted and reported: a hit case must hit.
  */
+#if RF_HAVE_CK /* optional peers (RF_WITH_CK, RF_WITH_DPDK): a missing one is "skipped" */
 #include <ck_ht.h>
+#endif
+#if RF_HAVE_DPDK
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
 #include <rte_rcu_qsbr.h>
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +36,7 @@
 #include <ringflow/hash.h>
 #include <ringflow/mempool.h>
 
+#include "bench_eal.h"
 #include "harness.h"
 
 #define NKEYS_FULL 1000000u
@@ -68,7 +73,9 @@ struct table_ops {
 static void qsbr_begin(void *t) { (void)t; rf_qsbr_register(); }
 static void qsbr_quiescent(void *t) { (void)t; rf_qsbr_quiescent(); }
 static void qsbr_end(void *t) { (void)t; rf_qsbr_unregister(); }
-static void nop(void *t) { (void)t; }
+#if RF_HAVE_CK
+static void nop(void *t) { (void)t; } /* ck_ht readers have nothing to announce */
+#endif
 
 /* ringflow */
 static int rfh_insert(void *t, uint64_t k, void *v) { return rf_hash_insert(t, &k, v); }
@@ -141,6 +148,7 @@ static void *lf_lookup(void *t, uint64_t k)
 static const struct table_ops lf_ops = {lf_insert, lf_del, lf_lookup, NULL,
 					qsbr_begin, qsbr_quiescent, qsbr_end};
 
+#if RF_HAVE_CK
 /* Concurrency Kit ck_ht, SPMC (one writer, many readers), direct mode: 8-byte keys inline.
  * Keys 0 and ~0 are reserved by ck_ht; ours start at 1. Tables replaced on growth are freed
  * with `defer` set: we keep them until the end (no reader can be inside them then). */
@@ -189,7 +197,11 @@ static void *ckh_lookup(void *t, uint64_t k)
 	return ck_ht_get_spmc(t, h, &e) ? (void *)ck_ht_entry_value_direct(&e) : NULL;
 }
 static const struct table_ops ck_ops = {ckh_insert, ckh_del, ckh_lookup, NULL, nop, nop, nop};
+#else
+static const struct table_ops ck_ops; /* never called: the table stays NULL */
+#endif
 
+#if RF_HAVE_DPDK
 /* DPDK rte_hash: lock-free reader/writer mode; deleted slots are recycled through its RCU
  * defer queue, the reader reporting quiescent states as ours does. */
 static struct rte_rcu_qsbr *rte_qsv;
@@ -230,6 +242,9 @@ static void rteh_end(void *t)
 }
 static const struct table_ops rte_ops = {rteh_insert, rteh_del, rteh_lookup, rteh_bulk,
 					 rteh_begin, rteh_quiescent, rteh_end};
+#else
+static const struct table_ops rte_ops; /* never called: the table stays NULL */
+#endif
 
 /* ---- the tables ---- */
 
@@ -245,12 +260,17 @@ static char rte_why[160];
 
 static void *make_rte(void)
 {
+#if !RF_HAVE_DPDK
+	snprintf(rte_why, sizeof(rte_why), "built without DPDK (RF_WITH_DPDK)");
+	return NULL;
+#else
 	char prefix[64];
 	snprintf(prefix, sizeof(prefix), "rfbench_hash_%d", (int)getpid());
 	char *argv[] = {"ringflow-bench", "--no-huge", "--no-pci", "--no-shconf", "-m", "512",
 			"--file-prefix", prefix, "-l", "0", "--log-level", "lib.*:error", NULL};
 	if (rte_eal_init((int)RF_ARRAY_SIZE(argv) - 1, argv) < 0) {
 		snprintf(rte_why, sizeof(rte_why), "rte_eal_init failed: %s", rte_strerror(rte_errno));
+		rf_bench_eal_remove_dir(); /* a failed init leaves its runtime directory */
 		return NULL;
 	}
 	struct rte_hash_parameters p = {
@@ -271,6 +291,7 @@ static void *make_rte(void)
 		return NULL;
 	}
 	return h;
+#endif
 }
 
 static bool fill(struct table *tb)
@@ -442,9 +463,13 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops};
 	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, 0);
 	lf_t.t = cds_lfht_new(1u << 20, 1u << 20, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+#if RF_HAVE_CK
 	static ck_ht_t ckh;
 	if (ck_ht_init(&ckh, CK_HT_MODE_DIRECT, NULL, &ck_alloc, 4u << 20, 6602834))
 		ck_t.t = &ckh;
+#else
+	rf_bench_note("ck_ht skipped: built without Concurrency Kit (RF_WITH_CK)");
+#endif
 	rte_t.t = make_rte();
 	struct table *all[] = {&rf_t, &lf_t, &ck_t, &rte_t};
 	for (unsigned i = 0; i < RF_ARRAY_SIZE(all); i++) {
@@ -482,7 +507,11 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		      rf_t.t ? (unsigned long)rf_hash_overflow_allocs(rf_t.t) : 0ul);
 	rf_bench_print_table(opts, "hash");
 	free(order);
-	/* The tables are left to process exit: rte_hash and the EAL are torn down with it. */
+	/* The tables are left to process exit; the EAL's runtime directory is removed now. */
+#if RF_HAVE_DPDK
+	if (rte_t.t)
+		rf_bench_eal_stop();
+#endif
 	return 0;
 }
 

@@ -18,7 +18,9 @@
  * As root the subcommand reserves the hugepages it needs and gives them back at the end;
  * otherwise the hugepage rows are skipped with the reason.
  */
+#if RF_HAVE_JEMALLOC /* optional peers (RF_WITH_JEMALLOC, RF_WITH_DPDK): a missing one is "skipped" */
 #include <jemalloc/jemalloc.h>
+#endif
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,10 +28,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#if RF_HAVE_DPDK
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
+#endif
 
 #include <ringflow/mempool.h>
 
@@ -110,6 +114,7 @@ static double rf_bulk(void *arg, const struct rf_bench_ctx *ctx)
 }
 
 /* ---- rte_mempool ---- */
+#if RF_HAVE_DPDK
 
 static double rte_single(void *arg, const struct rf_bench_ctx *ctx)
 {
@@ -137,8 +142,14 @@ static double rte_bulk(void *arg, const struct rf_bench_ctx *ctx)
 		rte_mempool_put_bulk(mp, o, BULK);
 	});
 }
+#else /* built without DPDK: the rows say "skipped" */
+struct rte_mempool;
+static double rte_single(void *arg, const struct rf_bench_ctx *ctx) { (void)arg, (void)ctx; return -1; }
+static double rte_bulk(void *arg, const struct rf_bench_ctx *ctx) { (void)arg, (void)ctx; return -1; }
+#endif
 
 /* ---- allocators ---- */
+#if RF_HAVE_JEMALLOC
 
 static double je_single(void *arg, const struct rf_bench_ctx *ctx)
 {
@@ -166,6 +177,10 @@ static double je_bulk(void *arg, const struct rf_bench_ctx *ctx)
 			sdallocx(o[i], OBJ_SIZE, 0);
 	});
 }
+#else /* built without jemalloc: the rows say "skipped" */
+static double je_single(void *arg, const struct rf_bench_ctx *ctx) { (void)arg, (void)ctx; return -1; }
+static double je_bulk(void *arg, const struct rf_bench_ctx *ctx) { (void)arg, (void)ctx; return -1; }
+#endif
 
 static double glibc_single(void *arg, const struct rf_bench_ctx *ctx)
 {
@@ -195,6 +210,7 @@ static double glibc_bulk(void *arg, const struct rf_bench_ctx *ctx)
 }
 
 /* ---- set-up ---- */
+#if RF_HAVE_DPDK
 
 static struct rte_mempool *rte_pool_anon(void)
 {
@@ -209,6 +225,7 @@ static struct rte_mempool *rte_pool_anon(void)
 	}
 	return mp;
 }
+#endif
 
 static void mempool_help(FILE *out)
 {
@@ -248,6 +265,7 @@ static int mempool_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_note("%s", why);
 
 	struct rte_mempool *rte_def = NULL, *rte_small = NULL;
+#if RF_HAVE_DPDK
 	if (eal >= 0) {
 		rte_def = rte_mempool_create("rfb_pool", POOL_N, OBJ_SIZE, CACHE, 0, NULL, NULL, NULL,
 					     NULL, SOCKET_ID_ANY, 0);
@@ -259,6 +277,9 @@ static int mempool_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		if (!rte_small)
 			rf_bench_note("rte_mempool_populate_anon failed: %s", rte_strerror(rte_errno));
 	}
+#endif
+	if (!RF_HAVE_JEMALLOC)
+		rf_bench_note("jemalloc skipped: built without jemalloc (RF_WITH_JEMALLOC)");
 	rf_bench_note("ringflow on %s, rte_mempool on %s", rf_huge ? "2 MiB hugepages" : "4 KiB pages",
 		      eal == 1 ? "2 MiB hugepages" : eal == 0 ? "4 KiB pages" : "nothing (no EAL)");
 	rf_bench_note("pool: %u objects of %u B, per-thread (per-lcore) cache %u; ringflow stride %zu B",
@@ -281,10 +302,12 @@ static int mempool_run(int argc, char **argv, const struct rf_bench_opts *opts)
 
 	rf_mempool_free(rf_def);
 	rf_mempool_free(rf_small);
+#if RF_HAVE_DPDK
 	rte_mempool_free(rte_def);
 	rte_mempool_free(rte_small);
 	if (eal >= 0)
-		rte_eal_cleanup();
+		rf_bench_eal_stop();
+#endif
 	rf_bench_hugepages_release(added);
 	return 0;
 }

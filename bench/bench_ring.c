@@ -203,6 +203,10 @@ static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_case(opts, "ring", "mpmc_1p1c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_11, 5);
 	rf_bench_case(opts, "ring", "mpmc_2p2c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_22, 5);
 	rf_bench_case(opts, "ring", "handoff", "ns", RF_LOWER_IS_BETTER, handoff, 7);
+	if (!RF_HAVE_DPDK)
+		rf_bench_note("rte_ring skipped: built without DPDK (RF_WITH_DPDK)");
+	if (!RF_HAVE_CK)
+		rf_bench_note("ck_ring skipped: built without Concurrency Kit (RF_WITH_CK)");
 	rf_bench_note("ck_ring has no burst call: its bursts are loops of single enqueues");
 	rf_bench_note("2p2c puts two threads on each of the two CPUs (oversubscribed here)");
 	rf_bench_print_table(opts, "ring");

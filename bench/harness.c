@@ -25,6 +25,7 @@ struct result {
 	enum rf_better better;
 	double median, best;
 	unsigned reps;
+	bool skipped; /* the implementation could not run (not built in, or failed to set up) */
 };
 
 static struct result results[MAX_RESULTS];
@@ -191,6 +192,28 @@ void rf_bench_record(const struct rf_bench_opts *opts, const char *bench, const 
 	r->median = median;
 	r->best = best;
 	r->reps = reps;
+	r->skipped = false;
+}
+
+void rf_bench_record_skipped(const struct rf_bench_opts *opts, const char *bench,
+			     const char *case_name, const char *impl, const char *unit)
+{
+	ensure_run_started();
+	if (opts->json) {
+		printf("{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"value\":null,"
+		       "\"unit\":\"%s\",\"skipped\":true}\n",
+		       bench, impl, case_name, unit);
+		fflush(stdout);
+	}
+	if (n_results >= MAX_RESULTS)
+		return;
+	struct result *r = &results[n_results++];
+	memset(r, 0, sizeof(*r));
+	copy_str(r->bench, sizeof(r->bench), bench);
+	copy_str(r->case_name, sizeof(r->case_name), case_name);
+	copy_str(r->impl, sizeof(r->impl), impl);
+	copy_str(r->unit, sizeof(r->unit), unit);
+	r->skipped = true;
 }
 
 int rf_bench_case(const struct rf_bench_opts *opts, const char *bench, const char *case_name,
@@ -235,8 +258,10 @@ int rf_bench_case(const struct rf_bench_opts *opts, const char *bench, const cha
 	fprintf(stderr, " done\n");
 
 	for (unsigned i = 0; i < n_impls; i++) {
-		if (unavailable[i] || n_ok[i] == 0)
+		if (unavailable[i] || n_ok[i] == 0) {
+			rf_bench_record_skipped(opts, bench, case_name, impls[i].impl, unit);
 			continue;
+		}
 		double best = samples[i][0];
 		for (unsigned s = 1; s < n_ok[i]; s++)
 			best = better == RF_HIGHER_IS_BETTER ? (samples[i][s] > best ? samples[i][s] : best)
@@ -295,7 +320,13 @@ void rf_bench_print_table(const struct rf_bench_opts *opts, const char *bench)
 			if (strcmp(v->case_name, r->case_name) != 0)
 				continue;
 			char ratio[32] = "";
-			if (ref && v != ref)
+			if (v->skipped) {
+				fprintf(out, "%-24s %-14s %12s %12s  %-8s %s\n",
+					v == &results[i] ? v->case_name : "", v->impl, "skipped",
+					"skipped", v->unit, "(see the notes)");
+				continue;
+			}
+			if (ref && v != ref && !ref->skipped)
 				snprintf(ratio, sizeof(ratio), "%.2fx", advantage(ref, v));
 			else if (ref)
 				snprintf(ratio, sizeof(ratio), "(reference)");

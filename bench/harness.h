@@ -60,6 +60,11 @@ void rf_bench_record(const struct rf_bench_opts *opts, const char *bench, const 
 		     const char *impl, const char *unit, enum rf_better better, double median,
 		     double best, unsigned reps);
 
+/* Records an implementation that did not run (built without its library, or its setup failed;
+ * say why with rf_bench_note): a "skipped" row in the table, "value":null in JSON. */
+void rf_bench_record_skipped(const struct rf_bench_opts *opts, const char *bench,
+			     const char *case_name, const char *impl, const char *unit);
+
 /* Adds a note printed under the table (e.g. why a peer was not run). printf-style. */
 void rf_bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -11,9 +11,13 @@
 #ifndef RINGFLOW_BENCH_RING_PEERS_H
 #define RINGFLOW_BENCH_RING_PEERS_H
 
+#if RF_HAVE_CK /* optional peers (RF_WITH_CK, RF_WITH_DPDK): a missing one is "skipped" */
 #include <ck_ring.h>
+#endif
 #include <pthread.h>
+#if RF_HAVE_DPDK
 #include <rte_ring.h>
+#endif
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -37,6 +41,7 @@ static inline unsigned rf_deq(void *q, void **o, unsigned n)
 }
 
 /* ---- DPDK rte_ring ---- */
+#if RF_HAVE_DPDK
 static inline void *rte_create(unsigned count, enum ring_mode m)
 {
 	unsigned flags = m == MODE_SPSC ? RING_F_SP_ENQ | RING_F_SC_DEQ
@@ -63,8 +68,15 @@ static inline unsigned rte_deq(void *q, void **o, unsigned n)
 {
 	return rte_ring_dequeue_burst(q, o, n, NULL);
 }
+#else /* built without DPDK: no ring, so rb_run_* returns -1 and the row says "skipped" */
+static inline void *rte_create(unsigned count, enum ring_mode m) { (void)count, (void)m; return NULL; }
+static inline void rte_destroy(void *q) { (void)q; }
+static inline unsigned rte_enq(void *q, void **o, unsigned n) { (void)q, (void)o, (void)n; return 0; }
+static inline unsigned rte_deq(void *q, void **o, unsigned n) { (void)q, (void)o, (void)n; return 0; }
+#endif
 
 /* ---- Concurrency Kit ck_ring ---- */
+#if RF_HAVE_CK
 struct ck_q {
 	ck_ring_t ring;
 	bool spsc;
@@ -118,6 +130,12 @@ static inline unsigned ck_deq(void *p, void **o, unsigned n)
 	}
 	return i;
 }
+#else /* built without Concurrency Kit */
+static inline void *ck_create(unsigned count, enum ring_mode m) { (void)count, (void)m; return NULL; }
+static inline void ck_destroy(void *q) { (void)q; }
+static inline unsigned ck_enq(void *q, void **o, unsigned n) { (void)q, (void)o, (void)n; return 0; }
+static inline unsigned ck_deq(void *q, void **o, unsigned n) { (void)q, (void)o, (void)n; return 0; }
+#endif
 
 /* ---- mutex ring: the floor ---- */
 struct mutex_q {

@@ -1,11 +1,12 @@
 # cmake --install: library (static + shared), public headers, ringflow.pc and a CMake package
 # config, so both `pkg-config --cflags --libs ringflow` and `find_package(ringflow)` work.
+# Exported: ringflow::ringflow (shared) and ringflow::ringflow_static; nothing internal (the
+# warnings target ringflow_flags is build-only).
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ringflow_static ringflow_shared ringflow_flags EXPORT ringflowTargets
+install(TARGETS ringflow_static ringflow_shared EXPORT ringflowTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/ringflow DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT ringflowTargets NAMESPACE ringflow:: FILE ringflowTargets.cmake

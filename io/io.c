@@ -242,8 +242,7 @@ int rf_io_config_parse(const char *spec, struct rf_io_config *cfg, char *err, si
 		if (!memchr(p, '=', n) && !memchr(p, ',', n)) {
 			if (!valid_name(p, n))
 				return rf_io_err(err, len, "bad transport '%.*s' in '%s': expected "
-						 "e.g. %s:udp:listen=0.0.0.0:9000", (int)n, p, spec,
-						 cfg->driver);
+						 "lower-case letters, digits or _ (e.g. uring:udp:listen=0.0.0.0:9000)", (int)n, p, spec);
 			memcpy(cfg->transport, p, n);
 			p = colon + 1;
 		}
@@ -374,8 +373,10 @@ int rf_io_config_get_addr(const struct rf_io_config *cfg, const char *key,
 	char *end;
 	errno = 0;
 	unsigned long pn = strtoul(port, &end, 10);
-	if (!*port || *end || errno || pn > 65535 || port[0] == '-')
+	if (!*port || *end || errno || port[0] == '-')
 		goto bad;
+	if (pn > 65535)
+		return rf_io_err(err, len, "%s: %s=%s: port %lu out of range 0..65535", cfg_name(cfg), key, v, pn);
 	memset(ss, 0, sizeof(*ss));
 	struct sockaddr_in *in = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;

@@ -3,8 +3,8 @@
  * drivers' ops tables (listed in io.c's registry) and small helpers the drivers use.
  *
  * Adding a driver: define `const struct rf_io_ops rf_io_<name>_ops` in io/<name>.c, declare
- * it in your slot below and list it in your slot of rf_io_builtin[] in io/io.c (the slots
- * keep merges of different drivers conflict-free).
+ * it below and list it in rf_io_builtin[] in io/io.c. An optional driver built without its
+ * library gets a stub of the same name from io/absent.c.in (listed as absent, with why).
  */
 #ifndef RINGFLOW_IO_PVT_H
 #define RINGFLOW_IO_PVT_H
@@ -16,14 +16,12 @@
 #include <ringflow/io.h>
 #include <ringflow/io_driver.h>
 
-/* sockets (runtime) */
+/* sockets */
 extern const struct rf_io_ops rf_io_udp_ops;
 extern const struct rf_io_ops rf_io_tcp_ops;
-
-/* io_uring (echo-bench): declare rf_io_uring_ops below this line */
+/* io_uring */
 extern const struct rf_io_ops rf_io_uring_ops;
-
-/* AF_XDP, DPDK (bypass): declare rf_io_xdp_ops, rf_io_dpdk_ops below this line */
+/* AF_XDP, DPDK */
 extern const struct rf_io_ops rf_io_xdp_ops;
 extern const struct rf_io_ops rf_io_dpdk_ops;
 

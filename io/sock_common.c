@@ -25,7 +25,7 @@ int rf_sock_opts_parse(const struct rf_io_config *cfg, struct rf_sock_opts *o, c
 	memset(o, 0, sizeof(*o));
 	if (!!lis == !!con)
 		return rf_io_err(err, len, "%s: give exactly one of listen=IP:PORT or connect=IP:PORT "
-				 "(e.g. %s:listen=0.0.0.0:9000)", d, cfg->spec);
+				 "(e.g. %s:listen=0.0.0.0:9000)", d, d);
 	o->connect = con != NULL;
 	int rc = rf_io_config_get_addr(cfg, o->connect ? "connect" : "listen", &o->addr, &o->alen,
 				       err, len);

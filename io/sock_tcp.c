@@ -17,17 +17,9 @@
  * A connection whose peer closed is kept until what the app sends in reply has been
  * flushed (an echo's last answers are not lost), then closed at the next rx_burst.
  *
- * Framing `inline16` is for protocols whose header carries the frame's length (OpenFlow:
- * 16 bits at offset 2, counting the header): the driver reads the length at `frame_off`,
- * delivers whole frames header included, and sends buffers as they are. A length below
- * `frame_min` cannot be resynchronised: the driver hands the app that frame's first
- * frame_min bytes flagged RF_PKTBUF_F_BAD_FRAME (so it can answer with an error), reads no
- * more from the connection and closes it once the answer is sent.
- * With `events=1` the app also sees each connection open (RF_PKTBUF_F_CONN_UP, before its
- * first message) and go (RF_PKTBUF_F_CONN_DOWN, after its last) as zero-length buffers, and
- * may close one itself (RF_PKTBUF_F_CLOSE / RF_PKTBUF_F_ABORT on a tx buffer).
- * Messages longer than a buffer of dev->pool come in a buffer of the jumbo pool when one is
- * set (rf_io_set_jumbo_pool); without one they are dropped and counted.
+ * Framings (prefix16, inline16), bad frames, the jumbo pool and connection events (`events=1`)
+ * are the stream layer's (stream_pvt.h), shared with uring:tcp. The app may close a
+ * connection itself (RF_PKTBUF_F_CLOSE / RF_PKTBUF_F_ABORT on a tx buffer).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,13 +35,12 @@
 
 #include "io_pvt.h"
 #include "sock_pvt.h"
+#include "stream_pvt.h"
 
 #define TCP_RBUF (128u * 1024) /* > 2 + 65535: always room for one whole message */
 #define TCP_WBUF (256u * 1024) /* pending output per connection */
 #define TCP_EVENTS 64
-#define TCP_DRIVER_KEYS RF_SOCK_TCP_KEYS ",framing,frame_off,frame_min,events"
-
-enum tcp_framing { TCP_PREFIX16, TCP_INLINE16 };
+#define TCP_DRIVER_KEYS RF_SOCK_TCP_KEYS "," RF_STREAM_KEYS
 
 struct tcp_conn {
 	int fd;             /* -1: free slot */
@@ -78,14 +69,12 @@ struct tcp_queue {
 	unsigned *touched;      /* slots written to in this tx_burst */
 	unsigned ntouched;
 	unsigned default_slot;  /* connect mode: the queue's connection */
-	uint64_t *downs;        /* events: flows closed whose CONN_DOWN is still to be handed over */
-	unsigned ndowns, downs_cap;
+	struct rf_stream_downs downs; /* events: flows closed whose CONN_DOWN is owed */
 };
 
 struct tcp_dev {
-	bool connect, nodelay, events;
-	enum tcp_framing framing;
-	uint32_t frame_off, frame_min; /* inline16: where the length is; the shortest frame */
+	bool connect, nodelay;
+	struct rf_stream_cfg sc;
 	unsigned nq;
 	struct tcp_queue q[];
 };
@@ -132,12 +121,9 @@ static void conn_close(struct tcp_queue *q, unsigned slot)
 			q->pending[i] = q->pending[--q->npending];
 			break;
 		}
-	if (q->downs && !c->up_owed) { /* the app knew this connection: tell it it is gone */
-		if (q->ndowns < q->downs_cap)
-			q->downs[q->ndowns++] = conn_flow(q, slot);
-		else
-			rf_stat_add(&q->st.rx_drops, 1); /* cannot happen: cap covers every open conn */
-	}
+	if (q->downs.flow && !c->up_owed && /* the app knew this connection: tell it it is gone */
+	    !rf_stream_downs_push(&q->downs, conn_flow(q, slot)))
+		rf_stat_add(&q->st.rx_drops, 1); /* cannot happen: cap covers every open conn */
 	*c = (struct tcp_conn){.fd = -1};
 	q->nconns--;
 	rf_stat_add(&q->st.conns_open, (uint64_t)-1);
@@ -168,7 +154,7 @@ static int conn_add(struct tcp_queue *q, int fd, const struct sockaddr *peer, so
 		return -1;
 	}
 	c->fd = fd;
-	c->up_owed = q->downs != NULL;
+	c->up_owed = q->downs.flow != NULL;
 	c->gen = q->next_gen++; /* starts at 1 and skips 0, so a flow is never 0 */
 	if (q->next_gen == 0)
 		q->next_gen = 1;
@@ -195,7 +181,7 @@ static void tcp_close_priv(struct tcp_dev *t)
 		free(q->conns);
 		free(q->pending);
 		free(q->touched);
-		free(q->downs);
+		rf_stream_downs_free(&q->downs);
 	}
 	free(t);
 }
@@ -206,19 +192,9 @@ static int tcp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	int rc = rf_sock_opts_parse(cfg, &o, err, len);
 	if (rc)
 		return rc;
-	unsigned framing;
-	uint32_t frame_off, frame_min;
-	bool events;
-	if ((rc = rf_io_config_get_enum(cfg, "framing", "prefix16|inline16", TCP_PREFIX16, &framing,
-					err, len)) ||
-	    (rc = rf_io_config_get_u32(cfg, "frame_off", 0, 0, 64, &frame_off, err, len)) ||
-	    (rc = rf_io_config_get_u32(cfg, "frame_min", frame_off + 2, frame_off + 2, 1024,
-				       &frame_min, err, len)) ||
-	    (rc = rf_io_config_get_bool(cfg, "events", false, &events, err, len)))
+	struct rf_stream_cfg sc;
+	if ((rc = rf_stream_cfg_parse(cfg, "tcp", &sc, err, len)))
 		return rc;
-	if (framing == TCP_PREFIX16 &&
-	    (rf_io_config_get(cfg, "frame_off") || rf_io_config_get(cfg, "frame_min")))
-		return rf_io_err(err, len, "tcp: frame_off and frame_min need framing=inline16");
 	size_t sz = sizeof(struct tcp_dev) + dev->nqueues * sizeof(struct tcp_queue);
 	struct tcp_dev *t = aligned_alloc(RF_CACHE_LINE, (sz + RF_CACHE_LINE - 1) & ~(size_t)(RF_CACHE_LINE - 1));
 	if (!t)
@@ -226,10 +202,7 @@ static int tcp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	memset(t, 0, sz);
 	t->connect = o.connect;
 	t->nodelay = o.nodelay;
-	t->events = events;
-	t->framing = (enum tcp_framing)framing;
-	t->frame_off = frame_off;
-	t->frame_min = frame_min;
+	t->sc = sc;
 	t->nq = dev->nqueues;
 	unsigned maxc = o.connect ? 1 : o.max_conns;
 	for (unsigned i = 0; i < t->nq; i++) {
@@ -243,13 +216,13 @@ static int tcp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		q->touched = malloc(maxc * sizeof(*q->touched));
 		/* Each pending CONN_DOWN names a connection whose CONN_UP was handed over, and
 		 * at most max_conns more can open and close before the next rx_burst drains them. */
-		q->downs_cap = events ? 2 * maxc + 1 : 0;
-		q->downs = events ? malloc(q->downs_cap * sizeof(*q->downs)) : NULL;
+		if (sc.events && rf_stream_downs_init(&q->downs, 2 * maxc + 1))
+			errno = ENOMEM;
 		if (q->conns)
 			for (unsigned s = 0; s < maxc; s++)
 				q->conns[s] = (struct tcp_conn){.fd = -1};
 		q->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (!q->conns || !q->pending || !q->touched || (events && !q->downs) || q->epfd < 0) {
+		if (!q->conns || !q->pending || !q->touched || (sc.events && !q->downs.flow) || q->epfd < 0) {
 			rc = -(errno ? errno : ENOMEM);
 			rf_io_err(err, len, "tcp: cannot set up queue %u: %s", i, strerror(-rc));
 			goto fail;
@@ -385,40 +358,16 @@ static void conn_read(struct tcp_queue *q, unsigned slot)
 	}
 }
 
-/* The frame at the front of a connection's input: `consume` bytes of it to drop once it is
- * handed over, the `len` bytes to hand over from `off`, and whether it is a bad frame. */
-struct frame {
-	uint32_t consume, off, len;
-	bool bad;
-};
-
-/* True when a whole frame (or, inline16, a bad frame's first frame_min bytes) is buffered. */
-static bool next_frame(const struct tcp_dev *t, const struct tcp_conn *c, struct frame *f)
+/* The frame at the front of a connection's input (the stream layer's rule). */
+static bool next_frame(const struct tcp_dev *t, const struct tcp_conn *c, struct rf_stream_frame *f)
 {
-	uint32_t avail = c->rlen - c->roff;
-	const uint8_t *p = c->rbuf + c->roff;
-	if (t->framing == TCP_PREFIX16) {
-		if (avail < 2)
-			return false;
-		uint32_t l = ((uint32_t)p[0] << 8) | p[1];
-		*f = (struct frame){.consume = 2 + l, .off = 2, .len = l};
-		return avail >= 2 + l;
-	}
-	if (avail < t->frame_off + 2)
-		return false;
-	uint32_t l = ((uint32_t)p[t->frame_off] << 8) | p[t->frame_off + 1];
-	if (l < t->frame_min) { /* the stream cannot be resynchronised after this */
-		*f = (struct frame){.consume = avail, .off = 0, .len = t->frame_min, .bad = true};
-		return avail >= t->frame_min;
-	}
-	*f = (struct frame){.consume = l, .off = 0, .len = l};
-	return avail >= l;
+	return rf_stream_next_frame(&t->sc, c->rbuf + c->roff, c->rlen - c->roff, f);
 }
 
 /* Something to hand over: a CONN_UP still owed or a whole frame. */
 static bool conn_has_work(const struct tcp_dev *t, const struct tcp_conn *c)
 {
-	struct frame f;
+	struct rf_stream_frame f;
 	return c->up_owed || next_frame(t, c, &f);
 }
 
@@ -434,15 +383,6 @@ static void conn_stop_reading(struct tcp_queue *q, unsigned slot)
 	q->neof++;
 	struct epoll_event ev = {.events = c->want_out ? EPOLLOUT : 0u, .data.u64 = slot + 1};
 	epoll_ctl(q->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-}
-
-/* A buffer for len bytes: from dev->pool, or the jumbo pool when it is longer than that. */
-static struct rf_pktbuf *alloc_for(struct rf_io_dev *dev, uint32_t len)
-{
-	unsigned room = rf_pktbuf_pool_data_room(dev->pool); /* 0: external pool, unknown */
-	if (dev->jumbo_pool && room && len > room)
-		return rf_pktbuf_alloc(dev->jumbo_pool);
-	return rf_pktbuf_alloc(dev->pool);
 }
 
 static void set_origin(struct rf_pktbuf *b, const struct tcp_queue *q, unsigned slot)
@@ -467,36 +407,31 @@ static bool conn_extract(struct rf_io_dev *dev, struct tcp_dev *t, struct tcp_qu
 			 unsigned slot, struct rx_out *o)
 {
 	struct tcp_conn *c = &q->conns[slot];
-	struct frame f;
+	struct rf_stream_frame f;
 	if (c->up_owed && o->got < o->n) {
-		struct rf_pktbuf *b = rf_pktbuf_alloc(dev->pool);
+		struct rf_pktbuf *b = rf_stream_event(dev, RF_PKTBUF_F_CONN_UP, conn_flow(q, slot),
+						      q->qidx, &c->peer, (uint32_t)c->peer_len);
 		if (!b) {
 			rf_stat_add(&q->st.rx_nobuf, 1);
 			return false;
 		}
-		b->flags = RF_PKTBUF_F_CONN_UP;
-		set_origin(b, q, slot);
 		c->up_owed = false;
 		o->pkts[o->got++] = b;
 	}
 	while (!c->up_owed && o->got < o->n && next_frame(t, c, &f)) {
-		struct rf_pktbuf *b = alloc_for(dev, f.len);
-		if (!b) {
+		struct rf_pktbuf *b;
+		enum rf_stream_take r = rf_stream_take(dev, &f, c->rbuf + c->roff, &b);
+		if (r == RF_STREAM_NOBUF) {
 			rf_stat_add(&q->st.rx_nobuf, 1);
 			return false;
 		}
-		if (f.len > b->buf_len - b->data_off) {
-			rf_pktbuf_free(b); /* longer than a buffer's room: drop, keep the stream */
+		c->roff += f.consume;
+		if (r == RF_STREAM_DROPPED) {
 			rf_stat_add(&q->st.rx_drops, 1);
-			c->roff += f.consume;
 			continue;
 		}
-		memcpy(rf_pktbuf_data(b), c->rbuf + c->roff + f.off, f.len);
-		c->roff += f.consume;
-		b->data_len = f.len;
 		set_origin(b, q, slot);
 		if (f.bad) {
-			b->flags = RF_PKTBUF_F_BAD_FRAME;
 			rf_stat_add(&q->st.rx_drops, 1);
 			conn_stop_reading(q, slot);
 		} else {
@@ -526,24 +461,16 @@ static bool drain_pending(struct rf_io_dev *dev, struct tcp_dev *t, struct tcp_q
 	return true;
 }
 
-/* events: CONN_DOWN buffers for the connections closed since the last call, oldest first. */
+/* events: CONN_DOWN buffers for the connections closed since the last call, oldest first.
+ * True when none is owed any more. */
 static bool hand_over_downs(struct rf_io_dev *dev, struct tcp_queue *q, struct rx_out *o)
 {
-	unsigned k = 0;
-	while (k < q->ndowns && o->got < o->n) {
-		struct rf_pktbuf *b = rf_pktbuf_alloc(dev->pool);
-		if (!b) {
-			rf_stat_add(&q->st.rx_nobuf, 1);
-			break;
-		}
-		b->flags = RF_PKTBUF_F_CONN_DOWN;
-		b->flow = q->downs[k++];
-		b->queue = (uint16_t)q->qidx;
-		o->pkts[o->got++] = b;
-	}
-	memmove(q->downs, q->downs + k, (q->ndowns - k) * sizeof(*q->downs));
-	q->ndowns -= k;
-	return q->ndowns == 0;
+	bool nobuf;
+	o->got += rf_stream_downs_hand_over(dev, &q->downs, q->qidx, o->pkts + o->got,
+					    o->n - o->got, &nobuf);
+	if (nobuf)
+		rf_stat_add(&q->st.rx_nobuf, 1);
+	return q->downs.n == 0;
 }
 
 static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
@@ -559,7 +486,7 @@ static unsigned tcp_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 		if (c->fd >= 0 && c->eof && c->woff == c->wlen && !conn_has_work(t, c))
 			conn_close(q, s);
 	}
-	if (q->ndowns && !hand_over_downs(dev, q, &o))
+	if (q->downs.n && !hand_over_downs(dev, q, &o))
 		goto out;
 	/* Whole messages left from an earlier call (more than n arrived at once). */
 	if (!drain_pending(dev, t, q, &o) || o.got == o.n)
@@ -615,7 +542,7 @@ static bool conn_append(struct tcp_dev *t, struct tcp_queue *q, unsigned s,
 			const struct rf_pktbuf *b, bool *dead)
 {
 	struct tcp_conn *c = &q->conns[s];
-	uint32_t hdr = t->framing == TCP_PREFIX16 ? 2 : 0;
+	uint32_t hdr = rf_stream_hdr_len(&t->sc);
 	uint32_t need = hdr + b->data_len;
 	*dead = false;
 	if (c->wlen + need > TCP_WBUF && c->woff > 0) {
@@ -631,10 +558,7 @@ static bool conn_append(struct tcp_dev *t, struct tcp_queue *q, unsigned s,
 		if (c->wlen + need > TCP_WBUF)
 			return false;
 	}
-	if (hdr) {
-		c->wbuf[c->wlen] = (uint8_t)(b->data_len >> 8);
-		c->wbuf[c->wlen + 1] = (uint8_t)b->data_len;
-	}
+	rf_stream_put_hdr(&t->sc, c->wbuf + c->wlen, b->data_len);
 	memcpy(c->wbuf + c->wlen + hdr, rf_pktbuf_data(b), b->data_len);
 	if (!c->touched && !c->want_out) {
 		c->touched = true; /* flushed once in tx_burst; EPOLLOUT flushes the others */
@@ -651,7 +575,7 @@ static unsigned tcp_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 	struct tcp_queue *q = &t->q[queue];
 	unsigned done = 0, sent = 0, drops = 0;
 	bool closing = false;
-	uint32_t limit = t->framing == TCP_PREFIX16 ? 65535 : TCP_WBUF / 2;
+	uint32_t limit = rf_stream_tx_max(&t->sc, TCP_WBUF);
 	uint64_t bytes = 0;
 	q->ntouched = 0;
 	for (; done < n; done++) {
@@ -668,8 +592,7 @@ static unsigned tcp_tx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pk
 			continue;
 		}
 		bool close = b->flags & RF_PKTBUF_F_CLOSE, dead;
-		/* Zero-length data: a prefix16 empty message, else nothing to send. */
-		if (b->data_len || (t->framing == TCP_PREFIX16 && !close)) {
+		if (rf_stream_tx_writes(&t->sc, b)) {
 			if (!conn_append(t, q, (unsigned)s, b, &dead))
 				break; /* the peer is not reading: the caller keeps the rest */
 			if (dead) {

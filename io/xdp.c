@@ -588,7 +588,7 @@ static int xdp_probe(char *why, size_t len)
 	if (!(eff >> CAP_NET_ADMIN & 1) ||
 	    !((eff >> CAP_BPF & 1) || (eff >> CAP_SYS_ADMIN & 1))) {
 		snprintf(why, len, "needs CAP_NET_ADMIN and CAP_BPF: run as root or `setcap "
-			 "cap_net_admin,cap_bpf,cap_ipc_lock+ep <binary>`");
+			 "cap_net_admin,cap_net_raw,cap_bpf,cap_perfmon,cap_ipc_lock+ep <binary>`");
 		return -EPERM;
 	}
 	return 0;

@@ -164,11 +164,8 @@ unsigned rf_mempool_avail_count(const struct rf_mempool *mp)
 {
 	if (!mp)
 		return 0;
-	pthread_mutex_lock(&rf_mp_lock); /* keeps the caches alive while we read them */
-	unsigned sum = rf_ring_count(mp->ring);
-	for (struct rf_mempool_cache *c = mp->slow->caches; c; c = c->next)
-		sum += atomic_load_explicit(&c->len, memory_order_relaxed); /* a statistic */
-	pthread_mutex_unlock(&rf_mp_lock);
+	/* No lock: caches live as long as the pool (mempool_cache.c). */
+	unsigned sum = rf_ring_count(mp->ring) + rf_mp_caches_count(mp);
 	return sum > mp->n ? mp->n : sum;
 }
 

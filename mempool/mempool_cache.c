@@ -4,8 +4,9 @@
  * Each thread has a table of cache slots indexed by pool id (rf_mempool_tls_pvt, 16 bytes a
  * pool). A slot is valid when its gen equals the pool's: pools get a fresh gen each time they
  * are created, so a slot left by a freed pool whose id was reused is simply stale. The pool
- * owns its caches (a list under rf_mp_lock) so rf_mempool_free and rf_mempool_avail_count can
- * reach them; a pthread key destructor flushes and frees a thread's caches when it exits.
+ * owns its caches (a list that only grows until the pool is freed) so rf_mempool_free and
+ * rf_mempool_avail_count can reach them, the latter without a lock; a pthread key destructor
+ * flushes a thread's caches when it exits and leaves them for the next thread to attach.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +17,6 @@ _Thread_local struct rf_mempool_tls_pvt rf_mempool_tls_pvt[RF_MEMPOOL_MAX_CACHED
 
 static pthread_key_t rf_mp_exit_key;
 static pthread_once_t rf_mp_exit_once = PTHREAD_ONCE_INIT;
-
-static void rf_mp_cache_unlink_locked(struct rf_mempool *mp, struct rf_mempool_cache *c)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		mp->slow->caches = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-}
 
 /* Moves a cache's objects back to the ring (caller is the cache's thread, or it is gone). */
 static void rf_mp_cache_drain(struct rf_mempool *mp, struct rf_mempool_cache *c)
@@ -48,9 +39,7 @@ static void rf_mp_thread_exit(void *unused)
 		struct rf_mempool *mp = rf_mp_slots[id].mp;
 		if (mp && rf_mp_slots[id].gen == t->gen) {
 			rf_mp_cache_drain(mp, t->cache);
-			rf_mp_cache_retire_locked(mp, t->cache);
-			rf_mp_cache_unlink_locked(mp, t->cache);
-			free(t->cache);
+			t->cache->owned = false; /* kept in the list for the next thread */
 		}
 		t->gen = 0;
 		t->cache = NULL;
@@ -67,9 +56,26 @@ static struct rf_mempool_cache *rf_mp_cache_attach(struct rf_mempool *mp)
 {
 	if (mp->cache_size == 0)
 		return NULL;
+	pthread_once(&rf_mp_exit_once, rf_mp_exit_key_init);
+	/* Any non-NULL value makes the destructor run when this thread exits. */
+	pthread_setspecific(rf_mp_exit_key, rf_mempool_tls_pvt);
+
+	/* A cache left by a thread that exited (empty), else a new one pushed on the list. */
+	struct rf_mempool_cache *c = NULL;
+	pthread_mutex_lock(&rf_mp_lock);
+	for (c = atomic_load_explicit(&mp->slow->caches, memory_order_relaxed); c;
+	     c = atomic_load_explicit(&c->next, memory_order_relaxed))
+		if (!c->owned)
+			break;
+	if (c)
+		c->owned = true;
+	pthread_mutex_unlock(&rf_mp_lock);
+	if (c)
+		goto bind;
+
 	size_t sz = sizeof(struct rf_mempool_cache) + 2 * (size_t)mp->cache_size * sizeof(void *);
 	sz = (sz + RF_CACHE_LINE - 1) / RF_CACHE_LINE * RF_CACHE_LINE;
-	struct rf_mempool_cache *c = aligned_alloc(RF_CACHE_LINE, sz);
+	c = aligned_alloc(RF_CACHE_LINE, sz);
 	if (!c)
 		return NULL; /* the caller goes to the ring directly */
 	memset(c, 0, sizeof(*c));
@@ -77,18 +83,16 @@ static struct rf_mempool_cache *rf_mp_cache_attach(struct rf_mempool *mp)
 	c->size = mp->cache_size;
 	c->flushthresh = mp->flushthresh;
 	c->mp = mp;
-
-	pthread_once(&rf_mp_exit_once, rf_mp_exit_key_init);
-	/* Any non-NULL value makes the destructor run when this thread exits. */
-	pthread_setspecific(rf_mp_exit_key, rf_mempool_tls_pvt);
+	c->owned = true;
 
 	pthread_mutex_lock(&rf_mp_lock);
-	c->next = mp->slow->caches;
-	if (c->next)
-		c->next->prev = c;
-	mp->slow->caches = c;
+	atomic_init(&c->next, atomic_load_explicit(&mp->slow->caches, memory_order_relaxed));
+	/* release: pairs with the acquire load in rf_mempool_avail_count, which then sees c
+	 * (and its next) initialised. */
+	atomic_store_explicit(&mp->slow->caches, c, memory_order_release);
 	pthread_mutex_unlock(&rf_mp_lock);
 
+bind:;
 	struct rf_mempool_tls_pvt *t = &rf_mempool_tls_pvt[mp->id];
 	t->gen = mp->gen;
 	t->cache = c;
@@ -104,14 +108,6 @@ void rf_mempool_cache_flush(struct rf_mempool *mp)
 		rf_mp_cache_drain(mp, t->cache);
 }
 
-void rf_mp_cache_retire_locked(struct rf_mempool *mp, struct rf_mempool_cache *c)
-{
-	/* Relaxed: the cache's thread is gone or holds no reference any more. */
-	mp->slow->gone_misses += atomic_load_explicit(&c->misses, memory_order_relaxed);
-	mp->slow->gone_flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
-	mp->slow->gone_empty += atomic_load_explicit(&c->empty, memory_order_relaxed);
-}
-
 void rf_mempool_stats_get(const struct rf_mempool *mp, struct rf_mempool_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -119,12 +115,12 @@ void rf_mempool_stats_get(const struct rf_mempool *mp, struct rf_mempool_stats *
 		return;
 	st->n = mp->n;
 	st->avail = rf_mempool_avail_count(mp);
-	pthread_mutex_lock(&rf_mp_lock); /* keeps the caches alive while we read them */
-	st->cache_misses = mp->slow->gone_misses;
-	st->cache_flushes = mp->slow->gone_flushes;
-	st->empty = mp->slow->gone_empty +
-		    atomic_load_explicit(&mp->slow->empty_nocache, memory_order_relaxed);
-	for (struct rf_mempool_cache *k = mp->slow->caches; k; k = k->next) {
+	pthread_mutex_lock(&rf_mp_lock); /* no pool free while we read (caches live as long as it) */
+	st->empty = atomic_load_explicit(&mp->slow->empty_nocache, memory_order_relaxed);
+	/* Relaxed list walk: caches are pushed under rf_mp_lock (held here) and never freed
+	 * before the pool. */
+	for (struct rf_mempool_cache *k = atomic_load_explicit(&mp->slow->caches, memory_order_relaxed);
+	     k; k = atomic_load_explicit(&k->next, memory_order_relaxed)) {
 		/* Relaxed: single-writer counters, a snapshot. */
 		st->cache_misses += atomic_load_explicit(&k->misses, memory_order_relaxed);
 		st->cache_flushes += atomic_load_explicit(&k->flushes, memory_order_relaxed);
@@ -135,13 +131,24 @@ void rf_mempool_stats_get(const struct rf_mempool *mp, struct rf_mempool_stats *
 
 void rf_mp_caches_free_locked(struct rf_mempool *mp)
 {
-	struct rf_mempool_cache *c = mp->slow->caches;
+	struct rf_mempool_cache *c = atomic_load_explicit(&mp->slow->caches, memory_order_relaxed);
 	while (c) {
-		struct rf_mempool_cache *next = c->next;
+		struct rf_mempool_cache *next = atomic_load_explicit(&c->next, memory_order_relaxed);
 		free(c);
 		c = next;
 	}
-	mp->slow->caches = NULL;
+	atomic_store_explicit(&mp->slow->caches, NULL, memory_order_relaxed);
+}
+
+unsigned rf_mp_caches_count(const struct rf_mempool *mp)
+{
+	unsigned sum = 0;
+	/* acquire: pairs with the release push in rf_mp_cache_attach. Caches are never unlinked
+	 * while the pool lives, so the walk needs no lock. */
+	for (struct rf_mempool_cache *c = atomic_load_explicit(&mp->slow->caches, memory_order_acquire);
+	     c; c = atomic_load_explicit(&c->next, memory_order_relaxed)) /* next: set before the push */
+		sum += atomic_load_explicit(&c->len, memory_order_relaxed); /* a statistic */
+	return sum;
 }
 
 /* The calling thread's cache of mp, or NULL (no caches, or the cache could not be made). */
@@ -235,3 +242,4 @@ void rf_mempool_put_bulk_slow_pvt(struct rf_mempool *mp, void *const *objs, unsi
 	else
 		rf_mp_put_raw(mp, objs, n);
 }
+

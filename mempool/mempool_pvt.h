@@ -13,11 +13,11 @@
 enum { RF_MP_COOKIE_FREE = 0x5a, RF_MP_COOKIE_INUSE = 0xa5 };
 
 struct rf_mempool_slow_pvt {
-	struct rf_mempool_cache *caches; /* every thread's cache of this pool (under rf_mp_lock) */
+	/* every cache of this pool ever attached: pushed under rf_mp_lock, read without it */
+	struct rf_mempool_cache *_Atomic caches;
 	_Atomic uint8_t *cookie;         /* debug mode: one per object, else NULL */
-	/* Counters of caches already freed (their threads exited), under rf_mp_lock, and of
-	 * gets without a cache that failed (any thread: a read-modify-write, on failure only). */
-	uint64_t gone_misses, gone_flushes, gone_empty;
+	/* Gets without a cache that failed (any thread: a read-modify-write, on failure only).
+	 * Caches keep their own counters: a cache outlives its thread (reused, freed with the pool). */
 	_Atomic uint64_t empty_nocache;
 };
 
@@ -28,10 +28,9 @@ static inline void rf_mp_count(_Atomic uint64_t *c, uint64_t n)
 			      memory_order_relaxed);
 }
 
-/* Fold a cache's counters into the pool's before the cache is freed (under rf_mp_lock). */
-void rf_mp_cache_retire_locked(struct rf_mempool *mp, struct rf_mempool_cache *c);
 
-/* Serialises every slow path: pool create/free, cache attach/detach, avail_count. */
+/* Serialises the slow paths that change the set of pools or caches: pool create/free, cache
+ * attach and thread exit. Never taken by get/put or avail_count. */
 extern pthread_mutex_t rf_mp_lock;
 
 /* Pools that own a per-thread cache slot, by id; gen 0 when the slot is free (rf_mp_lock). */
@@ -51,6 +50,9 @@ void rf_mp_unmap_region(void *base, size_t mapped);
 
 /* mempool_cache.c: unlinks and frees every cache of mp (rf_mp_lock held; pool being freed). */
 void rf_mp_caches_free_locked(struct rf_mempool *mp);
+
+/* mempool_cache.c: objects in every thread's cache of mp, without a lock (a statistic). */
+unsigned rf_mp_caches_count(const struct rf_mempool *mp);
 
 /* mempool_cache.c: get/put through the calling thread's cache (made on first use) or, for
  * pools without one, the ring; no debug checks. get: 0 or -ENOBUFS, nothing taken. */

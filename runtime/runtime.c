@@ -28,7 +28,16 @@
 
 #include "runtime_pvt.h"
 
-static _Atomic(struct rf_runtime *) sig_rt;
+/* The runtimes that asked for SIGINT/SIGTERM (rf_runtime_handle_signals): the handler stops
+ * every one of them. Slots are claimed and cleared with atomics so the handler (which may run
+ * on any thread at any time) only ever loads them; the sigaction is installed by the first
+ * runtime that asks and the previous one restored when the last of them is destroyed
+ * (sig_lock orders those, never taken by the handler). */
+#define RF_SIG_MAX 64
+static _Atomic(struct rf_runtime *) sig_rt[RF_SIG_MAX];
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned sig_users; /* under sig_lock */
+static struct sigaction sig_old_int, sig_old_term; /* under sig_lock */
 
 static int rt_err(char *err, size_t len, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -450,20 +459,67 @@ bool rf_runtime_stopping(const struct rf_runtime *rt)
 static void on_signal(int sig)
 {
 	(void)sig;
-	rf_runtime_stop(atomic_load(&sig_rt));
+	int saved = errno; /* the handler must leave errno as it found it */
+	for (unsigned i = 0; i < RF_SIG_MAX; i++) {
+		/* acquire: pairs with the release store in rf_runtime_handle_signals, so the
+		 * runtime's stop_efd is seen initialised. */
+		struct rf_runtime *rt = atomic_load_explicit(&sig_rt[i], memory_order_acquire);
+		if (rt)
+			rf_runtime_stop(rt); /* a relaxed store and a write(): async-signal-safe */
+	}
+	errno = saved;
 }
 
 int rf_runtime_handle_signals(struct rf_runtime *rt)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	atomic_store(&sig_rt, rt);
-	if (sigaction(SIGINT, &sa, &rt->old_int) != 0 || sigaction(SIGTERM, &sa, &rt->old_term) != 0)
-		return -errno;
-	rt->signals = true;
-	return 0;
+	if (rt->signals)
+		return 0;
+	int rc = -ENOSPC;
+	pthread_mutex_lock(&sig_lock);
+	for (unsigned i = 0; i < RF_SIG_MAX; i++) {
+		if (atomic_load_explicit(&sig_rt[i], memory_order_relaxed))
+			continue;
+		/* release: pairs with the acquire load in on_signal. */
+		atomic_store_explicit(&sig_rt[i], rt, memory_order_release);
+		rc = 0;
+		if (sig_users == 0) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = on_signal;
+			sigemptyset(&sa.sa_mask);
+			if (sigaction(SIGINT, &sa, &sig_old_int) != 0) {
+				rc = -errno;
+			} else if (sigaction(SIGTERM, &sa, &sig_old_term) != 0) {
+				rc = -errno;
+				sigaction(SIGINT, &sig_old_int, NULL);
+			}
+			if (rc) {
+				atomic_store_explicit(&sig_rt[i], NULL, memory_order_relaxed);
+				break;
+			}
+		}
+		sig_users++;
+		rt->signals = true;
+		break;
+	}
+	pthread_mutex_unlock(&sig_lock);
+	return rc;
+}
+
+/* Take rt out of the handler's list; the last one out restores the previous handlers. */
+static void signals_release(struct rf_runtime *rt)
+{
+	pthread_mutex_lock(&sig_lock);
+	for (unsigned i = 0; i < RF_SIG_MAX; i++) {
+		struct rf_runtime *expect = rt;
+		atomic_compare_exchange_strong(&sig_rt[i], &expect, NULL);
+	}
+	if (--sig_users == 0) {
+		sigaction(SIGINT, &sig_old_int, NULL);
+		sigaction(SIGTERM, &sig_old_term, NULL);
+	}
+	rt->signals = false;
+	pthread_mutex_unlock(&sig_lock);
 }
 
 void rf_runtime_wait(struct rf_runtime *rt)
@@ -496,12 +552,8 @@ void rf_runtime_destroy(struct rf_runtime *rt)
 		rf_runtime_stop(rt);
 		rf_runtime_join(rt);
 	}
-	if (rt->signals) {
-		sigaction(SIGINT, &rt->old_int, NULL);
-		sigaction(SIGTERM, &rt->old_term, NULL);
-		struct rf_runtime *expect = rt;
-		atomic_compare_exchange_strong(&sig_rt, &expect, NULL);
-	}
+	if (rt->signals)
+		signals_release(rt);
 	rf_service_fini(rt);
 	pthread_mutex_destroy(&rt->gate_lock);
 	pthread_cond_destroy(&rt->gate_cond);

@@ -77,7 +77,6 @@ struct rf_runtime {
 	pthread_mutex_t gate_lock;
 	pthread_cond_t gate_cond;
 	bool gate_open;
-	struct sigaction old_int, old_term;
 
 	/* service thread */
 	pthread_t svc;

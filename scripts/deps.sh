@@ -16,6 +16,8 @@ PACKAGES=(
   iproute2 ethtool sockperf gnuplot-nox procps python3-os-ken
   # stream peer of the load generator's stream mode (bench/echo/modes.sh)
   iperf3
+  # non-root checks (tests/nonroot: setcap; setpriv is util-linux)
+  libcap2-bin util-linux
   # OpenFlow peers
   openvswitch-testcontroller
   # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and

@@ -4,7 +4,9 @@
  */
 #include "alloc_kernels.h"
 
+#if RF_HAVE_JEMALLOC /* optional peer (RF_WITH_JEMALLOC) */
 #include <jemalloc/jemalloc.h>
+#endif
 #include <ringflow/mempool.h>
 #include <string.h>
 
@@ -71,7 +73,9 @@ static inline uint64_t al_check(const void *obj, size_t size, bool zero)
 #define JEMALLOC_PUT(o, size) sdallocx((o), (size), 0) /* sized free: skips a size lookup */
 
 AL_KERNELS(glibc, GLIBC_GET, GLIBC_PUT)
+#if RF_HAVE_JEMALLOC
 AL_KERNELS(jemalloc, JEMALLOC_GET, JEMALLOC_PUT)
+#endif
 
 uint64_t al_mempool_pairs(struct rf_mempool *mp, uint64_t n, bool zero)
 {

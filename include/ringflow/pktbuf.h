@@ -61,9 +61,10 @@ struct rf_pktbuf_pool;
 struct rf_pktbuf {                 /* lives at the start of a mempool element (cache aligned) */
 	void *buf_addr;            /* start of the data area (headroom + room) */
 	uint32_t buf_len;          /* bytes of the data area */
-	uint16_t data_off;         /* packet starts at buf_addr + data_off (default: RF_PKTBUF_HEADROOM) */
-	uint16_t port;             /* rx: the receiving device's port id (rf_io_port_id) */
+	uint32_t data_off;         /* packet starts at buf_addr + data_off (default: RF_PKTBUF_HEADROOM);
+				    * 32 bits, as buf_len: an adj() can move it anywhere in a 1 MiB room */
 	uint32_t data_len;         /* bytes of packet */
+	uint16_t port;             /* device/port index */
 	uint16_t queue;            /* rx/tx queue */
 	uint16_t flags;
 	uint64_t timestamp_ns;     /* rx time (CLOCK_MONOTONIC) when the driver knows it, else 0 */
@@ -149,21 +150,21 @@ static inline uint32_t rf_pktbuf_tailroom(const struct rf_pktbuf *b)
 
 /* Grows the packet by len bytes at the front (into the headroom); returns the new start, or
  * NULL when the headroom is too small (nothing changes). */
-static inline void *rf_pktbuf_prepend(struct rf_pktbuf *b, uint16_t len)
+static inline void *rf_pktbuf_prepend(struct rf_pktbuf *b, uint32_t len)
 {
 	if (rf_unlikely(len > b->data_off))
 		return NULL;
-	b->data_off = (uint16_t)(b->data_off - len);
+	b->data_off -= len;
 	b->data_len += len;
 	return rf_pktbuf_data(b);
 }
 
 /* Drops len bytes from the front; returns the new start, or NULL when len > data_len. */
-static inline void *rf_pktbuf_adj(struct rf_pktbuf *b, uint16_t len)
+static inline void *rf_pktbuf_adj(struct rf_pktbuf *b, uint32_t len)
 {
 	if (rf_unlikely(len > b->data_len))
 		return NULL;
-	b->data_off = (uint16_t)(b->data_off + len);
+	b->data_off += len;
 	b->data_len -= len;
 	return rf_pktbuf_data(b);
 }

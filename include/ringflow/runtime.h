@@ -166,8 +166,10 @@ void rf_runtime_stop(struct rf_runtime *rt);
 /* True once rf_runtime_stop was called. */
 bool rf_runtime_stopping(const struct rf_runtime *rt);
 
-/* Install SIGINT/SIGTERM handlers that call rf_runtime_stop(rt) (one runtime per process;
- * rf_runtime_destroy restores the previous handlers). 0 or -errno. */
+/* Only on request: SIGINT/SIGTERM stop rt (rf_runtime_stop). The library installs no handler
+ * otherwise. Any number of runtimes of one process may ask (up to 64): a signal stops each;
+ * the handler is installed by the first and the previous one restored when the last of them
+ * is destroyed. 0, -ENOSPC or -errno (sigaction). */
 int rf_runtime_handle_signals(struct rf_runtime *rt);
 
 /* Block the caller until rf_runtime_stop is called (by a signal, a timer, a poller). */

@@ -2,7 +2,7 @@
  * io/net/net.h: the Ethernet/IPv4/UDP/ARP layer shared by the raw drivers (AF_XDP, DPDK).
  *
  * Raw drivers see whole Ethernet frames; ringflow apps see UDP payloads and a peer address
- * (the pktbuf contract in SHARED_API.md). This module is the one place that turns one into
+ * (the pktbuf contract in include/ringflow/pktbuf.h). This module is the one place that turns one into
  * the other, for both drivers:
  *   - rf_net_rx() parses a received frame. Every length read from the wire is checked
  *     against the frame length before it is used; a malformed frame is a verdict plus a

@@ -36,7 +36,7 @@ struct rf_xdp_cfg { /* as in redirect_port.bpf.c */
 	uint16_t flags; /* RF_XSK_PROG_ALL_FRAMES */
 };
 
-#define CAPS_FIX "run as root, or `setcap cap_net_admin,cap_bpf,cap_ipc_lock+ep <binary>`"
+#define CAPS_FIX "run as root, or `setcap cap_net_admin,cap_net_raw,cap_bpf,cap_perfmon,cap_ipc_lock+ep <binary>`"
 
 uint32_t rf_xsk_attached_id(int ifindex)
 {

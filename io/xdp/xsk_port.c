@@ -115,7 +115,7 @@ int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigne
 			pthread_mutex_unlock(&umems_lock);
 			if (rc == -ENOBUFS || rc == -ENOMEM || rc == -EPERM)
 				snprintf(err, errlen, "xdp: registering the %zu KiB UMEM failed (%s): "
-					 "over the memlock limit; raise it (`ulimit -l unlimited`, "
+					 "over the memlock limit, or no CAP_NET_RAW; raise it (`ulimit -l unlimited`, "
 					 "LimitMEMLOCK=) or grant CAP_IPC_LOCK", len >> 10,
 					 strerror(-rc));
 			else
@@ -156,8 +156,8 @@ int rf_xsk_port_open(struct rf_xsk_port **out, struct rf_xsk_prog *prog, unsigne
 		rc = xsk_socket__update_xskmap(p->xsk, prog->xsks_map_fd);
 	if (rc != 0) {
 		if (rc == -EPERM || rc == -EACCES)
-			snprintf(err, errlen, "xdp: AF_XDP socket refused (needs CAP_NET_ADMIN): run "
-				 "as root, or `setcap cap_net_admin,cap_bpf,cap_ipc_lock+ep <binary>`");
+			snprintf(err, errlen, "xdp: AF_XDP socket refused (needs CAP_NET_RAW): run "
+				 "as root, or `setcap cap_net_admin,cap_net_raw,cap_bpf,cap_perfmon,cap_ipc_lock+ep <binary>`");
 		else if (rc == -EBUSY)
 			snprintf(err, errlen, "xdp: %s queue %u already has an AF_XDP socket",
 				 prog->ifname, queue);

@@ -143,10 +143,12 @@ Test(modes, tcp_stream_bytes_and_checksum_match)
 	check_stream_intact("tcp");
 }
 
+#if RF_HAVE_URING /* the io_uring driver is optional (RF_WITH_URING) */
 Test(modes, uring_tcp_stream_bytes_and_checksum_match)
 {
 	check_stream_intact("uring:tcp");
 }
+#endif
 
 Test(modes, udp_stream_sink_counts_no_more_than_sent_and_nothing_corrupt)
 {
@@ -205,10 +207,12 @@ Test(modes, udp_rr_transactions_match_on_both_sides)
 	check_rr("udp", 3);
 }
 
+#if RF_HAVE_URING /* the io_uring driver is optional (RF_WITH_URING) */
 Test(modes, uring_tcp_rr_transactions_match_on_both_sides)
 {
 	check_rr("uring:tcp", 2);
 }
+#endif
 
 Test(modes, udp_rr_blocking_client_transactions_match_on_both_sides)
 {
@@ -216,10 +220,12 @@ Test(modes, udp_rr_blocking_client_transactions_match_on_both_sides)
 	check_rr_opts("udp", 1, true);
 }
 
+#if RF_HAVE_URING /* the io_uring driver is optional (RF_WITH_URING) */
 Test(modes, uring_udp_rr_blocking_client_transactions_match_on_both_sides)
 {
 	check_rr_opts("uring:udp", 2, true);
 }
+#endif
 
 static void check_crr(const char *prefix)
 {
@@ -248,10 +254,12 @@ Test(modes, tcp_crr_connections_counted_on_both_sides)
 	check_crr("tcp");
 }
 
+#if RF_HAVE_URING /* the io_uring driver is optional (RF_WITH_URING) */
 Test(modes, uring_tcp_crr_connections_counted_on_both_sides)
 {
 	check_crr("uring:tcp");
 }
+#endif
 
 Test(modes, crr_to_a_closed_port_fails_with_a_reason)
 {

@@ -198,7 +198,7 @@ Test(io_config, absent_driver_named_with_reason)
 	cr_assert_eq(rf_io_register(&mock_ops), -EEXIST);
 	rf_io_describe(d, sizeof(d));
 	cr_assert(strstr(d, "available: udp, tcp"), "%s", d);
-	cr_assert(strstr(d, "absent: frob (needs the frobnicator module: modprobe frob)"), "%s", d);
+	cr_assert(strstr(d, "frob (needs the frobnicator module: modprobe frob)"), "%s", d);
 	struct rf_pktbuf_pool *pool =
 		rf_pktbuf_pool_create("cfg2", 64, 256, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 	cr_assert_null(rf_io_open("frob:x=1", pool, err, sizeof(err)));
@@ -331,5 +331,61 @@ Test(io_config, port_ids_unique_stamped_on_rx_and_reused)
 	rf_io_close(d[0]);
 	rf_io_close(d[2]);
 	cr_assert_eq(rf_pktbuf_pool_avail(pool), 64, "every buffer back");
+	rf_pktbuf_pool_free(pool);
+}
+
+/* Every built-in driver is in the registry: usable, or absent with a reason. One built without
+ * its library (RF_WITH_<X>=OFF, or not found) says so, and opening it returns that line. */
+static void check_builtin(const char *name, bool built, const char *why)
+{
+	char all[2048], err[256], want[128];
+	rf_io_describe(all, sizeof(all));
+	struct rf_pktbuf_pool *pool =
+		rf_pktbuf_pool_create("cfgb", 64, 2048, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_not_null(pool);
+	if (built) {
+		cr_assert(!strstr(all, why), "%s is built in, yet: %s", name, all);
+	} else {
+		snprintf(want, sizeof(want), "%s (%s)", name, why);
+		cr_assert(strstr(all, want), "'%s' not in: %s", want, all);
+		cr_assert_null(rf_io_find(name));
+		snprintf(want, sizeof(want), "%s:listen=127.0.0.1:9", name);
+		cr_assert_null(rf_io_open(want, pool, err, sizeof(err)));
+		snprintf(want, sizeof(want), "%s: driver unavailable here: %s", name, why);
+		cr_assert_str_eq(err, want);
+	}
+	rf_pktbuf_pool_free(pool);
+}
+
+Test(io_registry, drivers_built_without_their_library_are_absent_with_the_reason)
+{
+	check_builtin("uring", RF_HAVE_URING, "built without liburing");
+	check_builtin("xdp", RF_HAVE_XDP, "built without libxdp");
+	check_builtin("dpdk", RF_HAVE_DPDK, "built without DPDK");
+	cr_assert_not_null(rf_io_find("udp"));
+	cr_assert_not_null(rf_io_find("tcp"));
+}
+
+/* The small truths of the error lines: a port past 65535 is out of range (not malformed), a
+ * bad transport's example has a driver with transports, the udp example is not the spec again. */
+Test(io_config, error_lines_say_what_is_wrong)
+{
+	struct rf_io_config c;
+	char err[256];
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	cr_assert_eq(rf_io_config_parse("udp:listen=127.0.0.1:70000", &c, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_get_addr(&c, "listen", &ss, &sl, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "udp: listen=127.0.0.1:70000: port 70000 out of range 0..65535");
+	cr_assert_eq(rf_io_config_parse("udp:listen=127.0.0.1:9x", &c, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_get_addr(&c, "listen", &ss, &sl, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "expected a numeric IPv4:port"), "%s", err);
+	cr_assert_eq(rf_io_config_parse("udp:U-DP:listen=1", &c, err, sizeof(err)), -EINVAL);
+	cr_assert_null(strstr(err, "udp:udp:"), "%s", err);
+	struct rf_pktbuf_pool *pool =
+		rf_pktbuf_pool_create("cfgt", 64, 256, 0, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_null(rf_io_open("udp:rcvbuf=65536", pool, err, sizeof(err)));
+	cr_assert_str_eq(err, "udp: give exactly one of listen=IP:PORT or connect=IP:PORT "
+			      "(e.g. udp:listen=0.0.0.0:9000)");
 	rf_pktbuf_pool_free(pool);
 }

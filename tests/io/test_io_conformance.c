@@ -672,7 +672,7 @@ Test(io_conformance, bad_config_rejected_with_one_line)
 		{"", "empty backend spec"},
 		{"UDP:listen=0.0.0.0:9", "bad backend spec"},
 		{"udp:listen=1.2.3:9000", "expected a numeric IPv4:port"},
-		{"udp:listen=127.0.0.1:70000", "expected a numeric IPv4:port"},
+		{"udp:listen=127.0.0.1:70000", "port 70000 out of range 0..65535"},
 		{"udp:connect=127.0.0.1:9,listen=127.0.0.1:9", "exactly one of listen"},
 		{"udp:busy_poll=x,listen=127.0.0.1:9", "busy_poll=x"},
 		{"udp:listen=127.0.0.1:9,listen=127.0.0.1:10", "given twice"},

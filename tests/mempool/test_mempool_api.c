@@ -362,3 +362,40 @@ Test(mempool_api, stats_count_misses_flushes_and_empty_gets)
 	cr_assert_eq(st.cache_flushes, 2);
 	rf_mempool_free(mp);
 }
+
+/* avail_count takes no lock: it runs while the mempool's process-wide lock is held (by this
+ * very thread, so a lock inside would deadlock, not race), and still counts every cache. */
+#include "mempool/mempool_pvt.h"
+
+Test(mempool_api, avail_count_takes_no_lock)
+{
+	struct rf_mempool *mp = rf_mempool_create("nolock", 64, 64, 16, Q);
+	cr_assert_not_null(mp);
+	void *o[10];
+	cr_assert_eq(rf_mempool_get_bulk(mp, o, 10), 0);
+	rf_mempool_put_bulk(mp, o, 4); /* 4 in this thread's cache, 6 held */
+	pthread_mutex_lock(&rf_mp_lock);
+	unsigned avail = rf_mempool_avail_count(mp);
+	pthread_mutex_unlock(&rf_mp_lock);
+	cr_assert_eq(avail, 58);
+	rf_mempool_put_bulk(mp, o + 4, 6);
+	rf_mempool_free(mp);
+}
+
+/* A thread that exits leaves its (drained) cache to the next thread: the list of caches does
+ * not grow with threads that come and go. */
+Test(mempool_api, caches_of_exited_threads_are_reused)
+{
+	struct rf_mempool *mp = rf_mempool_create("reuse", 40, 64, 32, Q);
+	for (int round = 0; round < 5; round++) {
+		pthread_t t;
+		pthread_create(&t, NULL, take_and_exit, mp);
+		pthread_join(t, NULL);
+	}
+	unsigned n = 0;
+	for (struct rf_mempool_cache *c = atomic_load(&mp->slow->caches); c; c = atomic_load(&c->next))
+		n++;
+	cr_assert_eq(n, 1, "%u caches after 5 threads, one at a time", n);
+	cr_assert_eq(rf_mempool_avail_count(mp), 40);
+	rf_mempool_free(mp);
+}

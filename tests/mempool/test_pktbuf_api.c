@@ -98,6 +98,28 @@ Test(pktbuf_api, buffer_layout_and_reset)
 	rf_pktbuf_pool_free(p);
 }
 
+/* data_off is as wide as the room: in a 1 MiB buffer, dropping 900 KB from the front lands
+ * where it should (a 16-bit offset would wrap). */
+Test(pktbuf_api, adj_past_64k_in_a_max_room_buffer)
+{
+	struct rf_pktbuf_pool *p = rf_pktbuf_pool_create("max", 1, RF_PKTBUF_MAX_ROOM, 0, Q);
+	cr_assert_not_null(p);
+	struct rf_pktbuf *b = rf_pktbuf_alloc(p);
+	cr_assert_not_null(b);
+	b->data_len = RF_PKTBUF_MAX_ROOM;
+	char *start = rf_pktbuf_data(b);
+	start[900000] = 'x';
+	char *at = rf_pktbuf_adj(b, 900000);
+	cr_assert_eq(at, start + 900000);
+	cr_assert_eq(*at, 'x');
+	cr_assert_eq(b->data_off, RF_PKTBUF_HEADROOM + 900000u);
+	cr_assert_eq(b->data_len, RF_PKTBUF_MAX_ROOM - 900000u);
+	cr_assert_eq(rf_pktbuf_tailroom(b), 0);
+	cr_assert_eq(rf_pktbuf_prepend(b, 900000), start);
+	rf_pktbuf_free(b);
+	rf_pktbuf_pool_free(p);
+}
+
 Test(pktbuf_api, prepend_and_adj_stay_inside_the_buffer)
 {
 	struct rf_pktbuf_pool *p = rf_pktbuf_pool_create("hdr", 2, 256, 0, Q);

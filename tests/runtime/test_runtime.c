@@ -145,6 +145,82 @@ Test(runtime, stop_on_sigint_adaptive)
 	stop_on(SIGINT, RF_IDLE_ADAPTIVE);
 }
 
+static volatile sig_atomic_t app_got; /* the app's own handler (sig_atomic_t: signal context) */
+static void app_handler(int sig)
+{
+	app_got = sig;
+}
+
+static void (*disposition(int sig))(int)
+{
+	struct sigaction cur;
+	cr_assert_eq(sigaction(sig, NULL, &cur), 0);
+	return cur.sa_handler;
+}
+
+static struct rf_runtime *idle_runtime(void)
+{
+	char cores[64], err[256];
+	int cpus[2];
+	unsigned n = usable_cores(cores, sizeof(cores), cpus);
+	struct rf_runtime_config cfg = {.cores = cores, .idle = RF_IDLE_ADAPTIVE, .block_ms = 1000};
+	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
+	cr_assert_not_null(rt, "%s", err);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(rf_runtime_add_poll(rt, i, idle_poll, NULL, -1), 0);
+	return rt;
+}
+
+/* The process is the app's: a runtime that did not ask touches no signal disposition. */
+Test(runtime, no_signal_handler_unless_asked)
+{
+	int sigs[] = {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGUSR1};
+	void (*before[5])(int);
+	for (unsigned i = 0; i < 5; i++)
+		before[i] = disposition(sigs[i]);
+	struct rf_runtime *rt = idle_runtime();
+	cr_assert_eq(rf_runtime_start(rt), 0);
+	for (unsigned i = 0; i < 5; i++)
+		cr_assert_eq(disposition(sigs[i]), before[i], "signal %d changed", sigs[i]);
+	rf_runtime_stop(rt);
+	rf_runtime_join(rt);
+	rf_runtime_destroy(rt);
+	for (unsigned i = 0; i < 5; i++)
+		cr_assert_eq(disposition(sigs[i]), before[i], "signal %d changed", sigs[i]);
+}
+
+/* Two runtimes of one process both asked: one SIGTERM stops both; the app's own handler is
+ * back once the last of them is destroyed (not before). */
+Test(runtime, signals_stop_every_runtime_that_asked)
+{
+	struct sigaction app = {.sa_handler = app_handler};
+	sigemptyset(&app.sa_mask);
+	cr_assert_eq(sigaction(SIGTERM, &app, NULL), 0);
+	struct rf_runtime *a = idle_runtime(), *b = idle_runtime();
+	cr_assert_eq(rf_runtime_handle_signals(a), 0);
+	cr_assert_eq(rf_runtime_handle_signals(b), 0);
+	cr_assert_neq(disposition(SIGTERM), app_handler);
+	cr_assert_eq(rf_runtime_start(a), 0);
+	cr_assert_eq(rf_runtime_start(b), 0);
+	int sig = SIGTERM;
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, send_signal, &sig), 0);
+	rf_runtime_wait(a);
+	rf_runtime_wait(b);
+	pthread_join(th, NULL);
+	cr_assert(rf_runtime_stopping(a) && rf_runtime_stopping(b));
+	cr_assert_eq(app_got, 0, "the app's handler ran while the runtimes had the signal");
+	rf_runtime_join(a);
+	rf_runtime_join(b);
+	rf_runtime_destroy(a);
+	cr_assert_neq(disposition(SIGTERM), app_handler, "b still asked for it");
+	rf_runtime_destroy(b);
+	cr_assert_eq(disposition(SIGTERM), app_handler, "the app's handler is not back");
+	raise(SIGTERM); /* to this thread: handled before raise returns */
+	cr_assert_eq(app_got, SIGTERM);
+	signal(SIGTERM, SIG_DFL);
+}
+
 /* Each poll function generates a known pattern of events and keeps its own tally. */
 struct gen {
 	uint64_t made_rx, made_tx, made_drop; /* written by the poller only, read after join */
