@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <ringflow/io.h>
 #include <ringflow/qsbr.h>
@@ -23,7 +24,8 @@ static void usage(FILE *f)
 		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app LIST]\n"
 		"                           [--rest IPV4:PORT]\n"
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
-		"                           [--ring N] [--stall-us US]\n"
+		"                           [--ring N] [--stall-us US] [--max-conns N]\n"
+		"                           [--max-conns-per-source N] [--echo-ms MS]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
@@ -34,7 +36,45 @@ static void usage(FILE *f)
 		"  --ring N     each handler's input ring: N slots, a power of two 16..16384\n"
 		"               (default 16384; small rings exercise the held queues)\n"
 		"  --stall-us   count poll-round gaps over US per core (default 100, 0: off)\n"
+		"  --max-conns  switch connections in all (default and at most 1024; lowered to\n"
+		"               fit the fd limit)\n"
+		"  --max-conns-per-source  switch connections from one IP address (default 32)\n"
+		"  --echo-ms    a silent switch gets an ECHO_REQUEST after MS, and is closed after\n"
+		"               3 x MS without a message (default 5000)\n"
 		"Stops cleanly on SIGINT/SIGTERM.\n");
+}
+
+/* Every switch connection and REST connection is an fd: the caps must fit the fd limit, so
+ * that accept never fails for want of one (a failing accept leaves the listening socket
+ * readable: the poller would spin on it). Raises the soft limit as far as the hard one
+ * allows, then lowers max_conns if it still does not fit. */
+static int fit_fd_limit(struct ctl_limits *lim, bool rest)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	rlim_t want = lim->max_conns + (rest ? CTL_REST_MAX_CONNS : 0) + CTL_FD_RESERVE;
+	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= want)
+		return 0;
+	rlim_t room = rl.rlim_cur - (rest ? CTL_REST_MAX_CONNS : 0);
+	if (rl.rlim_cur < (rest ? CTL_REST_MAX_CONNS : 0) + CTL_FD_RESERVE + 8 ||
+	    room < CTL_FD_RESERVE + 8) {
+		fprintf(stderr, "ringflow-controller: the fd limit (%llu) leaves no room for switch "
+			"connections; raise it (ulimit -n)\n", (unsigned long long)rl.rlim_cur);
+		return -1;
+	}
+	lim->max_conns = (unsigned)(room - CTL_FD_RESERVE);
+	if (lim->max_handshaking > lim->max_conns / 2)
+		lim->max_handshaking = lim->max_conns / 2;
+	fprintf(stderr, "ringflow-controller: fd limit %llu: at most %u switch connections, %u "
+		"of them handshaking\n", (unsigned long long)rl.rlim_cur, lim->max_conns,
+		lim->max_handshaking);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -42,12 +82,17 @@ int main(int argc, char **argv)
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
+	struct ctl_limits lim = CTL_LIMITS_DEFAULT;
+	unsigned long v;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
 		{"rest", required_argument, 0, 'r'},   {"ring", required_argument, 0, 'R'},
 		{"stall-us", required_argument, 0, 'S'},
+		{"max-conns", required_argument, 0, 'C'},
+		{"max-conns-per-source", required_argument, 0, 'P'},
+		{"echo-ms", required_argument, 0, 'E'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -77,6 +122,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+		case 'P':
+		case 'E':
+			v = strtoul(optarg, NULL, 10);
+			if (v < 1 || v > (c == 'E' ? 3600000ul : CTL_MAX_CONNS)) {
+				fprintf(stderr, "ringflow-controller: --%s %s: use 1..%lu\n",
+					c == 'C' ? "max-conns" : c == 'P' ? "max-conns-per-source"
+									  : "echo-ms",
+					optarg, c == 'E' ? 3600000ul : (unsigned long)CTL_MAX_CONNS);
+				return 2;
+			}
+			if (c == 'C')
+				lim.max_conns = (unsigned)v;
+			else if (c == 'P')
+				lim.per_source = (unsigned)v;
+			else {
+				lim.echo_idle_ms = (unsigned)v;
+				lim.echo_dead_ms = 3 * (unsigned)v;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -93,6 +158,8 @@ int main(int argc, char **argv)
 	host[colon - listen_at] = '\0';
 
 	char err[256];
+	if (fit_fd_limit(&lim, rest_at != NULL) < 0)
+		return 1;
 	cfg.cores = cores;
 	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
 	if (!rt) {
@@ -135,7 +202,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	io = ctl_io_create(host, (uint16_t)port, h, nh, err, sizeof(err));
+	io = ctl_io_create(host, (uint16_t)port, h, nh, &lim, err, sizeof(err));
 	if (!io) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
@@ -180,6 +247,17 @@ int main(int argc, char **argv)
 	rf_runtime_totals(rt, &tot);
 	struct rf_io_stats st = {0};
 	rf_io_stats_get(ctl_io_dev(io), &st);
+	struct ctl_guard_stats gs;
+	ctl_io_guard_stats(io, &gs);
+	fprintf(stderr, "ringflow-controller: defences: %llu connections refused over the "
+		"per-source cap, %llu over the handshaking cap, %llu oldest handshakes closed for "
+		"newer ones, %llu handshake timeouts, %llu "
+		"ECHO_REQUESTs sent, %llu switches closed as silent; the driver dropped %llu "
+		"(connections over the global cap, messages cut short)\n", (unsigned long long)gs.refused_source,
+		(unsigned long long)gs.refused_handshaking,
+		(unsigned long long)gs.handshakes_evicted,
+		(unsigned long long)gs.handshake_timeouts, (unsigned long long)gs.echo_sent,
+		(unsigned long long)gs.echo_timeouts, (unsigned long long)st.rx_drops);
 	fprintf(stderr, "ringflow-controller: stopped: %llu PACKET_IN, %llu FLOW_MOD, %llu "
 		"PACKET_OUT, %zu MACs learned; replies dropped %llu; connections %llu, messages "
 		"in %llu out %llu, dropped in %llu out %llu\n", (unsigned long long)pin,

@@ -23,6 +23,7 @@
 #define RINGFLOW_CTL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <ringflow/hash.h>
@@ -31,7 +32,9 @@
 #include <ringflow/runtime.h>
 
 #define CTL_MAX_HANDLERS 16
-#define CTL_MAX_CONNS 1024   /* switch connections */
+#define CTL_MAX_CONNS 1024   /* switch connections (the global cap's ceiling) */
+#define CTL_REST_MAX_CONNS 64 /* REST connections open at once */
+#define CTL_FD_RESERVE 64    /* fds kept for everything else (epoll, pipes, logs) */
 #define CTL_POOL_BUFS 8192   /* message buffers: received, handed off, replies */
 #define CTL_BUF_ROOM 3840    /* a buffer's bytes (4 KiB objects): a PACKET_IN of a full
 			      * 1500-byte frame and the FLOW_MOD + PACKET_OUT answering it */
@@ -75,10 +78,42 @@ struct ctl_handler {
 struct ctl_io;
 struct ctl_apps;
 
+/* What a switch connection may cost (docs/openflow.md, "Limits and defences"). */
+struct ctl_limits {
+	unsigned max_conns;       /* open connections in all (<= CTL_MAX_CONNS) */
+	unsigned per_source;      /* open connections from one IP address */
+	unsigned max_handshaking; /* connections whose handshake is not done yet */
+	unsigned handshake_ms;    /* from accept to FEATURES_REPLY, else closed */
+	unsigned echo_idle_ms;    /* a silent switch gets an ECHO_REQUEST after this long */
+	unsigned echo_dead_ms;    /* and is closed after this long without any message */
+};
+#define CTL_LIMITS_DEFAULT                                                                 \
+	{.max_conns = CTL_MAX_CONNS, .per_source = 32, .max_handshaking = 256,             \
+	 .handshake_ms = 5000, .echo_idle_ms = 5000, .echo_dead_ms = 15000}
+
+/* What the connection defences did (ctl_io_guard_stats). */
+struct ctl_guard_stats {
+	uint64_t refused_source;      /* over the per-source cap: closed at once */
+	uint64_t refused_handshaking; /* over the handshaking cap, none to evict: closed */
+	uint64_t handshakes_evicted;  /* at the handshaking cap: the oldest closed for a new one */
+	uint64_t handshake_timeouts;  /* handshake not done within handshake_ms */
+	uint64_t echo_sent, echo_timeouts; /* liveness probes; switches closed as dead */
+};
+
+/* Prints at most one line per interval: true when this one may print, with *suppressed the
+ * number of lines held back since the last one. I/O poller or any single thread. */
+struct ctl_ratelog {
+	uint64_t next_ms, suppressed;
+};
+bool ctl_ratelog_ok(struct ctl_ratelog *r, uint64_t now_ms, uint64_t *suppressed);
+
 /* Opens the switch-facing device (ringflow's tcp driver listening on host:port) and the
  * buffer pools. Returns NULL with one line in err. */
 struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler *handlers,
-			     unsigned n_handlers, char *err, size_t errlen);
+			     unsigned n_handlers, const struct ctl_limits *lim, char *err,
+			     size_t errlen);
+/* The connection defences' counters (read after the pollers stopped). */
+void ctl_io_guard_stats(const struct ctl_io *io, struct ctl_guard_stats *st);
 void ctl_io_free(struct ctl_io *io);
 /* Hands control messages, switch up/down and the timer to the apps (before start). */
 void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps);
