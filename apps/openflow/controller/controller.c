@@ -26,12 +26,16 @@ static void usage(FILE *f)
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
 		"                           [--ring N] [--stall-us US] [--max-conns N]\n"
 		"                           [--max-conns-per-source N] [--echo-ms MS]\n"
+		"                           [--max-macs-per-switch N] [--mac-age S]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
 		"  --rest       serve the REST API and the web page there (e.g. 127.0.0.1:8080)\n"
 		"  --idle       busy (default: lowest latency, a CPU per core) or adaptive\n"
 		"  --max-macs   MAC table capacity over all switches (default 1048576)\n"
+		"  --max-macs-per-switch  MACs one switch may teach (default 8192, at most an\n"
+		"               eighth of --max-macs); a full switch stops learning new ones\n"
+		"  --mac-age S  a MAC not seen for S seconds is forgotten (default 300)\n"
 		"  --stats S    print the runtime's stats line every S seconds\n"
 		"  --ring N     each handler's input ring: N slots, a power of two 16..16384\n"
 		"               (default 16384; small rings exercise the held queues)\n"
@@ -83,6 +87,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
 	struct ctl_limits lim = CTL_LIMITS_DEFAULT;
+	unsigned macs_per_switch = 0, mac_age_s = 300; /* 0: the default */
 	unsigned long v;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
@@ -93,6 +98,8 @@ int main(int argc, char **argv)
 		{"max-conns", required_argument, 0, 'C'},
 		{"max-conns-per-source", required_argument, 0, 'P'},
 		{"echo-ms", required_argument, 0, 'E'},
+		{"max-macs-per-switch", required_argument, 0, 'M'},
+		{"mac-age", required_argument, 0, 'A'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -142,6 +149,19 @@ int main(int argc, char **argv)
 				lim.echo_dead_ms = 3 * (unsigned)v;
 			}
 			break;
+		case 'M':
+		case 'A':
+			v = strtoul(optarg, NULL, 10);
+			if (v < 1 || v > (1ul << 24)) {
+				fprintf(stderr, "ringflow-controller: --%s %s: use 1..%lu\n",
+					c == 'M' ? "max-macs-per-switch" : "mac-age", optarg, 1ul << 24);
+				return 2;
+			}
+			if (c == 'M')
+				macs_per_switch = (unsigned)v;
+			else
+				mac_age_s = (unsigned)v;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -180,7 +200,7 @@ int main(int argc, char **argv)
 	struct ctl_rest *rest = NULL;
 	struct ctl_rest_view view = {0};
 	if ((strcmp(app, "learning") != 0 || rest_at) &&
-	    !(apps = ctl_apps_create(app, 65536, err, sizeof(err)))) {
+	    !(apps = ctl_apps_create(app, CTL_HOSTS_TABLE, err, sizeof(err)))) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
 	}
@@ -189,7 +209,19 @@ int main(int argc, char **argv)
 			"smaller --max-macs\n", strerror(errno));
 		goto out;
 	}
+	if (!macs_per_switch) /* OVS's default table size, at most an eighth of ours */
+		macs_per_switch = max_macs / 8 < 8192 ? (max_macs / 8 ? max_macs / 8 : 1) : 8192;
+	struct ctl_learn_limits ll = {.macs_per_switch = macs_per_switch,
+				      .hosts_per_switch = CTL_HOSTS_TABLE / 16,
+				      .mac_age_ms = (uint64_t)mac_age_s * 1000,
+				      .host_age_ms = CTL_HOST_AGE_MS};
 	for (unsigned i = 0; i < nh; i++) {
+		h[i].learn = ctl_learn_create(macs, &ll);
+		if (!h[i].learn) {
+			fprintf(stderr, "ringflow-controller: out of memory for the MAC quotas\n");
+			goto out;
+		}
+		ctl_learn_set_hosts(h[i].learn, apps ? ctl_apps_net(apps) : NULL);
 		h[i].in = rf_ring_create("ctl_in", ring, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].out = rf_ring_create("ctl_out", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].macs = macs;
@@ -237,8 +269,15 @@ int main(int argc, char **argv)
 	ctl_rest_stop(rest);
 	rest = NULL;
 	rf_qsbr_online();
-	uint64_t pin = 0, fm = 0, po = 0;
+	uint64_t pin = 0, fm = 0, po = 0, lq[6] = {0};
 	for (unsigned i = 0; i < nh; i++) {
+		const struct ctl_learn_stats *ls = ctl_learn_stats(h[i].learn);
+		lq[0] += atomic_load(&ls->macs_refused);
+		lq[1] += atomic_load(&ls->macs_aged);
+		lq[2] += atomic_load(&ls->hosts_refused);
+		lq[3] += atomic_load(&ls->hosts_aged);
+		lq[4] += atomic_load(&ls->switches_gone);
+		lq[5] += atomic_load(&ls->reaped);
 		pin += atomic_load(&h[i].packet_ins);
 		fm += atomic_load(&h[i].flow_mods);
 		po += atomic_load(&h[i].packet_outs);
@@ -265,6 +304,11 @@ int main(int argc, char **argv)
 		(unsigned long long)tot.drop_driver, (unsigned long long)st.conns_total,
 		(unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
 		(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops);
+	fprintf(stderr, "ringflow-controller: quotas: %llu MACs refused (switch at its quota of "
+		"%u), %llu MACs aged out; %llu hosts refused, %llu aged out; %llu switches left, "
+		"%llu of their entries deleted\n", (unsigned long long)lq[0], macs_per_switch,
+		(unsigned long long)lq[1], (unsigned long long)lq[2], (unsigned long long)lq[3],
+		(unsigned long long)lq[4], (unsigned long long)lq[5]);
 	uint64_t held, paused;
 	ctl_io_backlog_stats(io, &held, &paused);
 	fprintf(stderr, "ringflow-controller: back-pressure: %llu PACKET_IN held for a full "
@@ -285,6 +329,7 @@ out:
 	for (unsigned i = 0; i < nh; i++) {
 		rf_ring_free(h[i].in);
 		rf_ring_free(h[i].out);
+		ctl_learn_free(h[i].learn);
 	}
 	rf_hash_free(macs);
 	ctl_apps_free(apps);

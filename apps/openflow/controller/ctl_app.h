@@ -22,6 +22,7 @@
  *   switches  dpid(8)                                  -> version << 48 | up-time ms
  *   ports     dpid(8) port(4) name(16, NUL-padded)     -> hw_addr << 16 | CTL_PORT_* bits
  *   links     src dpid(8) src port(4) dst dpid(8) dst port(4)   -> last seen ms + 1
+ *   ends      dpid(8) port(4) (either end of a link)            -> last seen ms + 1
  *   hosts     mac(6) dpid(8) port(4) ipv4(4)           -> last seen ms + 1
  * Errors: ctl_apps_create returns NULL with one line in err.
  */
@@ -44,6 +45,7 @@
 #define CTL_TIMER_MS 1000    /* LLDP period */
 #define CTL_LINK_AGE_MS 3500 /* a link not seen for this long is removed */
 #define CTL_HOST_AGE_MS 300000
+#define CTL_LLDP_EPOCH_MS 10000 /* the LLDP tag names the time in these units */
 
 #define CTL_PORT_KEY 28
 #define CTL_PORT_VALID 0x1u
@@ -53,7 +55,9 @@
 #define CTL_LAT_BUCKETS 16 /* packet_in -> reply, bucket i: [2^i, 2^(i+1)) microseconds */
 
 struct ctl_net {
-	struct rf_hash *switches, *ports, *links, *hosts;
+	struct rf_hash *switches, *ports, *links, *hosts, *ends;
+	uint8_t lldp_key[16];                 /* the LLDP tag's secret (ctl_topology.c) */
+	_Atomic uint64_t lldp_rejected;       /* LLDP without our tag, replayed, or unknown switch */
 	_Atomic uint64_t msgs[OF_TYPE_COUNT]; /* messages received by type (I/O poller) */
 	_Atomic uint64_t lldp_out, lldp_in;   /* LLDP frames sent / received back */
 	_Atomic uint64_t first_up_ms;         /* first switch up (0: none yet) */
@@ -190,7 +194,9 @@ static inline void ctl_put32(uint8_t *p, uint32_t v)
 
 /* Removes every link with (dpid, port) at either end; port OFPP_ANY: any port of dpid. */
 void ctl_links_remove(struct ctl_net *net, uint64_t dpid, uint32_t port);
-/* True when (dpid, port) is an end of a known link. */
-bool ctl_links_has_end(struct ctl_net *net, uint64_t dpid, uint32_t port);
+/* True when (dpid, port) is an end of a link seen within CTL_LINK_AGE_MS (one lookup). */
+bool ctl_links_has_end(struct ctl_net *net, uint64_t dpid, uint32_t port, uint64_t now_ms);
+/* Draws the LLDP tag's secret (getrandom). 0 or -errno. */
+int ctl_lldp_key_init(struct ctl_net *net);
 
 #endif /* RINGFLOW_CTL_APP_H */

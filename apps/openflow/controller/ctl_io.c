@@ -391,6 +391,7 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	struct ctl_meta *meta = ctl_meta_of(fw->b);
 	meta->dpid = s->datapath_id;
 	meta->version = s->framer.version;
+	meta->kind = CTL_META_PACKET_IN;
 	meta->t_ns = io->apps ? ctl_now_ns() : 0;
 	hand_off(io, (unsigned)(s->datapath_id % io->nh), fw->b);
 	fw->taken = true;
@@ -474,10 +475,28 @@ static void conn_up(struct ctl_io *io, const struct rf_pktbuf *b)
 	send_out(io, flow, io->out, out.len, 0);
 }
 
+/* The switch's handler forgets it (its MACs and hosts, in bounded steps): a marker behind
+ * its last PACKET_IN on the same ring. */
+static void tell_gone(struct ctl_io *io, uint64_t dpid)
+{
+	struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
+	if (!b) {
+		count_drop(io); /* cannot happen: receiving stops well before the pool is dry */
+		return;
+	}
+	struct ctl_meta *meta = ctl_meta_of(b);
+	*meta = (struct ctl_meta){.dpid = dpid, .kind = CTL_META_SWITCH_GONE};
+	b->data_len = 0;
+	hand_off(io, (unsigned)(dpid % io->nh), b);
+}
+
 static void conn_down(struct ctl_io *io, struct conn *c)
 {
-	if (io->apps && c->s.state == OF_SESSION_UP && !c->superseded)
-		ctl_apps_switch_down(io->apps, c->s.datapath_id);
+	if (c->s.state == OF_SESSION_UP && !c->superseded) {
+		if (io->apps)
+			ctl_apps_switch_down(io->apps, c->s.datapath_id);
+		tell_gone(io, c->s.datapath_id);
+	}
 	conn_delete(io, c);
 }
 

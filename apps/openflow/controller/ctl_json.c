@@ -246,7 +246,7 @@ static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",{\"eth_dst\":" : "{\"eth_dst\":", out);
 		mac_str(out, m[i].key + 8);
-		fprintf(out, ",\"out_port\":%llu}", (unsigned long long)(m[i].v - 1));
+		fprintf(out, ",\"out_port\":%llu}", (unsigned long long)((uint32_t)m[i].v - 1));
 	}
 	fputs("]}}\n", out);
 	free(m);
@@ -275,10 +275,21 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 		uint64_t p = atomic_load_explicit(&h->packet_ins, memory_order_relaxed);
 		pin += p;
 		fprintf(out, "%s{\"packet_in\":%llu,\"flow_mod\":%llu,\"packet_out\":%llu,"
-			"\"flood\":%llu}", i ? "," : "", (unsigned long long)p,
+			"\"flood\":%llu", i ? "," : "", (unsigned long long)p,
 			(unsigned long long)atomic_load_explicit(&h->flow_mods, memory_order_relaxed),
 			(unsigned long long)atomic_load_explicit(&h->packet_outs, memory_order_relaxed),
 			(unsigned long long)atomic_load_explicit(&h->floods, memory_order_relaxed));
+		const struct ctl_learn_stats *ls = h->learn ? ctl_learn_stats(h->learn) : NULL;
+		if (ls)
+			fprintf(out, ",\"macs_refused\":%llu,\"hosts_refused\":%llu,\"macs_aged\":%llu,"
+				"\"hosts_aged\":%llu,\"switches_gone\":%llu,\"entries_reaped\":%llu",
+				(unsigned long long)atomic_load_explicit(&ls->macs_refused, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->hosts_refused, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->macs_aged, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->hosts_aged, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->switches_gone, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->reaped, memory_order_relaxed));
+		fputc('}', out);
 	}
 	fputs("],\"messages_in\":{", out);
 	bool first = true;
@@ -293,10 +304,12 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 	}
 	uint64_t up = atomic_load_explicit(&net->first_up_ms, memory_order_relaxed);
 	uint64_t last = atomic_load_explicit(&net->last_link_ms, memory_order_relaxed);
-	fprintf(out, "},\"lldp\":{\"out\":%llu,\"in\":%llu},\"discovery\":{\"switches\":%zu,"
+	fprintf(out, "},\"lldp\":{\"out\":%llu,\"in\":%llu,\"rejected\":%llu},"
+		"\"discovery\":{\"switches\":%zu,"
 		"\"links\":%zu,\"hosts_entries\":%zu,\"first_switch_up_to_last_new_link_ms\":",
 		(unsigned long long)atomic_load_explicit(&net->lldp_out, memory_order_relaxed),
 		(unsigned long long)atomic_load_explicit(&net->lldp_in, memory_order_relaxed),
+		(unsigned long long)atomic_load_explicit(&net->lldp_rejected, memory_order_relaxed),
 		rf_hash_count(net->switches), rf_hash_count(net->links), rf_hash_count(net->hosts));
 	if (up && last >= up)
 		fprintf(out, "%llu}", (unsigned long long)(last - up));
