@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "of.h"
+#include "of_eth.h"
 #include "free_port.h"
 
 static pid_t ctl_pid = -1;
@@ -287,6 +288,113 @@ static inline double cpu_s(pid_t pid)
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A PACKET_IN (1.3, unbuffered) of a 60-byte frame src -> dst of ethertype type on in_port. */
+static inline bool send_pin(int fd, uint32_t xid, const uint8_t src[6], const uint8_t dst[6],
+			    uint16_t type, uint32_t in_port)
+{
+	uint8_t f[60] = {0};
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	f[12] = (uint8_t)(type >> 8), f[13] = (uint8_t)type;
+	struct of_msg m = {.type = OF_PACKET_IN, .xid = xid};
+	m.u.packet_in.buffer_id = OFP_NO_BUFFER;
+	m.u.packet_in.total_len = 60;
+	m.u.packet_in.match.fields = OF_MATCH_IN_PORT;
+	m.u.packet_in.match.in_port = in_port;
+	m.u.packet_in.data = f;
+	m.u.packet_in.data_len = 60;
+	return send_msg(fd, &m);
+}
+
+/* The answer to PACKET_IN xid: OF_FLOW_MOD (then *port its output) or OF_PACKET_OUT (then
+ * *port its output, OFPP_FLOOD when flooded); -1 when closed or nothing within secs. Other
+ * messages (ECHO_REQUESTs, LLDP PACKET_OUTs with xid 0) are skipped. */
+static inline int answer_of(int fd, uint32_t xid, uint32_t *port, double secs)
+{
+	static _Thread_local uint8_t buf[70000];
+	double end = now_s() + secs;
+	while (now_s() < end) {
+		long n = recv_msg(fd, buf, end - now_s());
+		if (n <= 0)
+			return -1;
+		struct of_msg m;
+		struct of_fault f;
+		cr_assert_eq(of_parse(buf, (size_t)n, &m, &f), 0);
+		if (m.xid != xid)
+			continue;
+		if (m.type == OF_FLOW_MOD && m.u.flow_mod.command == OFPFC_ADD) {
+			*port = m.u.flow_mod.actions.n ? m.u.flow_mod.actions.a[0].port : 0;
+			return OF_FLOW_MOD;
+		}
+		if (m.type == OF_PACKET_OUT) {
+			*port = m.u.packet_out.actions.n ? m.u.packet_out.actions.a[0].port : 0;
+			return OF_PACKET_OUT;
+		}
+	}
+	return -1;
+}
+
+/* Sends n PACKET_INs (xid first.., src MAC from mac_of(i)) pipelined `window` deep, reading
+ * every answer. Returns how many were answered. */
+static inline unsigned pin_burst(int fd, uint32_t first, unsigned n, unsigned window,
+				 void (*mac_of)(unsigned i, uint8_t mac[6]), uint16_t type)
+{
+	static const uint8_t dst[6] = {0x02, 0x0d, 0x0d, 0, 0, 1};
+	unsigned sent = 0, got = 0;
+	while (got < n) {
+		while (sent < n && sent - got < window) {
+			uint8_t src[6];
+			mac_of(sent, src);
+			if (!send_pin(fd, first + sent, src, dst, type, 1 + sent % 4))
+				return got;
+			sent++;
+		}
+		uint32_t port;
+		if (answer_of(fd, first + got, &port, 10) < 0)
+			return got;
+		got++;
+	}
+	return got;
+}
+
+/* One HTTP request (raw bytes) to the REST port; the response's status in *status (0: none)
+ * and its whole text (malloc'd; NULL when nothing came). Reads until EOF or secs. */
+static inline char *http_raw(const char *raw, size_t len, int *status, double secs)
+{
+	*status = 0;
+	int fd = connect_from(1, rest_port_no, false);
+	if (fd < 0)
+		return NULL;
+	send_all(fd, (const uint8_t *)raw, len);
+	size_t have = 0, cap = 1 << 16;
+	char *buf = malloc(cap + 1);
+	double end = now_s() + secs;
+	while (now_s() < end) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		if (have == cap)
+			buf = realloc(buf, (cap *= 2) + 1);
+		ssize_t k = recv(fd, buf + have, cap - have, 0);
+		if (k <= 0)
+			break;
+		have += (size_t)k;
+	}
+	close(fd);
+	buf[have] = '\0';
+	if (have > 12 && !strncmp(buf, "HTTP/1.", 7))
+		*status = atoi(buf + 9);
+	return buf;
+}
+
+static inline char *http_get(const char *path, int *status)
+{
+	char req[512];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+			 "Connection: close\r\n\r\n", path, rest_port_no);
+	return http_raw(req, (size_t)n, status, 10);
 }
 
 #endif /* RINGFLOW_TEST_DEFENCE_UTIL_H */
