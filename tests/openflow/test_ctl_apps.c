@@ -333,23 +333,66 @@ Test(ctl_apps, json_strings_are_escaped)
 	free(s);
 }
 
-Test(ctl_apps, flow_request_times_out_and_frees_the_mailbox)
+Test(ctl_apps, flow_request_cancelled_frees_the_mailbox)
 {
 	struct ctl_flow_req *r = ctl_apps_flows(apps);
 	uint64_t d;
 	char *json = NULL;
+	bool trunc;
 	cr_assert_not(ctl_flows_pending(r, &d));
-	rf_qsbr_offline();
-	int rc = ctl_flows_fetch(r, 1, 20, &json);
-	rf_qsbr_online();
-	cr_assert_eq(rc, -ETIMEDOUT);
+	cr_assert_eq(ctl_flows_post(r, 1), 0);
+	cr_assert_eq(ctl_flows_post(r, 2), -EBUSY, "one request at a time");
+	cr_assert_eq(ctl_flows_poll(r, &json, &trunc), 0);
+	cr_assert_eq(ctl_flows_cancel(r, &json, &trunc), 0);
 	cr_assert_null(json);
 	cr_assert_not(ctl_flows_pending(r, &d), "an abandoned request is not sent later");
 	/* a reply to nothing is ignored */
+	struct of_session s = {.state = OF_SESSION_UP, .datapath_id = 1};
 	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 1};
 	m.u.mp_reply.mp_type = OF_MP_FLOW;
-	ctl_flows_reply(r, &m);
+	ctl_flows_reply(r, &s, &m);
 	cr_assert_not(ctl_flows_pending(r, &d));
+}
+
+Test(ctl_apps, flow_reply_counts_only_from_the_asked_connection_and_xid_and_is_bounded)
+{
+	struct ctl_flow_req *r = ctl_apps_flows(apps);
+	uint64_t d;
+	char *json = NULL;
+	bool trunc = false;
+	cr_assert_eq(ctl_flows_post(r, 1), 0);
+	cr_assert(ctl_flows_pending(r, &d) && d == 1);
+	uint8_t obuf[256];
+	struct of_out out = {.p = obuf, .cap = sizeof(obuf)};
+	struct of_session asked = {.state = OF_SESSION_UP, .datapath_id = 1, .next_xid = 40};
+	struct of_session other = {.state = OF_SESSION_UP, .datapath_id = 2, .next_xid = 40};
+	asked.framer.version = other.framer.version = OF_VERSION_1_3;
+	ctl_flows_send(r, &asked, &out);
+	cr_assert_gt(out.len, 0);
+	static struct of_flow_stats fs[1000];
+	for (unsigned i = 0; i < 1000; i++)
+		fs[i] = (struct of_flow_stats){.priority = 100, .match.fields = OF_MATCH_IN_PORT,
+					       .match.in_port = i + 1};
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 40};
+	m.u.mp_reply.mp_type = OF_MP_FLOW;
+	m.u.mp_reply.body.items = fs;
+	m.u.mp_reply.body.n = 3;
+	ctl_flows_reply(r, &other, &m); /* another switch guessing the xid */
+	m.xid = 41;
+	ctl_flows_reply(r, &asked, &m); /* the right switch, another xid */
+	cr_assert_eq(ctl_flows_poll(r, &json, &trunc), 0, "a wrong reply was taken");
+	/* the right one, in parts flagged MORE, past CTL_FLOWS_MAX entries: cut there */
+	m.xid = 40;
+	m.u.mp_reply.flags = OFPMPF_MORE;
+	m.u.mp_reply.body.n = 1000;
+	for (int i = 0; i < CTL_FLOWS_MAX / 1000 + 5 && !ctl_flows_poll(r, &json, &trunc); i++)
+		ctl_flows_reply(r, &asked, &m);
+	cr_assert_not_null(json, "no answer after %d entries", CTL_FLOWS_MAX);
+	cr_assert(trunc);
+	cr_assert_eq(count_of(json, "\"table_id\""), CTL_FLOWS_MAX);
+	free(json);
+	cr_assert_eq(ctl_flows_post(r, 1), 0, "the mailbox is free again");
+	cr_assert_eq(ctl_flows_cancel(r, &json, &trunc), 0);
 }
 
 Test(ctl_apps, openflow_10_switch_gets_lldp_from_its_features_ports)

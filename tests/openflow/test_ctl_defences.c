@@ -14,6 +14,7 @@
 #include "rf_test.h" /* concurrent: the controller runs under TSan in the TSan build */
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "defence_util.h"
 
@@ -361,4 +362,269 @@ Test(ctl_defences, a_departing_switch_with_many_hosts_does_not_stall_the_others,
 	cr_assert_lt(p.worst_s, 1.0, "the other switch waited %.2f s for an answer", p.worst_s);
 	cr_assert_geq(count_before(log, "switches left"), 1);
 	free(log);
+}
+
+/* ---- REST ------------------------------------------------------------------------------------- */
+
+/* The size of the controller's stderr so far. */
+static long log_size(void)
+{
+	struct stat sb;
+	return stat(ctl_log, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+Test(ctl_defences, rest_slowloris_starves_neither_switches_nor_the_api, .timeout = 120)
+{
+	enum { N = 400 };
+	cr_assert_geq(raise_nofile(), N + 64);
+	ctl_start(256, true, NULL); /* the controller may open 256 fds */
+	int warm = try_handshake(1, 99, 5);
+	cr_assert_geq(warm, 0);
+	static int fds[N];
+	unsigned opened = 0;
+	for (unsigned i = 0; i < N; i++) /* from 127.0.0.2: a few header bytes, then silence */
+		if ((fds[i] = connect_from(2, rest_port_no, true)) >= 0)
+			opened++;
+	usleep(300000);
+	for (unsigned i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			send(fds[i], "GET / HTTP/1.1\r\nX-a: ", 21, MSG_NOSIGNAL | MSG_DONTWAIT);
+	usleep(1000000);
+	long log0 = log_size();
+	int st = 0;
+	char *s = http_get("/api/stats", &st);
+	int good = try_handshake(1, 1, 5);
+	bool echoed = good >= 0 && echo_ok(good, 90, 5);
+	usleep(2000000); /* the flood keeps going: does the log? */
+	long grew = log_size() - log0;
+	fprintf(stderr, "REST slowloris, %u connections (fd limit 256): GET /api/stats -> %d; a "
+		"switch %s; the log grew %ld bytes in 2 s\n", opened, st,
+		echoed ? "connected and got its ECHO_REPLY" : "was locked out", grew);
+	free(s);
+	close_all(fds, N);
+	if (good >= 0)
+		close(good);
+	close(warm);
+	char *log = ctl_stop();
+	cr_assert_eq(st, 200, "the API was starved by the slowloris");
+	cr_assert(echoed, "a switch was locked out by the REST slowloris");
+	cr_assert_lt(grew, 4096, "the log grew %ld bytes in 2 s", grew);
+	cr_assert_gt(count_before(log, "connections over the per-source cap"), 0);
+	free(log);
+}
+
+Test(ctl_defences, rest_big_body_gets_413_before_it_is_sent, .timeout = 60)
+{
+	ctl_start(0, true, NULL);
+	int warm = try_handshake(1, 99, 5);
+	cr_assert_geq(warm, 0);
+	char req[256];
+	int n = snprintf(req, sizeof(req), "POST /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			 "Content-Length: 6000000000\r\n\r\n");
+	int st;
+	char *s = http_raw(req, (size_t)n, &st, 5); /* no body sent: the answer comes anyway */
+	fprintf(stderr, "REST POST announcing 6 GB, no body sent: status %d\n", st);
+	free(s);
+	close(warm);
+	free(ctl_stop());
+	cr_assert_eq(st, 413, "no early 413 for a 6 GB body (status %d)", st);
+}
+
+Test(ctl_defences, rest_foreign_host_or_origin_is_refused, .timeout = 60)
+{
+	ctl_start(0, true, NULL);
+	int warm = try_handshake(1, 99, 5);
+	cr_assert_geq(warm, 0);
+	char req[256];
+	int st_host, st_origin, st_ok;
+	int n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: rebind.example:%u\r\n"
+			 "Connection: close\r\n\r\n", rest_port_no);
+	free(http_raw(req, (size_t)n, &st_host, 5));
+	n = snprintf(req, sizeof(req), "GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+		     "Origin: http://evil.example\r\nConnection: close\r\n\r\n", rest_port_no);
+	free(http_raw(req, (size_t)n, &st_origin, 5));
+	free(http_get("/api/stats", &st_ok));
+	fprintf(stderr, "REST Host rebind.example -> %d, Origin evil.example -> %d, own -> %d\n",
+		st_host, st_origin, st_ok);
+	close(warm);
+	free(ctl_stop());
+	cr_assert_eq(st_host, 403);
+	cr_assert_eq(st_origin, 403);
+	cr_assert_eq(st_ok, 200);
+}
+
+Test(ctl_defences, rest_token_is_required_when_set, .timeout = 60)
+{
+	char tf[] = "/tmp/rf-ctltok-XXXXXX";
+	int fd = mkstemp(tf);
+	cr_assert_geq(fd, 0);
+	const char *tok = "s3cret-token-0123456789";
+	cr_assert_eq(write(fd, tok, strlen(tok)), (ssize_t)strlen(tok));
+	cr_assert_eq(write(fd, "\n", 1), 1);
+	close(fd);
+	const char *opt[] = {"--rest-token", tf, NULL};
+	ctl_start(0, true, opt);
+	int warm = try_handshake(1, 99, 5);
+	cr_assert_geq(warm, 0);
+	int none, wrong, bearer, query;
+	free(http_get("/api/stats", &none));
+	free(http_get("/api/stats?token=s3cret-token-0123456780", &wrong));
+	free(http_get("/api/stats?token=s3cret-token-0123456789", &query));
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			 "Authorization: Bearer %s\r\nConnection: close\r\n\r\n", tok);
+	free(http_raw(req, (size_t)n, &bearer, 5));
+	close(warm);
+	free(ctl_stop());
+	unlink(tf);
+	cr_assert_eq(none, 401);
+	cr_assert_eq(wrong, 401);
+	cr_assert_eq(bearer, 200);
+	cr_assert_eq(query, 200);
+}
+
+/* A switch that reads everything and answers only what `answer` says; the flow stats
+ * request it gets is noted. */
+struct quiet_sw {
+	int fd;
+	volatile bool stop;
+	volatile uint32_t flow_xid; /* 0: none asked yet */
+};
+
+/* The PORT_DESC reply (one port) that makes a 1.3 switch known to the apps and the API. */
+static void announce_ports(int fd)
+{
+	struct of_port p = {.port_no = 1};
+	snprintf(p.name, sizeof(p.name), "eth1");
+	struct of_msg m = {.type = OF_MULTIPART_REPLY, .xid = 4};
+	m.u.mp_reply.mp_type = OF_MP_PORT_DESC;
+	m.u.mp_reply.body.items = &p;
+	m.u.mp_reply.body.n = 1;
+	cr_assert(send_msg(fd, &m));
+}
+
+static void *quiet_run(void *arg)
+{
+	struct quiet_sw *q = arg;
+	static _Thread_local uint8_t buf[70000];
+	while (!q->stop) {
+		long n = recv_msg(q->fd, buf, 0.1);
+		if (n == 0)
+			break;
+		struct of_msg m;
+		struct of_fault f;
+		if (n > 0 && of_parse(buf, (size_t)n, &m, &f) == 0 && m.type == OF_MULTIPART_REQUEST &&
+		    m.u.mp_request.mp_type == OF_MP_FLOW)
+			q->flow_xid = m.xid;
+		else if (n > 0 && m.type == OF_ECHO_REQUEST) {
+			struct of_msg r = {.type = OF_ECHO_REPLY, .xid = m.xid};
+			send_msg(q->fd, &r);
+		}
+	}
+	return NULL;
+}
+
+Test(ctl_defences, rest_flows_wait_for_a_switch_without_blocking_the_api, .timeout = 60)
+{
+	const char *opt[] = {"--app", "learning,topology", NULL};
+	ctl_start(0, true, opt);
+	struct quiet_sw q = {.fd = try_handshake(1, 1, 5)};
+	cr_assert_geq(q.fd, 0);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, quiet_run, &q), 0);
+	announce_ports(q.fd);
+	usleep(200000);
+	int fl = connect_from(1, rest_port_no, false);
+	cr_assert_geq(fl, 0);
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET /api/flows/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			 "Connection: close\r\n\r\n");
+	cr_assert(send_all(fl, (const uint8_t *)req, (size_t)n));
+	/* while the silent switch is asked, other requests are answered */
+	unsigned served = 0;
+	bool flows_first = false;
+	for (int i = 0; i < 5; i++) {
+		int st;
+		free(http_get("/api/stats", &st));
+		served += st == 200;
+		struct pollfd pf = {.fd = fl, .events = POLLIN};
+		if (poll(&pf, 1, 0) > 0 && served < 5)
+			flows_first = true; /* the flows answer came before the others: they waited */
+	}
+	char resp[4096] = "";
+	size_t got = 0;
+	for (double end = now_s() + 5; now_s() < end && got < sizeof(resp) - 1;) {
+		struct pollfd pf = {.fd = fl, .events = POLLIN};
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		ssize_t k = recv(fl, resp + got, sizeof(resp) - 1 - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	resp[got] = '\0';
+	fprintf(stderr, "REST: %u of 5 GET /api/stats answered while /api/flows waited for a "
+		"silent switch (%s); flows answer: %.60s\n", served,
+		flows_first ? "after it" : "meanwhile", strstr(resp, "\r\n\r\n") ? strstr(resp, "\r\n\r\n") + 4 : resp);
+	q.stop = true;
+	pthread_join(th, NULL);
+	close(fl);
+	close(q.fd);
+	free(ctl_stop());
+	cr_assert_eq(served, 5);
+	cr_assert_not(flows_first, "the API waited for the switch");
+	cr_assert(strstr(resp, "did not answer"), "%s", resp);
+}
+
+Test(ctl_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout = 60)
+{
+	const char *opt[] = {"--app", "learning,topology", NULL};
+	ctl_start(0, true, opt);
+	struct quiet_sw q = {.fd = try_handshake(1, 1, 5)};
+	int other = try_handshake(1, 2, 5);
+	cr_assert(q.fd >= 0 && other >= 0);
+	announce_ports(q.fd);
+	announce_ports(other);
+	usleep(200000);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, quiet_run, &q), 0);
+	int fl = connect_from(1, rest_port_no, false);
+	cr_assert_geq(fl, 0);
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET /api/flows/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			 "Connection: close\r\n\r\n");
+	cr_assert(send_all(fl, (const uint8_t *)req, (size_t)n));
+	for (double end = now_s() + 5; now_s() < end && !q.flow_xid;)
+		usleep(10000);
+	cr_assert_neq(q.flow_xid, 0, "switch 1 was not asked");
+	/* switch 2 answers with exactly the xid switch 1 was asked with */
+	struct of_flow_stats fs = {.priority = 7777, .match.fields = OF_MATCH_IN_PORT,
+				   .match.in_port = 42};
+	struct of_msg m = {.type = OF_MULTIPART_REPLY, .xid = q.flow_xid};
+	m.u.mp_reply.mp_type = OF_MP_FLOW;
+	m.u.mp_reply.body.items = &fs;
+	m.u.mp_reply.body.n = 1;
+	cr_assert(send_msg(other, &m));
+	char resp[8192] = "";
+	size_t got = 0;
+	for (double end = now_s() + 5; now_s() < end && got < sizeof(resp) - 1;) {
+		struct pollfd pf = {.fd = fl, .events = POLLIN};
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		ssize_t k = recv(fl, resp + got, sizeof(resp) - 1 - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	resp[got] = '\0';
+	fprintf(stderr, "REST: a flow stats reply from switch 2 with switch 1's xid: %s\n",
+		strstr(resp, "7777") ? "taken as switch 1's" : "ignored");
+	q.stop = true;
+	pthread_join(th, NULL);
+	close(fl);
+	close(q.fd);
+	close(other);
+	free(ctl_stop());
+	cr_assert_null(strstr(resp, "7777"), "switch 2's flows were shown as switch 1's: %s", resp);
+	cr_assert(strstr(resp, "\"flows\":null"), "%s", resp);
 }

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app LIST]\n"
-		"                           [--rest IPV4:PORT]\n"
+		"                           [--rest [IPV4:]PORT] [--rest-token FILE]\n"
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
 		"                           [--ring N] [--stall-us US] [--max-conns N]\n"
 		"                           [--max-conns-per-source N] [--echo-ms MS]\n"
@@ -30,7 +30,10 @@ static void usage(FILE *f)
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
-		"  --rest       serve the REST API and the web page there (e.g. 127.0.0.1:8080)\n"
+		"  --rest       serve the REST API and the web page there (e.g. 8080: on\n"
+		"               127.0.0.1; another address only when given)\n"
+		"  --rest-token FILE  every REST request must carry the token in FILE\n"
+		"               (Authorization: Bearer TOKEN, or ?token=TOKEN for the page)\n"
 		"  --idle       busy (default: lowest latency, a CPU per core) or adaptive\n"
 		"  --max-macs   MAC table capacity over all switches (default 1048576)\n"
 		"  --max-macs-per-switch  MACs one switch may teach (default 8192, at most an\n"
@@ -84,6 +87,7 @@ static int fit_fd_limit(struct ctl_limits *lim, bool rest)
 int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
+	const char *rest_token = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
 	struct ctl_limits lim = CTL_LIMITS_DEFAULT;
@@ -94,6 +98,7 @@ int main(int argc, char **argv)
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
 		{"rest", required_argument, 0, 'r'},   {"ring", required_argument, 0, 'R'},
+		{"rest-token", required_argument, 0, 'T'},
 		{"stall-us", required_argument, 0, 'S'},
 		{"max-conns", required_argument, 0, 'C'},
 		{"max-conns-per-source", required_argument, 0, 'P'},
@@ -108,6 +113,7 @@ int main(int argc, char **argv)
 		case 'c': cores = optarg; break;
 		case 'a': app = optarg; break;
 		case 'r': rest_at = optarg; break;
+		case 'T': rest_token = optarg; break;
 		case 'i':
 			if (!strcmp(optarg, "busy"))
 				cfg.idle = RF_IDLE_BUSY;
@@ -252,22 +258,38 @@ int main(int argc, char **argv)
 	if (rest_at) {
 		view = (struct ctl_rest_view){.net = ctl_apps_net(apps), .rt = rt, .h = h, .nh = nh,
 					      .apps = app, .flows = ctl_apps_flows(apps)};
-		if (!(rest = ctl_rest_start(rest_at, &view, err, sizeof(err)))) {
+		if (!(rest = ctl_rest_start(rest_at, rest_token, &view, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			rf_runtime_stop(rt);
 			rf_runtime_join(rt);
 			goto out;
 		}
-		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/\n",
-			(int)(strrchr(rest_at, ':') - rest_at), rest_at, ctl_rest_port(rest));
+		const char *rcolon = strrchr(rest_at, ':');
+		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/%s\n",
+			rcolon ? (int)(rcolon - rest_at) : 9, rcolon ? rest_at : "127.0.0.1", ctl_rest_port(rest),
+			rest_token ? " (token required)" : "");
 	}
 	fprintf(stderr, "ringflow-controller: listening on %s:%ld, %u core(s), %u handler(s), "
 		"app %s\n", host, port, ncores, nh, app);
 	rf_qsbr_offline(); /* this thread only waits from now on */
 	rf_runtime_wait(rt);
 	rf_runtime_join(rt);
-	ctl_rest_stop(rest);
-	rest = NULL;
+	if (rest) {
+		struct ctl_rest_stats rs;
+		ctl_rest_stop(rest, &rs);
+		rest = NULL;
+		fprintf(stderr, "ringflow-controller: REST: %llu requests, %llu refused by a check "
+			"(%llu too large, %llu without the token), %llu pauses at the connection cap, "
+			"%llu connections over the per-source cap, "
+			"%llu closed at the deadline, %llu accept back-offs, %llu flow requests "
+			"answered asynchronously\n", (unsigned long long)rs.requests,
+			(unsigned long long)rs.rejected, (unsigned long long)rs.too_large,
+			(unsigned long long)rs.bad_token, (unsigned long long)rs.refused,
+			(unsigned long long)rs.refused_source,
+			(unsigned long long)rs.deadline_closed,
+			(unsigned long long)rs.accept_backoffs, (unsigned long long)rs.flows_async);
+	}
+
 	rf_qsbr_online();
 	uint64_t pin = 0, fm = 0, po = 0, lq[6] = {0};
 	for (unsigned i = 0; i < nh; i++) {
@@ -323,7 +345,7 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	ctl_rest_stop(rest);
+	ctl_rest_stop(rest, NULL);
 	rf_runtime_destroy(rt);
 	ctl_io_free(io);
 	for (unsigned i = 0; i < nh; i++) {

@@ -114,10 +114,14 @@ size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_
 			  size_t cap);
 
 /* The mailbox behind GET /api/flows/{dpid} (ctl_flows.c has the protocol). */
+#define CTL_FLOWS_MAX 10000             /* flow entries in one answer */
+#define CTL_FLOWS_MAX_BYTES (4l << 20)  /* bytes of JSON in one answer */
 struct ctl_flow_req {
 	_Atomic int state;
 	uint64_t dpid; /* REST -> I/O */
 	uint32_t xid;  /* I/O only */
+	const struct of_session *session; /* I/O only: the connection asked */
+	bool truncated; /* I/O until DONE: the answer hit a cap */
 	unsigned n;    /* I/O only: entries so far */
 	FILE *f;       /* I/O only: the JSON being written into text */
 	char *text;    /* owned by I/O until DONE, then by the REST thread */
@@ -125,14 +129,17 @@ struct ctl_flow_req {
 };
 void ctl_flows_init(struct ctl_flow_req *r);
 void ctl_flows_fini(struct ctl_flow_req *r);
-/* REST thread (offline while it waits): the switch's flows as a JSON array in *json
- * (malloc'd). 0, -EBUSY (another request is out), -ETIMEDOUT (no reply in timeout_ms). */
-int ctl_flows_fetch(struct ctl_flow_req *r, uint64_t dpid, unsigned timeout_ms, char **json);
+/* REST thread, never blocking: post a request for dpid's flows (0, or -EBUSY: one is out);
+ * poll it (1: done, *json the flows as a JSON array, malloc'd, or NULL when the reply could
+ * not be collected; 0: not yet); cancel it (gives up unless it just came: then as poll). */
+int ctl_flows_post(struct ctl_flow_req *r, uint64_t dpid);
+int ctl_flows_poll(struct ctl_flow_req *r, char **json, bool *truncated);
+int ctl_flows_cancel(struct ctl_flow_req *r, char **json, bool *truncated);
 /* I/O poller: true with *dpid when a request waits to be sent; then ctl_flows_send on that
  * switch's session. ctl_flows_reply takes every OF_MP_FLOW reply. */
 bool ctl_flows_pending(struct ctl_flow_req *r, uint64_t *dpid);
 void ctl_flows_send(struct ctl_flow_req *r, struct of_session *s, struct of_out *out);
-void ctl_flows_reply(struct ctl_flow_req *r, const struct of_msg *m);
+void ctl_flows_reply(struct ctl_flow_req *r, const struct of_session *s, const struct of_msg *m);
 
 struct ctl_apps;
 

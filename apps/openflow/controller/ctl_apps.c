@@ -267,7 +267,7 @@ void ctl_apps_control(struct ctl_apps *a, const struct of_session *s, const stru
 		if (!(m->u.mp_reply.flags & OFPMPF_MORE))
 			switch_up(a, sw, now_ms, out);
 	} else if (m->type == OF_MULTIPART_REPLY && m->u.mp_reply.mp_type == OF_MP_FLOW) {
-		ctl_flows_reply(&a->flows, m);
+		ctl_flows_reply(&a->flows, s, m);
 	} else if (m->type == OF_PORT_STATUS) {
 		struct ctl_switch *sw = find_sw(a, s->datapath_id, false);
 		if (!sw)

@@ -214,30 +214,21 @@ static int hosts(const struct ctl_rest_view *v, FILE *out)
 	return 200;
 }
 
-static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
+int ctl_rest_render_flows(const struct ctl_rest_view *v, const uint8_t be[8], const char *json,
+			  bool truncated, const char *err, FILE *out)
 {
-	if (!switch_known(v, be)) {
-		fputs("{\"error\":\"no such switch\"}\n", out);
-		return 404;
-	}
 	fputs("{\"dpid\":", out);
 	dpid_str(out, be);
 	fputs(",\"flows\":", out);
-	char *json = NULL;
-	int rc = -ENOTSUP;
-	if (v->flows) {
-		rf_qsbr_offline(); /* waits for the switch: holds nothing from the tables */
-		rc = ctl_flows_fetch(v->flows, ctl_get64(be), 2000, &json);
-		rf_qsbr_online();
-	}
-	if (rc == 0)
+	if (json) {
 		fputs(json, out);
-	else
-		fprintf(out, "null,\"flows_error\":\"%s\"",
-			rc == -ETIMEDOUT ? "the switch did not answer the flow stats request in 2 s"
-			: rc == -EBUSY ? "another flow request is in progress"
-				       : "not asked (no controller connection)");
-	free(json);
+		if (truncated)
+			fprintf(out, ",\"flows_truncated\":\"the answer stopped at %d entries or %ld "
+				"bytes\"", CTL_FLOWS_MAX, CTL_FLOWS_MAX_BYTES);
+	} else {
+		fputs("null,\"flows_error\":", out);
+		ctl_json_str(out, err ? err : "no answer");
+	}
 	fputs(",\"learned_macs\":{\"what\":\"learning switch MAC table: for each entry the "
 	      "controller installs in_port+eth_dst -> out_port (priority 100, idle 60 s) on the "
 	      "next PACKET_IN to that MAC\",\"entries\":[", out);
@@ -251,6 +242,27 @@ static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 	fputs("]}}\n", out);
 	free(m);
 	return 200;
+}
+
+/* GET /api/flows/{dpid}: asking the switch is the REST server's (CTL_REST_ASYNC). */
+static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
+{
+	if (!switch_known(v, be)) {
+		fputs("{\"error\":\"no such switch\"}\n", out);
+		return 404;
+	}
+	if (v->flows)
+		return CTL_REST_ASYNC;
+	return ctl_rest_render_flows(v, be, NULL, false, "not asked (no controller connection)",
+				     out);
+}
+
+bool ctl_rest_flows_path(const char *path, uint8_t be[8])
+{
+	const char *q = strchr(path, '?');
+	size_t len = q ? (size_t)(q - path) : strlen(path);
+	return len > 11 && !strncmp(path, "/api/flows/", 11) &&
+	       parse_dpid(path + 11, path + len, be) == 0;
 }
 
 static int stats(const struct ctl_rest_view *v, FILE *out)
