@@ -14,6 +14,7 @@
  * of the same datapath id deleted it): the aging walk drops it when it finds it missing.
  * Handler thread only (counters are read by the REST thread and at exit).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +256,8 @@ int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_
 int ctl_learn_host(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_HOST_KEY],
 		   uint64_t now_ms)
 {
+	if (!l->hosts)
+		return -EINVAL; /* no hosts table (ctl_learn_set_hosts) */
 	void *want = (void *)(uintptr_t)(now_ms + 1);
 	uint64_t seen = (uint64_t)(uintptr_t)rf_hash_lookup(l->hosts, key);
 	if (seen) {
