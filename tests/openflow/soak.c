@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	setenv("RF_CTL_BIN", argv[1], 1);
 	double secs = getenv("SOAK_S") ? atof(getenv("SOAK_S")) : 180;
 	raise_nofile();
-	const char *opt[] = {"--app", "learning,topology,hosts", "--echo-ms", "3000", NULL};
+	const char *opt[] = {"--app", "learning,topology,hosts", NULL};
 	ctl_start(0, true, opt);
 	for (unsigned i = 0; i < GOOD; i++) {
 		goods[i] = (struct good){.idx = i, .fd = try_handshake(1, 1 + i, 5)};
