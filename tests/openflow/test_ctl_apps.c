@@ -519,11 +519,27 @@ Test(ctl_apps, a_departed_switch_is_forgotten_in_bounded_steps)
 	}
 	cr_assert_eq(rf_hash_count(h.macs), 100);
 	cr_assert_eq(rf_hash_count(net->hosts), 50, "hosts: the quota of 50");
-	ctl_learn_gone(h.learn, 5);
-	cr_assert(ctl_learn_busy(h.learn));
-	for (int i = 0; i < 10 && ctl_learn_busy(h.learn); i++)
-		ctl_learn_step(h.learn, t0 + 100 * (uint64_t)i);
-	cr_assert(!ctl_learn_busy(h.learn));
+	ctl_learn_gone(h.learn, 5, t0);
+	cr_assert_not(ctl_learn_busy(h.learn, t0), "due at once: there is a grace");
+	ctl_learn_step(h.learn, t0 + 1000);
+	cr_assert_eq(rf_hash_count(h.macs), 100, "deleted within the grace");
+	uint64_t later = t0 + 5000;
+	cr_assert(ctl_learn_busy(h.learn, later));
+	for (int i = 0; i < 10 && ctl_learn_busy(h.learn, later); i++)
+		ctl_learn_step(h.learn, later + 100 * (uint64_t)i);
+	cr_assert(!ctl_learn_busy(h.learn, later + 1000));
 	cr_assert_eq(rf_hash_count(h.macs), 0);
 	cr_assert_eq(rf_hash_count(net->hosts), 0);
+	/* back before its entries are deleted: it keeps them (and what it learns again) */
+	src[5] = 1;
+	eth_frame(f, dst, src);
+	packet_in(5, 1, f, 60, later + 2000, &buf);
+	ctl_learn_gone(h.learn, 5, later + 2000);
+	src[5] = 2;
+	eth_frame(f, dst, src);
+	packet_in(5, 1, f, 60, later + 3000, &buf);
+	cr_assert_not(ctl_learn_busy(h.learn, later + 9000), "the returning switch took its state back");
+	for (int i = 0; i < 10; i++)
+		ctl_learn_step(h.learn, later + 9000 + 100 * (uint64_t)i);
+	cr_assert_eq(rf_hash_count(h.macs), 2);
 }

@@ -347,8 +347,8 @@ Test(ctl_defences, a_departing_switch_with_many_hosts_does_not_stall_the_others,
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, probe, &p), 0);
 	usleep(300000);
-	close(bad); /* it leaves: its hosts and MACs are forgotten */
-	usleep(3000000);
+	close(bad); /* it leaves: its hosts and MACs are forgotten (after a 5 s grace) */
+	usleep(8000000);
 	p.stop = true;
 	pthread_join(th, NULL);
 	fprintf(stderr, "departure of a switch that taught %d hosts: the other switch's "

@@ -96,13 +96,14 @@ int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_
 /* Records (or refreshes) a host entry of switch dpid within its quota. As ctl_learn_mac. */
 int ctl_learn_host(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_HOST_KEY],
 		   uint64_t now_ms);
-/* Switch dpid left: its entries are deleted by the next steps. */
-void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid);
+/* Switch dpid left at now_ms: its entries are deleted by later steps, after a 5 s grace (it
+ * takes them back if it returns meanwhile; only the 16 latest departures wait). */
+void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid, uint64_t now_ms);
 /* One bounded step of aging and of deleting departed switches' entries (every 50 ms at
  * most). Returns the entries deleted. */
 unsigned ctl_learn_step(struct ctl_learn *l, uint64_t now_ms);
-/* True while departed switches' entries remain to be deleted. */
-bool ctl_learn_busy(const struct ctl_learn *l);
+/* True while departed switches' entries are due to be deleted (poll again soon). */
+bool ctl_learn_busy(const struct ctl_learn *l, uint64_t now_ms);
 const struct ctl_learn_stats *ctl_learn_stats(const struct ctl_learn *l);
 
 struct ctl_handler {

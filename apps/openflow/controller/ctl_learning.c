@@ -108,7 +108,7 @@ static void handle(struct ctl_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
 	struct ctl_meta *meta = ctl_meta_of(b);
 	if (meta->kind == CTL_META_SWITCH_GONE) { /* forget the switch (in bounded steps) */
 		if (h->learn)
-			ctl_learn_gone(h->learn, meta->dpid);
+			ctl_learn_gone(h->learn, meta->dpid, now_ms);
 		meta->t_ns = 0;
 		b->data_len = 0;
 		return;
@@ -145,5 +145,5 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 	if (n)
 		rf_runtime_wake(h->rt, 0); /* the I/O poller, if it sleeps (adaptive idle) */
 	rf_counter_add(&rf_poller_counters(p)->rx, n);
-	return n + aged + (ctl_learn_busy(h->learn) ? 1 : 0); /* busy: poll again soon */
+	return n + aged + (ctl_learn_busy(h->learn, now) ? 1 : 0); /* busy: poll again soon */
 }

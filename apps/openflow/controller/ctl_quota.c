@@ -8,10 +8,12 @@
  * (a full switch stops learning new keys: counted, other switches unaffected); aging walks
  * the logs a bounded number of keys per step (an old key is deleted, a fresh one goes to the
  * back); a switch that left is moved to a "gone" list whose keys are deleted a bounded number
- * per step. Nothing here walks a whole table, and nothing runs on the I/O poller.
+ * per step, after a grace of GONE_GRACE_MS (a switch that reconnects keeps what it taught;
+ * only the GONE_GRACE_MAX most recent departures wait, so churn cannot pile them up). Nothing here walks a whole table, and nothing runs on the I/O poller.
  *
- * A key in a log may have left the table meanwhile (the gone list of an earlier connection
- * of the same datapath id deleted it): the aging walk drops it when it finds it missing.
+ * A switch that connects again while its entries are still being deleted takes its state
+ * (and the keys not yet deleted) back. A key found missing from the table is dropped from
+ * its log by the aging walk.
  * Handler thread only (counters are read by the REST thread and at exit).
  */
 #include <errno.h>
@@ -26,6 +28,8 @@
 #define STEP_MS 50          /* aging/reaping steps at most this often */
 #define AGE_VISITS 2048     /* keys the aging walk looks at per step, over all switches */
 #define REAP_DELETES 1024   /* keys of departed switches deleted per step */
+#define GONE_GRACE_MS 5000  /* a departed switch's entries wait this long (it may come back) */
+#define GONE_GRACE_MAX 16   /* ... but only the most recent ones: older go at once */
 
 struct keylog {
 	struct rf_hash *h;
@@ -38,6 +42,7 @@ struct swl {
 	uint64_t dpid;
 	struct swl *next; /* bucket chain, or the gone list */
 	unsigned slot;    /* index in all[] */
+	uint64_t gone_ms; /* when it left */
 	struct keylog macs, hosts;
 };
 
@@ -48,7 +53,8 @@ struct ctl_learn {
 	struct swl *bucket[LEARN_BUCKETS];
 	struct swl *all[MAX_SWITCH_STATES];
 	unsigned n_all, cursor;
-	struct swl *gone;
+	struct swl *gone, **gone_tail; /* oldest first */
+	unsigned n_gone;
 	uint64_t next_step_ms;
 	struct ctl_learn_stats st;
 };
@@ -72,6 +78,7 @@ struct ctl_learn *ctl_learn_create(struct rf_hash *macs, const struct ctl_learn_
 		return NULL;
 	l->macs = macs;
 	l->lim = *lim;
+	l->gone_tail = &l->gone;
 	return l;
 }
 
@@ -110,20 +117,34 @@ const struct ctl_learn_stats *ctl_learn_stats(const struct ctl_learn *l)
 	return &l->st;
 }
 
-/* The switch's state, made on first sight; NULL when there are too many (counted). */
+/* The switch's state, made on first sight; NULL when there are too many. A switch that comes
+ * back while its entries are still being deleted takes its state back from the gone list
+ * (else the deletion would remove what its new connection learns meanwhile). */
 static struct swl *switch_of(struct ctl_learn *l, uint64_t dpid)
 {
 	unsigned b = bucket_of(dpid);
 	for (struct swl *s = l->bucket[b]; s; s = s->next)
 		if (s->dpid == dpid)
 			return s;
-	struct swl *s = l->n_all < MAX_SWITCH_STATES ? calloc(1, sizeof(*s)) : NULL;
-	if (!s)
+	if (l->n_all == MAX_SWITCH_STATES)
 		return NULL;
-	s->dpid = dpid;
-	s->macs = (struct keylog){.h = l->macs, .klen = CTL_MAC_KEY, .cap = l->lim.macs_per_switch};
-	s->hosts = (struct keylog){.h = l->hosts, .klen = CTL_HOST_KEY,
-				   .cap = l->lim.hosts_per_switch};
+	struct swl **pp = &l->gone, *s;
+	while (*pp && (*pp)->dpid != dpid)
+		pp = &(*pp)->next;
+	if ((s = *pp)) {
+		*pp = s->next; /* back from the gone list, with its remaining keys */
+		if (l->gone_tail == &s->next)
+			l->gone_tail = pp;
+		l->n_gone--;
+	} else {
+		if (!(s = calloc(1, sizeof(*s))))
+			return NULL;
+		s->dpid = dpid;
+		s->macs = (struct keylog){.h = l->macs, .klen = CTL_MAC_KEY,
+					  .cap = l->lim.macs_per_switch};
+		s->hosts = (struct keylog){.h = l->hosts, .klen = CTL_HOST_KEY,
+					   .cap = l->lim.hosts_per_switch};
+	}
 	s->next = l->bucket[b];
 	l->bucket[b] = s;
 	s->slot = l->n_all;
@@ -228,6 +249,7 @@ int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_
 		  uint32_t port, uint64_t now_ms)
 {
 	void *want = (void *)(uintptr_t)((now_ms / 1000) << 32 | ((uint64_t)port + 1));
+	struct swl *s = switch_of(l, dpid); /* first: it may come back from the gone list */
 	void *cur = rf_hash_lookup(l->macs, key);
 	if (cur) { /* known: rewrite when it moved, or to refresh its age now and then */
 		uint64_t c = (uint64_t)(uintptr_t)cur;
@@ -235,7 +257,6 @@ int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_
 			rf_hash_upsert(l->macs, key, want, NULL);
 		return 0;
 	}
-	struct swl *s = switch_of(l, dpid);
 	uint64_t aged = 0;
 	if (!s || !log_room(l, &s->macs, now_ms, mac_stale, &aged)) {
 		count(&l->st.macs_aged, aged);
@@ -259,13 +280,13 @@ int ctl_learn_host(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_HOS
 	if (!l->hosts)
 		return -EINVAL; /* no hosts table (ctl_learn_set_hosts) */
 	void *want = (void *)(uintptr_t)(now_ms + 1);
+	struct swl *s = switch_of(l, dpid); /* first: it may come back from the gone list */
 	uint64_t seen = (uint64_t)(uintptr_t)rf_hash_lookup(l->hosts, key);
 	if (seen) {
 		if (now_ms >= seen - 1 + 1000) /* refreshed at most once a second */
 			rf_hash_upsert(l->hosts, key, want, NULL);
 		return 0;
 	}
-	struct swl *s = switch_of(l, dpid);
 	uint64_t aged = 0;
 	if (!s || !log_room(l, &s->hosts, now_ms, host_stale, &aged)) {
 		count(&l->st.hosts_aged, aged);
@@ -283,7 +304,7 @@ int ctl_learn_host(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_HOS
 	return rc < 0 ? rc : 0;
 }
 
-void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid)
+void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid, uint64_t now_ms)
 {
 	struct swl **pp = &l->bucket[bucket_of(dpid)];
 	while (*pp && (*pp)->dpid != dpid)
@@ -296,16 +317,26 @@ void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid)
 	l->all[s->slot]->slot = s->slot;
 	if (l->cursor >= l->n_all)
 		l->cursor = 0;
-	s->next = l->gone;
-	l->gone = s;
+	s->next = NULL;
+	s->gone_ms = now_ms;
+	*l->gone_tail = s; /* the newest at the end */
+	l->gone_tail = &s->next;
+	l->n_gone++;
 	count(&l->st.switches_gone, 1);
 }
 
+/* True when the oldest departed switch's entries are due: its grace is over, or too many
+ * departed switches wait. */
+static bool reap_due(const struct ctl_learn *l, uint64_t now_ms)
+{
+	return l->gone && (now_ms >= l->gone->gone_ms + GONE_GRACE_MS || l->n_gone > GONE_GRACE_MAX);
+}
+
 /* Deletes up to `budget` keys of departed switches. Returns how many. */
-static unsigned reap(struct ctl_learn *l, unsigned budget)
+static unsigned reap(struct ctl_learn *l, unsigned budget, uint64_t now_ms)
 {
 	unsigned done = 0;
-	while (l->gone && done < budget) {
+	while (reap_due(l, now_ms) && done < budget) {
 		struct swl *s = l->gone;
 		struct keylog *g[2] = {&s->macs, &s->hosts};
 		for (int i = 0; i < 2; i++)
@@ -316,6 +347,9 @@ static unsigned reap(struct ctl_learn *l, unsigned budget)
 		if (s->macs.n || s->hosts.n)
 			break;
 		l->gone = s->next;
+		if (!l->gone)
+			l->gone_tail = &l->gone;
+		l->n_gone--;
 		log_free(&s->macs);
 		log_free(&s->hosts);
 		free(s);
@@ -329,7 +363,7 @@ unsigned ctl_learn_step(struct ctl_learn *l, uint64_t now_ms)
 	if (!l || now_ms < l->next_step_ms)
 		return 0;
 	l->next_step_ms = now_ms + STEP_MS;
-	unsigned work = reap(l, REAP_DELETES);
+	unsigned work = reap(l, REAP_DELETES, now_ms);
 	uint64_t macs = 0, hosts = 0;
 	unsigned visits = 0;
 	for (unsigned n = 0; n < l->n_all && visits < AGE_VISITS; n++) {
@@ -345,7 +379,7 @@ unsigned ctl_learn_step(struct ctl_learn *l, uint64_t now_ms)
 	return work + (unsigned)(macs + hosts);
 }
 
-bool ctl_learn_busy(const struct ctl_learn *l)
+bool ctl_learn_busy(const struct ctl_learn *l, uint64_t now_ms)
 {
-	return l && l->gone;
+	return l && reap_due(l, now_ms);
 }
