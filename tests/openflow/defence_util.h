@@ -40,46 +40,75 @@ static double now_s(void)
 }
 
 /* Starts the controller on fresh ports with extra options (NULL-terminated); nofile > 0 sets
- * its fd limit (soft and hard). */
+ * its fd limit (soft and hard). A port taken meanwhile by someone else (free_port only says
+ * it was free) makes the controller exit at once: then it starts again on other ports. */
 static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
 {
-	of_port_no = free_port();
-	rest_port_no = free_port();
-	char listen_at[32], rest_at[32];
-	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", of_port_no);
-	snprintf(rest_at, sizeof(rest_at), "127.0.0.1:%u", rest_port_no);
-	snprintf(ctl_log, sizeof(ctl_log), "/tmp/rf-ctldef-XXXXXX");
-	int log_fd = mkstemp(ctl_log);
-	cr_assert_geq(log_fd, 0);
-	const char *argv[40] = {NULL};
-	int n = 0;
-	const char *bin = getenv("RF_CTL_BIN") ? getenv("RF_CTL_BIN") : RF_CONTROLLER_BIN;
-	argv[n++] = bin;
-	argv[n++] = "--listen";
-	argv[n++] = listen_at;
-	argv[n++] = "--cores";
-	argv[n++] = "0";
-	argv[n++] = "--idle";
-	argv[n++] = "adaptive";
-	if (rest) {
-		argv[n++] = "--rest";
-		argv[n++] = rest_at;
-	}
-	for (int i = 0; extra && extra[i] && n < 38; i++)
-		argv[n++] = extra[i];
-	ctl_pid = fork();
-	cr_assert_geq(ctl_pid, 0);
-	if (ctl_pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(log_fd, 2);
-		if (nofile) {
-			struct rlimit rl = {nofile, nofile};
-			setrlimit(RLIMIT_NOFILE, &rl);
+	for (int attempt = 0; attempt < 5; attempt++) {
+		of_port_no = free_port();
+		do
+			rest_port_no = free_port();
+		while (rest_port_no == of_port_no);
+		char listen_at[32], rest_at[32];
+		snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", of_port_no);
+		snprintf(rest_at, sizeof(rest_at), "127.0.0.1:%u", rest_port_no);
+		snprintf(ctl_log, sizeof(ctl_log), "/tmp/rf-ctldef-XXXXXX");
+		int log_fd = mkstemp(ctl_log);
+		cr_assert_geq(log_fd, 0);
+		const char *argv[40] = {NULL};
+		int n = 0;
+		const char *bin = getenv("RF_CTL_BIN") ? getenv("RF_CTL_BIN") : RF_CONTROLLER_BIN;
+		argv[n++] = bin;
+		argv[n++] = "--listen";
+		argv[n++] = listen_at;
+		argv[n++] = "--cores";
+		argv[n++] = "0";
+		argv[n++] = "--idle";
+		argv[n++] = "adaptive";
+		if (rest) {
+			argv[n++] = "--rest";
+			argv[n++] = rest_at;
 		}
-		execv(bin, (char *const *)argv);
-		_exit(127);
+		for (int i = 0; extra && extra[i] && n < 38; i++)
+			argv[n++] = extra[i];
+		ctl_pid = fork();
+		cr_assert_geq(ctl_pid, 0);
+		if (ctl_pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			dup2(log_fd, 2);
+			if (nofile) {
+				struct rlimit rl = {nofile, nofile};
+				setrlimit(RLIMIT_NOFILE, &rl);
+			}
+			execv(bin, (char *const *)argv);
+			_exit(127);
+		}
+		close(log_fd);
+		/* up (its start-up line names the port) or gone (a port was taken) */
+		for (double end = now_s() + 60; now_s() < end;) {
+			int st;
+			if (waitpid(ctl_pid, &st, WNOHANG) == ctl_pid) {
+				ctl_pid = -1;
+				break;
+			}
+			char line[512] = "";
+			FILE *f = fopen(ctl_log, "r");
+			bool up = false;
+			while (f && fgets(line, sizeof(line), f))
+				up |= strstr(line, "ringflow-controller: listening on") != NULL;
+			if (f)
+				fclose(f);
+			if (up)
+				return;
+			usleep(20000);
+		}
+		if (ctl_pid < 0) {
+			unlink(ctl_log);
+			continue; /* exited: try other ports */
+		}
+		return; /* still starting after 60 s: the test's own waits will say so */
 	}
-	close(log_fd);
+	cr_assert_fail("the controller did not start on any of 5 pairs of free ports");
 }
 
 /* Stops the controller; copies its stderr into ours; returns the log's text (malloc'd). */
@@ -148,7 +177,7 @@ static int connect_from(unsigned src_host, uint16_t port, bool nb)
 
 static int connect_switch_from(unsigned src_host)
 {
-	for (int t = 0; t < 100; t++) {
+	for (int t = 0; t < 600; t++) { /* a sanitizer build starts slowly: up to 30 s */
 		int fd = connect_from(src_host, of_port_no, false);
 		if (fd >= 0)
 			return fd;

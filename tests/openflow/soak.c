@@ -38,7 +38,8 @@ struct good {
 	pthread_mutex_t mu;
 	double lat[LAT_MAX]; /* this interval's PACKET_IN -> reply, seconds */
 	unsigned nlat;
-	uint64_t answered, lost;
+	uint64_t answered;
+	atomic_bool lost;
 };
 
 static struct good goods[GOOD];
@@ -52,7 +53,7 @@ static void *good_run(void *arg)
 		uint32_t port;
 		if (!send_pin(g->fd, xid, xid & 1 ? a : b, xid & 1 ? b : a, 0x0800, 1 + (xid & 1)) ||
 		    answer_of(g->fd, xid, &port, 10) < 0) {
-			g->lost++;
+			atomic_store(&g->lost, true);
 			break;
 		}
 		pthread_mutex_lock(&g->mu);
@@ -247,7 +248,7 @@ int main(int argc, char **argv)
 			n += goods[i].nlat;
 			goods[i].nlat = 0;
 			answered += goods[i].answered;
-			if (goods[i].lost)
+			if (atomic_load(&goods[i].lost))
 				rc = 1;
 			pthread_mutex_unlock(&goods[i].mu);
 		}
