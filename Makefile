@@ -65,6 +65,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_net_frame -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 \
 	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/net
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_lg_sink
+	mkdir -p build-fuzz/corpus/lg_sink
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_lg_sink -max_total_time=$$(( $(FUZZ_TIME) / 2 + 1 )) -timeout=10 \
+	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/lg_sink
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz
@@ -73,6 +78,11 @@ clean:
 .PHONY: bench-echo
 bench-echo: build
 	bash bench/echo/run.sh --build $(BUILD)
+
+# The netperf-style modes (stream, rr, crr) beside iperf3, sockperf ping-pong and a CRR floor.
+.PHONY: bench-modes
+bench-modes: build
+	bash bench/echo/modes.sh --build $(BUILD)
 
 # The controller under a mixed attack (issue 15), SOAK_S seconds (default 180): prints RSS,
 # fds, CPU and the good switches' PACKET_IN -> reply p99 every 5 s. Not in CI.

@@ -14,6 +14,8 @@ PACKAGES=(
   libck-dev libcriterion-dev
   # test bed and reports
   iproute2 ethtool sockperf gnuplot-nox procps python3-os-ken
+  # stream peer of the load generator's stream mode (bench/echo/modes.sh)
+  iperf3
   # OpenFlow peers
   openvswitch-testcontroller
   # OVS interop tests (tests/openflow/ovs_bed.sh runs its own daemons in a private directory and

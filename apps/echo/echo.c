@@ -6,6 +6,9 @@
  * sockets that is one SO_REUSEPORT socket per poller). Built only on the public headers.
  *
  *   ringflow-echo --backend udp:listen=0.0.0.0:9000 --cores 1 --idle busy
+ *
+ * With --sink it echoes nothing: it is the far end of ringflow-loadgen --mode stream, counting
+ * what arrives and answering the loadgen's report request (lg_sink.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +19,8 @@
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
+
+#include "lg_sink.h"
 
 struct echo_queue {
 	struct rf_io_dev *dev;
@@ -59,6 +64,9 @@ static void usage(FILE *out)
 		"  --burst N             messages per rx/tx burst, 1..%d (default 32)\n"
 		"  --buffers N           packet buffers in the pool, 256..16777216 (default 16384)\n"
 		"  --json                final counters as one JSON object\n"
+		"  --sink                receive only (ringflow-loadgen --mode stream's far end): count\n"
+		"                        and checksum what arrives, answer the loadgen's report request\n"
+		"  --sink-check          as --sink, and verify every message's payload pattern\n"
 		"Backends here:\n",
 		RF_IO_MAX_BURST);
 	rf_io_print_usage(out);
@@ -84,13 +92,15 @@ int main(int argc, char **argv)
 		{"idle", required_argument, NULL, 'i'},    {"stats-interval", required_argument, NULL, 's'},
 		{"burst", required_argument, NULL, 'n'},   {"buffers", required_argument, NULL, 'B'},
 		{"json", no_argument, NULL, 'j'},          {"help", no_argument, NULL, 'h'},
+		{"sink", no_argument, NULL, 'K'},          {"sink-check", no_argument, NULL, 'X'},
 		{NULL, 0, NULL, 0}};
 	const char *spec = NULL;
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 16384;
 	bool json = false;
+	int sink = 0; /* 1: --sink, 2: --sink-check */
 	int o;
-	while ((o = getopt_long(argc, argv, "b:c:i:s:n:B:jh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "b:c:i:s:n:B:jhKX", opts, NULL)) != -1) {
 		switch (o) {
 		case 'b': spec = optarg; break;
 		case 'c': rc.cores = optarg; break;
@@ -123,6 +133,8 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'j': json = true; break;
+		case 'K': sink = sink ? sink : 1; break;
+		case 'X': sink = 2; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-echo: bad arguments: see ringflow-echo --help\n");
@@ -158,10 +170,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct echo_queue eq[RF_RUNTIME_MAX_CORES];
+	static struct rf_lg_sink_queue sq[RF_RUNTIME_MAX_CORES];
 	int status = 0;
 	for (unsigned i = 0; i < nq; i++) {
 		eq[i] = (struct echo_queue){dev, i, burst};
-		int r = rf_runtime_add_poll_io(rt, i, echo_poll, &eq[i], dev, i);
+		sq[i] = (struct rf_lg_sink_queue){.dev = dev, .queue = i, .burst = burst,
+						  .sink = {.check = sink == 2}};
+		int r = sink ? rf_runtime_add_poll_io(rt, i, rf_lg_sink_poll, &sq[i], dev, i)
+			     : rf_runtime_add_poll_io(rt, i, echo_poll, &eq[i], dev, i);
 		if (r) {
 			fprintf(stderr, "ringflow-echo: cannot add poller %u: %s\n", i, strerror(-r));
 			status = 1;
@@ -175,8 +191,9 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	if (!status) {
-		fprintf(stderr, "ringflow-echo: %s on %u core(s), %s idle; Ctrl-C stops\n", spec, nq,
-			rc.idle == RF_IDLE_BUSY ? "busy" : "adaptive");
+		fprintf(stderr, "ringflow-echo: %s on %u core(s), %s idle%s; Ctrl-C stops\n", spec, nq,
+			rc.idle == RF_IDLE_BUSY ? "busy" : "adaptive",
+			sink == 2 ? ", sink (checking payloads)" : sink ? ", sink" : "");
 		rf_runtime_wait(rt);
 		rf_runtime_join(rt);
 		struct rf_io_stats st;
@@ -193,6 +210,14 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
 		       (unsigned long long)st.rx_nobuf, (unsigned long long)st.rx_drops,
 		       (unsigned long long)st.tx_drops, (unsigned long long)st.conns_total);
+		for (unsigned i = 0; sink && i < nq; i++)
+			printf("ringflow-echo: sink queue %u: messages %llu, reports %llu, last point "
+			       "%u: measured %llu msgs %llu bytes, corrupt %llu\n", i,
+			       (unsigned long long)sq[i].sink.total_msgs,
+			       (unsigned long long)sq[i].sink.reports, sq[i].sink.r.point,
+			       (unsigned long long)sq[i].sink.r.msgs,
+			       (unsigned long long)sq[i].sink.r.bytes,
+			       (unsigned long long)sq[i].sink.r.corrupt);
 		fflush(stdout);
 	}
 	rf_runtime_destroy(rt);

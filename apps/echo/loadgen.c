@@ -7,6 +7,7 @@
  * For each rate it runs one point (lg_run.c) and prints a table row, or with --json one JSON
  * object per point on stdout; a progress line per point goes to stderr. A saturated point is
  * a result, not an error: the exit status is 0 unless something failed.
+ * --mode stream|rr|crr runs one point of a netperf-style mode instead (lg_modes_main.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
 
+#include "lg_modes_main.h"
 #include "lg_msg.h"
 #include "lg_run.h"
 
@@ -43,12 +45,21 @@ static void usage(FILE *f)
 		"usage: ringflow-loadgen --backend SPEC [--rates 20k,100k,200k,400k,800k,1.6M]\n"
 		"         [--size 100] [--warmup 1] [--duration 5] [--json] [--cores TX[,RX]]\n"
 		"         [--burst 32] [--drain-ms 200] [--pool 8192] [--label NAME]\n"
+		"         [--mode echo|stream|rr|crr] [--conns 1] [--outstanding 1] [--wait spin|block]\n"
 		"  Open loop: sends at each fixed rate whatever comes back, times every reply\n"
 		"  (RTT from CLOCK_MONOTONIC in the message). A point is saturated when received <\n"
 		"  99%% of offered or loss > 0.1%%. --cores TX: sender and receiver share one busy\n"
 		"  loop on CPU TX; --cores TX,RX: the receiver runs on CPU RX (drivers that can\n"
 		"  receive and send on two threads at once: udp).\n"
 		"  --label names the backend in the output (default: SPEC).\n"
+		"  --mode echo|stream|rr|crr (default echo: the open loop above; docs/echo-benchmark.md):\n"
+		"    stream  one direction as fast as the backend goes, for --duration, to ringflow-echo\n"
+		"            --sink: Gbit/s and msg/s of what arrived, loss for UDP (TCP_/UDP_STREAM)\n"
+		"    rr      closed loop: --conns C connections, --outstanding N requests in flight on\n"
+		"            each (default 1 and 1): transactions/s and latency (TCP_RR / UDP_RR)\n"
+		"    crr     connect, one request and reply, close, repeated (TCP_CRR; tcp, uring:tcp)\n"
+		"  --wait spin|block  rr: spin between replies (default) or block in the driver after\n"
+		"            a few empty rounds (like a blocking client; for --conns 1)\n"
 		"  SPEC is a client config string, e.g. udp:connect=10.0.0.2:9000,\n"
 		"  tcp:connect=10.0.0.2:9000, uring:udp:connect=10.0.0.2:9000. Drivers here:\n");
 	rf_io_print_usage(f);
@@ -65,7 +76,7 @@ static int fail(const char *msg)
  * socket) is named now rather than measured as 100 % loss. Anything else (no answer, another
  * namespace, a driver that bypasses the kernel) goes on to the sweep. Returns false with one
  * line in err. */
-static bool target_ok(const char *backend, char *err, size_t len)
+static bool target_ok(const char *backend, bool probe, char *err, size_t len)
 {
 	struct rf_io_config cfg;
 	struct sockaddr_storage ss;
@@ -80,7 +91,8 @@ static bool target_ok(const char *backend, char *err, size_t len)
 	if (rf_io_config_get_addr(&cfg, "connect", &ss, &sl, err, len) < 0)
 		return false;
 	bool tcp = !strcmp(cfg.driver, "tcp") || !strcmp(cfg.transport, "tcp");
-	if (strcmp(cfg.driver, "udp") && strcmp(cfg.driver, "tcp") && strcmp(cfg.driver, "uring"))
+	if (!probe ||
+	    (strcmp(cfg.driver, "udp") && strcmp(cfg.driver, "tcp") && strcmp(cfg.driver, "uring")))
 		return true; /* frames past the kernel (xdp, dpdk): a kernel socket proves nothing */
 	int fd = socket(ss.ss_family, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
 	bool refused = false;
@@ -119,6 +131,9 @@ int main(int argc, char **argv)
 	unsigned size = 100, burst = 32, drain_ms = 200, pool_n = 8192;
 	bool json = false;
 	char err[512];
+	int mode = RF_LG_MODE_ECHO;
+	unsigned outstanding = 1, conns = 1;
+	bool block = false;
 	static const struct option lo[] = {
 		{"backend", required_argument, 0, 'b'}, {"rates", required_argument, 0, 'r'},
 		{"size", required_argument, 0, 's'},    {"warmup", required_argument, 0, 'w'},
@@ -126,12 +141,14 @@ int main(int argc, char **argv)
 		{"cores", required_argument, 0, 'c'},   {"burst", required_argument, 0, 'B'},
 		{"drain-ms", required_argument, 0, 'D'}, {"pool", required_argument, 0, 'P'},
 		{"label", required_argument, 0, 'L'},   {"help", no_argument, 0, 'h'},
+		{"mode", required_argument, 0, 'm'},    {"outstanding", required_argument, 0, 'O'},
+		{"conns", required_argument, 0, 'C'},   {"wait", required_argument, 0, 'W'},
 		{0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:W:", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
-		if (optarg && strchr("sBDP", c)) {
+		if (optarg && strchr("sBDPOC", c)) {
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || errno || optarg[0] == '-')
@@ -171,6 +188,25 @@ int main(int argc, char **argv)
 				return fail("--pool: give 1024..1048576 packet buffers");
 			pool_n = (unsigned)v;
 			break;
+		case 'm':
+			if ((mode = rf_lg_mode_parse(optarg)) < 0)
+				return fail("--mode: give echo, stream, rr or crr");
+			break;
+		case 'O':
+			if (v < 1 || v > RF_LG_MAX_OUTSTANDING)
+				return fail("--outstanding: give 1..256 requests in flight per connection");
+			outstanding = (unsigned)v;
+			break;
+		case 'C':
+			if (v < 1 || v > RF_LG_MAX_CONNS)
+				return fail("--conns: give 1..64 connections");
+			conns = (unsigned)v;
+			break;
+		case 'W':
+			if (strcmp(optarg, "spin") && strcmp(optarg, "block"))
+				return fail("--wait: give spin or block");
+			block = optarg[0] == 'b';
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -179,7 +215,8 @@ int main(int argc, char **argv)
 		return fail("unexpected argument: options only (see --help)");
 	if (!backend)
 		return fail("--backend is required, e.g. --backend udp:connect=10.0.0.2:9000 (see --help)");
-	if (!target_ok(backend, err, sizeof(err)))
+	/* the probe only in the echo mode: the others' servers count connections and bytes */
+	if (!target_ok(backend, mode == RF_LG_MODE_ECHO, err, sizeof(err)))
 		return fail(err);
 
 	double rates[MAX_RATES];
@@ -219,6 +256,22 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (mode != RF_LG_MODE_ECHO) {
+		if (rx_cpu >= 0)
+			return fail("--cores TX,RX: only --mode echo splits sender and receiver; give one CPU");
+		/* Bounds in count as well as time: 2M transactions/s is far above this machine, and
+		 * at most 2^26 (rr's duplicate bitmap then takes 8 MiB). */
+		uint64_t max_msgs = (uint64_t)(duration * 2e6) + 1000;
+		if (max_msgs > (1ull << 26))
+			max_msgs = 1ull << 26;
+		struct rf_lg_modes_cli mc = {
+			.mode = (enum rf_lg_mode)mode, .backend = backend, .label = label,
+			.o = {.warmup_s = warmup, .duration_s = duration, .size = size, .burst = burst,
+			      .outstanding = outstanding, .drain_ms = drain_ms, .block = block,
+			      .max_msgs = mode == RF_LG_MODE_STREAM ? 0 : max_msgs, .point = 1},
+			.conns = conns, .pool_n = pool_n, .json = json};
+		return rf_lg_modes_main(&mc);
+	}
 	struct rf_pktbuf_pool *pool = rf_pktbuf_pool_create("loadgen", pool_n, 2048, 256,
 							    RF_MEMPOOL_QUIET);
 	if (!pool) {

@@ -2,21 +2,24 @@
 # bench/echo/run.sh: the echo benchmark of seed 002 over a veth pair between two network
 # namespaces (root) or over loopback (otherwise): ringflow-echo in one namespace, the open-loop
 # ringflow-loadgen in the other, for each backend, plus sockperf (its own server and
-# `under-load --reply-every 1 --full-rtt` client) at the same rates as the external yardstick.
+# `under-load --reply-every 1 --full-rtt` client) at the same rates as the external yardstick, in
+# two configurations: epoll (its default: both block in epoll) and spin (`-F recvfrom
+# --nonblocked`, its busy-poll mode); report.sh takes the better one as the yardstick and shows
+# the other as a labelled extra. One closed-loop `sockperf ping-pong` point closes the run.
 #
 # Placement (2 CPUs): reflector on CPU 1, generator on CPU 0. The generators always spin (an
 # open-loop schedule needs it; sockperf's client paces by spinning too). The reflectors follow
-# --idle: adaptive (default; ringflow-echo blocks after idle rounds, sockperf's server blocks in
-# epoll) or busy (ringflow-echo spins, sockperf's server runs --nonblocked and spins), so like is
-# compared with like. On a shared, loaded machine a spinning reflector loses its CPU to other
-# work for whole timeslices, so adaptive is the default here.
+# --idle: adaptive (default; ringflow-echo blocks after idle rounds) or busy (it spins); sockperf
+# runs both of its configurations whatever --idle says. On a shared, loaded machine a spinning
+# reflector loses its CPU to other work for whole timeslices, so adaptive is the default here.
 # Points are interleaved: for each rate, every backend and sockperf run one after another
 # (the order rotates per rate), each with a fresh reflector, so host noise hits all alike.
 # Every point records /proc/stat steal and per-CPU busy deltas.
 #
 # Output in --out DIR (default BUILD/bench-echo): results.jsonl (one JSON object per point,
-# loadgen's keys; sockperf's points have backend "sockperf"), table.txt, rtt.svg (p50 and p99
-# vs offered rate, one line per backend; unsaturated points only), and the raw logs.
+# loadgen's keys; sockperf's points have backend "sockperf:under-load:epoll|spin" and
+# "sockperf:ping-pong:CFG"), table.txt, rtt.svg (report.sh: RTT and received rate vs offered
+# rate, one colour per backend, saturated points marked), and the raw logs.
 #
 #   bench/echo/run.sh [--build DIR] [--rates 20k,100k,...] [--warmup S] [--duration S]
 #                     [--backends "udp tcp uring:udp uring:tcp uring:udp,taskrun=signal"] [--no-sockperf]
@@ -66,100 +69,16 @@ ncpu=$(nproc)
 cpu_gen=0
 cpu_refl=$(( ncpu > 1 ? 1 : 0 ))
 
-# ---- test bed: two namespaces and a veth pair, names unique per run, removed on any exit ----
-tag=$$
-ns_s=rfes$tag ns_c=rfec$tag
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
-  done
-  if [ "$loopback" = 0 ]; then
-    ip netns del "$ns_s" 2>/dev/null || true
-    ip netns del "$ns_c" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT
+# ---- test bed (bench/echo/bed.sh): veth between two namespaces, or loopback ----
+. "$(dirname "$0")/bed.sh"
+trap bed_down EXIT
 trap 'exit 130' INT TERM
-
-if [ "$loopback" = 0 ] && [ "$(id -u)" -ne 0 ]; then
-  echo "run.sh: not root: using loopback instead of a veth pair between namespaces" >&2
-  loopback=1
-fi
-if [ "$loopback" = 0 ]; then
-  net=10.$(( 100 + tag % 100 )).$(( (tag / 100) % 250 ))
-  saddr=$net.2 caddr=$net.1
-  ip netns add "$ns_s"
-  ip netns add "$ns_c"
-  ip link add "rfe${tag}s" type veth peer name "rfe${tag}c"
-  ip link set "rfe${tag}s" netns "$ns_s"
-  ip link set "rfe${tag}c" netns "$ns_c"
-  ip -n "$ns_s" addr add "$saddr/24" dev "rfe${tag}s"
-  ip -n "$ns_c" addr add "$caddr/24" dev "rfe${tag}c"
-  for n in "$ns_s" "$ns_c"; do ip -n "$n" link set lo up; done
-  ip -n "$ns_s" link set "rfe${tag}s" up
-  ip -n "$ns_c" link set "rfe${tag}c" up
-  in_s=(ip netns exec "$ns_s")
-  in_c=(ip netns exec "$ns_c")
-  where="veth between namespaces $ns_s ($saddr) and $ns_c ($caddr)"
-  sdev=rfe${tag}s # bypass: the server's veth, for the raw drivers
-else
-  saddr=127.0.0.1
-  in_s=()
-  in_c=()
-  where="loopback"
-fi
+bed_up
 log() { [ "$quiet" = 1 ] || echo "bench-echo: $*" >&2; }
 log "$where; reflector on CPU $cpu_refl, generator on CPU $cpu_gen, idle $idle; rates $rates; ${warmup}s warm-up + ${duration}s per point"
 
-# ---- config strings per backend (the bypass drivers add their cases here) ----
-# A backend word is a driver prefix, optionally with extra keys after a comma, e.g.
-# "uring:udp,taskrun=signal" -> uring:udp:listen=ADDR:PORT,taskrun=signal (label: the word).
-server_spec() { # backend port
-  local base=${1%%,*} extra=
-  [ "$base" != "$1" ] && extra=,${1#*,}
-  case "$base" in
-    # bypass: the raw drivers own saddr on the server's veth (ARP answered by ringflow)
-    xdp:skb|xdp:native) echo "xdp:dev=$sdev,ip=$saddr,port=$2,mode=${base#xdp:}$extra" ;;
-    dpdk:af_packet) echo "dpdk:vdev=net_af_packet0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
-    dpdk:af_xdp) echo "dpdk:vdev=net_af_xdp0,iface=$sdev,ip=$saddr,port=$2$extra" ;;
-    *) echo "$base:listen=$saddr:$2$extra" ;;
-  esac
-}
-client_spec() {
-  local base=${1%%,*} extra=
-  [ "$base" != "$1" ] && extra=,${1#*,}
-  case "$base" in
-    xdp:*|dpdk:*) echo "udp:connect=$saddr:$2" ;; # bypass: the client is plain UDP sockets
-    *) echo "$base:connect=$saddr:$2$extra" ;;
-  esac
-}
+# ---- config strings per backend: server_spec, client_spec, wait_raw_open (bench/echo/bed.sh) ----
 
-# Waits (bounded, 3 s) until something listens on port in the server namespace.
-wait_listen() { # proto(u|t) port pid
-  for _ in $(seq 60); do
-    kill -0 "$3" 2>/dev/null || return 1
-    "${in_s[@]}" ss -ln"$1" 2>/dev/null | grep -q ":$2 " && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-# bypass: raw drivers open no socket; they print one line when open ("xdp: ... mode" /
-# "dpdk: ... driver net_..."). Waits (bounded, 10 s: EAL start) for it.
-wait_raw_open() { # log pid
-  for _ in $(seq 200); do
-    kill -0 "$2" 2>/dev/null || return 1
-    grep -qE '^xdp: .* mode|^dpdk: .*driver net_' "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-# /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
-cpu_sample() {
-  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
-}
 # Turns two samples into JSON fields steal_pct and cpu_busy_pct.
 cpu_json() {
   awk -v a="$1" -v b="$2" 'BEGIN {
@@ -257,13 +176,28 @@ run_ours() { # backend rate
   return 0
 }
 
-run_sockperf() { # rate
-  local rate=$1 port=$(( port_base + point % 10 )) spflags=
-  [ "$idle" = busy ] && spflags=--nonblocked
+# sockperf in one of its configurations (the yardstick is the best of them, report.sh):
+#   epoll  its default: server and client block in epoll (the client paces --mps by spinning)
+#   spin   both spin: -F recvfrom --nonblocked (needs a feed file -f), sockperf's busy-poll mode
+# ping-pong (closed loop, one message in flight, at whatever rate that gives) runs once per run
+# with the client spinning, the server like ringflow-echo's --idle: epoll (adaptive) or spin (busy).
+sockperf_args() { # cfg port -> sets sp_srv sp_cli
+  local spin=(-f "$out/sockperf-feed-$2" -F r --nonblocked)
+  echo "U:$saddr:$2" > "$out/sockperf-feed-$2"
+  sp_srv=(-i "$saddr" -p "$2") sp_cli=(-i "$saddr" -p "$2")
+  case "$1" in
+    spin) sp_srv=("${spin[@]}") sp_cli=("${spin[@]}") ;;
+    spin-client) sp_cli=("${spin[@]}") ;;
+  esac
+}
+
+run_sockperf() { # rate cfg
+  local rate=$1 cfg=$2 port=$(( port_base + point % 10 ))
+  sockperf_args "$cfg" "$port"
   local mps
   mps=$(awk -v r="$rate" 'BEGIN { m = 1; if (r ~ /[kK]$/) m = 1e3; if (r ~ /M$/) m = 1e6;
                                  sub(/[kKM]$/, "", r); printf "%d", r * m }')
-  "${in_s[@]}" taskset -c "$cpu_refl" sockperf server -i "$saddr" -p "$port" $spflags \
+  "${in_s[@]}" taskset -c "$cpu_refl" sockperf server "${sp_srv[@]}" \
     > "$out/sockperf-server.log" 2>&1 &
   local spid=$!
   pids+=("$spid")
@@ -271,14 +205,16 @@ run_sockperf() { # rate
     log "sockperf server did not start: $(tail -n 1 "$out/sockperf-server.log")"
     return 0
   fi
-  local a b t slog="$out/sockperf-$rate.log"
+  local a b t slog="$out/sockperf-$cfg-$rate.log"
   t=$(awk -v w="$warmup" -v d="$duration" 'BEGIN { printf "%d", w + d + 0.999 }')
   local s0 c0 nlog="$out/netstat-sockperf-$rate.jsonl"
   s0=$(snmp_rcvbuf "${in_s[@]}"); c0=$(snmp_rcvbuf "${in_c[@]}")
   netstat_start "$nlog"
   a=$(cpu_sample)
-  "${in_c[@]}" taskset -c "$cpu_gen" sockperf under-load -i "$saddr" -p "$port" --mps "$mps" \
-    --reply-every 1 --full-rtt -t "$t" -m 100 2>&1 \
+  local mode=(under-load --mps "$mps" --reply-every 1) name=sockperf:under-load:$cfg
+  [ "$rate" = pp ] && mode=(ping-pong) name=sockperf:ping-pong:$cfg
+  "${in_c[@]}" taskset -c "$cpu_gen" sockperf "${mode[@]}" "${sp_cli[@]}" \
+    --full-rtt -t "$t" -m 100 2>&1 \
     | sed 's/\x1b\[[0-9;]*m//g' > "$slog" || true
   b=$(cpu_sample)
   local drops
@@ -286,7 +222,8 @@ run_sockperf() { # rate
   kill -TERM "$spid" 2>/dev/null || true
   wait "$spid" 2>/dev/null || true
   # sockperf's own figures: the [Valid Duration] counts, its percentiles (us, full RTT).
-  awk -v mps="$mps" -v cpu="$(cpu_json "$a" "$b"),$drops" '
+  # ping-pong (mps 0): a closed loop, so "offered" is the rate it reached.
+  awk -v mps="$mps" -v name="$name" -v cpu="$(cpu_json "$a" "$b"),$drops" '
     /\[Valid Duration\]/ { for (i = 1; i <= NF; i++) { split($i, kv, "=");
         if (kv[1] == "RunTime") rt = kv[2] + 0; if (kv[1] == "SentMessages") s = kv[2] + 0;
         if (kv[1] == "ReceivedMessages") r = kv[2] + 0 } }
@@ -295,18 +232,19 @@ run_sockperf() { # rate
     /percentile 50.000/ { p50 = $NF } /percentile 90.000/ { p90 = $NF }
     /percentile 99.000/ { p99 = $NF } /percentile 99.900/ { p999 = $NF }
     END { if (rt <= 0) exit 1
+      if (mps == 0) mps = int(r / rt)
       off = mps * rt; loss = s > 0 ? (s - r) / s : 0; if (loss < 0) loss = 0
       sat = (r * 100 < off * 99 || (s - r) * 1000 > s) ? "true" : "false"
-      printf "{\"backend\":\"sockperf\",\"offered\":%d,\"achieved\":%.1f,\"received\":%.1f,", mps, s / rt, r / rt
+      printf "{\"backend\":\"%s\",\"offered\":%d,\"achieved\":%.1f,\"received\":%.1f,", name, mps, s / rt, r / rt
       printf "\"loss\":%.6f,\"sent_msgs\":%d,\"received_msgs\":%d,\"dropped\":%d,", loss, s, r, d
       printf "\"min_us\":%.2f,\"p50_us\":%.2f,\"p90_us\":%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,", mn, p50, p90, p99, p999, mx
       printf "\"saturated\":%s,\"seconds\":%.3f,%s}\n", sat, rt, cpu }' "$slog" >> "$out/results.jsonl" \
-    || log "sockperf at $rate: no result (see $slog)"
+    || log "sockperf $cfg at $rate: no result (see $slog)"
 }
 
 IFS=, read -r -a rate_list <<< "$rates"
 read -r -a impls <<< "$backends"
-[ "$sockperf" = 1 ] && impls+=(sockperf)
+[ "$sockperf" = 1 ] && impls+=(sockperf:epoll sockperf:spin)
 ri=0
 for rate in "${rate_list[@]}"; do
   n=${#impls[@]}
@@ -314,10 +252,20 @@ for rate in "${rate_list[@]}"; do
     impl=${impls[$(( (j + ri) % n ))]}
     point=$((point + 1))
     log "[$rate] $impl"
-    if [ "$impl" = sockperf ]; then run_sockperf "$rate"; else run_ours "$impl" "$rate"; fi
+    case "$impl" in
+      sockperf:*) run_sockperf "$rate" "${impl#sockperf:}" ;;
+      *) run_ours "$impl" "$rate" ;;
+    esac
   done
   ri=$((ri + 1))
 done
+if [ "$sockperf" = 1 ]; then # one closed-loop point: sockperf ping-pong, client spinning
+  point=$((point + 1))
+  pp_cfg=spin-client
+  [ "$idle" = busy ] && pp_cfg=spin
+  log "[closed loop] sockperf ping-pong ($pp_cfg)"
+  run_sockperf pp "$pp_cfg"
+fi
 
 # ---- table, data files, plot ----
 bash "$(dirname "$0")/report.sh" "$out" "$where, reflector CPU $cpu_refl, generator CPU $cpu_gen, idle $idle"
