@@ -222,6 +222,11 @@ int rf_io_config_parse(const char *spec, struct rf_io_config *cfg, char *err, si
 	if (strlen(spec) >= RF_IO_SPEC_MAX)
 		return rf_io_err(err, len, "backend spec too long (%zu bytes, at most %d)",
 				 strlen(spec), RF_IO_SPEC_MAX - 1);
+	for (const char *c = spec; *c; c++) /* a newline would split the error message */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return rf_io_err(err, len, "backend spec has a control character (0x%02x) at "
+					 "offset %zu: use printable characters only",
+					 (unsigned)(unsigned char)*c, (size_t)(c - spec));
 	snprintf(cfg->spec, sizeof(cfg->spec), "%s", spec);
 
 	/* driver prefix */
@@ -364,8 +369,8 @@ int rf_io_config_get_addr(const struct rf_io_config *cfg, const char *key,
 		port = close + 2;
 	} else {
 		const char *c = strrchr(v, ':');
-		if (!c || (size_t)(c - v) >= sizeof(host))
-			goto bad;
+		if (!c || (size_t)(c - v) >= sizeof(host) || memchr(v, ':', (size_t)(c - v)))
+			goto bad; /* an IPv6 address needs brackets: ::1:9000 is ambiguous */
 		memcpy(host, v, (size_t)(c - v));
 		host[c - v] = '\0';
 		port = c + 1;
@@ -373,8 +378,8 @@ int rf_io_config_get_addr(const struct rf_io_config *cfg, const char *key,
 	char *end;
 	errno = 0;
 	unsigned long pn = strtoul(port, &end, 10);
-	if (!*port || *end || errno || port[0] == '-')
-		goto bad;
+	if (port[0] < '0' || port[0] > '9' || *end || errno)
+		goto bad; /* digits only: no sign, no space */
 	if (pn > 65535)
 		return rf_io_err(err, len, "%s: %s=%s: port %lu out of range 0..65535", cfg_name(cfg), key, v, pn);
 	memset(ss, 0, sizeof(*ss));

@@ -76,7 +76,7 @@ static void usage(FILE *out)
 		"  --idle busy|adaptive  busy: spin with pause; adaptive: block after idle rounds (default)\n"
 		"  --stats-interval S    print a stats line every S seconds (default 0: off)\n"
 		"  --burst N             messages per rx/tx burst, 1..%d (default 32)\n"
-		"  --buffers N           packet buffers in the pool (default 16384)\n"
+		"  --buffers N           packet buffers in the pool, 256..16777216 (default 16384)\n"
 		"  --json                final counters as one JSON object\n"
 		"  --sink                receive only (ringflow-loadgen --mode stream's far end): count\n"
 		"                        and checksum what arrives, answer the loadgen's report request\n"
@@ -145,7 +145,8 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'B':
-			if (parse_uint("--buffers", optarg, 64, 1u << 24, &nbufs))
+			/* at least one per-core cache (256, below) of buffers, or the pool is refused */
+			if (parse_uint("--buffers", optarg, 256, 1u << 24, &nbufs))
 				return 2;
 			break;
 		case 'j': json = true; break;

@@ -11,12 +11,15 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <ringflow/ctl.h>
 #include <ringflow/io.h>
@@ -69,6 +72,48 @@ static int fail(const char *msg)
 {
 	fprintf(stderr, "ringflow-loadgen: %s\n", msg);
 	return 2;
+}
+
+/* The target, checked before a sweep: the spec must send (connect=IP:PORT), and a port that
+ * refuses (TCP RST, or UDP answered by ICMP port unreachable: ECONNREFUSED on a connected
+ * socket) is named now rather than measured as 100 % loss. Anything else (no answer, another
+ * namespace, a driver that bypasses the kernel) goes on to the sweep. Returns false with one
+ * line in err. */
+static bool target_ok(const char *backend, bool probe, char *err, size_t len)
+{
+	struct rf_io_config cfg;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	if (rf_io_config_parse(backend, &cfg, err, len) < 0)
+		return false;
+	if (!rf_io_config_get(&cfg, "connect")) {
+		snprintf(err, len, "--backend %s: the load generator sends to a server: give "
+			 "connect=IP:PORT (a listen= spec only receives)", backend);
+		return false;
+	}
+	if (rf_io_config_get_addr(&cfg, "connect", &ss, &sl, err, len) < 0)
+		return false;
+	bool tcp = !strcmp(cfg.driver, "tcp") || !strcmp(cfg.transport, "tcp");
+	if (!probe ||
+	    (strcmp(cfg.driver, "udp") && strcmp(cfg.driver, "tcp") && strcmp(cfg.driver, "uring")))
+		return true; /* frames past the kernel (xdp, dpdk): a kernel socket proves nothing */
+	int fd = socket(ss.ss_family, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+	bool refused = false;
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&ss, sl) != 0) {
+		refused = errno == ECONNREFUSED;
+	} else if (fd >= 0 && !tcp) {
+		char b[64];
+		send(fd, "ringflow-loadgen probe", 22, MSG_NOSIGNAL);
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		poll(&pf, 1, 300);
+		refused = recv(fd, b, sizeof(b), MSG_DONTWAIT) < 0 && errno == ECONNREFUSED;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (refused)
+		snprintf(err, len, "--backend %s: the port refuses (nothing listens there): start "
+			 "the echo server first, or check the address", backend);
+	return !refused;
 }
 
 static bool parse_seconds(const char *s, double lo, double hi, double *out)
@@ -175,6 +220,9 @@ int main(int argc, char **argv)
 		return fail("unexpected argument: options only (see --help)");
 	if (!backend)
 		return fail("--backend is required, e.g. --backend udp:connect=10.0.0.2:9000 (see --help)");
+	/* the probe only in the echo mode: the others' servers count connections and bytes */
+	if (!target_ok(backend, mode == RF_LG_MODE_ECHO, err, sizeof(err)))
+		return fail(err);
 
 	double rates[MAX_RATES];
 	unsigned nrates = 0;

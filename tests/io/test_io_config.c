@@ -389,3 +389,23 @@ Test(io_config, error_lines_say_what_is_wrong)
 			      "(e.g. udp:listen=0.0.0.0:9000)");
 	rf_pktbuf_pool_free(pool);
 }
+
+Test(io_config, unbracketed_ipv6_signed_port_and_control_characters_are_refused)
+{
+	struct rf_io_config c;
+	char err[256];
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	cr_assert_eq(rf_io_config_parse("x:a=::1:19500,b=127.0.0.1:+19500,c=[::1]:19500,d=:+19500",
+					&c, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_get_addr(&c, "a", &ss, &sl, err, sizeof(err)), -EINVAL,
+		     "::1:19500 is ambiguous without brackets");
+	cr_assert(strstr(err, "[IPv6]:port"), "%s", err);
+	cr_assert_eq(rf_io_config_get_addr(&c, "b", &ss, &sl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rf_io_config_get_addr(&c, "d", &ss, &sl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rf_io_config_get_addr(&c, "c", &ss, &sl, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_parse("udp:listen=127.0.0.1:9000\n,x=1", &c, err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_null(strchr(err, '\n'), "a two-line error: %s", err);
+	cr_assert(strstr(err, "control character"), "%s", err);
+}

@@ -31,12 +31,18 @@ static void setup(void)
 	h.macs = rf_hash_create("t_macs", 14, 1024, RF_MEMPOOL_QUIET);
 	cr_assert(h.macs);
 	h.apps = apps;
+	struct ctl_learn_limits ll = {.macs_per_switch = 100, .hosts_per_switch = 50,
+				      .mac_age_ms = 300000, .host_age_ms = CTL_HOST_AGE_MS};
+	h.learn = ctl_learn_create(h.macs, &ll);
+	cr_assert(h.learn);
+	ctl_learn_set_hosts(h.learn, net);
 	t0 = ctl_now_ms();
 }
 
 static void teardown(void)
 {
 	ctl_apps_free(apps);
+	ctl_learn_free(h.learn);
 	rf_hash_free(h.macs);
 	rf_qsbr_unregister();
 }
@@ -294,7 +300,7 @@ Test(ctl_apps, hosts_are_learnt_off_inter_switch_ports)
 	s = render_ok("/api/flows/1");
 	cr_assert(strstr(s, "{\"eth_dst\":\"02:aa:00:00:00:07\",\"out_port\":3}"), "%s", s);
 	free(s);
-	ctl_apps_timer_done(apps, t0 + CTL_HOST_AGE_MS + 1);
+	ctl_learn_step(h.learn, t0 + CTL_HOST_AGE_MS + 1); /* the handler's aging step */
 	cr_assert_eq(rf_hash_count(net->hosts), 0, "hosts age out");
 }
 
@@ -327,23 +333,66 @@ Test(ctl_apps, json_strings_are_escaped)
 	free(s);
 }
 
-Test(ctl_apps, flow_request_times_out_and_frees_the_mailbox)
+Test(ctl_apps, flow_request_cancelled_frees_the_mailbox)
 {
 	struct ctl_flow_req *r = ctl_apps_flows(apps);
 	uint64_t d;
 	char *json = NULL;
+	bool trunc;
 	cr_assert_not(ctl_flows_pending(r, &d));
-	rf_qsbr_offline();
-	int rc = ctl_flows_fetch(r, 1, 20, &json);
-	rf_qsbr_online();
-	cr_assert_eq(rc, -ETIMEDOUT);
+	cr_assert_eq(ctl_flows_post(r, 1), 0);
+	cr_assert_eq(ctl_flows_post(r, 2), -EBUSY, "one request at a time");
+	cr_assert_eq(ctl_flows_poll(r, &json, &trunc), 0);
+	cr_assert_eq(ctl_flows_cancel(r, &json, &trunc), 0);
 	cr_assert_null(json);
 	cr_assert_not(ctl_flows_pending(r, &d), "an abandoned request is not sent later");
 	/* a reply to nothing is ignored */
+	struct of_session s = {.state = OF_SESSION_UP, .datapath_id = 1};
 	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 1};
 	m.u.mp_reply.mp_type = OF_MP_FLOW;
-	ctl_flows_reply(r, &m);
+	ctl_flows_reply(r, &s, &m);
 	cr_assert_not(ctl_flows_pending(r, &d));
+}
+
+Test(ctl_apps, flow_reply_counts_only_from_the_asked_connection_and_xid_and_is_bounded)
+{
+	struct ctl_flow_req *r = ctl_apps_flows(apps);
+	uint64_t d;
+	char *json = NULL;
+	bool trunc = false;
+	cr_assert_eq(ctl_flows_post(r, 1), 0);
+	cr_assert(ctl_flows_pending(r, &d) && d == 1);
+	uint8_t obuf[256];
+	struct of_out out = {.p = obuf, .cap = sizeof(obuf)};
+	struct of_session asked = {.state = OF_SESSION_UP, .datapath_id = 1, .next_xid = 40};
+	struct of_session other = {.state = OF_SESSION_UP, .datapath_id = 2, .next_xid = 40};
+	asked.framer.version = other.framer.version = OF_VERSION_1_3;
+	ctl_flows_send(r, &asked, &out);
+	cr_assert_gt(out.len, 0);
+	static struct of_flow_stats fs[1000];
+	for (unsigned i = 0; i < 1000; i++)
+		fs[i] = (struct of_flow_stats){.priority = 100, .match.fields = OF_MATCH_IN_PORT,
+					       .match.in_port = i + 1};
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 40};
+	m.u.mp_reply.mp_type = OF_MP_FLOW;
+	m.u.mp_reply.body.items = fs;
+	m.u.mp_reply.body.n = 3;
+	ctl_flows_reply(r, &other, &m); /* another switch guessing the xid */
+	m.xid = 41;
+	ctl_flows_reply(r, &asked, &m); /* the right switch, another xid */
+	cr_assert_eq(ctl_flows_poll(r, &json, &trunc), 0, "a wrong reply was taken");
+	/* the right one, in parts flagged MORE, past CTL_FLOWS_MAX entries: cut there */
+	m.xid = 40;
+	m.u.mp_reply.flags = OFPMPF_MORE;
+	m.u.mp_reply.body.n = 1000;
+	for (int i = 0; i < CTL_FLOWS_MAX / 1000 + 5 && !ctl_flows_poll(r, &json, &trunc); i++)
+		ctl_flows_reply(r, &asked, &m);
+	cr_assert_not_null(json, "no answer after %d entries", CTL_FLOWS_MAX);
+	cr_assert(trunc);
+	cr_assert_eq(count_of(json, "\"table_id\""), CTL_FLOWS_MAX);
+	free(json);
+	cr_assert_eq(ctl_flows_post(r, 1), 0, "the mailbox is free again");
+	cr_assert_eq(ctl_flows_cancel(r, &json, &trunc), 0);
 }
 
 Test(ctl_apps, openflow_10_switch_gets_lldp_from_its_features_ports)
@@ -378,4 +427,119 @@ Test(ctl_apps, openflow_10_switch_gets_lldp_from_its_features_ports)
 	j = render_ok("/api/switches");
 	cr_assert(strstr(j, "\"version\":\"1.0\""), "%s", j);
 	free(j);
+}
+
+/* A unicast frame from src to dst (ARP type), 60 bytes. */
+static void eth_frame(uint8_t f[60], const uint8_t dst[6], const uint8_t src[6])
+{
+	memset(f, 0, 60);
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	f[12] = 0x08, f[13] = 0x06;
+}
+
+Test(ctl_apps, forged_replayed_and_foreign_lldp_make_no_link)
+{
+	struct lldp_out a, b;
+	switch_up(1, 3, NULL, &a);
+	switch_up(2, 3, NULL, &b);
+	static struct msgbuf buf;
+	/* what a host can send: a well-formed LLDP naming switch 1 port 2, without our tag */
+	uint8_t f[128];
+	ssize_t n = of_lldp_build(f, sizeof(f), (const uint8_t *)"\2\0\0\0\0\1", 1, 2, 120);
+	cr_assert_gt(n, 0);
+	packet_in(2, 1, f, (size_t)n, t0, &buf);
+	cr_assert_eq(rf_hash_count(net->links), 0, "an untagged LLDP made a link");
+	/* ours, with one bit of the tag flipped */
+	unsigned k = 0;
+	while (k < a.n && a.out_port[k] != 2)
+		k++;
+	cr_assert_lt(k, a.n);
+	memcpy(f, a.frame[k], a.len[k]);
+	f[14 + 24 + 7 + 4 + 2 + 12] ^= 1; /* in the tag TLV after Chassis, Port, TTL */
+	packet_in(2, 1, f, a.len[k], t0, &buf);
+	cr_assert_eq(rf_hash_count(net->links), 0, "a tampered tag made a link");
+	/* ours, replayed two epochs later */
+	packet_in(2, 1, a.frame[k], a.len[k], t0 + 2 * CTL_LLDP_EPOCH_MS + 1, &buf);
+	cr_assert_eq(rf_hash_count(net->links), 0, "a replayed LLDP made a link");
+	/* ours, but the sending switch has left */
+	ctl_apps_switch_down(apps, 1);
+	packet_in(2, 1, a.frame[k], a.len[k], t0, &buf);
+	cr_assert_eq(rf_hash_count(net->links), 0, "LLDP from a gone switch made a link");
+	cr_assert_eq(atomic_load(&net->lldp_rejected), 4);
+	/* and the genuine one, in time, from a connected switch, does */
+	switch_up(1, 3, NULL, &a);
+	packet_in(2, 1, a.frame[k], a.len[k], t0, &buf);
+	cr_assert_eq(rf_hash_count(net->links), 1);
+	cr_assert(ctl_links_has_end(net, 2, 1, t0) && ctl_links_has_end(net, 1, 2, t0));
+	cr_assert(!ctl_links_has_end(net, 2, 1, t0 + CTL_LINK_AGE_MS + 1), "an end ages out");
+}
+
+Test(ctl_apps, a_switch_at_its_mac_quota_stops_learning_others_unaffected)
+{
+	static struct msgbuf buf;
+	uint8_t f[60], dst[6] = {0x02, 0xdd, 0, 0, 0, 1}, src[6] = {0x02, 0xee, 0, 0, 0, 0};
+	for (unsigned i = 0; i < 300; i++) { /* switch 1: 300 sources, quota 100 */
+		src[4] = (uint8_t)(i >> 8), src[5] = (uint8_t)i;
+		eth_frame(f, dst, src);
+		packet_in(1, 1, f, 60, t0, &buf);
+	}
+	const struct ctl_learn_stats *ls = ctl_learn_stats(h.learn);
+	cr_assert_eq(atomic_load(&ls->macs_refused), 200);
+	cr_assert_eq(rf_hash_count(h.macs), 100);
+	/* switch 2 still learns: a -> port 3, then b -> a gets a FLOW_MOD to port 3 */
+	uint8_t ma[6] = {0x02, 0xaa, 0, 0, 0, 1}, mb[6] = {0x02, 0xbb, 0, 0, 0, 2};
+	eth_frame(f, mb, ma);
+	packet_in(2, 3, f, 60, t0, &buf);
+	eth_frame(f, ma, mb);
+	cr_assert_gt(packet_in(2, 4, f, 60, t0, &buf), 0);
+	struct of_msg m;
+	struct of_fault flt;
+	cr_assert_eq(of_parse(buf.data, of_get16(buf.data + 2), &m, &flt), 0);
+	cr_assert_eq(m.type, OF_FLOW_MOD, "switch 2 cannot learn while switch 1 is full");
+	cr_assert_eq(m.u.flow_mod.actions.a[0].port, 3);
+	/* idle entries age out in bounded steps; then switch 1 learns again */
+	uint64_t later = t0 + 300000 + 2000;
+	for (int i = 0; i < 10; i++)
+		ctl_learn_step(h.learn, later + 100 * (uint64_t)i);
+	cr_assert_eq(rf_hash_count(h.macs), 0);
+	eth_frame(f, dst, src);
+	packet_in(1, 1, f, 60, later, &buf);
+	cr_assert_eq(rf_hash_count(h.macs), 1);
+}
+
+Test(ctl_apps, a_departed_switch_is_forgotten_in_bounded_steps)
+{
+	static struct msgbuf buf;
+	uint8_t f[60], dst[6] = {0x02, 0xdd, 0, 0, 0, 1}, src[6] = {0x02, 0xee, 0, 0, 0, 0};
+	for (unsigned i = 0; i < 100; i++) {
+		src[5] = (uint8_t)i;
+		eth_frame(f, dst, src);
+		packet_in(5, 1, f, 60, t0, &buf);
+	}
+	cr_assert_eq(rf_hash_count(h.macs), 100);
+	cr_assert_eq(rf_hash_count(net->hosts), 50, "hosts: the quota of 50");
+	ctl_learn_gone(h.learn, 5, t0);
+	cr_assert_not(ctl_learn_busy(h.learn, t0), "due at once: there is a grace");
+	ctl_learn_step(h.learn, t0 + 1000);
+	cr_assert_eq(rf_hash_count(h.macs), 100, "deleted within the grace");
+	uint64_t later = t0 + 5000;
+	cr_assert(ctl_learn_busy(h.learn, later));
+	for (int i = 0; i < 10 && ctl_learn_busy(h.learn, later); i++)
+		ctl_learn_step(h.learn, later + 100 * (uint64_t)i);
+	cr_assert(!ctl_learn_busy(h.learn, later + 1000));
+	cr_assert_eq(rf_hash_count(h.macs), 0);
+	cr_assert_eq(rf_hash_count(net->hosts), 0);
+	/* back before its entries are deleted: it keeps them (and what it learns again) */
+	src[5] = 1;
+	eth_frame(f, dst, src);
+	packet_in(5, 1, f, 60, later + 2000, &buf);
+	ctl_learn_gone(h.learn, 5, later + 2000);
+	src[5] = 2;
+	eth_frame(f, dst, src);
+	packet_in(5, 1, f, 60, later + 3000, &buf);
+	cr_assert_not(ctl_learn_busy(h.learn, later + 9000), "the returning switch took its state back");
+	for (int i = 0; i < 10; i++)
+		ctl_learn_step(h.learn, later + 9000 + 100 * (uint64_t)i);
+	cr_assert_eq(rf_hash_count(h.macs), 2);
 }

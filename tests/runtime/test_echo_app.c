@@ -152,3 +152,47 @@ Test(echo_app, bad_backend_is_one_line_and_nonzero_exit)
 	slurp(c.err, err, sizeof(err));
 	cr_assert(strstr(out, "usage: ringflow-echo --backend SPEC"), "%s", out);
 }
+
+Test(echo_app, buffers_below_one_cache_are_refused_up_front)
+{
+	char *argv[] = {RF_ECHO_BIN, "--backend", "udp:listen=127.0.0.1:0", "--buffers", "64", NULL};
+	struct child c = spawn(argv);
+	int status = reap(&c);
+	char out[1024], err[1024];
+	slurp(c.out, out, sizeof(out));
+	slurp(c.err, err, sizeof(err));
+	cr_assert_eq(status, 2, "exit %d; stderr: %s", status, err);
+	cr_assert_str_eq(err, "ringflow-echo: --buffers 64: must be an integer in 256..16777216\n");
+}
+
+#ifdef RF_LOADGEN_BIN
+Test(echo_app, loadgen_given_a_listen_spec_says_so)
+{
+	char *argv[] = {RF_LOADGEN_BIN, "--backend", "udp:listen=127.0.0.1:19500", "--rates", "1k",
+			"--duration", "0.1", "--warmup", "0", NULL};
+	struct child c = spawn(argv);
+	int status = reap(&c);
+	char out[1024], err[1024];
+	slurp(c.out, out, sizeof(out));
+	slurp(c.err, err, sizeof(err));
+	cr_assert_eq(status, 2, "exit %d; stderr: %s", status, err);
+	cr_assert(strstr(err, "give connect=IP:PORT"), "%s", err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+}
+
+Test(echo_app, loadgen_aimed_at_a_dead_port_says_it_refuses)
+{
+	char spec[64];
+	snprintf(spec, sizeof(spec), "udp:connect=127.0.0.1:%u", free_udp_port());
+	char *argv[] = {RF_LOADGEN_BIN, "--backend", spec, "--rates", "20k,100k", "--duration",
+			"5", NULL};
+	struct child c = spawn(argv);
+	int status = reap(&c);
+	char out[1024], err[1024];
+	slurp(c.out, out, sizeof(out));
+	slurp(c.err, err, sizeof(err));
+	cr_assert_eq(status, 2, "exit %d; stderr: %s", status, err);
+	cr_assert(strstr(err, "the port refuses"), "%s", err);
+	cr_assert_null(strstr(err, "loadgen: [1/2]"), "a point was run: %s", err);
+}
+#endif

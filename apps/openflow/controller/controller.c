@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <ringflow/io.h>
 #include <ringflow/qsbr.h>
@@ -22,35 +23,92 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringflow-controller [--listen IPV4:PORT] [--cores LIST] [--app LIST]\n"
-		"                           [--rest IPV4:PORT]\n"
+		"                           [--rest [IPV4:]PORT] [--rest-token FILE]\n"
 		"                           [--idle busy|adaptive] [--max-macs N] [--stats S]\n"
-		"                           [--ring N] [--stall-us US]\n"
+		"                           [--ring N] [--stall-us US] [--max-conns N]\n"
+		"                           [--max-conns-per-source N] [--echo-ms MS]\n"
+		"                           [--max-macs-per-switch N] [--mac-age S]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
-		"  --rest       serve the REST API and the web page there (e.g. 127.0.0.1:8080)\n"
+		"  --rest       serve the REST API and the web page there (e.g. 8080: on\n"
+		"               127.0.0.1; another address only when given)\n"
+		"  --rest-token FILE  every REST request must carry the token in FILE\n"
+		"               (Authorization: Bearer TOKEN, or ?token=TOKEN for the page)\n"
 		"  --idle       busy (default: lowest latency, a CPU per core) or adaptive\n"
 		"  --max-macs   MAC table capacity over all switches (default 1048576)\n"
+		"  --max-macs-per-switch  MACs one switch may teach (default 8192, at most an\n"
+		"               eighth of --max-macs); a full switch stops learning new ones\n"
+		"  --mac-age S  a MAC not seen for S seconds is forgotten (default 300)\n"
 		"  --stats S    print the runtime's stats line every S seconds\n"
 		"  --ring N     each handler's input ring: N slots, a power of two 16..16384\n"
 		"               (default 16384; small rings exercise the held queues)\n"
 		"  --stall-us   count poll-round gaps over US per core (default 100, 0: off)\n"
 		"  --metrics    serve Prometheus metrics at IP:PORT (docs/observing.md)\n"
+		"  --max-conns  switch connections in all (default and at most 1024; lowered to\n"
+		"               fit the fd limit)\n"
+		"  --max-conns-per-source  switch connections from one IP address (default 32)\n"
+		"  --echo-ms    a silent switch gets an ECHO_REQUEST after MS, and is closed after\n"
+		"               3 x MS without a message (default 5000)\n"
 		"Stops cleanly on SIGINT/SIGTERM.\n");
+}
+
+/* Every switch connection and REST connection is an fd: the caps must fit the fd limit, so
+ * that accept never fails for want of one (a failing accept leaves the listening socket
+ * readable: the poller would spin on it). Raises the soft limit as far as the hard one
+ * allows, then lowers max_conns if it still does not fit. */
+static int fit_fd_limit(struct ctl_limits *lim, bool rest)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	rlim_t want = lim->max_conns + (rest ? CTL_REST_MAX_CONNS : 0) + CTL_FD_RESERVE;
+	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= want)
+		return 0;
+	rlim_t room = rl.rlim_cur - (rest ? CTL_REST_MAX_CONNS : 0);
+	if (rl.rlim_cur < (rest ? CTL_REST_MAX_CONNS : 0) + CTL_FD_RESERVE + 8 ||
+	    room < CTL_FD_RESERVE + 8) {
+		fprintf(stderr, "ringflow-controller: the fd limit (%llu) leaves no room for switch "
+			"connections; raise it (ulimit -n)\n", (unsigned long long)rl.rlim_cur);
+		return -1;
+	}
+	lim->max_conns = (unsigned)(room - CTL_FD_RESERVE);
+	if (lim->max_handshaking > lim->max_conns / 2)
+		lim->max_handshaking = lim->max_conns / 2;
+	fprintf(stderr, "ringflow-controller: fd limit %llu: at most %u switch connections, %u "
+		"of them handshaking\n", (unsigned long long)rl.rlim_cur, lim->max_conns,
+		lim->max_handshaking);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
+	const char *rest_token = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
 	const char *metrics = NULL;
+	struct ctl_limits lim = CTL_LIMITS_DEFAULT;
+	unsigned macs_per_switch = 0, mac_age_s = 300; /* 0: the default */
+	unsigned long v;
 	static const struct option lo[] = {
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
 		{"rest", required_argument, 0, 'r'},   {"ring", required_argument, 0, 'R'},
-		{"stall-us", required_argument, 0, 'S'}, {"metrics", required_argument, 0, 'M'},
+		{"rest-token", required_argument, 0, 'T'},
+		{"stall-us", required_argument, 0, 'S'},
+		{"max-conns", required_argument, 0, 'C'},
+		{"max-conns-per-source", required_argument, 0, 'P'},
+		{"echo-ms", required_argument, 0, 'E'},
+		{"max-macs-per-switch", required_argument, 0, 'M'},
+		{"mac-age", required_argument, 0, 'A'},
+		{"metrics", required_argument, 0, 'X'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -59,7 +117,8 @@ int main(int argc, char **argv)
 		case 'c': cores = optarg; break;
 		case 'a': app = optarg; break;
 		case 'r': rest_at = optarg; break;
-		case 'M': metrics = optarg; break;
+		case 'X': metrics = optarg; break;
+		case 'T': rest_token = optarg; break;
 		case 'i':
 			if (!strcmp(optarg, "busy"))
 				cfg.idle = RF_IDLE_BUSY;
@@ -81,6 +140,39 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+		case 'P':
+		case 'E':
+			v = strtoul(optarg, NULL, 10);
+			if (v < 1 || v > (c == 'E' ? 3600000ul : CTL_MAX_CONNS)) {
+				fprintf(stderr, "ringflow-controller: --%s %s: use 1..%lu\n",
+					c == 'C' ? "max-conns" : c == 'P' ? "max-conns-per-source"
+									  : "echo-ms",
+					optarg, c == 'E' ? 3600000ul : (unsigned long)CTL_MAX_CONNS);
+				return 2;
+			}
+			if (c == 'C')
+				lim.max_conns = (unsigned)v;
+			else if (c == 'P')
+				lim.per_source = (unsigned)v;
+			else {
+				lim.echo_idle_ms = (unsigned)v;
+				lim.echo_dead_ms = 3 * (unsigned)v;
+			}
+			break;
+		case 'M':
+		case 'A':
+			v = strtoul(optarg, NULL, 10);
+			if (v < 1 || v > (1ul << 24)) {
+				fprintf(stderr, "ringflow-controller: --%s %s: use 1..%lu\n",
+					c == 'M' ? "max-macs-per-switch" : "mac-age", optarg, 1ul << 24);
+				return 2;
+			}
+			if (c == 'M')
+				macs_per_switch = (unsigned)v;
+			else
+				mac_age_s = (unsigned)v;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -97,6 +189,8 @@ int main(int argc, char **argv)
 	host[colon - listen_at] = '\0';
 
 	char err[256];
+	if (fit_fd_limit(&lim, rest_at != NULL) < 0)
+		return 1;
 	cfg.cores = cores;
 	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
 	if (!rt) {
@@ -118,7 +212,7 @@ int main(int argc, char **argv)
 	struct ctl_observe *obs = NULL; /* control socket and --metrics (docs/observing.md) */
 	struct ctl_rest_view view = {0};
 	if ((strcmp(app, "learning") != 0 || rest_at) &&
-	    !(apps = ctl_apps_create(app, 65536, err, sizeof(err)))) {
+	    !(apps = ctl_apps_create(app, CTL_HOSTS_TABLE, err, sizeof(err)))) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
 	}
@@ -127,7 +221,19 @@ int main(int argc, char **argv)
 			"smaller --max-macs\n", strerror(errno));
 		goto out;
 	}
+	if (!macs_per_switch) /* OVS's default table size, at most an eighth of ours */
+		macs_per_switch = max_macs / 8 < 8192 ? (max_macs / 8 ? max_macs / 8 : 1) : 8192;
+	struct ctl_learn_limits ll = {.macs_per_switch = macs_per_switch,
+				      .hosts_per_switch = CTL_HOSTS_TABLE / 16,
+				      .mac_age_ms = (uint64_t)mac_age_s * 1000,
+				      .host_age_ms = CTL_HOST_AGE_MS};
 	for (unsigned i = 0; i < nh; i++) {
+		h[i].learn = ctl_learn_create(macs, &ll);
+		if (!h[i].learn) {
+			fprintf(stderr, "ringflow-controller: out of memory for the MAC quotas\n");
+			goto out;
+		}
+		ctl_learn_set_hosts(h[i].learn, apps ? ctl_apps_net(apps) : NULL);
 		h[i].in = rf_ring_create("ctl_in", ring, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].out = rf_ring_create("ctl_out", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].macs = macs;
@@ -140,7 +246,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	io = ctl_io_create(host, (uint16_t)port, h, nh, err, sizeof(err));
+	io = ctl_io_create(host, (uint16_t)port, h, nh, &lim, err, sizeof(err));
 	if (!io) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
@@ -158,14 +264,16 @@ int main(int argc, char **argv)
 	if (rest_at) {
 		view = (struct ctl_rest_view){.net = ctl_apps_net(apps), .rt = rt, .h = h, .nh = nh,
 					      .apps = app, .flows = ctl_apps_flows(apps)};
-		if (!(rest = ctl_rest_start(rest_at, &view, err, sizeof(err)))) {
+		if (!(rest = ctl_rest_start(rest_at, rest_token, &view, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			rf_runtime_stop(rt);
 			rf_runtime_join(rt);
 			goto out;
 		}
-		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/\n",
-			(int)(strrchr(rest_at, ':') - rest_at), rest_at, ctl_rest_port(rest));
+		const char *rcolon = strrchr(rest_at, ':');
+		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/%s\n",
+			rcolon ? (int)(rcolon - rest_at) : 9, rcolon ? rest_at : "127.0.0.1", ctl_rest_port(rest),
+			rest_token ? " (token required)" : "");
 	}
 	struct ctl_rest_view oview = {.net = apps ? ctl_apps_net(apps) : NULL, .rt = rt, .h = h,
 				      .nh = nh, .apps = app, .flows = apps ? ctl_apps_flows(apps) : NULL};
@@ -183,13 +291,34 @@ int main(int argc, char **argv)
 	rf_qsbr_offline(); /* this thread only waits from now on */
 	rf_runtime_wait(rt);
 	rf_runtime_join(rt);
-	ctl_rest_stop(rest);
-	rest = NULL;
+	if (rest) {
+		struct ctl_rest_stats rs;
+		ctl_rest_stop(rest, &rs);
+		rest = NULL;
+		fprintf(stderr, "ringflow-controller: REST: %llu requests, %llu refused by a check "
+			"(%llu too large, %llu without the token), %llu pauses at the connection cap, "
+			"%llu connections over the per-source cap, "
+			"%llu closed at the deadline, %llu accept back-offs, %llu flow requests "
+			"answered asynchronously\n", (unsigned long long)rs.requests,
+			(unsigned long long)rs.rejected, (unsigned long long)rs.too_large,
+			(unsigned long long)rs.bad_token, (unsigned long long)rs.refused,
+			(unsigned long long)rs.refused_source,
+			(unsigned long long)rs.deadline_closed,
+			(unsigned long long)rs.accept_backoffs, (unsigned long long)rs.flows_async);
+	}
+
 	ctl_observe_stop(obs);
 	obs = NULL;
 	rf_qsbr_online();
-	uint64_t pin = 0, fm = 0, po = 0;
+	uint64_t pin = 0, fm = 0, po = 0, lq[6] = {0};
 	for (unsigned i = 0; i < nh; i++) {
+		const struct ctl_learn_stats *ls = ctl_learn_stats(h[i].learn);
+		lq[0] += atomic_load(&ls->macs_refused);
+		lq[1] += atomic_load(&ls->macs_aged);
+		lq[2] += atomic_load(&ls->hosts_refused);
+		lq[3] += atomic_load(&ls->hosts_aged);
+		lq[4] += atomic_load(&ls->switches_gone);
+		lq[5] += atomic_load(&ls->reaped);
 		pin += atomic_load(&h[i].packet_ins);
 		fm += atomic_load(&h[i].flow_mods);
 		po += atomic_load(&h[i].packet_outs);
@@ -198,6 +327,17 @@ int main(int argc, char **argv)
 	rf_runtime_totals(rt, &tot);
 	struct rf_io_stats st = {0};
 	rf_io_stats_get(ctl_io_dev(io), &st);
+	struct ctl_guard_stats gs;
+	ctl_io_guard_stats(io, &gs);
+	fprintf(stderr, "ringflow-controller: defences: %llu connections refused over the "
+		"per-source cap, %llu over the handshaking cap, %llu oldest handshakes closed for "
+		"newer ones, %llu handshake timeouts, %llu "
+		"ECHO_REQUESTs sent, %llu switches closed as silent; the driver dropped %llu "
+		"(connections over the global cap, messages cut short)\n", (unsigned long long)gs.refused_source,
+		(unsigned long long)gs.refused_handshaking,
+		(unsigned long long)gs.handshakes_evicted,
+		(unsigned long long)gs.handshake_timeouts, (unsigned long long)gs.echo_sent,
+		(unsigned long long)gs.echo_timeouts, (unsigned long long)st.rx_drops);
 	fprintf(stderr, "ringflow-controller: stopped: %llu PACKET_IN, %llu FLOW_MOD, %llu "
 		"PACKET_OUT, %zu MACs learned; replies dropped %llu; connections %llu, messages "
 		"in %llu out %llu, dropped in %llu out %llu\n", (unsigned long long)pin,
@@ -205,6 +345,11 @@ int main(int argc, char **argv)
 		(unsigned long long)tot.drop_driver, (unsigned long long)st.conns_total,
 		(unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
 		(unsigned long long)st.rx_drops, (unsigned long long)st.tx_drops);
+	fprintf(stderr, "ringflow-controller: quotas: %llu MACs refused (switch at its quota of "
+		"%u), %llu MACs aged out; %llu hosts refused, %llu aged out; %llu switches left, "
+		"%llu of their entries deleted\n", (unsigned long long)lq[0], macs_per_switch,
+		(unsigned long long)lq[1], (unsigned long long)lq[2], (unsigned long long)lq[3],
+		(unsigned long long)lq[4], (unsigned long long)lq[5]);
 	uint64_t held, paused;
 	ctl_io_backlog_stats(io, &held, &paused);
 	fprintf(stderr, "ringflow-controller: back-pressure: %llu PACKET_IN held for a full "
@@ -219,13 +364,14 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	ctl_rest_stop(rest);
+	ctl_rest_stop(rest, NULL);
 	ctl_observe_stop(obs);
 	rf_runtime_destroy(rt);
 	ctl_io_free(io);
 	for (unsigned i = 0; i < nh; i++) {
 		rf_ring_free(h[i].in);
 		rf_ring_free(h[i].out);
+		ctl_learn_free(h[i].learn);
 	}
 	rf_hash_free(macs);
 	ctl_apps_free(apps);

@@ -22,6 +22,7 @@
  *   switches  dpid(8)                                  -> version << 48 | up-time ms
  *   ports     dpid(8) port(4) name(16, NUL-padded)     -> hw_addr << 16 | CTL_PORT_* bits
  *   links     src dpid(8) src port(4) dst dpid(8) dst port(4)   -> last seen ms + 1
+ *   ends      dpid(8) port(4) (either end of a link)            -> last seen ms + 1
  *   hosts     mac(6) dpid(8) port(4) ipv4(4)           -> last seen ms + 1
  * Errors: ctl_apps_create returns NULL with one line in err.
  */
@@ -44,6 +45,7 @@
 #define CTL_TIMER_MS 1000    /* LLDP period */
 #define CTL_LINK_AGE_MS 3500 /* a link not seen for this long is removed */
 #define CTL_HOST_AGE_MS 300000
+#define CTL_LLDP_EPOCH_MS 10000 /* the LLDP tag names the time in these units */
 
 #define CTL_PORT_KEY 28
 #define CTL_PORT_VALID 0x1u
@@ -53,7 +55,9 @@
 #define CTL_LAT_BUCKETS 16 /* packet_in -> reply, bucket i: [2^i, 2^(i+1)) microseconds */
 
 struct ctl_net {
-	struct rf_hash *switches, *ports, *links, *hosts;
+	struct rf_hash *switches, *ports, *links, *hosts, *ends;
+	uint8_t lldp_key[16];                 /* the LLDP tag's secret (ctl_topology.c) */
+	_Atomic uint64_t lldp_rejected;       /* LLDP without our tag, replayed, or unknown switch */
 	_Atomic uint64_t msgs[OF_TYPE_COUNT]; /* messages received by type (I/O poller) */
 	_Atomic uint64_t lldp_out, lldp_in;   /* LLDP frames sent / received back */
 	_Atomic uint64_t first_up_ms;         /* first switch up (0: none yet) */
@@ -110,10 +114,14 @@ size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_
 			  size_t cap);
 
 /* The mailbox behind GET /api/flows/{dpid} (ctl_flows.c has the protocol). */
+#define CTL_FLOWS_MAX 10000             /* flow entries in one answer */
+#define CTL_FLOWS_MAX_BYTES (4l << 20)  /* bytes of JSON in one answer */
 struct ctl_flow_req {
 	_Atomic int state;
 	uint64_t dpid; /* REST -> I/O */
 	uint32_t xid;  /* I/O only */
+	const struct of_session *session; /* I/O only: the connection asked */
+	bool truncated; /* I/O until DONE: the answer hit a cap */
 	unsigned n;    /* I/O only: entries so far */
 	FILE *f;       /* I/O only: the JSON being written into text */
 	char *text;    /* owned by I/O until DONE, then by the REST thread */
@@ -121,14 +129,17 @@ struct ctl_flow_req {
 };
 void ctl_flows_init(struct ctl_flow_req *r);
 void ctl_flows_fini(struct ctl_flow_req *r);
-/* REST thread (offline while it waits): the switch's flows as a JSON array in *json
- * (malloc'd). 0, -EBUSY (another request is out), -ETIMEDOUT (no reply in timeout_ms). */
-int ctl_flows_fetch(struct ctl_flow_req *r, uint64_t dpid, unsigned timeout_ms, char **json);
+/* REST thread, never blocking: post a request for dpid's flows (0, or -EBUSY: one is out);
+ * poll it (1: done, *json the flows as a JSON array, malloc'd, or NULL when the reply could
+ * not be collected; 0: not yet); cancel it (gives up unless it just came: then as poll). */
+int ctl_flows_post(struct ctl_flow_req *r, uint64_t dpid);
+int ctl_flows_poll(struct ctl_flow_req *r, char **json, bool *truncated);
+int ctl_flows_cancel(struct ctl_flow_req *r, char **json, bool *truncated);
 /* I/O poller: true with *dpid when a request waits to be sent; then ctl_flows_send on that
  * switch's session. ctl_flows_reply takes every OF_MP_FLOW reply. */
 bool ctl_flows_pending(struct ctl_flow_req *r, uint64_t *dpid);
 void ctl_flows_send(struct ctl_flow_req *r, struct of_session *s, struct of_out *out);
-void ctl_flows_reply(struct ctl_flow_req *r, const struct of_msg *m);
+void ctl_flows_reply(struct ctl_flow_req *r, const struct of_session *s, const struct of_msg *m);
 
 struct ctl_apps;
 
@@ -190,7 +201,9 @@ static inline void ctl_put32(uint8_t *p, uint32_t v)
 
 /* Removes every link with (dpid, port) at either end; port OFPP_ANY: any port of dpid. */
 void ctl_links_remove(struct ctl_net *net, uint64_t dpid, uint32_t port);
-/* True when (dpid, port) is an end of a known link. */
-bool ctl_links_has_end(struct ctl_net *net, uint64_t dpid, uint32_t port);
+/* True when (dpid, port) is an end of a link seen within CTL_LINK_AGE_MS (one lookup). */
+bool ctl_links_has_end(struct ctl_net *net, uint64_t dpid, uint32_t port, uint64_t now_ms);
+/* Draws the LLDP tag's secret (getrandom). 0 or -errno. */
+int ctl_lldp_key_init(struct ctl_net *net);
 
 #endif /* RINGFLOW_CTL_APP_H */

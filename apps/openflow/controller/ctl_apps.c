@@ -98,8 +98,14 @@ struct ctl_apps *ctl_apps_create(const char *list, unsigned max_entries, char *e
 				    RF_MEMPOOL_QUIET);
 	net->links = rf_hash_create("ctl_links", 24, max_entries, RF_MEMPOOL_QUIET);
 	net->hosts = rf_hash_create("ctl_hosts", 22, max_entries, RF_MEMPOOL_QUIET);
-	if (!net->switches || !net->ports || !net->links || !net->hosts) {
+	net->ends = rf_hash_create("ctl_ends", 12, max_entries, RF_MEMPOOL_QUIET);
+	if (!net->switches || !net->ports || !net->links || !net->hosts || !net->ends) {
 		snprintf(err, errlen, "cannot allocate the topology tables: %s", strerror(errno));
+		goto fail;
+	}
+	int krc = ctl_lldp_key_init(net);
+	if (krc < 0) {
+		snprintf(err, errlen, "cannot draw the LLDP secret: %s", strerror(-krc));
 		goto fail;
 	}
 	char buf[128];
@@ -142,6 +148,7 @@ void ctl_apps_free(struct ctl_apps *a)
 	rf_hash_free(a->net.ports);
 	rf_hash_free(a->net.links);
 	rf_hash_free(a->net.hosts);
+	rf_hash_free(a->net.ends);
 	free(a->sw);
 	free(a);
 }
@@ -260,7 +267,7 @@ void ctl_apps_control(struct ctl_apps *a, const struct of_session *s, const stru
 		if (!(m->u.mp_reply.flags & OFPMPF_MORE))
 			switch_up(a, sw, now_ms, out);
 	} else if (m->type == OF_MULTIPART_REPLY && m->u.mp_reply.mp_type == OF_MP_FLOW) {
-		ctl_flows_reply(&a->flows, m);
+		ctl_flows_reply(&a->flows, s, m);
 	} else if (m->type == OF_PORT_STATUS) {
 		struct ctl_switch *sw = find_sw(a, s->datapath_id, false);
 		if (!sw)
@@ -299,6 +306,9 @@ size_t ctl_apps_packet_in(struct ctl_apps *a, struct ctl_handler *h, unsigned id
 	struct of_msg m;
 	struct of_fault f;
 	struct of_eth e;
+	struct ctl_buf bn = *b;
+	bn.now_ms = now_ms; /* the learning switch's time */
+	b = &bn;
 	struct ctl_pkt pk = {.h = h, .buf = b, .handler = idx, .dpid = b->dpid, .version = b->version,
 			     .now_ms = now_ms, .m = &m, .eth = &e, .reply = reply, .cap = cap};
 	if (of_parse(b->data, b->len, &m, &f) == 0 && m.type == OF_PACKET_IN &&

@@ -2,8 +2,11 @@
  * apps/openflow/controller/ctl_flows.c: GET /api/flows/{dpid} asks the switch itself: the
  * REST thread posts one request in a mailbox, the I/O poller (which owns the connection)
  * sends a MULTIPART/STATS flow request (all tables, all flows), turns the reply parts into
- * a JSON array as they arrive and hands the text back. One request at a time (the REST
- * thread serves one request at a time anyway).
+ * a JSON array as they arrive and hands the text back. One request at a time; the REST
+ * thread never waits on it (it posts, then polls from its timer, serving others meanwhile).
+ * A reply counts only when it comes on the connection the request went out on, from the
+ * datapath id asked, with the request's xid; the text stops at CTL_FLOWS_MAX entries or
+ * CTL_FLOWS_MAX_BYTES (then the array ends there and `truncated` is set).
  *
  * The mailbox is a state word moved by CAS, so either side may give up without a lock:
  *   IDLE -> REQUESTED   REST: dpid written first (release: I/O acquires it)
@@ -15,7 +18,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ctl_app.h"
 
@@ -37,35 +39,41 @@ void ctl_flows_fini(struct ctl_flow_req *r)
 	r->text = NULL;
 }
 
-int ctl_flows_fetch(struct ctl_flow_req *r, uint64_t dpid, unsigned timeout_ms, char **json)
+int ctl_flows_post(struct ctl_flow_req *r, uint64_t dpid)
 {
 	int idle = FR_IDLE;
-	r->dpid = dpid;
+	if (atomic_load_explicit(&r->state, memory_order_relaxed) != FR_IDLE)
+		return -EBUSY;
+	r->dpid = dpid; /* only the REST thread writes it, and only while IDLE */
 	/* release: the I/O poller reads dpid after acquiring REQUESTED */
 	if (!atomic_compare_exchange_strong_explicit(&r->state, &idle, FR_REQUESTED,
 						     memory_order_release, memory_order_relaxed))
 		return -EBUSY;
-	for (unsigned waited = 0; waited < timeout_ms; waited += 2) {
-		/* acquire: pairs with the I/O poller's release of DONE (text is complete) */
-		if (atomic_load_explicit(&r->state, memory_order_acquire) == FR_DONE) {
-			*json = r->text;
-			r->text = NULL;
-			atomic_store_explicit(&r->state, FR_IDLE, memory_order_relaxed);
-			return 0;
-		}
-		nanosleep(&(struct timespec){0, 2000000}, NULL);
-	}
+	return 0;
+}
+
+int ctl_flows_poll(struct ctl_flow_req *r, char **json, bool *truncated)
+{
+	/* acquire: pairs with the I/O poller's release of DONE (text is complete) */
+	if (atomic_load_explicit(&r->state, memory_order_acquire) != FR_DONE)
+		return 0;
+	*json = r->text;
+	*truncated = r->truncated;
+	r->text = NULL;
+	atomic_store_explicit(&r->state, FR_IDLE, memory_order_relaxed);
+	return 1;
+}
+
+int ctl_flows_cancel(struct ctl_flow_req *r, char **json, bool *truncated)
+{
 	for (;;) { /* give up, unless the reply just came */
 		int s = atomic_load_explicit(&r->state, memory_order_acquire);
-		if (s == FR_DONE) {
-			*json = r->text;
-			r->text = NULL;
-			atomic_store_explicit(&r->state, FR_IDLE, memory_order_relaxed);
-			return 0;
-		}
-		if (atomic_compare_exchange_weak_explicit(&r->state, &s, FR_IDLE,
+		if (s == FR_DONE)
+			return ctl_flows_poll(r, json, truncated);
+		if (s == FR_IDLE ||
+		    atomic_compare_exchange_weak_explicit(&r->state, &s, FR_IDLE,
 							  memory_order_relaxed, memory_order_relaxed))
-			return -ETIMEDOUT;
+			return 0;
 	}
 }
 
@@ -91,7 +99,9 @@ void ctl_flows_send(struct ctl_flow_req *r, struct of_session *s, struct of_out 
 	m.u.mp_request.out_port = OFPP_ANY;
 	m.u.mp_request.out_group = OFPG_ANY;
 	r->xid = m.xid;
+	r->session = s;
 	r->n = 0;
+	r->truncated = false;
 	r->f = open_memstream(&r->text, &r->len);
 	if (r->f && of_session_send(s, &m, out) == 0) {
 		fputc('[', r->f);
@@ -106,13 +116,19 @@ static void mac_json(FILE *f, const char *name, const uint8_t *m)
 		m[4], m[5]);
 }
 
-void ctl_flows_reply(struct ctl_flow_req *r, const struct of_msg *m)
+void ctl_flows_reply(struct ctl_flow_req *r, const struct of_session *s, const struct of_msg *m)
 {
-	if (!r->f || m->xid != r->xid)
-		return;
+	if (!r->f || m->xid != r->xid || s != r->session || s->datapath_id != r->dpid)
+		return; /* not the answer to our request (another switch, an old xid) */
 	struct of_flow_stats fs;
 	unsigned cur = 0;
+	bool more = (m->u.mp_reply.flags & OFPMPF_MORE) != 0;
 	while (of_flow_stats_next(m->version, &m->u.mp_reply.body, &cur, &fs) == 1) {
+		if (r->n >= CTL_FLOWS_MAX || ftell(r->f) >= CTL_FLOWS_MAX_BYTES) {
+			r->truncated = true; /* enough: the array ends here */
+			more = false;
+			break;
+		}
 		fprintf(r->f, "%s{\"table_id\":%u,\"priority\":%u,\"idle_timeout\":%u,"
 			"\"hard_timeout\":%u,\"cookie\":%llu,\"packet_count\":%llu,\"byte_count\":%llu,"
 			"\"duration_s\":%u,\"match\":{\"fields\":%u", r->n++ ? "," : "", fs.table_id,
@@ -132,7 +148,7 @@ void ctl_flows_reply(struct ctl_flow_req *r, const struct of_msg *m)
 			fprintf(r->f, "%s%u", i ? "," : "", fs.actions.a[i].port);
 		fprintf(r->f, "],\"other_actions\":%u}", fs.actions.n_skipped);
 	}
-	if (m->u.mp_reply.flags & OFPMPF_MORE)
+	if (more)
 		return;
 	fputc(']', r->f);
 	fclose(r->f);

@@ -5,13 +5,14 @@
  * Entries are keyed by (MAC, dpid, port, IPv4) with the last-seen time: a host that moves or
  * changes address gets a new entry and the old one ages out (CTL_HOST_AGE_MS); readers take
  * the newest entry per MAC. An entry is refreshed at most once a second (few writes).
+ * Each switch's entries count against its quota and age out in the handler that serves it
+ * (ctl_quota.c), which also deletes them, in bounded steps, when the switch leaves; entries on
+ * a port that became an inter-switch link end go at the next aging visit.
  */
 #include <string.h>
 
 #include "ctl_app.h"
 
-#define KEY_LEN 22
-#define BATCH 256
 
 static uint32_t src_ipv4(const struct of_eth *e)
 {
@@ -29,7 +30,7 @@ static void hosts_packet_in(const struct ctl_app *a, struct ctl_pkt *pk)
 	const struct of_eth *e = pk->eth;
 	if (e->type == OF_ETH_TYPE_LLDP || (e->src[0] & 1) || !(pi->match.fields & OF_MATCH_IN_PORT))
 		return;
-	uint8_t key[KEY_LEN];
+	uint8_t key[CTL_HOST_KEY];
 	memcpy(key, e->src, 6);
 	ctl_put64(key + 6, pk->dpid);
 	ctl_put32(key + 14, pi->match.in_port);
@@ -37,51 +38,15 @@ static void hosts_packet_in(const struct ctl_app *a, struct ctl_pkt *pk)
 	uint64_t seen = (uint64_t)(uintptr_t)rf_hash_lookup(net->hosts, key);
 	if (seen && pk->now_ms < seen - 1 + 1000)
 		return; /* fresh enough */
-	if (!seen && ctl_links_has_end(net, pk->dpid, pi->match.in_port))
+	if (!seen && ctl_links_has_end(net, pk->dpid, pi->match.in_port, pk->now_ms))
 		return; /* an inter-switch port: the MAC is some other switch's host */
-	rf_hash_upsert(net->hosts, key, (void *)(uintptr_t)(pk->now_ms + 1), NULL);
-}
-
-/* Removes entries that are old, on a port that became a link end, or on switch `gone`. */
-static void sweep(struct ctl_net *net, uint64_t now, bool by_switch, uint64_t gone)
-{
-	uint8_t keys[BATCH][KEY_LEN];
-	unsigned n;
-	do {
-		n = 0;
-		struct rf_hash_iter it;
-		const void *key;
-		void *v;
-		rf_hash_iter_init(net->hosts, &it);
-		while (n < BATCH && rf_hash_iter_next(net->hosts, &it, &key, &v)) {
-			const uint8_t *k = key;
-			uint64_t dpid = ctl_get64(k + 6);
-			bool drop = by_switch ? dpid == gone
-					      : now > (uint64_t)(uintptr_t)v - 1 + CTL_HOST_AGE_MS ||
-							ctl_links_has_end(net, dpid, of_get32(k + 14));
-			if (drop)
-				memcpy(keys[n++], key, KEY_LEN);
-		}
-		for (unsigned i = 0; i < n; i++)
-			rf_hash_delete(net->hosts, keys[i], NULL);
-	} while (n == BATCH);
-}
-
-static void hosts_timer(const struct ctl_app *a, const struct ctl_switch *sw, uint64_t now,
-			struct of_out *out)
-{
-	(void)out;
-	if (!sw)
-		sweep(a->arg, now, false, 0);
-}
-
-static void hosts_switch_down(const struct ctl_app *a, uint64_t dpid)
-{
-	sweep(a->arg, 0, true, dpid);
+	if (pk->h && pk->h->learn)
+		ctl_learn_host(pk->h->learn, pk->dpid, key, pk->now_ms); /* quota, aging */
+	else
+		rf_hash_upsert(net->hosts, key, (void *)(uintptr_t)(pk->now_ms + 1), NULL);
 }
 
 struct ctl_app ctl_hosts_app(struct ctl_net *net)
 {
-	return (struct ctl_app){.name = "hosts", .arg = net, .on_packet_in = hosts_packet_in,
-				.on_switch_down = hosts_switch_down, .on_timer = hosts_timer};
+	return (struct ctl_app){.name = "hosts", .arg = net, .on_packet_in = hosts_packet_in};
 }

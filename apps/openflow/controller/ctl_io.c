@@ -18,7 +18,16 @@
  * A datapath id that connects again while its old connection is still open (a switch that
  * restarted faster than TCP noticed) takes over: the old connection is closed, and closing
  * it does not tear down the switch's state, which now belongs to the new connection.
+ *
+ * Defences (struct ctl_limits, docs/openflow.md "Limits and defences"): a connection over the
+ * per-source-address cap or over the cap on unfinished handshakes is closed as it opens; a
+ * handshake not done within handshake_ms is closed; an UP switch silent for echo_idle_ms gets
+ * an ECHO_REQUEST and is closed after echo_dead_ms without any message. These deadlines are
+ * checked by a sweep over CONN_SWEEP slots at a time, never per message. The driver's own
+ * max_conns is the global cap (it accepts and closes the connections over it); controller.c
+ * keeps that cap under the process's fd limit, so accept never fails for want of an fd.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +45,31 @@
 #define HELD_MAX 1024                /* per handler */
 #define POOL_RESERVE 1024            /* stop receiving below this many free buffers */
 #define OUT_CAP (256u * 1024)        /* a session's or the apps' output from one call */
+#define SRC_MAP (2 * CTL_MAX_CONNS)  /* source address -> open connections */
+#define CONN_SWEEP 128               /* slots the deadline sweep visits per step */
+#define SWEEP_MS 10                  /* at most one sweep step per this many ms */
 
 struct conn {
 	uint64_t flow; /* the driver's connection id; 0: a free entry */
 	struct of_session s;
 	bool superseded; /* a newer connection has its datapath id: no switch_down on close */
+	bool handshaking; /* counted in n_handshaking */
+	bool closing;     /* a close was requested: wait for CONN_DOWN */
+	uint8_t src[16];  /* peer address (IPv4 mapped into IPv6) */
+	uint64_t opened_ms, last_rx_ms, echo_ms;
+};
+
+/* Unfinished handshakes in the order they opened (entries of connections that finished or
+ * closed are skipped when reached): at the handshaking cap the oldest makes room. */
+struct hs_entry {
+	uint64_t flow;
+	unsigned k; /* conns index */
+};
+#define HS_FIFO (2 * CTL_MAX_CONNS)
+
+struct src_slot {
+	uint8_t addr[16];
+	unsigned n; /* 0: empty */
 };
 
 /* Buffers for a handler whose ring was full, in arrival order (a circular queue). */
@@ -66,8 +95,98 @@ struct ctl_io {
 	uint64_t paused;          /* rounds that did not receive (held queue or pool low) */
 	struct rf_pktbuf *tx[TX_BATCH];
 	unsigned ntx;
+	struct ctl_limits lim;
+	unsigned n_handshaking;
+	struct hs_entry hs[HS_FIFO];
+	unsigned hs_head, hs_n;
+	struct src_slot src[SRC_MAP];
+	uint64_t now_ms, next_sweep_ms;
+	unsigned sweep_at;
+	struct ctl_guard_stats guard;
+	struct ctl_ratelog log;
 	uint8_t out[OUT_CAP];
 };
+
+/* ---- open connections per source address ------------------------------------------------ */
+
+static unsigned src_hash(const uint8_t a[16])
+{
+	uint64_t x = 0, y = 0;
+	memcpy(&x, a, 8);
+	memcpy(&y, a + 8, 8);
+	return (unsigned)(((x ^ (y * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 40) &
+	       (SRC_MAP - 1);
+}
+
+/* The slot of a (found or the empty one where it would go). */
+static struct src_slot *src_slot(struct ctl_io *io, const uint8_t a[16])
+{
+	unsigned i = src_hash(a);
+	while (io->src[i].n && memcmp(io->src[i].addr, a, 16))
+		i = (i + 1) & (SRC_MAP - 1);
+	return &io->src[i];
+}
+
+/* One connection from a gone: backward-shift deletion when it was the last. */
+static void src_release(struct ctl_io *io, const uint8_t a[16])
+{
+	struct src_slot *sl = src_slot(io, a);
+	if (!sl->n || --sl->n)
+		return;
+	unsigned i = (unsigned)(sl - io->src);
+	for (unsigned j = (i + 1) & (SRC_MAP - 1); io->src[j].n; j = (j + 1) & (SRC_MAP - 1)) {
+		unsigned home = src_hash(io->src[j].addr);
+		if (((j - home) & (SRC_MAP - 1)) >= ((j - i) & (SRC_MAP - 1))) {
+			io->src[i] = io->src[j];
+			i = j;
+		}
+	}
+	io->src[i] = (struct src_slot){0};
+}
+
+static void src_of(const struct rf_pktbuf *b, uint8_t a[16])
+{
+	memset(a, 0, 16);
+	if (b->peer_len && b->peer.sa.sa_family == AF_INET6) {
+		memcpy(a, &b->peer.in6.sin6_addr, 16);
+	} else if (b->peer_len && b->peer.sa.sa_family == AF_INET) {
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &b->peer.in.sin_addr, 4);
+	}
+}
+
+static void src_str(const uint8_t a[16], char *s, size_t n)
+{
+	static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (!memcmp(a, v4, 12))
+		inet_ntop(AF_INET, a + 12, s, (socklen_t)n);
+	else
+		inet_ntop(AF_INET6, a, s, (socklen_t)n);
+}
+
+bool ctl_ratelog_ok(struct ctl_ratelog *r, uint64_t now_ms, uint64_t *suppressed)
+{
+	if (now_ms < r->next_ms) {
+		r->suppressed++;
+		return false;
+	}
+	*suppressed = r->suppressed;
+	r->suppressed = 0;
+	r->next_ms = now_ms + 5000;
+	return true;
+}
+
+/* One line about a refused or closed connection, at most one per 5 s. */
+static void guard_log(struct ctl_io *io, const uint8_t a[16], const char *what)
+{
+	uint64_t sup;
+	if (!ctl_ratelog_ok(&io->log, io->now_ms, &sup))
+		return;
+	char s[INET6_ADDRSTRLEN];
+	src_str(a, s, sizeof(s));
+	fprintf(stderr, "ringflow-controller: %s (from %s); %llu more such lines held back\n",
+		what, s, (unsigned long long)sup);
+}
 
 /* ---- connection ids -> connections ----------------------------------------------------- */
 
@@ -98,7 +217,8 @@ static struct conn *conn_new(struct ctl_io *io, uint64_t flow)
 	while (io->map[i])
 		i = (i + 1) & (FLOW_MAP - 1);
 	io->map[i] = (uint16_t)(k + 1);
-	io->conns[k] = (struct conn){.flow = flow};
+	io->conns[k] = (struct conn){.flow = flow, .opened_ms = io->now_ms,
+				     .last_rx_ms = io->now_ms};
 	io->n_open++;
 	return &io->conns[k];
 }
@@ -120,6 +240,9 @@ static void conn_delete(struct ctl_io *io, struct conn *c)
 		}
 	}
 	io->map[i] = 0;
+	src_release(io, c->src);
+	if (c->handshaking)
+		io->n_handshaking--;
 	*c = (struct conn){0};
 	io->n_open--;
 }
@@ -268,6 +391,7 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	struct ctl_meta *meta = ctl_meta_of(fw->b);
 	meta->dpid = s->datapath_id;
 	meta->version = s->framer.version;
+	meta->kind = CTL_META_PACKET_IN;
 	meta->t_ns = io->apps ? ctl_now_ns() : 0;
 	hand_off(io, (unsigned)(s->datapath_id % io->nh), fw->b);
 	fw->taken = true;
@@ -289,34 +413,113 @@ static void take_over_dpid(struct ctl_io *io, struct conn *c)
 	}
 }
 
-static void conn_up(struct ctl_io *io, uint64_t flow)
+/* At the handshaking cap: closes the oldest connection still handshaking (a real switch
+ * finishes in a round trip; only a stalling one is old). True when one was closed. */
+static bool evict_oldest_handshake(struct ctl_io *io)
 {
+	while (io->hs_n) {
+		struct hs_entry e = io->hs[io->hs_head];
+		io->hs_head = (io->hs_head + 1) % HS_FIFO;
+		io->hs_n--;
+		struct conn *o = &io->conns[e.k];
+		if (o->flow != e.flow || !o->handshaking || o->closing)
+			continue; /* finished or closed meanwhile */
+		io->guard.handshakes_evicted++;
+		o->closing = true;
+		o->handshaking = false; /* its slot no longer counts as a handshake */
+		io->n_handshaking--;
+		guard_log(io, o->src, "oldest unfinished handshake closed to make room");
+		send_out(io, o->flow, NULL, 0, RF_PKTBUF_F_ABORT);
+		return true;
+	}
+	return false;
+}
+
+static void conn_up(struct ctl_io *io, const struct rf_pktbuf *b)
+{
+	uint64_t flow = b->flow;
+	uint8_t a[16];
+	src_of(b, a);
+	struct src_slot *sl = src_slot(io, a);
+	if (sl->n >= io->lim.per_source) {
+		io->guard.refused_source++;
+		guard_log(io, a, "connection refused: per-source cap (--max-conns-per-source)");
+		send_out(io, flow, NULL, 0, RF_PKTBUF_F_ABORT);
+		return;
+	}
+	if (io->n_handshaking >= io->lim.max_handshaking && !evict_oldest_handshake(io)) {
+		io->guard.refused_handshaking++;
+		guard_log(io, a, "connection refused: too many handshakes in progress");
+		send_out(io, flow, NULL, 0, RF_PKTBUF_F_ABORT);
+		return;
+	}
 	struct conn *c = conn_new(io, flow);
 	if (!c) {
 		send_out(io, flow, NULL, 0, RF_PKTBUF_F_ABORT);
 		return;
 	}
+	if (io->hs_n == HS_FIFO) { /* full of stale entries: drop the oldest */
+		io->hs_head = (io->hs_head + 1) % HS_FIFO;
+		io->hs_n--;
+	}
+	io->hs[(io->hs_head + io->hs_n++) % HS_FIFO] =
+		(struct hs_entry){.flow = flow, .k = (unsigned)(c - io->conns)};
+	if (!sl->n)
+		memcpy(sl->addr, a, 16);
+	sl->n++;
+	memcpy(c->src, a, 16);
+	c->handshaking = true;
+	io->n_handshaking++;
 	struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
 	of_session_start(&c->s, 0, 0, &out);
 	send_out(io, flow, io->out, out.len, 0);
 }
 
+/* The switch's handler forgets it (its MACs and hosts, in bounded steps): a marker behind
+ * its last PACKET_IN on the same ring. */
+static void tell_gone(struct ctl_io *io, uint64_t dpid)
+{
+	struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
+	if (!b) {
+		count_drop(io); /* cannot happen: receiving stops well before the pool is dry */
+		return;
+	}
+	struct ctl_meta *meta = ctl_meta_of(b);
+	*meta = (struct ctl_meta){.dpid = dpid, .kind = CTL_META_SWITCH_GONE};
+	b->data_len = 0;
+	hand_off(io, (unsigned)(dpid % io->nh), b);
+}
+
 static void conn_down(struct ctl_io *io, struct conn *c)
 {
-	if (io->apps && c->s.state == OF_SESSION_UP && !c->superseded)
-		ctl_apps_switch_down(io->apps, c->s.datapath_id);
+	if (c->s.state == OF_SESSION_UP && !c->superseded) {
+		if (io->apps)
+			ctl_apps_switch_down(io->apps, c->s.datapath_id);
+		tell_gone(io, c->s.datapath_id);
+	}
 	conn_delete(io, c);
 }
 
 /* One message (or a bad frame's header) through its connection's session. */
 static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
 {
+	if (c->closing) { /* closed by a defence: what still arrives is dropped */
+		rf_pktbuf_free(b);
+		return;
+	}
 	struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
 	struct fwd fw = {.io = io, .c = c, .b = b};
 	bool close, was_up = c->s.state == OF_SESSION_UP;
+	c->last_rx_ms = io->now_ms;
 	of_session_input(&c->s, rf_pktbuf_data(b), b->data_len, forward, &fw, &out, &close);
-	if (!was_up && c->s.state == OF_SESSION_UP)
+	if (!was_up && c->s.state == OF_SESSION_UP) {
+		if (c->handshaking)
+			io->n_handshaking--;
+		c->handshaking = false;
 		take_over_dpid(io, c);
+	}
+	if (close)
+		c->closing = true;
 	send_out(io, c->flow, io->out, out.len, close ? RF_PKTBUF_F_CLOSE : 0);
 	if (!fw.taken)
 		rf_pktbuf_free(b);
@@ -330,7 +533,7 @@ static unsigned receive(struct ctl_io *io)
 		struct rf_pktbuf *b = pkts[i];
 		struct conn *c = b->flags & RF_PKTBUF_F_CONN_UP ? NULL : conn_find(io, b->flow);
 		if (b->flags & RF_PKTBUF_F_CONN_UP)
-			conn_up(io, b->flow);
+			conn_up(io, b);
 		else if (c && (b->flags & RF_PKTBUF_F_CONN_DOWN))
 			conn_down(io, c);
 		else if (c) {
@@ -404,11 +607,65 @@ static unsigned apps_timer(struct ctl_io *io)
 	return n + 1;
 }
 
+/* Closes c (its CONN_DOWN follows), counting why. */
+static void conn_expire(struct ctl_io *io, struct conn *c, uint64_t *counter, const char *what)
+{
+	(*counter)++;
+	c->closing = true;
+	if (c->handshaking)
+		io->n_handshaking--;
+	c->handshaking = false;
+	guard_log(io, c->src, what);
+	send_out(io, c->flow, NULL, 0, RF_PKTBUF_F_ABORT);
+}
+
+/* One step of the deadline sweep: CONN_SWEEP slots, at most every SWEEP_MS. */
+static unsigned sweep_deadlines(struct ctl_io *io)
+{
+	if (io->now_ms < io->next_sweep_ms)
+		return 0;
+	io->next_sweep_ms = io->now_ms + SWEEP_MS;
+	unsigned work = 0;
+	for (unsigned n = 0; n < CONN_SWEEP; n++) {
+		struct conn *c = &io->conns[io->sweep_at];
+		io->sweep_at = (io->sweep_at + 1) % CTL_MAX_CONNS;
+		if (!c->flow || c->closing)
+			continue;
+		uint64_t now = io->now_ms;
+		if (c->s.state != OF_SESSION_UP) {
+			if (now - c->opened_ms >= io->lim.handshake_ms) {
+				conn_expire(io, c, &io->guard.handshake_timeouts,
+					    "handshake not done in time: closed");
+				work++;
+			}
+			continue;
+		}
+		if (now - c->last_rx_ms >= io->lim.echo_dead_ms) {
+			conn_expire(io, c, &io->guard.echo_timeouts,
+				    "switch silent past the echo deadline: closed");
+			work++;
+		} else if (now - c->last_rx_ms >= io->lim.echo_idle_ms &&
+			   now - c->echo_ms >= io->lim.echo_idle_ms) {
+			uint8_t m[8];
+			c->echo_ms = now;
+			if (of_build_simple(m, sizeof(m), c->s.framer.version, OF_ECHO_REQUEST,
+					    of_session_xid(&c->s)) == 8) {
+				send_out(io, c->flow, m, 8, 0);
+				io->guard.echo_sent++;
+			}
+			work++;
+		}
+	}
+	return work;
+}
+
 unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 {
 	struct ctl_io *io = arg;
 	io->poller = p;
+	io->now_ms = ctl_now_ms();
 	unsigned work = release_held(io);
+	work += sweep_deadlines(io);
 	if (can_receive(io))
 		work += receive(io);
 	else
@@ -427,7 +684,8 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 /* ---- setup -------------------------------------------------------------------------------- */
 
 struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler *handlers,
-			     unsigned n_handlers, char *err, size_t errlen)
+			     unsigned n_handlers, const struct ctl_limits *lim, char *err,
+			     size_t errlen)
 {
 	struct ctl_io *io = calloc(1, sizeof(*io));
 	if (!io) {
@@ -436,6 +694,10 @@ struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler
 	}
 	io->h = handlers;
 	io->nh = n_handlers;
+	io->lim = *lim;
+	if (io->lim.max_conns == 0 || io->lim.max_conns > CTL_MAX_CONNS)
+		io->lim.max_conns = CTL_MAX_CONNS;
+	io->now_ms = ctl_now_ms();
 	io->pool = rf_pktbuf_pool_create("ctl_bufs", CTL_POOL_BUFS, CTL_BUF_ROOM, 256,
 					 RF_MEMPOOL_QUIET);
 	io->jumbo = rf_pktbuf_pool_create("ctl_jumbo", CTL_JUMBO_BUFS, CTL_JUMBO_ROOM, 0,
@@ -448,7 +710,7 @@ struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler
 	char spec[RF_IO_SPEC_MAX], derr[256];
 	snprintf(spec, sizeof(spec),
 		 "tcp:listen=%s:%u,framing=inline16,frame_off=2,frame_min=8,events=1,"
-		 "max_conns=%u,nodelay=1", host, port, CTL_MAX_CONNS);
+		 "max_conns=%u,nodelay=1", host, port, io->lim.max_conns);
 	io->dev = rf_io_open(spec, io->pool, derr, sizeof(derr));
 	if (!io->dev) {
 		snprintf(err, errlen, "--listen %s:%u: %s", host, port, derr);
@@ -496,6 +758,11 @@ void ctl_io_backlog_stats(const struct ctl_io *io, uint64_t *held, uint64_t *pau
 {
 	*held = io->held_total;
 	*paused = io->paused;
+}
+
+void ctl_io_guard_stats(const struct ctl_io *io, struct ctl_guard_stats *st)
+{
+	*st = io->guard;
 }
 
 struct rf_io_dev *ctl_io_dev(const struct ctl_io *io)

@@ -214,30 +214,21 @@ static int hosts(const struct ctl_rest_view *v, FILE *out)
 	return 200;
 }
 
-static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
+int ctl_rest_render_flows(const struct ctl_rest_view *v, const uint8_t be[8], const char *json,
+			  bool truncated, const char *err, FILE *out)
 {
-	if (!switch_known(v, be)) {
-		fputs("{\"error\":\"no such switch\"}\n", out);
-		return 404;
-	}
 	fputs("{\"dpid\":", out);
 	dpid_str(out, be);
 	fputs(",\"flows\":", out);
-	char *json = NULL;
-	int rc = -ENOTSUP;
-	if (v->flows) {
-		rf_qsbr_offline(); /* waits for the switch: holds nothing from the tables */
-		rc = ctl_flows_fetch(v->flows, ctl_get64(be), 2000, &json);
-		rf_qsbr_online();
-	}
-	if (rc == 0)
+	if (json) {
 		fputs(json, out);
-	else
-		fprintf(out, "null,\"flows_error\":\"%s\"",
-			rc == -ETIMEDOUT ? "the switch did not answer the flow stats request in 2 s"
-			: rc == -EBUSY ? "another flow request is in progress"
-				       : "not asked (no controller connection)");
-	free(json);
+		if (truncated)
+			fprintf(out, ",\"flows_truncated\":\"the answer stopped at %d entries or %ld "
+				"bytes\"", CTL_FLOWS_MAX, CTL_FLOWS_MAX_BYTES);
+	} else {
+		fputs("null,\"flows_error\":", out);
+		ctl_json_str(out, err ? err : "no answer");
+	}
 	fputs(",\"learned_macs\":{\"what\":\"learning switch MAC table: for each entry the "
 	      "controller installs in_port+eth_dst -> out_port (priority 100, idle 60 s) on the "
 	      "next PACKET_IN to that MAC\",\"entries\":[", out);
@@ -246,11 +237,32 @@ static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",{\"eth_dst\":" : "{\"eth_dst\":", out);
 		mac_str(out, m[i].key + 8);
-		fprintf(out, ",\"out_port\":%llu}", (unsigned long long)(m[i].v - 1));
+		fprintf(out, ",\"out_port\":%llu}", (unsigned long long)((uint32_t)m[i].v - 1));
 	}
 	fputs("]}}\n", out);
 	free(m);
 	return 200;
+}
+
+/* GET /api/flows/{dpid}: asking the switch is the REST server's (CTL_REST_ASYNC). */
+static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
+{
+	if (!switch_known(v, be)) {
+		fputs("{\"error\":\"no such switch\"}\n", out);
+		return 404;
+	}
+	if (v->flows)
+		return CTL_REST_ASYNC;
+	return ctl_rest_render_flows(v, be, NULL, false, "not asked (no controller connection)",
+				     out);
+}
+
+bool ctl_rest_flows_path(const char *path, uint8_t be[8])
+{
+	const char *q = strchr(path, '?');
+	size_t len = q ? (size_t)(q - path) : strlen(path);
+	return len > 11 && !strncmp(path, "/api/flows/", 11) &&
+	       parse_dpid(path + 11, path + len, be) == 0;
 }
 
 static int stats(const struct ctl_rest_view *v, FILE *out)
@@ -275,10 +287,21 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 		uint64_t p = atomic_load_explicit(&h->packet_ins, memory_order_relaxed);
 		pin += p;
 		fprintf(out, "%s{\"packet_in\":%llu,\"flow_mod\":%llu,\"packet_out\":%llu,"
-			"\"flood\":%llu}", i ? "," : "", (unsigned long long)p,
+			"\"flood\":%llu", i ? "," : "", (unsigned long long)p,
 			(unsigned long long)atomic_load_explicit(&h->flow_mods, memory_order_relaxed),
 			(unsigned long long)atomic_load_explicit(&h->packet_outs, memory_order_relaxed),
 			(unsigned long long)atomic_load_explicit(&h->floods, memory_order_relaxed));
+		const struct ctl_learn_stats *ls = h->learn ? ctl_learn_stats(h->learn) : NULL;
+		if (ls)
+			fprintf(out, ",\"macs_refused\":%llu,\"hosts_refused\":%llu,\"macs_aged\":%llu,"
+				"\"hosts_aged\":%llu,\"switches_gone\":%llu,\"entries_reaped\":%llu",
+				(unsigned long long)atomic_load_explicit(&ls->macs_refused, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->hosts_refused, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->macs_aged, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->hosts_aged, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->switches_gone, memory_order_relaxed),
+				(unsigned long long)atomic_load_explicit(&ls->reaped, memory_order_relaxed));
+		fputc('}', out);
 	}
 	fputs("],\"messages_in\":{", out);
 	bool first = true;
@@ -293,10 +316,12 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 	}
 	uint64_t up = atomic_load_explicit(&net->first_up_ms, memory_order_relaxed);
 	uint64_t last = atomic_load_explicit(&net->last_link_ms, memory_order_relaxed);
-	fprintf(out, "},\"lldp\":{\"out\":%llu,\"in\":%llu},\"discovery\":{\"switches\":%zu,"
+	fprintf(out, "},\"lldp\":{\"out\":%llu,\"in\":%llu,\"rejected\":%llu},"
+		"\"discovery\":{\"switches\":%zu,"
 		"\"links\":%zu,\"hosts_entries\":%zu,\"first_switch_up_to_last_new_link_ms\":",
 		(unsigned long long)atomic_load_explicit(&net->lldp_out, memory_order_relaxed),
 		(unsigned long long)atomic_load_explicit(&net->lldp_in, memory_order_relaxed),
+		(unsigned long long)atomic_load_explicit(&net->lldp_rejected, memory_order_relaxed),
 		rf_hash_count(net->switches), rf_hash_count(net->links), rf_hash_count(net->hosts));
 	if (up && last >= up)
 		fprintf(out, "%llu}", (unsigned long long)(last - up));

@@ -1,7 +1,8 @@
 /*
  * apps/openflow/controller/ctl_learning.c: the learning switch, run by a handler poller.
  *
- * PACKET_IN: learn source MAC -> in_port for this switch (a write only when it changed);
+ * PACKET_IN: learn source MAC -> in_port for this switch (a write only when it changed or
+ * its last-seen time is CTL_REFRESH_S old), within the switch's quota (ctl_quota.c);
  * if the destination is known, FLOW_MOD (in_port + eth_dst -> that port, idle 60 s, naming
  * the PACKET_IN's buffer) and, when the switch has no buffer (OVS: n_buffers = 0), a
  * PACKET_OUT carrying the frame; otherwise a PACKET_OUT flooding it. LLDP is not learned.
@@ -48,16 +49,21 @@ size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_
 	uint8_t key[14];
 	if (!(e.src[0] & 1)) { /* unicast source: learn it */
 		key_of(key, b->dpid, e.src);
-		void *want = (void *)(uintptr_t)((uintptr_t)in_port + 1);
-		if (rf_hash_lookup(h->macs, key) != want)
-			rf_hash_upsert(h->macs, key, want, NULL);
+		if (h->learn) {
+			ctl_learn_mac(h->learn, b->dpid, key, in_port, b->now_ms);
+		} else { /* no quotas (unit tests): the same value */
+			void *want = (void *)(uintptr_t)((b->now_ms / 1000) << 32 |
+							 ((uint64_t)in_port + 1));
+			if ((uint32_t)(uintptr_t)rf_hash_lookup(h->macs, key) != in_port + 1)
+				rf_hash_upsert(h->macs, key, want, NULL);
+		}
 	}
 	uint32_t out = OFPP_FLOOD;
 	if (!(e.dst[0] & 1)) {
 		key_of(key, b->dpid, e.dst);
 		void *v = rf_hash_lookup(h->macs, key);
 		if (v)
-			out = (uint32_t)((uintptr_t)v - 1);
+			out = (uint32_t)(uintptr_t)v - 1;
 	}
 	if (out == in_port)
 		goto done; /* it came from where it is going: drop */
@@ -99,11 +105,18 @@ done:
 static void handle(struct ctl_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
 {
 	static _Thread_local uint8_t copy[CTL_JUMBO_ROOM]; /* the PACKET_IN, parsed from here */
-	const struct ctl_meta *meta = ctl_meta_of(b);
+	struct ctl_meta *meta = ctl_meta_of(b);
+	if (meta->kind == CTL_META_SWITCH_GONE) { /* forget the switch (in bounded steps) */
+		if (h->learn)
+			ctl_learn_gone(h->learn, meta->dpid, now_ms);
+		meta->t_ns = 0;
+		b->data_len = 0;
+		return;
+	}
 	uint32_t len = b->data_len < sizeof(copy) ? b->data_len : (uint32_t)sizeof(copy);
 	memcpy(copy, rf_pktbuf_data(b), len);
-	struct ctl_buf msg = {.dpid = meta->dpid, .version = meta->version, .len = (uint16_t)len,
-			      .data = copy};
+	struct ctl_buf msg = {.dpid = meta->dpid, .now_ms = now_ms, .version = meta->version,
+			      .len = (uint16_t)len, .data = copy};
 	uint8_t *reply = rf_pktbuf_data(b);
 	size_t cap = b->buf_len - b->data_off;
 	if (h->apps) /* --app list: the apps' dispatch (ctl_app.h) */
@@ -117,9 +130,10 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 	struct ctl_handler *h = arg;
 	void *bufs[32];
 	unsigned n = rf_ring_dequeue_burst(h->in, bufs, 32, NULL);
-	uint64_t now = n && h->apps ? ctl_now_ms() : 0;
+	uint64_t now = ctl_now_ms();
 	for (unsigned i = 0; i < n; i++)
 		handle(h, bufs[i], now);
+	unsigned aged = ctl_learn_step(h->learn, now); /* bounded: aging, departed switches */
 	unsigned done = 0;
 	/* Each out ring holds CTL_RING_SIZE > all the buffers of both pools, so it cannot be
 	 * full: the loop only guards the invariant. */
@@ -131,5 +145,5 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 	if (n)
 		rf_runtime_wake(h->rt, 0); /* the I/O poller, if it sleeps (adaptive idle) */
 	rf_counter_add(&rf_poller_counters(p)->rx, n);
-	return n;
+	return n + aged + (ctl_learn_busy(h->learn, now) ? 1 : 0); /* busy: poll again soon */
 }

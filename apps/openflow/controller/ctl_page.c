@@ -2,7 +2,8 @@
  * apps/openflow/controller/ctl_page.c: the web page at /. One self-contained document:
  * inline CSS, JS and SVG, no external resource. It polls the API every second and draws
  * the switches on a circle, the links between them and the hosts beside them, with a table
- * of switches and the counters.
+ * of switches and the counters. Under --rest-token, open it as /?token=TOKEN: the page passes
+ * the token on to its API calls.
  */
 #include "ctl_rest.h"
 
@@ -32,7 +33,9 @@ const char ctl_page_html[] =
 	"const NS=\"http://www.w3.org/2000/svg\";\n"
 	"function el(tag,attrs,text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;return e;}\n"
 	"function row(cells,th){const tr=document.createElement(\"tr\");for(const c of cells){const td=document.createElement(th?\"th\":\"td\");td.textContent=c;tr.appendChild(td);}return tr;}\n"
-	"async function get(p){const r=await fetch(p,{cache:\"no-store\"});return r.json();}\n"
+	"const TOKEN=new URLSearchParams(location.search).get(\"token\");\n"
+	"async function get(p){if(TOKEN)p+=(p.includes(\"?\")?\"&\":\"?\")+\"token=\"+encodeURIComponent(TOKEN);\n"
+	"const r=await fetch(p,{cache:\"no-store\"});return r.json();}\n"
 	"function draw(sw,links,hosts){\n"
 	"  const svg=document.getElementById(\"topo\");svg.replaceChildren();\n"
 	"  const n=sw.length,cx=320,cy=240,R=Math.min(190,40+n*12),pos={};\n"
