@@ -1,0 +1,753 @@
+/*
+ * apps/ofswitch/sw_agent.c: the OpenFlow 1.3 agent, one thread: the controller connection,
+ * the master flow list, the snapshots it publishes, PACKET_IN/PACKET_OUT and the timeouts.
+ *
+ * The agent is the only writer of the flow table. A FLOW_MOD changes the master list; after
+ * every batch of messages read from the socket (and after expiries) publish() builds one new
+ * snapshot, stores it with release, waits one QSBR grace period and then frees what the
+ * pollers can no longer see (the old snapshot, removed flows, replaced action lists). So a
+ * flood of FLOW_MODs costs one snapshot per read, and the pollers never wait.
+ *
+ * Everything the protocol module parses but this switch does not do is refused with the
+ * OpenFlow ERROR the spec names (docs/switch.md has the table); malformed input gets its
+ * ERROR and the connection stays up unless the framing itself is lost.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ringflow/pktbuf.h>
+#include <ringflow/qsbr.h>
+
+#include "sw.h"
+
+/* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
+#define OFPBRC_BUFFER_UNKNOWN 8
+#define OFPBMC_BAD_FIELD 6
+#define OFPBAC_BAD_OUT_PORT 4
+#define OFPET_FLOW_MOD_FAILED 5
+#define OFPFMFC_TABLE_FULL 1
+#define OFPFMFC_BAD_COMMAND 6
+#define OFPFMFC_BAD_FLAGS 7
+#define OFPFMFC_BAD_TABLE_ID 9
+#define OFPPS_LINK_DOWN 1
+#define OFPR_NO_MATCH 0
+#define OFPR_ACTION 1
+#define OF_VERSION_BIT (1u << OF_VERSION_1_3)
+#define RBUF (2 * OF_MAX_MSG_LEN + 4096)
+#define WBUF (OF_MAX_MSG_LEN + 1)
+#define STATS_PER_MSG 64
+
+struct retired {
+	void *p;
+	int kind; /* 0 flow, 1 actions */
+	struct retired *next;
+};
+
+struct sw_agent {
+	struct sw_dp *dp;
+	struct sw_agent_cfg cfg;
+	struct sockaddr_in ctl;
+	struct sw_flow *flows;
+	unsigned nflows;
+	bool dirty;
+	struct retired *retired;
+	int fd;
+	uint8_t version; /* 0 until HELLO negotiated */
+	uint16_t cfg_flags, miss_send_len;
+	uint32_t xid;
+	size_t rlen;
+	uint64_t last_rx_ns, last_echo_ns, last_timer_ns;
+	uint8_t rbuf[RBUF];
+	uint8_t wbuf[WBUF];
+	struct of_flow_stats fs[STATS_PER_MSG];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the table: publish and reclaim ---- */
+
+static void retire(struct sw_agent *a, void *p, int kind)
+{
+	struct retired *r = malloc(sizeof(*r));
+	if (!r) { /* cannot defer: wait for the grace period here instead */
+		rf_qsbr_synchronize();
+		free(p);
+		return;
+	}
+	*r = (struct retired){p, kind, a->retired};
+	a->retired = r;
+}
+
+static int publish(struct sw_agent *a)
+{
+	struct sw_table *t = sw_table_build(a->flows, a->nflows);
+	if (!t) {
+		fprintf(stderr, "ringflow-switch: no memory for a flow table snapshot: keeping the "
+			"old one\n");
+		return -ENOMEM;
+	}
+	/* Pairs with the pollers' acquire load in sw_dp_poll: the snapshot, its flows and their
+	 * action lists are complete before the pointer is seen. */
+	struct sw_table *old = atomic_exchange_explicit(&a->dp->table, t, memory_order_acq_rel);
+	rf_qsbr_synchronize(); /* every poller passed a quiescent state: none holds `old` */
+	sw_table_free(old);
+	while (a->retired) {
+		struct retired *r = a->retired;
+		a->retired = r->next;
+		free(r->p);
+		free(r);
+	}
+	a->dirty = false;
+	return 0;
+}
+
+/* ---- sending ---- */
+
+static void conn_close(struct sw_agent *a, const char *why)
+{
+	if (a->fd >= 0) {
+		fprintf(stderr, "ringflow-switch: controller %s: connection closed: %s\n",
+			a->cfg.controller, why);
+		close(a->fd);
+	}
+	a->fd = -1;
+	a->version = 0;
+	a->rlen = 0;
+}
+
+static void send_bytes(struct sw_agent *a, const uint8_t *b, ssize_t n)
+{
+	if (n <= 0 || a->fd < 0)
+		return;
+	size_t off = 0;
+	while (off < (size_t)n) {
+		ssize_t w = send(a->fd, b + off, (size_t)n - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			conn_close(a, strerror(errno));
+			return;
+		}
+		off += (size_t)w;
+	}
+}
+
+static void send_error(struct sw_agent *a, uint32_t xid, uint16_t type, uint16_t code,
+		       const uint8_t *msg, size_t len)
+{
+	uint8_t v = a->version ? a->version : OF_VERSION_1_3;
+	send_bytes(a, a->wbuf, of_build_error(a->wbuf, WBUF, v, xid, type, code, msg, len));
+}
+
+/* ---- matches ---- */
+
+static void key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *mk)
+{
+	memset(v, 0, sizeof(*v));
+	memset(mk, 0, sizeof(*mk));
+	if (m->fields & OF_MATCH_IN_PORT) {
+		v->in_port = m->in_port;
+		mk->in_port = 0xffffffffu;
+	}
+	if (m->fields & OF_MATCH_ETH_SRC) {
+		memcpy(v->eth_src, m->eth_src, 6);
+		memset(mk->eth_src, 0xff, 6);
+	}
+	if (m->fields & OF_MATCH_ETH_DST) {
+		memcpy(v->eth_dst, m->eth_dst, 6);
+		memset(mk->eth_dst, 0xff, 6);
+	}
+	if (m->fields & OF_MATCH_ETH_TYPE) {
+		v->eth_type = m->eth_type;
+		mk->eth_type = 0xffff;
+	}
+}
+
+static void match_of_flow(const struct sw_flow *f, struct of_match *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->fields = f->fields;
+	m->in_port = f->match.in_port;
+	memcpy(m->eth_src, f->match.eth_src, 6);
+	memcpy(m->eth_dst, f->match.eth_dst, 6);
+	m->eth_type = f->match.eth_type;
+}
+
+/* Non-strict: the flow is at least as specific as (v, mk) and agrees with it there. */
+static bool covered(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
+{
+	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match,
+		      *rm = (const uint8_t *)mk, *rv = (const uint8_t *)v;
+	for (size_t i = 0; i < sizeof(*v); i++)
+		if ((fm[i] & rm[i]) != rm[i] || (fv[i] & rm[i]) != rv[i])
+			return false;
+	return true;
+}
+
+static bool same_match(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
+{
+	return !memcmp(&f->mask, mk, sizeof(*mk)) && !memcmp(&f->match, v, sizeof(*v));
+}
+
+static bool outputs_to(const struct sw_flow *f, uint32_t port)
+{
+	if (port == OFPP_ANY)
+		return true;
+	const struct sw_actions *acts = atomic_load_explicit(&f->actions, memory_order_relaxed);
+	for (unsigned i = 0; i < acts->n; i++)
+		if (acts->out[i].port == port)
+			return true;
+	return false;
+}
+
+static bool cookie_ok(const struct sw_flow *f, uint64_t cookie, uint64_t mask)
+{
+	return (f->cookie & mask) == (cookie & mask);
+}
+
+/* ---- FLOW_MOD ---- */
+
+/* -1 when every action is one this switch does; else the ERROR code (type BAD_ACTION;
+ * OFPBAC_BAD_TYPE is 0). */
+static int check_actions(struct sw_agent *a, const struct of_actions *acts)
+{
+	if (acts->n_skipped)
+		return OFPBAC_BAD_TYPE;
+	for (unsigned i = 0; i < acts->n; i++) {
+		uint32_t p = acts->a[i].port;
+		bool ok = (p >= 1 && p <= a->dp->nports) || p == OFPP_IN_PORT || p == OFPP_FLOOD ||
+			  p == OFPP_ALL || p == OFPP_CONTROLLER;
+		if (!ok)
+			return OFPBAC_BAD_OUT_PORT;
+	}
+	return -1;
+}
+
+static struct sw_actions *actions_new(const struct of_actions *oa)
+{
+	struct sw_actions *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->n = oa->n;
+	for (unsigned i = 0; i < oa->n; i++) {
+		x->out[i].port = oa->a[i].port;
+		x->out[i].max_len = oa->a[i].max_len;
+	}
+	return x;
+}
+
+static void unlink_flow(struct sw_agent *a, struct sw_flow **pp)
+{
+	struct sw_flow *f = *pp;
+	*pp = f->next;
+	a->nflows--;
+	retire(a, atomic_load_explicit(&f->actions, memory_order_relaxed), 1);
+	retire(a, f, 0);
+	a->dirty = true;
+}
+
+static void flow_mod(struct sw_agent *a, const struct of_msg *m, const uint8_t *raw, size_t len)
+{
+	const struct of_flow_mod *fm = &m->u.flow_mod;
+	uint32_t xid = m->xid;
+	int code;
+	if (fm->command > OFPFC_DELETE_STRICT)
+		return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_COMMAND, raw, len);
+	if (fm->match.n_other)
+		return send_error(a, xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, raw, len);
+	bool del = fm->command == OFPFC_DELETE || fm->command == OFPFC_DELETE_STRICT;
+	if (fm->table_id != 0 && !(del && fm->table_id == OFPTT_ALL))
+		return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
+	if (!del && (code = check_actions(a, &fm->actions)) >= 0)
+		return send_error(a, xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+	if (fm->flags) /* SEND_FLOW_REM, CHECK_OVERLAP, RESET_COUNTS, NO_*_COUNTS: not yet */
+		return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
+	if (!del && fm->buffer_id != OFP_NO_BUFFER) /* n_buffers = 0 */
+		return send_error(a, xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+	struct sw_key v, mk;
+	key_of_match(&fm->match, &v, &mk);
+	bool strict = fm->command == OFPFC_MODIFY_STRICT || fm->command == OFPFC_DELETE_STRICT;
+
+	if (fm->command == OFPFC_ADD) {
+		struct sw_flow **pp = &a->flows;
+		for (; *pp; pp = &(*pp)->next)
+			if ((*pp)->priority == fm->priority && same_match(*pp, &v, &mk))
+				break;
+		bool replace = *pp != NULL;
+		if (!replace && a->nflows >= SW_MAX_FLOWS)
+			return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
+		struct sw_actions *acts = actions_new(&fm->actions);
+		if (!f || !acts) {
+			free(f);
+			free(acts);
+			return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		}
+		memset(f, 0, sizeof(*f));
+		f->match = v;
+		f->mask = mk;
+		f->fields = fm->match.fields;
+		f->priority = fm->priority;
+		f->idle_timeout = fm->idle_timeout;
+		f->hard_timeout = fm->hard_timeout;
+		f->flags = fm->flags;
+		f->cookie = fm->cookie;
+		f->created_ns = f->last_used_ns = now_ns();
+		atomic_init(&f->actions, acts);
+		if (replace)
+			unlink_flow(a, pp);
+		f->next = a->flows;
+		a->flows = f;
+		a->nflows++;
+		a->dirty = true;
+		return;
+	}
+	for (struct sw_flow **pp = &a->flows; *pp;) {
+		struct sw_flow *f = *pp;
+		bool hit = strict ? f->priority == fm->priority && same_match(f, &v, &mk)
+				  : covered(f, &v, &mk);
+		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
+		if (del)
+			hit = hit && outputs_to(f, fm->out_port);
+		if (!hit) {
+			pp = &f->next;
+			continue;
+		}
+		if (del) {
+			unlink_flow(a, pp);
+			continue;
+		}
+		struct sw_actions *acts = actions_new(&fm->actions);
+		if (!acts)
+			return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		/* Pairs with the pollers' acquire load of f->actions: a complete list. The old
+		 * list is freed after the next grace period (publish). */
+		struct sw_actions *old = atomic_exchange_explicit(&f->actions, acts,
+								  memory_order_acq_rel);
+		retire(a, old, 1);
+		a->dirty = true;
+		pp = &f->next;
+	}
+}
+
+/* ---- multipart ---- */
+
+static void mp_flow(struct sw_agent *a, const struct of_msg *m)
+{
+	const struct of_mp_request *r = &m->u.mp_request;
+	struct sw_key v, mk;
+	key_of_match(&r->match, &v, &mk);
+	bool any_table = r->table_id == 0 || r->table_id == OFPTT_ALL;
+	uint64_t now = now_ns();
+	unsigned n = 0;
+	struct sw_flow *f = any_table ? a->flows : NULL;
+	for (;;) {
+		for (; f && n < STATS_PER_MSG; f = f->next) {
+			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
+			    !outputs_to(f, r->out_port))
+				continue;
+			struct of_flow_stats *s = &a->fs[n++];
+			memset(s, 0, sizeof(*s));
+			uint64_t age = now - f->created_ns;
+			s->duration_sec = (uint32_t)(age / 1000000000u);
+			s->duration_nsec = (uint32_t)(age % 1000000000u);
+			s->priority = f->priority;
+			s->idle_timeout = f->idle_timeout;
+			s->hard_timeout = f->hard_timeout;
+			s->flags = f->flags;
+			s->cookie = f->cookie;
+			sw_flow_counts(f, &s->packet_count, &s->byte_count);
+			match_of_flow(f, &s->match);
+			const struct sw_actions *acts =
+				atomic_load_explicit(&f->actions, memory_order_relaxed);
+			s->actions.n = acts->n;
+			for (unsigned i = 0; i < acts->n; i++) {
+				s->actions.a[i].port = acts->out[i].port;
+				s->actions.a[i].max_len = acts->out[i].max_len;
+			}
+		}
+		struct of_msg rep = {.version = a->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+		rep.u.mp_reply.mp_type = OF_MP_FLOW;
+		rep.u.mp_reply.flags = f ? OFPMPF_MORE : 0;
+		rep.u.mp_reply.body.n = (uint16_t)n;
+		rep.u.mp_reply.body.items = a->fs;
+		send_bytes(a, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+		if (!f || a->fd < 0)
+			return;
+		n = 0;
+	}
+}
+
+static void mp_ports(struct sw_agent *a, const struct of_msg *m)
+{
+	struct sw_dp *dp = a->dp;
+	struct of_port ports[SW_MAX_PORTS];
+	struct of_port_stats st[SW_MAX_PORTS];
+	unsigned n = 0;
+	bool desc = m->u.mp_request.mp_type == OF_MP_PORT_DESC;
+	for (unsigned i = 0; i < dp->nports; i++) {
+		struct sw_port *p = &dp->ports[i];
+		if (!desc && m->u.mp_request.port_no != OFPP_ANY && m->u.mp_request.port_no != p->of_no)
+			continue;
+		if (desc) {
+			struct of_port *o = &ports[n++];
+			memset(o, 0, sizeof(*o));
+			o->port_no = p->of_no;
+			memcpy(o->hw_addr, p->mac, 6);
+			snprintf(o->name, sizeof(o->name), "%s", p->name);
+			o->state = rf_io_link_up(p->dev) == 0 ? OFPPS_LINK_DOWN : 0;
+		} else {
+			struct rf_io_stats s;
+			rf_io_stats_get(p->dev, &s);
+			struct of_port_stats *o = &st[n++];
+			memset(o, 0, sizeof(*o));
+			o->port_no = p->of_no;
+			o->rx_packets = s.rx_pkts;
+			o->tx_packets = s.tx_pkts;
+			o->rx_bytes = s.rx_bytes;
+			o->tx_bytes = s.tx_bytes;
+			o->rx_dropped = s.rx_drops + s.rx_nobuf;
+			o->tx_dropped = s.tx_drops;
+		}
+	}
+	struct of_msg rep = {.version = a->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+	rep.u.mp_reply.mp_type = m->u.mp_request.mp_type;
+	rep.u.mp_reply.body.n = (uint16_t)n;
+	rep.u.mp_reply.body.items = desc ? (const void *)ports : (const void *)st;
+	send_bytes(a, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+}
+
+/* ---- PACKET_OUT ---- */
+
+static void packet_out(struct sw_agent *a, const struct of_msg *m, const uint8_t *raw, size_t len)
+{
+	const struct of_packet_out *po = &m->u.packet_out;
+	int code;
+	if (po->buffer_id != OFP_NO_BUFFER)
+		return send_error(a, m->xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+	if ((code = check_actions(a, &po->actions)) >= 0)
+		return send_error(a, m->xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+	for (unsigned i = 0; i < po->actions.n; i++) {
+		struct rf_pktbuf *b = rf_pktbuf_alloc(a->dp->pool);
+		if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
+			rf_pktbuf_free(b);
+			continue; /* no buffer now, or not a frame: dropped like a full queue */
+		}
+		memcpy(rf_pktbuf_data(b), po->data, po->data_len);
+		b->data_len = po->data_len;
+		b->flow = po->in_port;
+		b->timestamp_ns = po->actions.a[i].port;
+		void *p = b;
+		if (rf_ring_enqueue_burst(a->dp->from_ctl, &p, 1, NULL) != 1)
+			rf_pktbuf_free(b);
+	}
+	rf_runtime_wake(a->dp->rt, 0);
+}
+
+/* ---- one message ---- */
+
+static void handle(struct sw_agent *a, const uint8_t *b, size_t len)
+{
+	struct of_msg m;
+	struct of_fault f;
+	if (a->version && b[0] == OF_VERSION_1_3 && b[1] == OF13_GET_CONFIG_REQUEST) {
+		if (len != OF_HEADER_LEN)
+			return send_error(a, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
+		return send_bytes(a, a->wbuf, of_build_get_config_reply(a->wbuf, WBUF, of_get32(b + 4),
+					      a->cfg_flags, a->miss_send_len));
+	}
+	if (of_parse(b, len, &m, &f) != 0) {
+		send_bytes(a, a->wbuf, of_build_error_reply(a->wbuf, WBUF, a->version ? a->version
+					  : OF_VERSION_1_3, &f, b, len));
+		if (f.close)
+			conn_close(a, f.why);
+		return;
+	}
+	if (!a->version && m.type != OF_HELLO) {
+		send_error(a, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+		return;
+	}
+	switch (m.type) {
+	case OF_HELLO: {
+		int v = of_negotiate(OF_VERSION_BIT, &m);
+		if (v < 0) {
+			send_error(a, m.xid, OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE, b, len);
+			conn_close(a, "no common OpenFlow version (this switch speaks 1.3)");
+			return;
+		}
+		a->version = (uint8_t)v;
+		return;
+	}
+	case OF_ECHO_REQUEST: {
+		struct of_msg r = m;
+		r.type = OF_ECHO_REPLY;
+		return send_bytes(a, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
+	}
+	case OF_ECHO_REPLY:
+	case OF_ERROR:
+		return; /* last_rx_ns is already updated */
+	case OF_FEATURES_REQUEST: {
+		struct of_msg r = {.version = a->version, .type = OF_FEATURES_REPLY, .xid = m.xid};
+		r.u.features.datapath_id = a->cfg.dpid;
+		r.u.features.n_buffers = 0;
+		r.u.features.n_tables = 1;
+		r.u.features.capabilities = 0x1 | 0x4; /* FLOW_STATS, PORT_STATS */
+		return send_bytes(a, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
+	}
+	case OF_SET_CONFIG:
+		a->cfg_flags = m.u.config.flags;
+		a->miss_send_len = m.u.config.miss_send_len;
+		return;
+	case OF_BARRIER_REQUEST:
+		/* Everything before it is done: FLOW_MODs change the master list at once, and the
+		 * table the pollers use is published before this reply goes out. */
+		if (a->dirty)
+			publish(a);
+		return send_bytes(a, a->wbuf, of_build_simple(a->wbuf, WBUF, a->version,
+							      OF_BARRIER_REPLY, m.xid));
+	case OF_FLOW_MOD:
+		return flow_mod(a, &m, b, len);
+	case OF_PACKET_OUT:
+		return packet_out(a, &m, b, len);
+	case OF_MULTIPART_REQUEST:
+		if (m.u.mp_request.mp_type == OF_MP_FLOW)
+			return mp_flow(a, &m);
+		return mp_ports(a, &m);
+	default: /* messages a switch does not take (FEATURES_REPLY, PACKET_IN, ...) */
+		return send_error(a, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+	}
+}
+
+/* ---- the connection ---- */
+
+static void conn_read(struct sw_agent *a)
+{
+	ssize_t n = recv(a->fd, a->rbuf + a->rlen, RBUF - a->rlen, 0);
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+		conn_close(a, n == 0 ? "closed by the controller" : strerror(errno));
+		return;
+	}
+	if (n < 0)
+		return;
+	a->rlen += (size_t)n;
+	a->last_rx_ns = now_ns();
+	size_t off = 0;
+	while (a->fd >= 0) {
+		struct of_framer fr = {.version = a->version, .max_len = OF_MAX_MSG_LEN};
+		struct of_frame fo;
+		of_frame(&fr, a->rbuf + off, a->rlen - off, &fo);
+		if (fo.kind == OF_FRAME_NEED_MORE)
+			break;
+		if (fo.kind == OF_FRAME_BAD) {
+			send_bytes(a, a->wbuf, of_build_error_reply(a->wbuf, WBUF, a->version ? a->version
+						  : OF_VERSION_1_3, &fo.fault, a->rbuf + off,
+						  a->rlen - off < 64 ? a->rlen - off : 64));
+			if (fo.fault.close) {
+				conn_close(a, fo.fault.why);
+				return;
+			}
+			if (a->rlen - off < fo.len)
+				break; /* the rest of the bad message is not here yet */
+			off += fo.len;
+			continue;
+		}
+		handle(a, a->rbuf + off, fo.len);
+		off += fo.len;
+	}
+	if (a->fd < 0)
+		return;
+	memmove(a->rbuf, a->rbuf + off, a->rlen - off);
+	a->rlen -= off;
+	if (a->dirty)
+		publish(a);
+}
+
+static int conn_open(struct sw_agent *a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a->ctl, sizeof(a->ctl)) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	a->fd = fd;
+	a->version = 0;
+	a->rlen = 0;
+	a->last_rx_ns = a->last_echo_ns = now_ns();
+	fprintf(stderr, "ringflow-switch: connected to controller %s\n", a->cfg.controller);
+	send_bytes(a, a->wbuf, of_build_hello(a->wbuf, WBUF, OF_VERSION_1_3, a->xid++,
+					      OF_VERSION_BIT));
+	return 0;
+}
+
+/* ---- frames for the controller ---- */
+
+static void drain_to_ctl(struct sw_agent *a)
+{
+	void *bufs[SW_BURST];
+	unsigned n;
+	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0)
+		for (unsigned i = 0; i < n; i++) {
+			struct rf_pktbuf *b = bufs[i];
+			if (a->fd >= 0 && a->version) {
+				uint16_t max_len = (uint16_t)(b->flow >> 32);
+				uint32_t dl = b->data_len;
+				if (max_len != OFPCML_NO_BUFFER && dl > max_len)
+					dl = max_len;
+				struct of_msg m = {.version = a->version, .type = OF_PACKET_IN,
+						   .xid = 0};
+				struct of_packet_in *pi = &m.u.packet_in;
+				pi->buffer_id = OFP_NO_BUFFER;
+				pi->total_len = (uint16_t)b->data_len;
+				pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
+				pi->table_id = 0;
+				pi->cookie = b->timestamp_ns;
+				pi->match.fields = OF_MATCH_IN_PORT;
+				pi->match.in_port = (uint32_t)b->flow;
+				pi->data = rf_pktbuf_data(b);
+				pi->data_len = (uint16_t)dl;
+				send_bytes(a, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+			}
+			rf_pktbuf_free(b);
+		}
+}
+
+/* ---- timers: expiry and echo ---- */
+
+static void timers(struct sw_agent *a, uint64_t now)
+{
+	for (struct sw_flow **pp = &a->flows; *pp;) {
+		struct sw_flow *f = *pp;
+		uint64_t pk, by;
+		sw_flow_counts(f, &pk, &by);
+		if (pk != f->last_pkts) {
+			f->last_pkts = pk;
+			f->last_used_ns = now;
+		}
+		bool idle = f->idle_timeout && now - f->last_used_ns >= f->idle_timeout * 1000000000ull;
+		bool hard = f->hard_timeout && now - f->created_ns >= f->hard_timeout * 1000000000ull;
+		if (idle || hard)
+			unlink_flow(a, pp);
+		else
+			pp = &f->next;
+	}
+	if (a->dirty)
+		publish(a);
+	if (a->fd >= 0 && now - a->last_rx_ns > 15000000000ull)
+		conn_close(a, "no answer to ECHO for 15 s");
+	else if (a->fd >= 0 && a->version && now - a->last_rx_ns > 5000000000ull &&
+		 now - a->last_echo_ns > 5000000000ull) {
+		a->last_echo_ns = now;
+		send_bytes(a, a->wbuf, of_build_simple(a->wbuf, WBUF, a->version, OF_ECHO_REQUEST,
+						       a->xid++));
+	}
+}
+
+struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cfg)
+{
+	const char *s = cfg->controller;
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	if (strncmp(s, "tcp:", 4) != 0 || !colon || colon == s + 3 ||
+	    (size_t)(colon - s - 4) >= sizeof(host)) {
+		fprintf(stderr, "ringflow-switch: --controller %s: use tcp:IPV4:PORT, e.g. "
+			"tcp:127.0.0.1:6653\n", s);
+		return NULL;
+	}
+	memcpy(host, s + 4, (size_t)(colon - s - 4));
+	host[colon - s - 4] = '\0';
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	struct sw_agent *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->ctl.sin_family = AF_INET;
+	a->ctl.sin_port = htons((uint16_t)port);
+	if (*end || port <= 0 || port > 65535 || inet_pton(AF_INET, host, &a->ctl.sin_addr) != 1) {
+		fprintf(stderr, "ringflow-switch: --controller %s: use tcp:IPV4:PORT, e.g. "
+			"tcp:127.0.0.1:6653\n", s);
+		free(a);
+		return NULL;
+	}
+	a->dp = dp;
+	a->cfg = *cfg;
+	a->fd = -1;
+	a->miss_send_len = 128;
+	a->xid = 1;
+	if (publish(a) != 0) { /* an empty table: pollers drop until a controller adds flows */
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void sw_agent_destroy(struct sw_agent *a)
+{
+	if (!a)
+		return;
+	conn_close(a, "switch stopping");
+	drain_to_ctl(a);
+	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
+	rf_qsbr_synchronize();
+	sw_table_free(t);
+	while (a->flows) {
+		struct sw_flow *f = a->flows;
+		a->flows = f->next;
+		free(atomic_load_explicit(&f->actions, memory_order_relaxed));
+		free(f);
+	}
+	while (a->retired) {
+		struct retired *r = a->retired;
+		a->retired = r->next;
+		free(r->p);
+		free(r);
+	}
+	free(a);
+}
+
+void *sw_agent_run(void *arg)
+{
+	struct sw_agent *a = arg;
+	uint64_t backoff_ms = 250, next_try = 0;
+	while (!rf_runtime_stopping(a->dp->rt)) {
+		uint64_t now = now_ns();
+		if (a->fd < 0 && now >= next_try) {
+			int r = conn_open(a);
+			if (r < 0) {
+				next_try = now + backoff_ms * 1000000ull;
+				backoff_ms = backoff_ms * 2 > 8000 ? 8000 : backoff_ms * 2;
+			} else {
+				backoff_ms = 250;
+			}
+		}
+		struct pollfd pfd = {.fd = a->fd, .events = POLLIN};
+		int pr = poll(&pfd, a->fd >= 0 ? 1 : 0, 1); /* 1 ms: PACKET_IN latency bound */
+		if (pr > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			conn_read(a);
+		drain_to_ctl(a);
+		now = now_ns();
+		if (now - a->last_timer_ns >= 1000000000ull) {
+			a->last_timer_ns = now;
+			timers(a, now);
+		}
+	}
+	return NULL;
+}
