@@ -112,7 +112,11 @@ kill $SP 2>/dev/null
 for _ in $(seq 50); do kill -0 $SP 2>/dev/null || break; sleep 0.1; done
 kill -0 $SP 2>/dev/null && fail "switch did not stop on SIGTERM in 5 s"
 wait $SP 2>/dev/null
-sed 's/^/  sw: /' "$TMP/sw.log" | tail -5
+rc=$?
+[ $rc = 0 ] && pass "switch exited 0 on SIGTERM" || fail "switch exit status $rc"
+grep -q 'Sanitizer\|runtime error' "$TMP/sw.log" && fail "sanitizer report in the switch's log"
+sed 's/^/  sw: /' "$TMP/sw.log" | tail -20
+sed "s/^/  ctl: /" "$TMP/ctl.log" | tail -8
 [ $FAILS = 0 ] && { echo "PASS"; exit 0; }
 echo "$FAILS failure(s)"
 exit 1
