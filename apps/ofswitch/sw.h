@@ -27,7 +27,7 @@
 
 #include "of.h"
 
-#define SW_MAX_PORTS 32
+#define SW_MAX_PORTS 15      /* one poll function per port per core, + 1 on core 0 */
 #define SW_MAX_CORES 8
 #define SW_MAX_FLOWS 65536   /* TABLE_FULL beyond this */
 #define SW_EMC_ENTRIES 8192  /* exact-match cache entries per table snapshot */
@@ -47,6 +47,7 @@ struct sw_key {
 	uint16_t tp_src, tp_dst; /* TCP/UDP ports (host order) */
 };
 _Static_assert(sizeof(struct sw_key) == 36, "sw_key has padding");
+_Static_assert(SW_MAX_PORTS + 1 <= RF_RUNTIME_MAX_POLLS, "a poll function per port per core");
 
 /* Parse frame[0..len) from port in_port into *k. Returns 0, or -1 when the frame is shorter
  * than its headers claim (the caller drops and counts it). */
@@ -132,8 +133,15 @@ struct sw_core {
 	_Atomic uint64_t rx, tx_pkts, drop_short, drop_nomatch, drop_tx, to_ctl, drop_ctl;
 };
 
+/* What one poll function serves: rx queue `core` of port `port`. */
+struct sw_unit {
+	struct sw_core *core;
+	unsigned port;
+};
+
 struct sw_dp {
 	unsigned nports, ncores;
+	struct sw_unit units[SW_MAX_CORES][SW_MAX_PORTS];
 	struct sw_port ports[SW_MAX_PORTS];
 	struct sw_core cores[SW_MAX_CORES];
 	_Atomic(struct sw_table *) table; /* acquire by pollers; release by the agent */
@@ -147,14 +155,16 @@ struct sw_dp {
  * fields, which frame mode leaves to the app): */
 #define SW_META(out_port, max_len) ((uint64_t)(max_len) << 32 | (out_port))
 
-/* The poll function of core c (rx on queue c of every port). */
+/* The poll function of a unit (struct sw_unit: rx on queue c of one port; every port's
+ * batch of core c is flushed at the end). */
 unsigned sw_dp_poll(struct rf_poller *p, void *arg);
 /* Poller 0's extra poll function: frames from the agent (PACKET_OUT). */
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
 
 /* ---- the agent ---- */
 struct sw_agent_cfg {
-	const char *controller; /* "tcp:IP:PORT" */
+	const char *controller; /* "tcp:IP:PORT", or NULL */
+	const char *listen;     /* "tcp:IP:PORT" for ovs-ofctl and other clients, or NULL */
 	uint64_t dpid;
 };
 /* Run the OpenFlow agent until rf_runtime_stopping(dp->rt). Blocks (own thread). */

@@ -39,6 +39,7 @@
 #define OFPFMFC_BAD_FLAGS 7
 #define OFPFMFC_BAD_TABLE_ID 9
 #define OFPPS_LINK_DOWN 1
+#define OFPMP13_TABLE_FEATURES 12
 #define OFPR_NO_MATCH 0
 #define OFPR_ACTION 1
 #define OF_VERSION_BIT (1u << OF_VERSION_1_3)
@@ -52,21 +53,30 @@ struct retired {
 	struct retired *next;
 };
 
+/* One OpenFlow connection: the --controller one (conns[0]) or one a --listen client made. */
+struct sw_conn {
+	int fd;
+	uint8_t version; /* 0 until HELLO negotiated */
+	size_t rlen;
+	uint64_t last_rx_ns, last_echo_ns;
+	uint8_t rbuf[RBUF];
+};
+
+#define SW_MAX_CONNS 5 /* the controller + 4 listener clients (ovs-ofctl) */
+
 struct sw_agent {
 	struct sw_dp *dp;
+	struct sw_conn conns[SW_MAX_CONNS];
+	int lfd; /* --listen socket, or -1 */
 	struct sw_agent_cfg cfg;
 	struct sockaddr_in ctl;
 	struct sw_flow *flows;
 	unsigned nflows;
 	bool dirty;
 	struct retired *retired;
-	int fd;
-	uint8_t version; /* 0 until HELLO negotiated */
 	uint16_t cfg_flags, miss_send_len;
 	uint32_t xid;
-	size_t rlen;
-	uint64_t last_rx_ns, last_echo_ns, last_timer_ns;
-	uint8_t rbuf[RBUF];
+	uint64_t last_timer_ns;
 	uint8_t wbuf[WBUF];
 	struct of_flow_stats fs[STATS_PER_MSG];
 };
@@ -117,40 +127,41 @@ static int publish(struct sw_agent *a)
 
 /* ---- sending ---- */
 
-static void conn_close(struct sw_agent *a, const char *why)
+static void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
 {
-	if (a->fd >= 0) {
-		fprintf(stderr, "ringflow-switch: controller %s: connection closed: %s\n",
-			a->cfg.controller, why);
-		close(a->fd);
+	if (c->fd >= 0) {
+		if (c == &a->conns[0])
+			fprintf(stderr, "ringflow-switch: controller %s: connection closed: %s\n",
+				a->cfg.controller, why);
+		close(c->fd);
 	}
-	a->fd = -1;
-	a->version = 0;
-	a->rlen = 0;
+	c->fd = -1;
+	c->version = 0;
+	c->rlen = 0;
 }
 
-static void send_bytes(struct sw_agent *a, const uint8_t *b, ssize_t n)
+static void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t n)
 {
-	if (n <= 0 || a->fd < 0)
+	if (n <= 0 || c->fd < 0)
 		return;
 	size_t off = 0;
 	while (off < (size_t)n) {
-		ssize_t w = send(a->fd, b + off, (size_t)n - off, MSG_NOSIGNAL);
+		ssize_t w = send(c->fd, b + off, (size_t)n - off, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			conn_close(a, strerror(errno));
+			conn_close(a, c, strerror(errno));
 			return;
 		}
 		off += (size_t)w;
 	}
 }
 
-static void send_error(struct sw_agent *a, uint32_t xid, uint16_t type, uint16_t code,
+static void send_error(struct sw_agent *a, struct sw_conn *c, uint32_t xid, uint16_t type, uint16_t code,
 		       const uint8_t *msg, size_t len)
 {
-	uint8_t v = a->version ? a->version : OF_VERSION_1_3;
-	send_bytes(a, a->wbuf, of_build_error(a->wbuf, WBUF, v, xid, type, code, msg, len));
+	uint8_t v = c->version ? c->version : OF_VERSION_1_3;
+	send_bytes(a, c, a->wbuf, of_build_error(a->wbuf, WBUF, v, xid, type, code, msg, len));
 }
 
 /* ---- matches ---- */
@@ -260,24 +271,24 @@ static void unlink_flow(struct sw_agent *a, struct sw_flow **pp)
 	a->dirty = true;
 }
 
-static void flow_mod(struct sw_agent *a, const struct of_msg *m, const uint8_t *raw, size_t len)
+static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw, size_t len)
 {
 	const struct of_flow_mod *fm = &m->u.flow_mod;
 	uint32_t xid = m->xid;
 	int code;
 	if (fm->command > OFPFC_DELETE_STRICT)
-		return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_COMMAND, raw, len);
+		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_COMMAND, raw, len);
 	if (fm->match.n_other)
-		return send_error(a, xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, raw, len);
+		return send_error(a, c, xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, raw, len);
 	bool del = fm->command == OFPFC_DELETE || fm->command == OFPFC_DELETE_STRICT;
 	if (fm->table_id != 0 && !(del && fm->table_id == OFPTT_ALL))
-		return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
+		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
 	if (!del && (code = check_actions(a, &fm->actions)) >= 0)
-		return send_error(a, xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+		return send_error(a, c, xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
 	if (fm->flags) /* SEND_FLOW_REM, CHECK_OVERLAP, RESET_COUNTS, NO_*_COUNTS: not yet */
-		return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
+		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
 	if (!del && fm->buffer_id != OFP_NO_BUFFER) /* n_buffers = 0 */
-		return send_error(a, xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+		return send_error(a, c, xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
 	struct sw_key v, mk;
 	key_of_match(&fm->match, &v, &mk);
 	bool strict = fm->command == OFPFC_MODIFY_STRICT || fm->command == OFPFC_DELETE_STRICT;
@@ -289,13 +300,13 @@ static void flow_mod(struct sw_agent *a, const struct of_msg *m, const uint8_t *
 				break;
 		bool replace = *pp != NULL;
 		if (!replace && a->nflows >= SW_MAX_FLOWS)
-			return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
 		struct sw_actions *acts = actions_new(&fm->actions);
 		if (!f || !acts) {
 			free(f);
 			free(acts);
-			return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		}
 		memset(f, 0, sizeof(*f));
 		f->match = v;
@@ -333,7 +344,7 @@ static void flow_mod(struct sw_agent *a, const struct of_msg *m, const uint8_t *
 		}
 		struct sw_actions *acts = actions_new(&fm->actions);
 		if (!acts)
-			return send_error(a, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		/* Pairs with the pollers' acquire load of f->actions: a complete list. The old
 		 * list is freed after the next grace period (publish). */
 		struct sw_actions *old = atomic_exchange_explicit(&f->actions, acts,
@@ -346,7 +357,7 @@ static void flow_mod(struct sw_agent *a, const struct of_msg *m, const uint8_t *
 
 /* ---- multipart ---- */
 
-static void mp_flow(struct sw_agent *a, const struct of_msg *m)
+static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 {
 	const struct of_mp_request *r = &m->u.mp_request;
 	struct sw_key v, mk;
@@ -380,19 +391,19 @@ static void mp_flow(struct sw_agent *a, const struct of_msg *m)
 				s->actions.a[i].max_len = acts->out[i].max_len;
 			}
 		}
-		struct of_msg rep = {.version = a->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+		struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
 		rep.u.mp_reply.mp_type = OF_MP_FLOW;
 		rep.u.mp_reply.flags = f ? OFPMPF_MORE : 0;
 		rep.u.mp_reply.body.n = (uint16_t)n;
 		rep.u.mp_reply.body.items = a->fs;
-		send_bytes(a, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
-		if (!f || a->fd < 0)
+		send_bytes(a, c, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+		if (!f || c->fd < 0)
 			return;
 		n = 0;
 	}
 }
 
-static void mp_ports(struct sw_agent *a, const struct of_msg *m)
+static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 {
 	struct sw_dp *dp = a->dp;
 	struct of_port ports[SW_MAX_PORTS];
@@ -424,23 +435,23 @@ static void mp_ports(struct sw_agent *a, const struct of_msg *m)
 			o->tx_dropped = s.tx_drops;
 		}
 	}
-	struct of_msg rep = {.version = a->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+	struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
 	rep.u.mp_reply.mp_type = m->u.mp_request.mp_type;
 	rep.u.mp_reply.body.n = (uint16_t)n;
 	rep.u.mp_reply.body.items = desc ? (const void *)ports : (const void *)st;
-	send_bytes(a, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+	send_bytes(a, c, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
 }
 
 /* ---- PACKET_OUT ---- */
 
-static void packet_out(struct sw_agent *a, const struct of_msg *m, const uint8_t *raw, size_t len)
+static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw, size_t len)
 {
 	const struct of_packet_out *po = &m->u.packet_out;
 	int code;
 	if (po->buffer_id != OFP_NO_BUFFER)
-		return send_error(a, m->xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+		return send_error(a, c, m->xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
 	if ((code = check_actions(a, &po->actions)) >= 0)
-		return send_error(a, m->xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+		return send_error(a, c, m->xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
 	for (unsigned i = 0; i < po->actions.n; i++) {
 		struct rf_pktbuf *b = rf_pktbuf_alloc(a->dp->pool);
 		if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
@@ -458,55 +469,111 @@ static void packet_out(struct sw_agent *a, const struct of_msg *m, const uint8_t
 	rf_runtime_wake(a->dp->rt, 0);
 }
 
+/* ---- TABLE_FEATURES (ovs-ofctl asks before a FLOW_MOD) ---- */
+
+static uint8_t *put_be(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	return p + n;
+}
+
+/* One property: type, then n items of isz bytes each, padded to 8. */
+static uint8_t *put_prop(uint8_t *p, uint16_t type, const uint32_t *items, unsigned n,
+			 unsigned isz)
+{
+	unsigned len = 4 + n * isz;
+	p = put_be(p, type, 2);
+	p = put_be(p, len, 2);
+	for (unsigned i = 0; i < n; i++)
+		p = put_be(p, items[i], isz);
+	unsigned pad = (8 - len % 8) % 8;
+	memset(p, 0, pad);
+	return p + pad;
+}
+
+/* The one table, described as it is: APPLY_ACTIONS with OUTPUT, exact matches on the four
+ * fields the agent decodes, no next tables, no write actions, no set-field. */
+static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
+{
+	static const uint32_t instr[] = {0x00040004};      /* APPLY_ACTIONS, len 4 */
+	static const uint32_t acts[] = {0x00000004};       /* OUTPUT, len 4 */
+	static const uint32_t oxm[] = {0x80000004, 0x80000606, 0x80000806, 0x80000a02};
+	uint8_t r[256] = {0}, *p = r + 16 + 64;
+	p = put_prop(p, 0, instr, 1, 4);  /* INSTRUCTIONS */
+	p = put_prop(p, 2, NULL, 0, 1);   /* NEXT_TABLES */
+	p = put_prop(p, 4, NULL, 0, 4);   /* WRITE_ACTIONS */
+	p = put_prop(p, 6, acts, 1, 4);   /* APPLY_ACTIONS */
+	p = put_prop(p, 8, oxm, 4, 4);    /* MATCH */
+	p = put_prop(p, 10, oxm, 4, 4);   /* WILDCARDS */
+	p = put_prop(p, 12, NULL, 0, 4);  /* WRITE_SETFIELD */
+	p = put_prop(p, 14, NULL, 0, 4);  /* APPLY_SETFIELD */
+	size_t total = (size_t)(p - r);
+	put_be(r, OF_VERSION_1_3, 1);
+	put_be(r + 1, 19, 1); /* MULTIPART_REPLY */
+	put_be(r + 2, total, 2);
+	put_be(r + 4, xid, 4);
+	put_be(r + 8, OFPMP13_TABLE_FEATURES, 2);
+	put_be(r + 16, total - 16, 2); /* this table's length; table_id 0 */
+	memcpy(r + 24, "classifier", 10);
+	put_be(r + 16 + 60, SW_MAX_FLOWS, 4); /* max_entries */
+	send_bytes(a, c, r, (ssize_t)total);
+}
+
 /* ---- one message ---- */
 
-static void handle(struct sw_agent *a, const uint8_t *b, size_t len)
+static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
 {
 	struct of_msg m;
 	struct of_fault f;
-	if (a->version && b[0] == OF_VERSION_1_3 && b[1] == OF13_GET_CONFIG_REQUEST) {
+	if (c->version && b[0] == OF_VERSION_1_3 && b[1] == OF13_GET_CONFIG_REQUEST) {
 		if (len != OF_HEADER_LEN)
-			return send_error(a, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
-		return send_bytes(a, a->wbuf, of_build_get_config_reply(a->wbuf, WBUF, of_get32(b + 4),
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
+		return send_bytes(a, c, a->wbuf, of_build_get_config_reply(a->wbuf, WBUF, of_get32(b + 4),
 					      a->cfg_flags, a->miss_send_len));
 	}
+	if (c->version && len >= 16 && b[1] == 18 && of_get16(b + 8) == OFPMP13_TABLE_FEATURES) {
+		if (len != 16) /* a request that sets features: not done */
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
+		return table_features(a, c, of_get32(b + 4));
+	}
 	if (of_parse(b, len, &m, &f) != 0) {
-		send_bytes(a, a->wbuf, of_build_error_reply(a->wbuf, WBUF, a->version ? a->version
+		send_bytes(a, c, a->wbuf, of_build_error_reply(a->wbuf, WBUF, c->version ? c->version
 					  : OF_VERSION_1_3, &f, b, len));
 		if (f.close)
-			conn_close(a, f.why);
+			conn_close(a, c, f.why);
 		return;
 	}
-	if (!a->version && m.type != OF_HELLO) {
-		send_error(a, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+	if (!c->version && m.type != OF_HELLO) {
+		send_error(a, c, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
 		return;
 	}
 	switch (m.type) {
 	case OF_HELLO: {
 		int v = of_negotiate(OF_VERSION_BIT, &m);
 		if (v < 0) {
-			send_error(a, m.xid, OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE, b, len);
-			conn_close(a, "no common OpenFlow version (this switch speaks 1.3)");
+			send_error(a, c, m.xid, OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE, b, len);
+			conn_close(a, c, "no common OpenFlow version (this switch speaks 1.3)");
 			return;
 		}
-		a->version = (uint8_t)v;
+		c->version = (uint8_t)v;
 		return;
 	}
 	case OF_ECHO_REQUEST: {
 		struct of_msg r = m;
 		r.type = OF_ECHO_REPLY;
-		return send_bytes(a, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
+		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
 	case OF_ECHO_REPLY:
 	case OF_ERROR:
 		return; /* last_rx_ns is already updated */
 	case OF_FEATURES_REQUEST: {
-		struct of_msg r = {.version = a->version, .type = OF_FEATURES_REPLY, .xid = m.xid};
+		struct of_msg r = {.version = c->version, .type = OF_FEATURES_REPLY, .xid = m.xid};
 		r.u.features.datapath_id = a->cfg.dpid;
 		r.u.features.n_buffers = 0;
 		r.u.features.n_tables = 1;
 		r.u.features.capabilities = 0x1 | 0x4; /* FLOW_STATS, PORT_STATS */
-		return send_bytes(a, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
+		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
 	case OF_SET_CONFIG:
 		a->cfg_flags = m.u.config.flags;
@@ -517,67 +584,82 @@ static void handle(struct sw_agent *a, const uint8_t *b, size_t len)
 		 * table the pollers use is published before this reply goes out. */
 		if (a->dirty)
 			publish(a);
-		return send_bytes(a, a->wbuf, of_build_simple(a->wbuf, WBUF, a->version,
+		return send_bytes(a, c, a->wbuf, of_build_simple(a->wbuf, WBUF, c->version,
 							      OF_BARRIER_REPLY, m.xid));
 	case OF_FLOW_MOD:
-		return flow_mod(a, &m, b, len);
+		return flow_mod(a, c, &m, b, len);
 	case OF_PACKET_OUT:
-		return packet_out(a, &m, b, len);
+		return packet_out(a, c, &m, b, len);
 	case OF_MULTIPART_REQUEST:
 		if (m.u.mp_request.mp_type == OF_MP_FLOW)
-			return mp_flow(a, &m);
-		return mp_ports(a, &m);
+			return mp_flow(a, c, &m);
+		return mp_ports(a, c, &m);
 	default: /* messages a switch does not take (FEATURES_REPLY, PACKET_IN, ...) */
-		return send_error(a, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+		return send_error(a, c, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
 	}
 }
 
 /* ---- the connection ---- */
 
-static void conn_read(struct sw_agent *a)
+static void conn_read(struct sw_agent *a, struct sw_conn *c)
 {
-	ssize_t n = recv(a->fd, a->rbuf + a->rlen, RBUF - a->rlen, 0);
+	ssize_t n = recv(c->fd, c->rbuf + c->rlen, RBUF - c->rlen, 0);
 	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-		conn_close(a, n == 0 ? "closed by the controller" : strerror(errno));
+		conn_close(a, c, n == 0 ? "closed by the controller" : strerror(errno));
 		return;
 	}
 	if (n < 0)
 		return;
-	a->rlen += (size_t)n;
-	a->last_rx_ns = now_ns();
+	c->rlen += (size_t)n;
+	c->last_rx_ns = now_ns();
 	size_t off = 0;
-	while (a->fd >= 0) {
-		struct of_framer fr = {.version = a->version, .max_len = OF_MAX_MSG_LEN};
+	while (c->fd >= 0) {
+		struct of_framer fr = {.version = c->version, .max_len = OF_MAX_MSG_LEN};
 		struct of_frame fo;
-		of_frame(&fr, a->rbuf + off, a->rlen - off, &fo);
+		of_frame(&fr, c->rbuf + off, c->rlen - off, &fo);
 		if (fo.kind == OF_FRAME_NEED_MORE)
 			break;
 		if (fo.kind == OF_FRAME_BAD) {
-			send_bytes(a, a->wbuf, of_build_error_reply(a->wbuf, WBUF, a->version ? a->version
-						  : OF_VERSION_1_3, &fo.fault, a->rbuf + off,
-						  a->rlen - off < 64 ? a->rlen - off : 64));
+			send_bytes(a, c, a->wbuf, of_build_error_reply(a->wbuf, WBUF, c->version ? c->version
+						  : OF_VERSION_1_3, &fo.fault, c->rbuf + off,
+						  c->rlen - off < 64 ? c->rlen - off : 64));
 			if (fo.fault.close) {
-				conn_close(a, fo.fault.why);
+				conn_close(a, c, fo.fault.why);
 				return;
 			}
-			if (a->rlen - off < fo.len)
+			if (c->rlen - off < fo.len)
 				break; /* the rest of the bad message is not here yet */
 			off += fo.len;
 			continue;
 		}
-		handle(a, a->rbuf + off, fo.len);
+		handle(a, c, c->rbuf + off, fo.len);
 		off += fo.len;
 	}
-	if (a->fd < 0)
+	if (c->fd < 0)
 		return;
-	memmove(a->rbuf, a->rbuf + off, a->rlen - off);
-	a->rlen -= off;
+	memmove(c->rbuf, c->rbuf + off, c->rlen - off);
+	c->rlen -= off;
 	if (a->dirty)
 		publish(a);
 }
 
+/* A new connection on c: send our HELLO. */
+static void conn_start(struct sw_agent *a, struct sw_conn *c, int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = fd;
+	c->version = 0;
+	c->rlen = 0;
+	c->last_rx_ns = c->last_echo_ns = now_ns();
+	send_bytes(a, c, a->wbuf, of_build_hello(a->wbuf, WBUF, OF_VERSION_1_3, a->xid++,
+						 OF_VERSION_BIT));
+}
+
+/* conns[0] <- a connection to the --controller. */
 static int conn_open(struct sw_agent *a)
 {
+	struct sw_conn *c = &a->conns[0];
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -586,33 +668,41 @@ static int conn_open(struct sw_agent *a)
 		close(fd);
 		return -e;
 	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	a->fd = fd;
-	a->version = 0;
-	a->rlen = 0;
-	a->last_rx_ns = a->last_echo_ns = now_ns();
 	fprintf(stderr, "ringflow-switch: connected to controller %s\n", a->cfg.controller);
-	send_bytes(a, a->wbuf, of_build_hello(a->wbuf, WBUF, OF_VERSION_1_3, a->xid++,
-					      OF_VERSION_BIT));
+	conn_start(a, c, fd);
 	return 0;
+}
+
+/* A client of --listen (ovs-ofctl): the first free slot after the controller's. */
+static void conn_accept(struct sw_agent *a)
+{
+	int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (unsigned i = 1; i < SW_MAX_CONNS; i++)
+		if (a->conns[i].fd < 0) {
+			conn_start(a, &a->conns[i], fd);
+			return;
+		}
+	close(fd); /* all slots busy: the client sees the close */
 }
 
 /* ---- frames for the controller ---- */
 
 static void drain_to_ctl(struct sw_agent *a)
 {
+	struct sw_conn *c = &a->conns[0]; /* PACKET_IN goes to the controller only */
 	void *bufs[SW_BURST];
 	unsigned n;
 	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0)
 		for (unsigned i = 0; i < n; i++) {
 			struct rf_pktbuf *b = bufs[i];
-			if (a->fd >= 0 && a->version) {
+			if (c->fd >= 0 && c->version) {
 				uint16_t max_len = (uint16_t)(b->flow >> 32);
 				uint32_t dl = b->data_len;
 				if (max_len != OFPCML_NO_BUFFER && dl > max_len)
 					dl = max_len;
-				struct of_msg m = {.version = a->version, .type = OF_PACKET_IN,
+				struct of_msg m = {.version = c->version, .type = OF_PACKET_IN,
 						   .xid = 0};
 				struct of_packet_in *pi = &m.u.packet_in;
 				pi->buffer_id = OFP_NO_BUFFER;
@@ -624,7 +714,7 @@ static void drain_to_ctl(struct sw_agent *a)
 				pi->match.in_port = (uint32_t)b->flow;
 				pi->data = rf_pktbuf_data(b);
 				pi->data_len = (uint16_t)dl;
-				send_bytes(a, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+				send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
 			}
 			rf_pktbuf_free(b);
 		}
@@ -651,59 +741,87 @@ static void timers(struct sw_agent *a, uint64_t now)
 	}
 	if (a->dirty)
 		publish(a);
-	if (a->fd >= 0 && now - a->last_rx_ns > 15000000000ull)
-		conn_close(a, "no answer to ECHO for 15 s");
-	else if (a->fd >= 0 && a->version && now - a->last_rx_ns > 5000000000ull &&
-		 now - a->last_echo_ns > 5000000000ull) {
-		a->last_echo_ns = now;
-		send_bytes(a, a->wbuf, of_build_simple(a->wbuf, WBUF, a->version, OF_ECHO_REQUEST,
-						       a->xid++));
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
+		struct sw_conn *c = &a->conns[i];
+		if (c->fd >= 0 && now - c->last_rx_ns > 15000000000ull)
+			conn_close(a, c, "no answer to ECHO for 15 s");
+		else if (c->fd >= 0 && c->version && now - c->last_rx_ns > 5000000000ull &&
+			 now - c->last_echo_ns > 5000000000ull) {
+			c->last_echo_ns = now;
+			send_bytes(a, c, a->wbuf, of_build_simple(a->wbuf, WBUF, c->version,
+								  OF_ECHO_REQUEST, a->xid++));
+		}
 	}
+}
+
+/* "tcp:IPV4:PORT" into *sa; 0 or -1 after one line naming opt. */
+static int parse_tcp(const char *opt, const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	char *end = NULL;
+	long port = colon ? strtol(colon + 1, &end, 10) : 0;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (strncmp(s, "tcp:", 4) != 0 || !colon || colon == s + 3 ||
+	    (size_t)(colon - s - 4) >= sizeof(host) || *end || port <= 0 || port > 65535)
+		goto bad;
+	memcpy(host, s + 4, (size_t)(colon - s - 4));
+	host[colon - s - 4] = '\0';
+	sa->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &sa->sin_addr) == 1)
+		return 0;
+bad:
+	fprintf(stderr, "ringflow-switch: %s %s: use tcp:IPV4:PORT, e.g. tcp:127.0.0.1:6653\n", opt,
+		s);
+	return -1;
 }
 
 struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cfg)
 {
-	const char *s = cfg->controller;
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	if (strncmp(s, "tcp:", 4) != 0 || !colon || colon == s + 3 ||
-	    (size_t)(colon - s - 4) >= sizeof(host)) {
-		fprintf(stderr, "ringflow-switch: --controller %s: use tcp:IPV4:PORT, e.g. "
-			"tcp:127.0.0.1:6653\n", s);
-		return NULL;
-	}
-	memcpy(host, s + 4, (size_t)(colon - s - 4));
-	host[colon - s - 4] = '\0';
-	char *end;
-	long port = strtol(colon + 1, &end, 10);
 	struct sw_agent *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	a->ctl.sin_family = AF_INET;
-	a->ctl.sin_port = htons((uint16_t)port);
-	if (*end || port <= 0 || port > 65535 || inet_pton(AF_INET, host, &a->ctl.sin_addr) != 1) {
-		fprintf(stderr, "ringflow-switch: --controller %s: use tcp:IPV4:PORT, e.g. "
-			"tcp:127.0.0.1:6653\n", s);
-		free(a);
-		return NULL;
-	}
 	a->dp = dp;
 	a->cfg = *cfg;
-	a->fd = -1;
+	a->lfd = -1;
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+		a->conns[i].fd = -1;
 	a->miss_send_len = 128;
 	a->xid = 1;
-	if (publish(a) != 0) { /* an empty table: pollers drop until a controller adds flows */
-		free(a);
-		return NULL;
+	if (cfg->controller && parse_tcp("--controller", cfg->controller, &a->ctl))
+		goto fail;
+	if (cfg->listen) {
+		struct sockaddr_in la;
+		int one = 1;
+		if (parse_tcp("--listen", cfg->listen, &la))
+			goto fail;
+		a->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (a->lfd < 0 || setsockopt(a->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(a->lfd, (struct sockaddr *)&la, sizeof(la)) || listen(a->lfd, 4)) {
+			fprintf(stderr, "ringflow-switch: --listen %s: %s: pick a free port\n",
+				cfg->listen, strerror(errno));
+			goto fail;
+		}
 	}
+	if (publish(a) != 0) /* an empty table: pollers drop until a controller adds flows */
+		goto fail;
 	return a;
+fail:
+	if (a->lfd >= 0)
+		close(a->lfd);
+	free(a);
+	return NULL;
 }
 
 void sw_agent_destroy(struct sw_agent *a)
 {
 	if (!a)
 		return;
-	conn_close(a, "switch stopping");
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+		conn_close(a, &a->conns[i], "switch stopping");
+	if (a->lfd >= 0)
+		close(a->lfd);
 	drain_to_ctl(a);
 	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
 	rf_qsbr_synchronize();
@@ -729,7 +847,7 @@ void *sw_agent_run(void *arg)
 	uint64_t backoff_ms = 250, next_try = 0;
 	while (!rf_runtime_stopping(a->dp->rt)) {
 		uint64_t now = now_ns();
-		if (a->fd < 0 && now >= next_try) {
+		if (a->cfg.controller && a->conns[0].fd < 0 && now >= next_try) {
 			int r = conn_open(a);
 			if (r < 0) {
 				next_try = now + backoff_ms * 1000000ull;
@@ -738,10 +856,16 @@ void *sw_agent_run(void *arg)
 				backoff_ms = 250;
 			}
 		}
-		struct pollfd pfd = {.fd = a->fd, .events = POLLIN};
-		int pr = poll(&pfd, a->fd >= 0 ? 1 : 0, 1); /* 1 ms: PACKET_IN latency bound */
-		if (pr > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
-			conn_read(a);
+		struct pollfd pfd[SW_MAX_CONNS + 1];
+		for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+			pfd[i] = (struct pollfd){.fd = a->conns[i].fd, .events = POLLIN};
+		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
+		int pr = poll(pfd, SW_MAX_CONNS + 1, 1); /* 1 ms: PACKET_IN latency bound */
+		for (unsigned i = 0; pr > 0 && i < SW_MAX_CONNS; i++)
+			if (a->conns[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				conn_read(a, &a->conns[i]);
+		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
+			conn_accept(a);
 		drain_to_ctl(a);
 		now = now_ns();
 		if (now - a->last_timer_ns >= 1000000000ull) {

@@ -1,8 +1,9 @@
 /*
  * apps/ofswitch/sw_dp.c: the datapath, one poll function per core.
  *
- * Core c receives on queue c of every port and sends on queue c of every port, so no queue
- * is shared between threads. Per frame: parse the flow key once (sw_key.c), look it up in
+ * Core c receives on queue c of every port (one poll function per port, so an adaptive
+ * poller wakes on any port's fd) and sends on queue c of every port, so no queue is shared
+ * between threads. Per frame: parse the flow key once (sw_key.c), look it up in
  * the published table (sw_table.c: EMC, then the priority-sorted flows), count it on the
  * flow's line for this core, and apply the flow's actions: each output appends the frame to
  * this core's batch for that port (a copy for every output but the last); batches go out
@@ -112,44 +113,43 @@ static void apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct s
 
 unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 {
-	struct sw_core *c = arg;
+	struct sw_unit *u = arg;
+	struct sw_core *c = u->core;
 	struct sw_dp *dp = c->dp;
 	(void)p;
 	/* Pairs with the agent's release store in publish(): the snapshot and every flow and
 	 * action list it points to are fully built before we see the pointer. */
 	struct sw_table *t = atomic_load_explicit(&dp->table, memory_order_acquire);
-	unsigned total = 0;
-	for (unsigned pi = 0; pi < dp->nports; pi++) {
-		struct rf_pktbuf *pkts[SW_BURST];
-		unsigned n = rf_io_rx_burst(dp->ports[pi].dev, c->idx, pkts, SW_BURST);
-		total += n;
-		for (unsigned i = 0; i < n; i++) {
-			struct rf_pktbuf *b = pkts[i];
-			struct sw_key k;
-			if (sw_key_parse(rf_pktbuf_data(b), b->data_len, pi + 1, &k) != 0) {
-				rf_pktbuf_free(b);
-				rf_counter_add(&c->drop_short, 1);
-				continue;
-			}
-			struct sw_flow *f = t ? sw_table_lookup(t, &k) : NULL;
-			if (!f) {
-				rf_pktbuf_free(b);
-				rf_counter_add(&c->drop_nomatch, 1);
-				continue;
-			}
-			rf_counter_add(&f->ctr[c->idx].pkts, 1);
-			rf_counter_add(&f->ctr[c->idx].bytes, b->data_len);
-			/* Pairs with the agent's release store of a MODIFY: a complete list. */
-			const struct sw_actions *acts =
-				atomic_load_explicit(&f->actions, memory_order_acquire);
-			apply(c, b, (int)pi, acts, f);
+	unsigned pi = u->port;
+	struct rf_pktbuf *pkts[SW_BURST];
+	unsigned n = rf_io_rx_burst(dp->ports[pi].dev, c->idx, pkts, SW_BURST);
+	for (unsigned i = 0; i < n; i++) {
+		struct rf_pktbuf *b = pkts[i];
+		struct sw_key k;
+		if (sw_key_parse(rf_pktbuf_data(b), b->data_len, pi + 1, &k) != 0) {
+			rf_pktbuf_free(b);
+			rf_counter_add(&c->drop_short, 1);
+			continue;
 		}
+		struct sw_flow *f = t ? sw_table_lookup(t, &k) : NULL;
+		if (!f) {
+			rf_pktbuf_free(b);
+			rf_counter_add(&c->drop_nomatch, 1);
+			continue;
+		}
+		rf_counter_add(&f->ctr[c->idx].pkts, 1);
+		rf_counter_add(&f->ctr[c->idx].bytes, b->data_len);
+		/* Pairs with the agent's release store of a MODIFY: a complete list. */
+		const struct sw_actions *acts =
+			atomic_load_explicit(&f->actions, memory_order_acquire);
+		apply(c, b, (int)pi, acts, f);
 	}
-	if (total)
-		rf_counter_add(&c->rx, total);
-	for (unsigned pi = 0; pi < dp->nports; pi++)
-		flush(c, pi);
-	return total;
+	if (n == 0)
+		return 0;
+	rf_counter_add(&c->rx, n);
+	for (unsigned o = 0; o < dp->nports; o++)
+		flush(c, o);
+	return n;
 }
 
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg)

@@ -26,11 +26,14 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ringflow-switch --port SPEC [--port SPEC ...] --controller tcp:IP:PORT\n"
-		"                       [--dpid N] [--cores LIST] [--idle busy|adaptive]\n"
+		"                       [--listen tcp:IP:PORT] [--dpid N] [--cores LIST]\n"
+		"                       [--idle busy|adaptive]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
 		"  --controller URL   tcp:IPV4:PORT; reconnects with backoff (0.25 s doubling to 8 s)\n"
+		"  --listen URL       tcp:IPV4:PORT: accept OpenFlow clients too (ovs-ofctl; up to 4;\n"
+		"                     they get no PACKET_IN)\n"
 		"  --dpid N           datapath id (decimal or 0x hex; default 1)\n"
 		"  --cores LIST       CPUs for the pollers (default 0); each port gets one queue per core\n"
 		"  --idle busy|adaptive (default adaptive)\n");
@@ -40,7 +43,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"port", required_argument, NULL, 'p'}, {"controller", required_argument, NULL, 'C'},
-		{"dpid", required_argument, NULL, 'd'}, {"cores", required_argument, NULL, 'c'},
+		{"dpid", required_argument, NULL, 'd'}, {"listen", required_argument, NULL, 'L'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	static struct sw_dp dp; /* large: not on the stack */
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -74,6 +77,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'L': ac.listen = optarg; break;
 		case 'c': rc.cores = optarg; break;
 		case 'i':
 			if (strcmp(optarg, "busy") == 0)
@@ -91,9 +95,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || dp.nports < 1 || !ac.controller) {
+	if (optind != argc || dp.nports < 1 || (!ac.controller && !ac.listen)) {
 		fprintf(stderr, "ringflow-switch: %s: see ringflow-switch --help\n",
-			optind != argc ? "unexpected argument" : "give --port SPEC and --controller URL");
+			optind != argc ? "unexpected argument" : "give --port SPEC and --controller URL (or --listen URL)");
 		return 2;
 	}
 	char err[512];
@@ -146,9 +150,11 @@ int main(int argc, char **argv)
 	for (unsigned c = 0; c < dp.ncores; c++) {
 		dp.cores[c].idx = c;
 		dp.cores[c].dp = &dp;
-		/* wait on the first port's queue; the others are polled in the same round (an
-		 * adaptive poller wakes at least every block_ms for them) */
-		int r = rf_runtime_add_poll_io(rt, c, sw_dp_poll, &dp.cores[c], dp.ports[0].dev, c);
+		int r = 0;
+		for (unsigned i = 0; r == 0 && i < dp.nports; i++) {
+			dp.units[c][i] = (struct sw_unit){&dp.cores[c], i};
+			r = rf_runtime_add_poll_io(rt, c, sw_dp_poll, &dp.units[c][i], dp.ports[i].dev, c);
+		}
 		if (r == 0 && c == 0)
 			r = rf_runtime_add_poll(rt, 0, sw_dp_poll_ctl, &dp.cores[0], RF_POLL_WAKE);
 		if (r) {
@@ -168,7 +174,8 @@ int main(int argc, char **argv)
 	}
 	agent_started = true;
 	fprintf(stderr, "ringflow-switch: %u ports, %u core(s), dpid 0x%016" PRIx64
-		", controller %s; Ctrl-C stops\n", dp.nports, dp.ncores, ac.dpid, ac.controller);
+		", controller %s, listen %s; Ctrl-C stops\n", dp.nports, dp.ncores, ac.dpid,
+		ac.controller ? ac.controller : "-", ac.listen ? ac.listen : "-");
 	rf_runtime_wait(rt);
 	status = 0;
 out:

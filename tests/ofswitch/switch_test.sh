@@ -29,7 +29,7 @@ H1=rfsa$P SW=rfsw$P H2=rfsb$P
 I1=h1$P SA=sa$P SB=sb$P I2=h2$P
 A=$((P % 200 + 20)) B=$(((P / 200) % 250))
 IP1=10.$A.$B.1 IP2=10.$A.$B.2
-OFPORT=$((20000 + P % 20000))
+OFPORT=$((20000 + P % 20000)) LPORT=$((40000 + P % 20000)) # loopback of our own namespace
 TMP=$(mktemp -d /tmp/rfswitch.XXXXXX)
 PIDS=$TMP/pids
 FAILS=0
@@ -79,7 +79,8 @@ ping_ok() {
 
 start_controller || { fail "controller did not listen on 127.0.0.1:$OFPORT in $SW"; exit 1; }
 ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 \
-	--controller tcp:127.0.0.1:$OFPORT --dpid 0x$P >"$TMP/sw.log" 2>&1 &
+	--controller tcp:127.0.0.1:$OFPORT --listen tcp:127.0.0.1:$LPORT --dpid 0x$P \
+	>"$TMP/sw.log" 2>&1 &
 SP=$!
 echo $SP >>"$PIDS"
 
@@ -107,6 +108,40 @@ echo "$out" | sed 's/^/  probe: /'
 # 3. the switch goes back to the controller when it returns: ping again (flows still in)
 start_controller || fail "controller restart"
 ping_ok 3 && pass "ping after the controller came back" || fail "ping after reconnect"
+
+# 4. ovs-ofctl (a client nobody here wrote) against --listen: dump-flows shows the learned
+# flows with counters; a flow it adds (cookie 0x77, priority 200) is the flow it reads
+# back, its counters move with a ping, del-flows by cookie removes just that one.
+if command -v ovs-ofctl >/dev/null; then
+	O="ip netns exec $SW timeout 10 ovs-ofctl -O OpenFlow13"
+	T=tcp:127.0.0.1:$LPORT
+	ping_ok 3 # the first echo may set the flows up again; the others then pass them
+	d=$($O dump-flows $T 2>&1)
+	echo "$d" | sed 's/^/  ofctl: /'
+	echo "$d" | grep -q 'priority=100,in_port=1,dl_dst=' &&
+		echo "$d" | grep -q 'priority=100,in_port=2,dl_dst=' &&
+		! echo "$d" | grep 'priority=100' | grep -q 'n_packets=0,' &&
+		pass "ovs-ofctl dump-flows: the learned flows, counters moved" ||
+		fail "ovs-ofctl dump-flows"
+	$O add-flow $T "cookie=0x77,priority=200,in_port=1,actions=output:2" 2>&1 |
+		sed 's/^/  ofctl: /'
+	ping_ok 3
+	d=$($O dump-flows $T "cookie=0x77/-1" 2>&1)
+	echo "$d" | sed 's/^/  ofctl: /'
+	echo "$d" | grep -q 'cookie=0x77, .*priority=200,in_port=1 actions=output:2' &&
+		! echo "$d" | grep -q 'n_packets=0,' && pass "ovs-ofctl add-flow: read back, counters moved" ||
+		fail "ovs-ofctl add-flow read back"
+	$O del-flows $T "cookie=0x77/-1"
+	d=$($O dump-flows $T 2>&1)
+	! echo "$d" | grep -q 'cookie=0x77' && echo "$d" | grep -q 'priority=100,in_port=1' &&
+		pass "ovs-ofctl del-flows by cookie: that flow gone, the others kept" ||
+		fail "ovs-ofctl del-flows"
+	d=$($O dump-ports $T 2>&1)
+	echo "$d" | grep -q 'port  1: rx pkts=[1-9]' && pass "ovs-ofctl dump-ports" ||
+		{ fail "ovs-ofctl dump-ports"; echo "$d"; }
+else
+	echo "skip: ovs-ofctl not installed (openvswitch-common): the --listen cases"
+fi
 
 kill $SP 2>/dev/null
 for _ in $(seq 50); do kill -0 $SP 2>/dev/null || break; sleep 0.1; done
