@@ -35,10 +35,16 @@
 #define OFPBAC_BAD_OUT_PORT 4
 #define OFPET_FLOW_MOD_FAILED 5
 #define OFPFMFC_TABLE_FULL 1
+#define OFPFMFC_OVERLAP 3
+#define OFPFF_CHECK_OVERLAP 0x2
+#define OFPRR_IDLE_TIMEOUT 0
+#define OFPRR_HARD_TIMEOUT 1
+#define OFPRR_DELETE 2
 #define OFPFMFC_BAD_COMMAND 6
 #define OFPFMFC_BAD_FLAGS 7
 #define OFPFMFC_BAD_TABLE_ID 9
 #define OFPPS_LINK_DOWN 1
+#define OFPPR_MODIFY 2
 #define OFPMP13_TABLE_FEATURES 12
 #define OFPR_NO_MATCH 0
 #define OFPR_ACTION 1
@@ -67,6 +73,7 @@ struct sw_conn {
 struct sw_agent {
 	struct sw_dp *dp;
 	struct sw_conn conns[SW_MAX_CONNS];
+	int link[SW_MAX_PORTS]; /* last link state seen (rf_io_link_up), for PORT_STATUS */
 	int lfd; /* --listen socket, or -1 */
 	struct sw_agent_cfg cfg;
 	struct sockaddr_in ctl;
@@ -209,6 +216,17 @@ static bool covered(const struct sw_flow *f, const struct sw_key *v, const struc
 	return true;
 }
 
+/* Some packet matches both the flow and (v, mk): they agree wherever both care. */
+static bool overlaps(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
+{
+	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match,
+		      *rm = (const uint8_t *)mk, *rv = (const uint8_t *)v;
+	for (size_t i = 0; i < sizeof(*v); i++)
+		if ((fv[i] ^ rv[i]) & fm[i] & rm[i])
+			return false;
+	return true;
+}
+
 static bool same_match(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
 {
 	return !memcmp(&f->mask, mk, sizeof(*mk)) && !memcmp(&f->match, v, sizeof(*v));
@@ -261,9 +279,35 @@ static struct sw_actions *actions_new(const struct of_actions *oa)
 	return x;
 }
 
-static void unlink_flow(struct sw_agent *a, struct sw_flow **pp)
+/* FLOW_REMOVED for f to the controller, when f asked for it (SEND_FLOW_REM). */
+static void flow_removed(struct sw_agent *a, const struct sw_flow *f, uint8_t reason)
+{
+	struct sw_conn *c = &a->conns[0];
+	if (!(f->flags & OFPFF_SEND_FLOW_REM) || c->fd < 0 || !c->version)
+		return;
+	struct of_msg m = {.version = c->version, .type = OF_FLOW_REMOVED, .xid = 0};
+	struct of_flow_removed *r = &m.u.flow_removed;
+	uint64_t age = now_ns() - f->created_ns;
+	r->cookie = f->cookie;
+	r->priority = f->priority;
+	r->reason = reason;
+	r->table_id = 0;
+	r->duration_sec = (uint32_t)(age / 1000000000u);
+	r->duration_nsec = (uint32_t)(age % 1000000000u);
+	r->idle_timeout = f->idle_timeout;
+	r->hard_timeout = f->hard_timeout;
+	sw_flow_counts(f, &r->packet_count, &r->byte_count);
+	match_of_flow(f, &r->match);
+	send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+}
+
+/* Remove *pp from the master list (reason: OFPRR_*, or -1 for a replacement: no
+ * FLOW_REMOVED); it is freed after the next grace period. */
+static void unlink_flow(struct sw_agent *a, struct sw_flow **pp, int reason)
 {
 	struct sw_flow *f = *pp;
+	if (reason >= 0)
+		flow_removed(a, f, (uint8_t)reason);
 	*pp = f->next;
 	a->nflows--;
 	retire(a, atomic_load_explicit(&f->actions, memory_order_relaxed), 1);
@@ -285,7 +329,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
 	if (!del && (code = check_actions(a, &fm->actions)) >= 0)
 		return send_error(a, c, xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
-	if (fm->flags) /* SEND_FLOW_REM, CHECK_OVERLAP, RESET_COUNTS, NO_*_COUNTS: not yet */
+	if (fm->flags & ~(OFPFF_SEND_FLOW_REM | OFPFF_CHECK_OVERLAP)) /* RESET_COUNTS, NO_*_COUNTS */
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
 	if (!del && fm->buffer_id != OFP_NO_BUFFER) /* n_buffers = 0 */
 		return send_error(a, c, xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
@@ -299,6 +343,11 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 			if ((*pp)->priority == fm->priority && same_match(*pp, &v, &mk))
 				break;
 		bool replace = *pp != NULL;
+		if (!replace && (fm->flags & OFPFF_CHECK_OVERLAP))
+			for (struct sw_flow *g = a->flows; g; g = g->next)
+				if (g->priority == fm->priority && overlaps(g, &v, &mk))
+					return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_OVERLAP,
+							  raw, len);
 		if (!replace && a->nflows >= SW_MAX_FLOWS)
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
@@ -320,7 +369,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		f->created_ns = f->last_used_ns = now_ns();
 		atomic_init(&f->actions, acts);
 		if (replace)
-			unlink_flow(a, pp);
+			unlink_flow(a, pp, -1);
 		f->next = a->flows;
 		a->flows = f;
 		a->nflows++;
@@ -339,7 +388,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 			continue;
 		}
 		if (del) {
-			unlink_flow(a, pp);
+			unlink_flow(a, pp, OFPRR_DELETE);
 			continue;
 		}
 		struct sw_actions *acts = actions_new(&fm->actions);
@@ -403,6 +452,35 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 	}
 }
 
+static void port_desc(const struct sw_port *p, int link, struct of_port *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port_no = p->of_no;
+	memcpy(o->hw_addr, p->mac, 6);
+	snprintf(o->name, sizeof(o->name), "%s", p->name);
+	o->state = link == 0 ? OFPPS_LINK_DOWN : 0;
+}
+
+/* PORT_STATUS (MODIFY) to every connection when a port's link went up or down. */
+static void port_status_check(struct sw_agent *a)
+{
+	for (unsigned i = 0; i < a->dp->nports; i++) {
+		struct sw_port *p = &a->dp->ports[i];
+		int link = rf_io_link_up(p->dev);
+		if (link == a->link[i])
+			continue;
+		a->link[i] = link;
+		struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PORT_STATUS, .xid = 0};
+		m.u.port_status.reason = OFPPR_MODIFY;
+		port_desc(p, link, &m.u.port_status.port);
+		for (unsigned k = 0; k < SW_MAX_CONNS; k++) {
+			struct sw_conn *c = &a->conns[k];
+			if (c->fd >= 0 && c->version)
+				send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+		}
+	}
+}
+
 static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 {
 	struct sw_dp *dp = a->dp;
@@ -415,12 +493,7 @@ static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		if (!desc && m->u.mp_request.port_no != OFPP_ANY && m->u.mp_request.port_no != p->of_no)
 			continue;
 		if (desc) {
-			struct of_port *o = &ports[n++];
-			memset(o, 0, sizeof(*o));
-			o->port_no = p->of_no;
-			memcpy(o->hw_addr, p->mac, 6);
-			snprintf(o->name, sizeof(o->name), "%s", p->name);
-			o->state = rf_io_link_up(p->dev) == 0 ? OFPPS_LINK_DOWN : 0;
+			port_desc(p, rf_io_link_up(p->dev), &ports[n++]);
 		} else {
 			struct rf_io_stats s;
 			rf_io_stats_get(p->dev, &s);
@@ -735,12 +808,13 @@ static void timers(struct sw_agent *a, uint64_t now)
 		bool idle = f->idle_timeout && now - f->last_used_ns >= f->idle_timeout * 1000000000ull;
 		bool hard = f->hard_timeout && now - f->created_ns >= f->hard_timeout * 1000000000ull;
 		if (idle || hard)
-			unlink_flow(a, pp);
+			unlink_flow(a, pp, hard ? OFPRR_HARD_TIMEOUT : OFPRR_IDLE_TIMEOUT);
 		else
 			pp = &f->next;
 	}
 	if (a->dirty)
 		publish(a);
+	port_status_check(a);
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 		struct sw_conn *c = &a->conns[i];
 		if (c->fd >= 0 && now - c->last_rx_ns > 15000000000ull)
@@ -789,6 +863,8 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 		a->conns[i].fd = -1;
 	a->miss_send_len = 128;
 	a->xid = 1;
+	for (unsigned i = 0; i < dp->nports; i++)
+		a->link[i] = rf_io_link_up(dp->ports[i].dev);
 	if (cfg->controller && parse_tcp("--controller", cfg->controller, &a->ctl))
 		goto fail;
 	if (cfg->listen) {

@@ -6,10 +6,12 @@
  * learning switch's, with packet counters > 0, and the table-miss flow); a FLOW_MOD cut
  * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching ip_proto gets ERROR
  * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD action gets BAD_ACTION; after each the
- * connection is still up (ECHO answered); GET_CONFIG and BARRIER answered. Exit 0 when all
- * hold, 1 (with one line per failure) otherwise.
+ * connection is still up (ECHO answered); GET_CONFIG and BARRIER answered; CHECK_OVERLAP
+ * refused with FLOW_MOD_FAILED/OVERLAP; FLOW_REMOVED after a hard timeout; with a second
+ * argument, runs it (a command taking a port's link down) and expects PORT_STATUS. Exit 0
+ * when all hold, 1 (with one line per failure) otherwise.
  *
- *   ofprobe 127.0.0.1:6653
+ *   ofprobe 127.0.0.1:6653 ["ip link set veth2 down"]
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -126,8 +128,8 @@ static void flow_mod_head(uint8_t *b, uint16_t len, uint32_t xid)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2 || !strchr(argv[1], ':')) {
-		fprintf(stderr, "usage: ofprobe IPV4:PORT\n");
+	if (argc < 2 || argc > 3 || !strchr(argv[1], ':')) {
+		fprintf(stderr, "usage: ofprobe IPV4:PORT [COMMAND-THAT-TAKES-A-LINK-DOWN]\n");
 		return 2;
 	}
 	char host[64];
@@ -238,6 +240,47 @@ int main(int argc, char **argv)
 	CHECK(ask(fd, b, 8, OF_TYPE_COUNT, 11, &m) == 0, "GET_CONFIG_REPLY");
 	CHECK(ask(fd, b, of_build_simple(b, sizeof(b), OF_VERSION_1_3, OF_BARRIER_REQUEST, 12),
 		  OF_BARRIER_REPLY, 12, &m) == 0, "BARRIER_REPLY");
+
+	/* SEND_FLOW_REM + hard_timeout 1 on a flow no traffic here hits (ethertype 0x88b5),
+	 * CHECK_OVERLAP against it, then its FLOW_REMOVED (reason HARD_TIMEOUT). */
+	struct of_msg fm = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 13};
+	fm.u.flow_mod.command = OFPFC_ADD;
+	fm.u.flow_mod.cookie = 0x55;
+	fm.u.flow_mod.priority = 300;
+	fm.u.flow_mod.hard_timeout = 1;
+	fm.u.flow_mod.flags = OFPFF_SEND_FLOW_REM;
+	fm.u.flow_mod.buffer_id = OFP_NO_BUFFER;
+	fm.u.flow_mod.out_port = OFPP_ANY;
+	fm.u.flow_mod.out_group = OFPG_ANY;
+	fm.u.flow_mod.match.fields = OF_MATCH_IN_PORT | OF_MATCH_ETH_TYPE;
+	fm.u.flow_mod.match.in_port = 2;
+	fm.u.flow_mod.match.eth_type = 0x88b5;
+	fm.u.flow_mod.actions.n = 1;
+	fm.u.flow_mod.actions.a[0].port = 1;
+	send_all(fd, b, of_serialize(&fm, b, sizeof(b)));
+	fm.xid = 14;
+	fm.u.flow_mod.flags = 0x2; /* CHECK_OVERLAP: in_port=2 alone overlaps it */
+	fm.u.flow_mod.hard_timeout = 0;
+	fm.u.flow_mod.match.fields = OF_MATCH_IN_PORT;
+	ok = ask(fd, b, of_serialize(&fm, b, sizeof(b)), OF_ERROR, 14, &m) == 0 &&
+	     m.u.error.type == 5 && m.u.error.code == 3;
+	CHECK(ok, "CHECK_OVERLAP: ERROR FLOW_MOD_FAILED/OVERLAP");
+	ok = false;
+	while (!ok && next_msg(fd, &m, raw, &rl) == 0)
+		ok = m.type == OF_FLOW_REMOVED && m.u.flow_removed.cookie == 0x55;
+	CHECK(ok && m.u.flow_removed.reason == 1 && m.u.flow_removed.priority == 300,
+	      "FLOW_REMOVED after the hard timeout (reason %u)", ok ? m.u.flow_removed.reason : 99);
+
+	/* PORT_STATUS: the caller's command takes a port's link down. */
+	if (argc > 2) {
+		if (system(argv[2]) != 0)
+			printf("FAIL: %s\n", argv[2]), fails++;
+		ok = false;
+		while (!ok && next_msg(fd, &m, raw, &rl) == 0)
+			ok = m.type == OF_PORT_STATUS;
+		CHECK(ok && (m.u.port_status.port.state & 1), "PORT_STATUS: port %u link down",
+		      ok ? m.u.port_status.port.port_no : 0);
+	}
 	close(fd);
 	return fails ? 1 : 0;
 }

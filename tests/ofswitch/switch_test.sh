@@ -100,12 +100,13 @@ ip netns exec $H2 ping -q -c 3 -i 0.2 -w 10 $IP1 >/dev/null 2>&1 && pass "ping $
 # a second switch process is not needed: see OFPROBE's usage). Stop the controller first,
 # then let the switch reconnect to the probe on the same port.
 kill $CP 2>/dev/null; wait $CP 2>/dev/null
-out=$(ip netns exec $SW timeout 30 "$PROBE" 127.0.0.1:$OFPORT 2>&1)
+out=$(ip netns exec $SW timeout 40 "$PROBE" 127.0.0.1:$OFPORT "ip link set $SB down" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/  probe: /'
 [ $rc = 0 ] && pass "flow stats, errors, connection kept (probe)" || fail "probe exit $rc"
 
-# 3. the switch goes back to the controller when it returns: ping again (flows still in)
+ip -n $SW link set $SB up
+# 3. the switch goes back to the controller when it returns: ping again
 start_controller || fail "controller restart"
 ping_ok 3 && pass "ping after the controller came back" || fail "ping after reconnect"
 
