@@ -149,6 +149,11 @@ struct sw_dp {
 	struct rf_ring *from_ctl; /* SPSC: agent -> poller 0 (PACKET_OUT frames) */
 	struct rf_runtime *rt;
 	struct rf_pktbuf_pool *pool;
+	/* --fail-mode standalone: set by the agent while no controller session is up; then
+	 * frames no flow matches are forwarded by MAC learning in `macs` (MAC -> port + 1).
+	 * Relaxed: a plain switch, it publishes nothing (macs exists before the pollers start). */
+	_Atomic bool standalone;
+	struct rf_hash *macs; /* NULL in secure mode */
 };
 
 /* What travels with a frame on to_ctl / from_ctl (in the pktbuf's `flow` and `timestamp_ns`
@@ -165,6 +170,7 @@ unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
 struct sw_agent_cfg {
 	const char *controller; /* "tcp:IP:PORT", or NULL */
 	const char *listen;     /* "tcp:IP:PORT" for ovs-ofctl and other clients, or NULL */
+	bool standalone;        /* --fail-mode standalone */
 	uint64_t dpid;
 };
 /* Run the OpenFlow agent until rf_runtime_stopping(dp->rt). Blocks (own thread). */

@@ -943,6 +943,10 @@ void *sw_agent_run(void *arg)
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);
 		drain_to_ctl(a);
+		if (a->dp->macs) /* relaxed: see struct sw_dp */
+			atomic_store_explicit(&a->dp->standalone,
+					      a->conns[0].fd < 0 || !a->conns[0].version,
+					      memory_order_relaxed);
 		now = now_ns();
 		if (now - a->last_timer_ns >= 1000000000ull) {
 			a->last_timer_ns = now;

@@ -111,6 +111,24 @@ static void apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct s
 	}
 }
 
+/* Standalone fail mode, no controller: learn the source, send to the learned port of the
+ * destination or flood. */
+static void learning(struct sw_core *c, struct rf_pktbuf *b, unsigned in, const struct sw_key *k)
+{
+	struct sw_dp *dp = c->dp;
+	void *want = (void *)(uintptr_t)(in + 1);
+	if (!(k->eth_src[0] & 1) && rf_hash_lookup(dp->macs, k->eth_src) != want)
+		(void)rf_hash_upsert(dp->macs, k->eth_src, want, NULL); /* -ENOSPC: not learned */
+	struct sw_actions one = {.n = 1};
+	one.out[0].port = OFPP_FLOOD;
+	if (!(k->eth_dst[0] & 1)) {
+		void *v = rf_hash_lookup(dp->macs, k->eth_dst);
+		if (v)
+			one.out[0].port = (uint32_t)(uintptr_t)v; /* the OpenFlow port number */
+	}
+	apply(c, b, (int)in, &one, NULL);
+}
+
 unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 {
 	struct sw_unit *u = arg;
@@ -132,6 +150,10 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 			continue;
 		}
 		struct sw_flow *f = t ? sw_table_lookup(t, &k) : NULL;
+		if (!f && dp->macs && atomic_load_explicit(&dp->standalone, memory_order_relaxed)) {
+			learning(c, b, pi, &k);
+			continue;
+		}
 		if (!f) {
 			rf_pktbuf_free(b);
 			rf_counter_add(&c->drop_nomatch, 1);

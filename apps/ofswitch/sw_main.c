@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/hash.h>
 #include <ringflow/io.h>
+#include <ringflow/mempool.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/qsbr.h>
 #include <ringflow/runtime.h>
@@ -27,13 +29,16 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ringflow-switch --port SPEC [--port SPEC ...] --controller tcp:IP:PORT\n"
 		"                       [--listen tcp:IP:PORT] [--dpid N] [--cores LIST]\n"
-		"                       [--idle busy|adaptive]\n"
+		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
 		"  --controller URL   tcp:IPV4:PORT; reconnects with backoff (0.25 s doubling to 8 s)\n"
 		"  --listen URL       tcp:IPV4:PORT: accept OpenFlow clients too (ovs-ofctl; up to 4;\n"
 		"                     they get no PACKET_IN)\n"
+		"  --fail-mode M      without a controller session: secure (default) keeps forwarding\n"
+		"                     by the installed flows only; standalone also forwards what no\n"
+		"                     flow matches by MAC learning\n"
 		"  --dpid N           datapath id (decimal or 0x hex; default 1)\n"
 		"  --cores LIST       CPUs for the pollers (default 0); each port gets one queue per core\n"
 		"  --idle busy|adaptive (default adaptive)\n");
@@ -43,7 +48,8 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"port", required_argument, NULL, 'p'}, {"controller", required_argument, NULL, 'C'},
-		{"dpid", required_argument, NULL, 'd'}, {"listen", required_argument, NULL, 'L'}, {"cores", required_argument, NULL, 'c'},
+		{"dpid", required_argument, NULL, 'd'}, {"listen", required_argument, NULL, 'L'},
+		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	static struct sw_dp dp; /* large: not on the stack */
@@ -51,7 +57,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -78,6 +84,17 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'L': ac.listen = optarg; break;
+		case 'F':
+			if (strcmp(optarg, "standalone") == 0)
+				ac.standalone = true;
+			else if (strcmp(optarg, "secure") == 0)
+				ac.standalone = false;
+			else {
+				fprintf(stderr, "ringflow-switch: --fail-mode %s: use secure or standalone\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'c': rc.cores = optarg; break;
 		case 'i':
 			if (strcmp(optarg, "busy") == 0)
@@ -144,6 +161,15 @@ int main(int argc, char **argv)
 		if (rf_io_mac(p->dev, p->mac) != 0)
 			memset(p->mac, 0, 6);
 	}
+	if (ac.standalone) {
+		dp.macs = rf_hash_create("sw_macs", 6, 65536, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+		if (!dp.macs) {
+			fprintf(stderr, "ringflow-switch: cannot create the MAC table: %s\n",
+				strerror(errno));
+			goto out;
+		}
+		atomic_store_explicit(&dp.standalone, true, memory_order_relaxed);
+	}
 	agent = sw_agent_create(&dp, &ac);
 	if (!agent)
 		goto out;
@@ -209,6 +235,7 @@ out:
 	rf_ring_free(dp.to_ctl);
 	rf_ring_free(dp.from_ctl);
 	rf_pktbuf_pool_free(dp.pool);
+	rf_hash_free(dp.macs);
 	rf_qsbr_online();
 	rf_qsbr_unregister();
 	return status;

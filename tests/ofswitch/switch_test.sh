@@ -9,8 +9,10 @@
 # and back through the switch; the flows the controller learned show up in the switch's
 # FLOW stats (asked over OpenFlow by OFPROBE, a small client) with in_port/eth_dst matches
 # and packet counters that moved; a malformed message and an unsupported match get their
-# OpenFlow ERRORs and the connection stays up (OFPROBE checks); the switch reconnects after
-# the controller restarts and ping works again. Exit 77 (skip) when not root. Bounded: every
+# OpenFlow ERRORs and the connection stays up, CHECK_OVERLAP, FLOW_REMOVED, PORT_STATUS
+# (OFPROBE checks); the switch reconnects after the controller restarts and ping works again;
+# ovs-ofctl add-flow/dump-flows/del-flows/dump-ports against --listen; fail modes without a
+# controller (secure: nothing without flows; standalone: MAC learning). Exit 77 (skip) when not root. Bounded: every
 # wait has a deadline; the whole script is killed by ctest's TIMEOUT at worst, and a
 # watchdog in its own session removes the namespaces then.
 set -u
@@ -154,6 +156,30 @@ rc=$?
 [ $rc = 0 ] && pass "switch exited 0 on SIGTERM" || fail "switch exit status $rc"
 grep -q 'Sanitizer\|runtime error' "$TMP/sw.log" && fail "sanitizer report in the switch's log"
 sed 's/^/  sw: /' "$TMP/sw.log" | tail -20
+
+# 5. fail modes, no controller listening (the controller is stopped): secure forwards
+# nothing without flows; standalone forwards by MAC learning.
+kill $CP 2>/dev/null; wait $CP 2>/dev/null
+for mode in secure standalone; do
+	ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 \
+		--controller tcp:127.0.0.1:$OFPORT --fail-mode $mode >"$TMP/sw-$mode.log" 2>&1 &
+	FP=$!
+	echo $FP >>"$PIDS"
+	sleep 0.5
+	if [ $mode = standalone ]; then
+		ping_ok 3 && pass "fail-mode standalone, no controller: ping by MAC learning" ||
+			fail "fail-mode standalone ping"
+	else
+		ip netns exec $H1 ping -q -c 2 -i 0.2 -W 1 $IP2 >/dev/null 2>&1 &&
+			fail "fail-mode secure, no controller, no flows: ping went through" ||
+			pass "fail-mode secure, no controller, no flows: nothing forwarded"
+	fi
+	kill $FP 2>/dev/null
+	wait $FP 2>/dev/null
+	rc=$?
+	[ $rc = 0 ] || fail "switch ($mode) exit status $rc"
+	grep -q 'Sanitizer\|runtime error' "$TMP/sw-$mode.log" && fail "sanitizer report ($mode)"
+done
 sed "s/^/  ctl: /" "$TMP/ctl.log" | tail -8
 [ $FAILS = 0 ] && { echo "PASS"; exit 0; }
 echo "$FAILS failure(s)"
