@@ -80,7 +80,7 @@ ping_ok() {
 }
 
 start_controller || { fail "controller did not listen on 127.0.0.1:$OFPORT in $SW"; exit 1; }
-ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 \
+ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 --cores "${SW_CORES:-0}" \
 	--controller tcp:127.0.0.1:$OFPORT --listen tcp:127.0.0.1:$LPORT --dpid 0x$P \
 	>"$TMP/sw.log" 2>&1 &
 SP=$!
@@ -161,7 +161,7 @@ sed 's/^/  sw: /' "$TMP/sw.log" | tail -20
 # nothing without flows; standalone forwards by MAC learning.
 kill $CP 2>/dev/null; wait $CP 2>/dev/null
 for mode in secure standalone; do
-	ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 \
+	ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 --cores "${SW_CORES:-0}" \
 		--controller tcp:127.0.0.1:$OFPORT --fail-mode $mode >"$TMP/sw-$mode.log" 2>&1 &
 	FP=$!
 	echo $FP >>"$PIDS"
