@@ -73,7 +73,8 @@ struct sw_flow {
 	uint64_t created_ns, last_used_ns; /* agent only */
 	uint64_t last_pkts;                /* agent only: sum at the last idle check */
 	_Atomic(struct sw_actions *) actions; /* acquire by pollers, pairs with the agent's release */
-	struct sw_flow *next;              /* agent's master list */
+	struct sw_flow *next, **pprev;     /* agent's master list (doubly linked) */
+	struct sw_flow *hnext;             /* agent's index by (match, mask, priority) */
 	struct sw_flow_ctr ctr[SW_MAX_CORES];
 };
 

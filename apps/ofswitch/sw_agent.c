@@ -52,6 +52,7 @@
 #define RBUF (2 * OF_MAX_MSG_LEN + 4096)
 #define WBUF (OF_MAX_MSG_LEN + 1)
 #define STATS_PER_MSG 64
+#define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
 
 struct retired {
 	void *p;
@@ -79,6 +80,7 @@ struct sw_agent {
 	struct sockaddr_in ctl;
 	struct sw_flow *flows;
 	unsigned nflows;
+	struct sw_flow **idx; /* IDX_BUCKETS chains: ADD and *_STRICT find a flow in O(1) */
 	bool dirty;
 	struct retired *retired;
 	uint16_t cfg_flags, miss_send_len;
@@ -301,14 +303,63 @@ static void flow_removed(struct sw_agent *a, const struct sw_flow *f, uint8_t re
 	send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
 }
 
-/* Remove *pp from the master list (reason: OFPRR_*, or -1 for a replacement: no
- * FLOW_REMOVED); it is freed after the next grace period. */
-static void unlink_flow(struct sw_agent *a, struct sw_flow **pp, int reason)
+/* ---- the agent's index of flows by (match, mask, priority) ---- */
+
+static uint32_t idx_hash(const struct sw_key *v, const struct sw_key *mk, uint16_t prio)
 {
-	struct sw_flow *f = *pp;
+	uint32_t h = 2166136261u ^ prio; /* FNV-1a */
+	const uint8_t *p = (const uint8_t *)v, *q = (const uint8_t *)mk;
+	for (size_t i = 0; i < sizeof(*v); i++)
+		h = (h ^ p[i]) * 16777619u;
+	for (size_t i = 0; i < sizeof(*mk); i++)
+		h = (h ^ q[i]) * 16777619u;
+	return h & (IDX_BUCKETS - 1);
+}
+
+static struct sw_flow *idx_find(struct sw_agent *a, const struct sw_key *v,
+				const struct sw_key *mk, uint16_t prio)
+{
+	for (struct sw_flow *f = a->idx[idx_hash(v, mk, prio)]; f; f = f->hnext)
+		if (f->priority == prio && same_match(f, v, mk))
+			return f;
+	return NULL;
+}
+
+static void idx_del(struct sw_agent *a, struct sw_flow *f)
+{
+	struct sw_flow **pp = &a->idx[idx_hash(&f->match, &f->mask, f->priority)];
+	while (*pp && *pp != f)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = f->hnext;
+}
+
+/* Head of the master list and into the index. */
+static void link_flow(struct sw_agent *a, struct sw_flow *f)
+{
+	f->next = a->flows;
+	f->pprev = &a->flows;
+	if (a->flows)
+		a->flows->pprev = &f->next;
+	a->flows = f;
+	uint32_t b = idx_hash(&f->match, &f->mask, f->priority);
+	f->hnext = a->idx[b];
+	a->idx[b] = f;
+	a->nflows++;
+	a->dirty = true;
+}
+
+/* Remove f from the master list and the index (reason: OFPRR_*, or -1 for a replacement:
+ * no FLOW_REMOVED); it is freed after the next grace period. A loop holding &prev->next
+ * (== f->pprev) finds f's successor there afterwards. */
+static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
+{
 	if (reason >= 0)
 		flow_removed(a, f, (uint8_t)reason);
-	*pp = f->next;
+	idx_del(a, f);
+	if (f->next)
+		f->next->pprev = f->pprev;
+	*f->pprev = f->next;
 	a->nflows--;
 	retire(a, atomic_load_explicit(&f->actions, memory_order_relaxed), 1);
 	retire(a, f, 0);
@@ -338,11 +389,8 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	bool strict = fm->command == OFPFC_MODIFY_STRICT || fm->command == OFPFC_DELETE_STRICT;
 
 	if (fm->command == OFPFC_ADD) {
-		struct sw_flow **pp = &a->flows;
-		for (; *pp; pp = &(*pp)->next)
-			if ((*pp)->priority == fm->priority && same_match(*pp, &v, &mk))
-				break;
-		bool replace = *pp != NULL;
+		struct sw_flow *old = idx_find(a, &v, &mk, fm->priority);
+		bool replace = old != NULL;
 		if (!replace && (fm->flags & OFPFF_CHECK_OVERLAP))
 			for (struct sw_flow *g = a->flows; g; g = g->next)
 				if (g->priority == fm->priority && overlaps(g, &v, &mk))
@@ -369,17 +417,18 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		f->created_ns = f->last_used_ns = now_ns();
 		atomic_init(&f->actions, acts);
 		if (replace)
-			unlink_flow(a, pp, -1);
-		f->next = a->flows;
-		a->flows = f;
-		a->nflows++;
-		a->dirty = true;
+			unlink_flow(a, old, -1);
+		link_flow(a, f);
 		return;
 	}
-	for (struct sw_flow **pp = &a->flows; *pp;) {
+	/* Strict: the one flow the index names (a one-element walk); else every flow. */
+	struct sw_flow *one = strict ? idx_find(a, &v, &mk, fm->priority) : NULL;
+	struct sw_flow **start = strict ? (one ? one->pprev : NULL) : &a->flows;
+	for (struct sw_flow **pp = start; pp && *pp;) {
 		struct sw_flow *f = *pp;
-		bool hit = strict ? f->priority == fm->priority && same_match(f, &v, &mk)
-				  : covered(f, &v, &mk);
+		if (strict && f != one)
+			break;
+		bool hit = strict || covered(f, &v, &mk);
 		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
 		if (del)
 			hit = hit && outputs_to(f, fm->out_port);
@@ -388,7 +437,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 			continue;
 		}
 		if (del) {
-			unlink_flow(a, pp, OFPRR_DELETE);
+			unlink_flow(a, f, OFPRR_DELETE);
 			continue;
 		}
 		struct sw_actions *acts = actions_new(&fm->actions);
@@ -808,7 +857,7 @@ static void timers(struct sw_agent *a, uint64_t now)
 		bool idle = f->idle_timeout && now - f->last_used_ns >= f->idle_timeout * 1000000000ull;
 		bool hard = f->hard_timeout && now - f->created_ns >= f->hard_timeout * 1000000000ull;
 		if (idle || hard)
-			unlink_flow(a, pp, hard ? OFPRR_HARD_TIMEOUT : OFPRR_IDLE_TIMEOUT);
+			unlink_flow(a, f, hard ? OFPRR_HARD_TIMEOUT : OFPRR_IDLE_TIMEOUT);
 		else
 			pp = &f->next;
 	}
@@ -865,6 +914,9 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 	a->xid = 1;
 	for (unsigned i = 0; i < dp->nports; i++)
 		a->link[i] = rf_io_link_up(dp->ports[i].dev);
+	a->idx = calloc(IDX_BUCKETS, sizeof(*a->idx));
+	if (!a->idx)
+		goto fail;
 	if (cfg->controller && parse_tcp("--controller", cfg->controller, &a->ctl))
 		goto fail;
 	if (cfg->listen) {
@@ -886,6 +938,7 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 fail:
 	if (a->lfd >= 0)
 		close(a->lfd);
+	free(a->idx);
 	free(a);
 	return NULL;
 }
@@ -914,6 +967,7 @@ void sw_agent_destroy(struct sw_agent *a)
 		free(r->p);
 		free(r);
 	}
+	free(a->idx);
 	free(a);
 }
 
