@@ -271,6 +271,60 @@ int main(int argc, char **argv)
 	CHECK(ok && m.u.flow_removed.reason == 1 && m.u.flow_removed.priority == 300,
 	      "FLOW_REMOVED after the hard timeout (reason %u)", ok ? m.u.flow_removed.reason : 99);
 
+	/* A flood: 70000 FLOW_MOD ADDs (cookie 0x99, priority 1, in_port 2 + an eth_dst no
+	 * host has), then BARRIER. The table holds 65536: the rest get FLOW_MOD_FAILED/
+	 * TABLE_FULL, nothing else; then one DELETE by cookie removes them all again. */
+	{
+		enum { FLOOD = 70000 };
+		static uint8_t fb[FLOOD * 96];
+		size_t off = 0;
+		struct of_msg f2 = fm;
+		f2.u.flow_mod.cookie = 0x99;
+		f2.u.flow_mod.priority = 1;
+		f2.u.flow_mod.flags = 0;
+		f2.u.flow_mod.hard_timeout = 0;
+		f2.u.flow_mod.match.fields = OF_MATCH_IN_PORT | OF_MATCH_ETH_DST;
+		for (uint32_t i = 0; i < FLOOD; i++) {
+			f2.xid = 0x100000 + i;
+			memcpy(f2.u.flow_mod.match.eth_dst, (uint8_t[]){0x02, 0x99, 0, (uint8_t)(i >> 16),
+				(uint8_t)(i >> 8), (uint8_t)i}, 6);
+			ssize_t n = of_serialize(&f2, fb + off, sizeof(fb) - off);
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		unsigned full = 0, other = 0;
+		ok = send_all(fd, fb, (ssize_t)off) == 0 &&
+		     send_all(fd, b, of_build_simple(b, sizeof(b), OF_VERSION_1_3, OF_BARRIER_REQUEST,
+						    15)) == 0;
+		bool barrier = false;
+		while (ok && !barrier && next_msg(fd, &m, raw, &rl) == 0) {
+			if (m.type == OF_ERROR && m.u.error.type == 5 && m.u.error.code == 1)
+				full++;
+			else if (m.type == OF_ERROR)
+				other++;
+			barrier = m.type == OF_BARRIER_REPLY && m.xid == 15;
+		}
+		CHECK(barrier && full >= FLOOD - 65536 && other == 0,
+		      "%d FLOW_MODs: %u TABLE_FULL, %u other errors, BARRIER answered", FLOOD, full,
+		      other);
+		f2.xid = 16;
+		f2.u.flow_mod.command = OFPFC_DELETE;
+		f2.u.flow_mod.table_id = OFPTT_ALL;
+		f2.u.flow_mod.cookie_mask = ~0ull;
+		f2.u.flow_mod.match.fields = 0;
+		f2.u.flow_mod.actions.n = 0;
+		send_all(fd, b, of_serialize(&f2, b, sizeof(b)));
+		req.xid = 17;
+		ok = ask(fd, b, of_serialize(&req, b, sizeof(b)), OF_MULTIPART_REPLY, 17, &m) == 0;
+		unsigned left = 0, more = 0;
+		cur = 0;
+		while (ok && of_flow_stats_next(OF_VERSION_1_3, &m.u.mp_reply.body, &cur, &fs) == 1)
+			left += fs.cookie == 0x99;
+		more = ok && (m.u.mp_reply.flags & OFPMPF_MORE);
+		CHECK(ok && left == 0 && !more, "DELETE by cookie: none of them left (%u)", left);
+	}
+
 	/* PORT_STATUS: the caller's command takes a port's link down. */
 	if (argc > 2) {
 		if (system(argv[2]) != 0)
