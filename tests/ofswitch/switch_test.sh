@@ -22,6 +22,10 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root (network namespaces, AF_PACKET)"
 	exit 77
 fi
+if [ -n "${SW_CORES:-}" ] && [ "$(nproc)" -lt 2 ]; then
+	echo "SKIP: SW_CORES=$SW_CORES needs 2 CPUs, $(nproc) here"
+	exit 77
+fi
 for t in ip ping ethtool; do
 	command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/deps.sh)"; exit 77; }
 done
