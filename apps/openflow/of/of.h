@@ -336,6 +336,16 @@ ssize_t of_build_packet_out(uint8_t *buf, size_t cap, uint8_t version, uint32_t 
 			    uint32_t buffer_id, uint32_t in_port, uint32_t out_port,
 			    const uint8_t *data, size_t data_len);
 
+/* GET_CONFIG is answered by a switch but is not one of the modelled types: a 1.3
+ * GET_CONFIG_REQUEST is the header alone with wire type OF13_GET_CONFIG_REQUEST (of_parse
+ * reports it as BAD_TYPE; a switch looks at the header first). */
+#define OF13_GET_CONFIG_REQUEST 7
+#define OF13_GET_CONFIG_REPLY 8
+
+/* 1.3 GET_CONFIG_REPLY (flags, miss_send_len), 12 bytes. */
+ssize_t of_build_get_config_reply(uint8_t *buf, size_t cap, uint32_t xid, uint16_t flags,
+				  uint16_t miss_send_len);
+
 /* ---- byte helpers for callers that peek at headers (explicit big-endian loads) ---- */
 static inline uint16_t of_get16(const uint8_t *p)
 {

@@ -401,6 +401,19 @@ ssize_t of_build_simple(uint8_t *buf, size_t cap, uint8_t version, enum of_type 
 	return of_serialize(&m, buf, cap);
 }
 
+ssize_t of_build_get_config_reply(uint8_t *buf, size_t cap, uint32_t xid, uint16_t flags,
+				  uint16_t miss_send_len)
+{
+	/* Same body as SET_CONFIG; only the header's type differs. */
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_SET_CONFIG, .xid = xid};
+	m.u.config.flags = flags;
+	m.u.config.miss_send_len = miss_send_len;
+	ssize_t n = of_serialize(&m, buf, cap);
+	if (n > 0)
+		buf[1] = OF13_GET_CONFIG_REPLY;
+	return n;
+}
+
 ssize_t of_build_error(uint8_t *buf, size_t cap, uint8_t version, uint32_t xid, uint16_t type,
 		       uint16_t code, const uint8_t *data, size_t data_len)
 {

@@ -1,0 +1,183 @@
+/*
+ * apps/ofswitch/sw.h: what the files of ringflow-switch share: the flow key, a flow (rule),
+ * the published flow table (an immutable snapshot), the ports and the datapath state.
+ *
+ * The one idea: the pollers only ever read the flow table. The agent thread owns the master
+ * list of flows; after a change it builds a new snapshot (rules sorted by priority and an
+ * empty exact-match cache), publishes it with one release store, waits for a QSBR grace
+ * period (every poller has passed a quiescent state, so none still holds the old one) and
+ * only then frees the old snapshot and the flows it removed. Pollers never lock and never
+ * wait for the agent. A flow's actions are swapped the same way (MODIFY keeps the flow and
+ * its counters). Counters are per flow per core, each core on its own cache line.
+ */
+#ifndef RINGFLOW_APPS_SW_H
+#define RINGFLOW_APPS_SW_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <ringflow/common.h>
+#include <ringflow/hash.h>
+#include <ringflow/io.h>
+#include <ringflow/ring.h>
+#include <ringflow/runtime.h>
+
+#include "of.h"
+
+#define SW_MAX_PORTS 15      /* one poll function per port per core, + 1 on core 0 */
+#define SW_MAX_CORES 8
+#define SW_MAX_FLOWS 65536   /* TABLE_FULL beyond this */
+#define SW_EMC_ENTRIES 8192  /* exact-match cache entries per table snapshot */
+#define SW_BURST 32
+
+/* The flow key: every field the classifier can match, parsed once per frame. Fields a frame
+ * does not have are zero. Fixed layout, no padding holes (it is a hash key). */
+struct sw_key {
+	uint32_t in_port;  /* OpenFlow port number (1-based) */
+	uint8_t eth_dst[6];
+	uint8_t eth_src[6];
+	uint16_t eth_type; /* after at most one 802.1Q tag */
+	uint16_t vlan;     /* OFPVID_PRESENT | vid when tagged, else 0 */
+	uint32_t ip_src, ip_dst; /* IPv4, network byte order as on the wire */
+	uint8_t ip_proto;
+	uint8_t pad[3];
+	uint16_t tp_src, tp_dst; /* TCP/UDP ports (host order) */
+};
+_Static_assert(sizeof(struct sw_key) == 36, "sw_key has padding");
+_Static_assert(SW_MAX_PORTS + 1 <= RF_RUNTIME_MAX_POLLS, "a poll function per port per core");
+
+/* Parse frame[0..len) from port in_port into *k. Returns 0, or -1 when the frame is shorter
+ * than its headers claim (the caller drops and counts it). */
+int sw_key_parse(const uint8_t *frame, uint32_t len, uint32_t in_port, struct sw_key *k);
+
+/* A flow's actions: output ports (OFPP_* specials allowed), applied in order. Immutable once
+ * published; replaced as a whole. */
+struct sw_actions {
+	uint8_t n;
+	struct { uint32_t port; uint16_t max_len; } out[OF_MAX_ACTIONS];
+};
+
+struct sw_flow_ctr {
+	RF_CACHE_ALIGNED _Atomic uint64_t pkts; /* written by one poller (relaxed: single writer) */
+	_Atomic uint64_t bytes;
+};
+
+struct sw_flow {
+	struct sw_key match, mask; /* match is already masked */
+	uint32_t fields;           /* OF_MATCH_* given by the controller (for stats replies) */
+	uint16_t priority, idle_timeout, hard_timeout, flags;
+	uint64_t cookie;
+	uint64_t created_ns, last_used_ns; /* agent only */
+	uint64_t last_pkts;                /* agent only: sum at the last idle check */
+	_Atomic(struct sw_actions *) actions; /* acquire by pollers, pairs with the agent's release */
+	struct sw_flow *next, **pprev;     /* agent's master list (doubly linked) */
+	struct sw_flow *hnext;             /* agent's index by (match, mask, priority) */
+	struct sw_flow_ctr ctr[SW_MAX_CORES];
+};
+
+/* A published flow table: never changed after publication. */
+struct sw_table {
+	unsigned n;
+	struct sw_flow **flows;  /* sorted: priority descending, then older first */
+	struct rf_hash *emc;     /* exact-match cache: sw_key -> sw_flow (or &sw_no_match) */
+};
+
+extern struct sw_flow sw_no_match; /* EMC value for "no flow matches this key" */
+
+/* The classifier lookup (poller side): the highest-priority flow matching k, or NULL.
+ * Caches the result in the snapshot's EMC. Call between two quiescent states. */
+struct sw_flow *sw_table_lookup(struct sw_table *t, const struct sw_key *k);
+
+/* Build a snapshot of the master list (agent). NULL on no memory. */
+struct sw_table *sw_table_build(struct sw_flow *list, unsigned n);
+/* Free a snapshot no reader can hold any more (after a grace period). */
+void sw_table_free(struct sw_table *t);
+
+/* Sums of a flow's per-core counters. */
+void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes);
+
+/* Does key k match the flow's (match, mask)? */
+static inline bool sw_flow_matches(const struct sw_flow *f, const struct sw_key *k)
+{
+	const uint8_t *a = (const uint8_t *)k, *m = (const uint8_t *)&f->mask,
+		      *v = (const uint8_t *)&f->match;
+	for (unsigned i = 0; i < sizeof(*k); i += 4) { /* memcpy: no aliasing games */
+		uint32_t x, y, z;
+		memcpy(&x, a + i, 4);
+		memcpy(&y, m + i, 4);
+		memcpy(&z, v + i, 4);
+		if ((x & y) != z)
+			return false;
+	}
+	return true;
+}
+
+/* A frame going to the controller (poller -> agent) or from it (agent -> poller 0). Carried
+ * in a pktbuf: flow = (reason << 32 | out port) / cookie side data kept in struct sw_pin. */
+struct sw_port {
+	struct rf_io_dev *dev;
+	uint32_t of_no; /* OpenFlow port number: index + 1 */
+	char name[16];
+	uint8_t mac[6];
+	struct rf_io_stats base;
+};
+
+/* One poller's transmit batches, one per port. */
+struct sw_core {
+	RF_CACHE_ALIGNED unsigned idx;
+	struct sw_dp *dp;
+	struct rf_pktbuf *tx[SW_MAX_PORTS][SW_BURST];
+	unsigned ntx[SW_MAX_PORTS];
+	_Atomic uint64_t rx, tx_pkts, drop_short, drop_nomatch, drop_tx, to_ctl, drop_ctl;
+};
+
+/* What one poll function serves: rx queue `core` of port `port`. */
+struct sw_unit {
+	struct sw_core *core;
+	unsigned port;
+};
+
+struct sw_dp {
+	unsigned nports, ncores;
+	struct sw_unit units[SW_MAX_CORES][SW_MAX_PORTS];
+	struct sw_port ports[SW_MAX_PORTS];
+	struct sw_core cores[SW_MAX_CORES];
+	_Atomic(struct sw_table *) table; /* acquire by pollers; release by the agent */
+	struct rf_ring *to_ctl;   /* MPSC: pollers -> agent (PACKET_IN frames) */
+	struct rf_ring *from_ctl; /* SPSC: agent -> poller 0 (PACKET_OUT frames) */
+	struct rf_runtime *rt;
+	struct rf_pktbuf_pool *pool;
+	/* --fail-mode standalone: set by the agent while no controller session is up; then
+	 * frames no flow matches are forwarded by MAC learning in `macs` (MAC -> port + 1).
+	 * Relaxed: a plain switch, it publishes nothing (macs exists before the pollers start). */
+	_Atomic bool standalone;
+	struct rf_hash *macs; /* NULL in secure mode */
+};
+
+/* What travels with a frame on to_ctl / from_ctl (in the pktbuf's `flow` and `timestamp_ns`
+ * fields, which frame mode leaves to the app): */
+#define SW_META(out_port, max_len) ((uint64_t)(max_len) << 32 | (out_port))
+
+/* The poll function of a unit (struct sw_unit: rx on queue c of one port; every port's
+ * batch of core c is flushed at the end). */
+unsigned sw_dp_poll(struct rf_poller *p, void *arg);
+/* Poller 0's extra poll function: frames from the agent (PACKET_OUT). */
+unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
+
+/* ---- the agent ---- */
+struct sw_agent_cfg {
+	const char *controller; /* "tcp:IP:PORT", or NULL */
+	const char *listen;     /* "tcp:IP:PORT" for ovs-ofctl and other clients, or NULL */
+	bool standalone;        /* --fail-mode standalone */
+	uint64_t dpid;
+};
+/* Run the OpenFlow agent until rf_runtime_stopping(dp->rt). Blocks (own thread). */
+void *sw_agent_run(void *arg);
+struct sw_agent;
+struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cfg);
+void sw_agent_destroy(struct sw_agent *a);
+
+#endif

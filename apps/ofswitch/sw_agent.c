@@ -1,0 +1,1011 @@
+/*
+ * apps/ofswitch/sw_agent.c: the OpenFlow 1.3 agent, one thread: the controller connection,
+ * the master flow list, the snapshots it publishes, PACKET_IN/PACKET_OUT and the timeouts.
+ *
+ * The agent is the only writer of the flow table. A FLOW_MOD changes the master list; after
+ * every batch of messages read from the socket (and after expiries) publish() builds one new
+ * snapshot, stores it with release, waits one QSBR grace period and then frees what the
+ * pollers can no longer see (the old snapshot, removed flows, replaced action lists). So a
+ * flood of FLOW_MODs costs one snapshot per read, and the pollers never wait.
+ *
+ * Everything the protocol module parses but this switch does not do is refused with the
+ * OpenFlow ERROR the spec names (docs/switch.md has the table); malformed input gets its
+ * ERROR and the connection stays up unless the framing itself is lost.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ringflow/pktbuf.h>
+#include <ringflow/qsbr.h>
+
+#include "sw.h"
+
+/* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
+#define OFPBRC_BUFFER_UNKNOWN 8
+#define OFPBMC_BAD_FIELD 6
+#define OFPBAC_BAD_OUT_PORT 4
+#define OFPET_FLOW_MOD_FAILED 5
+#define OFPFMFC_TABLE_FULL 1
+#define OFPFMFC_OVERLAP 3
+#define OFPFF_CHECK_OVERLAP 0x2
+#define OFPRR_IDLE_TIMEOUT 0
+#define OFPRR_HARD_TIMEOUT 1
+#define OFPRR_DELETE 2
+#define OFPFMFC_BAD_COMMAND 6
+#define OFPFMFC_BAD_FLAGS 7
+#define OFPFMFC_BAD_TABLE_ID 9
+#define OFPPS_LINK_DOWN 1
+#define OFPPR_MODIFY 2
+#define OFPMP13_TABLE_FEATURES 12
+#define OFPR_NO_MATCH 0
+#define OFPR_ACTION 1
+#define OF_VERSION_BIT (1u << OF_VERSION_1_3)
+#define RBUF (2 * OF_MAX_MSG_LEN + 4096)
+#define WBUF (OF_MAX_MSG_LEN + 1)
+#define STATS_PER_MSG 64
+#define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
+
+struct retired {
+	void *p;
+	int kind; /* 0 flow, 1 actions */
+	struct retired *next;
+};
+
+/* One OpenFlow connection: the --controller one (conns[0]) or one a --listen client made. */
+struct sw_conn {
+	int fd;
+	uint8_t version; /* 0 until HELLO negotiated */
+	size_t rlen;
+	uint64_t last_rx_ns, last_echo_ns;
+	uint8_t rbuf[RBUF];
+};
+
+#define SW_MAX_CONNS 5 /* the controller + 4 listener clients (ovs-ofctl) */
+
+struct sw_agent {
+	struct sw_dp *dp;
+	struct sw_conn conns[SW_MAX_CONNS];
+	int link[SW_MAX_PORTS]; /* last link state seen (rf_io_link_up), for PORT_STATUS */
+	int lfd; /* --listen socket, or -1 */
+	struct sw_agent_cfg cfg;
+	struct sockaddr_in ctl;
+	struct sw_flow *flows;
+	unsigned nflows;
+	struct sw_flow **idx; /* IDX_BUCKETS chains: ADD and *_STRICT find a flow in O(1) */
+	bool dirty;
+	struct retired *retired;
+	uint16_t cfg_flags, miss_send_len;
+	uint32_t xid;
+	uint64_t last_timer_ns;
+	uint8_t wbuf[WBUF];
+	struct of_flow_stats fs[STATS_PER_MSG];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the table: publish and reclaim ---- */
+
+static void retire(struct sw_agent *a, void *p, int kind)
+{
+	struct retired *r = malloc(sizeof(*r));
+	if (!r) { /* cannot defer: wait for the grace period here instead */
+		rf_qsbr_synchronize();
+		free(p);
+		return;
+	}
+	*r = (struct retired){p, kind, a->retired};
+	a->retired = r;
+}
+
+static int publish(struct sw_agent *a)
+{
+	struct sw_table *t = sw_table_build(a->flows, a->nflows);
+	if (!t) {
+		fprintf(stderr, "ringflow-switch: no memory for a flow table snapshot: keeping the "
+			"old one\n");
+		return -ENOMEM;
+	}
+	/* Pairs with the pollers' acquire load in sw_dp_poll: the snapshot, its flows and their
+	 * action lists are complete before the pointer is seen. */
+	struct sw_table *old = atomic_exchange_explicit(&a->dp->table, t, memory_order_acq_rel);
+	rf_qsbr_synchronize(); /* every poller passed a quiescent state: none holds `old` */
+	sw_table_free(old);
+	while (a->retired) {
+		struct retired *r = a->retired;
+		a->retired = r->next;
+		free(r->p);
+		free(r);
+	}
+	a->dirty = false;
+	return 0;
+}
+
+/* ---- sending ---- */
+
+static void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
+{
+	if (c->fd >= 0) {
+		if (c == &a->conns[0])
+			fprintf(stderr, "ringflow-switch: controller %s: connection closed: %s\n",
+				a->cfg.controller, why);
+		close(c->fd);
+	}
+	c->fd = -1;
+	c->version = 0;
+	c->rlen = 0;
+}
+
+static void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t n)
+{
+	if (n <= 0 || c->fd < 0)
+		return;
+	size_t off = 0;
+	while (off < (size_t)n) {
+		ssize_t w = send(c->fd, b + off, (size_t)n - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			conn_close(a, c, strerror(errno));
+			return;
+		}
+		off += (size_t)w;
+	}
+}
+
+static void send_error(struct sw_agent *a, struct sw_conn *c, uint32_t xid, uint16_t type, uint16_t code,
+		       const uint8_t *msg, size_t len)
+{
+	uint8_t v = c->version ? c->version : OF_VERSION_1_3;
+	send_bytes(a, c, a->wbuf, of_build_error(a->wbuf, WBUF, v, xid, type, code, msg, len));
+}
+
+/* ---- matches ---- */
+
+static void key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *mk)
+{
+	memset(v, 0, sizeof(*v));
+	memset(mk, 0, sizeof(*mk));
+	if (m->fields & OF_MATCH_IN_PORT) {
+		v->in_port = m->in_port;
+		mk->in_port = 0xffffffffu;
+	}
+	if (m->fields & OF_MATCH_ETH_SRC) {
+		memcpy(v->eth_src, m->eth_src, 6);
+		memset(mk->eth_src, 0xff, 6);
+	}
+	if (m->fields & OF_MATCH_ETH_DST) {
+		memcpy(v->eth_dst, m->eth_dst, 6);
+		memset(mk->eth_dst, 0xff, 6);
+	}
+	if (m->fields & OF_MATCH_ETH_TYPE) {
+		v->eth_type = m->eth_type;
+		mk->eth_type = 0xffff;
+	}
+}
+
+static void match_of_flow(const struct sw_flow *f, struct of_match *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->fields = f->fields;
+	m->in_port = f->match.in_port;
+	memcpy(m->eth_src, f->match.eth_src, 6);
+	memcpy(m->eth_dst, f->match.eth_dst, 6);
+	m->eth_type = f->match.eth_type;
+}
+
+/* Non-strict: the flow is at least as specific as (v, mk) and agrees with it there. */
+static bool covered(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
+{
+	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match,
+		      *rm = (const uint8_t *)mk, *rv = (const uint8_t *)v;
+	for (size_t i = 0; i < sizeof(*v); i++)
+		if ((fm[i] & rm[i]) != rm[i] || (fv[i] & rm[i]) != rv[i])
+			return false;
+	return true;
+}
+
+/* Some packet matches both the flow and (v, mk): they agree wherever both care. */
+static bool overlaps(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
+{
+	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match,
+		      *rm = (const uint8_t *)mk, *rv = (const uint8_t *)v;
+	for (size_t i = 0; i < sizeof(*v); i++)
+		if ((fv[i] ^ rv[i]) & fm[i] & rm[i])
+			return false;
+	return true;
+}
+
+static bool same_match(const struct sw_flow *f, const struct sw_key *v, const struct sw_key *mk)
+{
+	return !memcmp(&f->mask, mk, sizeof(*mk)) && !memcmp(&f->match, v, sizeof(*v));
+}
+
+static bool outputs_to(const struct sw_flow *f, uint32_t port)
+{
+	if (port == OFPP_ANY)
+		return true;
+	const struct sw_actions *acts = atomic_load_explicit(&f->actions, memory_order_relaxed);
+	for (unsigned i = 0; i < acts->n; i++)
+		if (acts->out[i].port == port)
+			return true;
+	return false;
+}
+
+static bool cookie_ok(const struct sw_flow *f, uint64_t cookie, uint64_t mask)
+{
+	return (f->cookie & mask) == (cookie & mask);
+}
+
+/* ---- FLOW_MOD ---- */
+
+/* -1 when every action is one this switch does; else the ERROR code (type BAD_ACTION;
+ * OFPBAC_BAD_TYPE is 0). */
+static int check_actions(struct sw_agent *a, const struct of_actions *acts)
+{
+	if (acts->n_skipped)
+		return OFPBAC_BAD_TYPE;
+	for (unsigned i = 0; i < acts->n; i++) {
+		uint32_t p = acts->a[i].port;
+		bool ok = (p >= 1 && p <= a->dp->nports) || p == OFPP_IN_PORT || p == OFPP_FLOOD ||
+			  p == OFPP_ALL || p == OFPP_CONTROLLER;
+		if (!ok)
+			return OFPBAC_BAD_OUT_PORT;
+	}
+	return -1;
+}
+
+static struct sw_actions *actions_new(const struct of_actions *oa)
+{
+	struct sw_actions *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->n = oa->n;
+	for (unsigned i = 0; i < oa->n; i++) {
+		x->out[i].port = oa->a[i].port;
+		x->out[i].max_len = oa->a[i].max_len;
+	}
+	return x;
+}
+
+/* FLOW_REMOVED for f to the controller, when f asked for it (SEND_FLOW_REM). */
+static void flow_removed(struct sw_agent *a, const struct sw_flow *f, uint8_t reason)
+{
+	struct sw_conn *c = &a->conns[0];
+	if (!(f->flags & OFPFF_SEND_FLOW_REM) || c->fd < 0 || !c->version)
+		return;
+	struct of_msg m = {.version = c->version, .type = OF_FLOW_REMOVED, .xid = 0};
+	struct of_flow_removed *r = &m.u.flow_removed;
+	uint64_t age = now_ns() - f->created_ns;
+	r->cookie = f->cookie;
+	r->priority = f->priority;
+	r->reason = reason;
+	r->table_id = 0;
+	r->duration_sec = (uint32_t)(age / 1000000000u);
+	r->duration_nsec = (uint32_t)(age % 1000000000u);
+	r->idle_timeout = f->idle_timeout;
+	r->hard_timeout = f->hard_timeout;
+	sw_flow_counts(f, &r->packet_count, &r->byte_count);
+	match_of_flow(f, &r->match);
+	send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+}
+
+/* ---- the agent's index of flows by (match, mask, priority) ---- */
+
+static uint32_t idx_hash(const struct sw_key *v, const struct sw_key *mk, uint16_t prio)
+{
+	uint32_t h = 2166136261u ^ prio; /* FNV-1a */
+	const uint8_t *p = (const uint8_t *)v, *q = (const uint8_t *)mk;
+	for (size_t i = 0; i < sizeof(*v); i++)
+		h = (h ^ p[i]) * 16777619u;
+	for (size_t i = 0; i < sizeof(*mk); i++)
+		h = (h ^ q[i]) * 16777619u;
+	return h & (IDX_BUCKETS - 1);
+}
+
+static struct sw_flow *idx_find(struct sw_agent *a, const struct sw_key *v,
+				const struct sw_key *mk, uint16_t prio)
+{
+	for (struct sw_flow *f = a->idx[idx_hash(v, mk, prio)]; f; f = f->hnext)
+		if (f->priority == prio && same_match(f, v, mk))
+			return f;
+	return NULL;
+}
+
+static void idx_del(struct sw_agent *a, struct sw_flow *f)
+{
+	struct sw_flow **pp = &a->idx[idx_hash(&f->match, &f->mask, f->priority)];
+	while (*pp && *pp != f)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = f->hnext;
+}
+
+/* Head of the master list and into the index. */
+static void link_flow(struct sw_agent *a, struct sw_flow *f)
+{
+	f->next = a->flows;
+	f->pprev = &a->flows;
+	if (a->flows)
+		a->flows->pprev = &f->next;
+	a->flows = f;
+	uint32_t b = idx_hash(&f->match, &f->mask, f->priority);
+	f->hnext = a->idx[b];
+	a->idx[b] = f;
+	a->nflows++;
+	a->dirty = true;
+}
+
+/* Remove f from the master list and the index (reason: OFPRR_*, or -1 for a replacement:
+ * no FLOW_REMOVED); it is freed after the next grace period. A loop holding &prev->next
+ * (== f->pprev) finds f's successor there afterwards. */
+static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
+{
+	if (reason >= 0)
+		flow_removed(a, f, (uint8_t)reason);
+	idx_del(a, f);
+	if (f->next)
+		f->next->pprev = f->pprev;
+	*f->pprev = f->next;
+	a->nflows--;
+	retire(a, atomic_load_explicit(&f->actions, memory_order_relaxed), 1);
+	retire(a, f, 0);
+	a->dirty = true;
+}
+
+static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw, size_t len)
+{
+	const struct of_flow_mod *fm = &m->u.flow_mod;
+	uint32_t xid = m->xid;
+	int code;
+	if (fm->command > OFPFC_DELETE_STRICT)
+		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_COMMAND, raw, len);
+	if (fm->match.n_other)
+		return send_error(a, c, xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, raw, len);
+	bool del = fm->command == OFPFC_DELETE || fm->command == OFPFC_DELETE_STRICT;
+	if (fm->table_id != 0 && !(del && fm->table_id == OFPTT_ALL))
+		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
+	if (!del && (code = check_actions(a, &fm->actions)) >= 0)
+		return send_error(a, c, xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+	if (fm->flags & ~(OFPFF_SEND_FLOW_REM | OFPFF_CHECK_OVERLAP)) /* RESET_COUNTS, NO_*_COUNTS */
+		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
+	if (!del && fm->buffer_id != OFP_NO_BUFFER) /* n_buffers = 0 */
+		return send_error(a, c, xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+	struct sw_key v, mk;
+	key_of_match(&fm->match, &v, &mk);
+	bool strict = fm->command == OFPFC_MODIFY_STRICT || fm->command == OFPFC_DELETE_STRICT;
+
+	if (fm->command == OFPFC_ADD) {
+		struct sw_flow *old = idx_find(a, &v, &mk, fm->priority);
+		bool replace = old != NULL;
+		if (!replace && (fm->flags & OFPFF_CHECK_OVERLAP))
+			for (struct sw_flow *g = a->flows; g; g = g->next)
+				if (g->priority == fm->priority && overlaps(g, &v, &mk))
+					return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_OVERLAP,
+							  raw, len);
+		if (!replace && a->nflows >= SW_MAX_FLOWS)
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
+		struct sw_actions *acts = actions_new(&fm->actions);
+		if (!f || !acts) {
+			free(f);
+			free(acts);
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		}
+		memset(f, 0, sizeof(*f));
+		f->match = v;
+		f->mask = mk;
+		f->fields = fm->match.fields;
+		f->priority = fm->priority;
+		f->idle_timeout = fm->idle_timeout;
+		f->hard_timeout = fm->hard_timeout;
+		f->flags = fm->flags;
+		f->cookie = fm->cookie;
+		f->created_ns = f->last_used_ns = now_ns();
+		atomic_init(&f->actions, acts);
+		if (replace)
+			unlink_flow(a, old, -1);
+		link_flow(a, f);
+		return;
+	}
+	/* Strict: the one flow the index names (a one-element walk); else every flow. */
+	struct sw_flow *one = strict ? idx_find(a, &v, &mk, fm->priority) : NULL;
+	struct sw_flow **start = strict ? (one ? one->pprev : NULL) : &a->flows;
+	for (struct sw_flow **pp = start; pp && *pp;) {
+		struct sw_flow *f = *pp;
+		if (strict && f != one)
+			break;
+		bool hit = strict || covered(f, &v, &mk);
+		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
+		if (del)
+			hit = hit && outputs_to(f, fm->out_port);
+		if (!hit) {
+			pp = &f->next;
+			continue;
+		}
+		if (del) {
+			unlink_flow(a, f, OFPRR_DELETE);
+			continue;
+		}
+		struct sw_actions *acts = actions_new(&fm->actions);
+		if (!acts)
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		/* Pairs with the pollers' acquire load of f->actions: a complete list. The old
+		 * list is freed after the next grace period (publish). */
+		struct sw_actions *old = atomic_exchange_explicit(&f->actions, acts,
+								  memory_order_acq_rel);
+		retire(a, old, 1);
+		a->dirty = true;
+		pp = &f->next;
+	}
+}
+
+/* ---- multipart ---- */
+
+static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
+{
+	const struct of_mp_request *r = &m->u.mp_request;
+	struct sw_key v, mk;
+	key_of_match(&r->match, &v, &mk);
+	bool any_table = r->table_id == 0 || r->table_id == OFPTT_ALL;
+	uint64_t now = now_ns();
+	unsigned n = 0;
+	struct sw_flow *f = any_table ? a->flows : NULL;
+	for (;;) {
+		for (; f && n < STATS_PER_MSG; f = f->next) {
+			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
+			    !outputs_to(f, r->out_port))
+				continue;
+			struct of_flow_stats *s = &a->fs[n++];
+			memset(s, 0, sizeof(*s));
+			uint64_t age = now - f->created_ns;
+			s->duration_sec = (uint32_t)(age / 1000000000u);
+			s->duration_nsec = (uint32_t)(age % 1000000000u);
+			s->priority = f->priority;
+			s->idle_timeout = f->idle_timeout;
+			s->hard_timeout = f->hard_timeout;
+			s->flags = f->flags;
+			s->cookie = f->cookie;
+			sw_flow_counts(f, &s->packet_count, &s->byte_count);
+			match_of_flow(f, &s->match);
+			const struct sw_actions *acts =
+				atomic_load_explicit(&f->actions, memory_order_relaxed);
+			s->actions.n = acts->n;
+			for (unsigned i = 0; i < acts->n; i++) {
+				s->actions.a[i].port = acts->out[i].port;
+				s->actions.a[i].max_len = acts->out[i].max_len;
+			}
+		}
+		struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+		rep.u.mp_reply.mp_type = OF_MP_FLOW;
+		rep.u.mp_reply.flags = f ? OFPMPF_MORE : 0;
+		rep.u.mp_reply.body.n = (uint16_t)n;
+		rep.u.mp_reply.body.items = a->fs;
+		send_bytes(a, c, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+		if (!f || c->fd < 0)
+			return;
+		n = 0;
+	}
+}
+
+static void port_desc(const struct sw_port *p, int link, struct of_port *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port_no = p->of_no;
+	memcpy(o->hw_addr, p->mac, 6);
+	snprintf(o->name, sizeof(o->name), "%s", p->name);
+	o->state = link == 0 ? OFPPS_LINK_DOWN : 0;
+}
+
+/* PORT_STATUS (MODIFY) to every connection when a port's link went up or down. */
+static void port_status_check(struct sw_agent *a)
+{
+	for (unsigned i = 0; i < a->dp->nports; i++) {
+		struct sw_port *p = &a->dp->ports[i];
+		int link = rf_io_link_up(p->dev);
+		if (link == a->link[i])
+			continue;
+		a->link[i] = link;
+		struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PORT_STATUS, .xid = 0};
+		m.u.port_status.reason = OFPPR_MODIFY;
+		port_desc(p, link, &m.u.port_status.port);
+		for (unsigned k = 0; k < SW_MAX_CONNS; k++) {
+			struct sw_conn *c = &a->conns[k];
+			if (c->fd >= 0 && c->version)
+				send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+		}
+	}
+}
+
+static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
+{
+	struct sw_dp *dp = a->dp;
+	struct of_port ports[SW_MAX_PORTS];
+	struct of_port_stats st[SW_MAX_PORTS];
+	unsigned n = 0;
+	bool desc = m->u.mp_request.mp_type == OF_MP_PORT_DESC;
+	for (unsigned i = 0; i < dp->nports; i++) {
+		struct sw_port *p = &dp->ports[i];
+		if (!desc && m->u.mp_request.port_no != OFPP_ANY && m->u.mp_request.port_no != p->of_no)
+			continue;
+		if (desc) {
+			port_desc(p, rf_io_link_up(p->dev), &ports[n++]);
+		} else {
+			struct rf_io_stats s;
+			rf_io_stats_get(p->dev, &s);
+			struct of_port_stats *o = &st[n++];
+			memset(o, 0, sizeof(*o));
+			o->port_no = p->of_no;
+			o->rx_packets = s.rx_pkts;
+			o->tx_packets = s.tx_pkts;
+			o->rx_bytes = s.rx_bytes;
+			o->tx_bytes = s.tx_bytes;
+			o->rx_dropped = s.rx_drops + s.rx_nobuf;
+			o->tx_dropped = s.tx_drops;
+		}
+	}
+	struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+	rep.u.mp_reply.mp_type = m->u.mp_request.mp_type;
+	rep.u.mp_reply.body.n = (uint16_t)n;
+	rep.u.mp_reply.body.items = desc ? (const void *)ports : (const void *)st;
+	send_bytes(a, c, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+}
+
+/* ---- PACKET_OUT ---- */
+
+static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw, size_t len)
+{
+	const struct of_packet_out *po = &m->u.packet_out;
+	int code;
+	if (po->buffer_id != OFP_NO_BUFFER)
+		return send_error(a, c, m->xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+	if ((code = check_actions(a, &po->actions)) >= 0)
+		return send_error(a, c, m->xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+	for (unsigned i = 0; i < po->actions.n; i++) {
+		struct rf_pktbuf *b = rf_pktbuf_alloc(a->dp->pool);
+		if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
+			rf_pktbuf_free(b);
+			continue; /* no buffer now, or not a frame: dropped like a full queue */
+		}
+		memcpy(rf_pktbuf_data(b), po->data, po->data_len);
+		b->data_len = po->data_len;
+		b->flow = po->in_port;
+		b->timestamp_ns = po->actions.a[i].port;
+		void *p = b;
+		if (rf_ring_enqueue_burst(a->dp->from_ctl, &p, 1, NULL) != 1)
+			rf_pktbuf_free(b);
+	}
+	rf_runtime_wake(a->dp->rt, 0);
+}
+
+/* ---- TABLE_FEATURES (ovs-ofctl asks before a FLOW_MOD) ---- */
+
+static uint8_t *put_be(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	return p + n;
+}
+
+/* One property: type, then n items of isz bytes each, padded to 8. */
+static uint8_t *put_prop(uint8_t *p, uint16_t type, const uint32_t *items, unsigned n,
+			 unsigned isz)
+{
+	unsigned len = 4 + n * isz;
+	p = put_be(p, type, 2);
+	p = put_be(p, len, 2);
+	for (unsigned i = 0; i < n; i++)
+		p = put_be(p, items[i], isz);
+	unsigned pad = (8 - len % 8) % 8;
+	memset(p, 0, pad);
+	return p + pad;
+}
+
+/* The one table, described as it is: APPLY_ACTIONS with OUTPUT, exact matches on the four
+ * fields the agent decodes, no next tables, no write actions, no set-field. */
+static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
+{
+	static const uint32_t instr[] = {0x00040004};      /* APPLY_ACTIONS, len 4 */
+	static const uint32_t acts[] = {0x00000004};       /* OUTPUT, len 4 */
+	static const uint32_t oxm[] = {0x80000004, 0x80000606, 0x80000806, 0x80000a02};
+	uint8_t r[256] = {0}, *p = r + 16 + 64;
+	p = put_prop(p, 0, instr, 1, 4);  /* INSTRUCTIONS */
+	p = put_prop(p, 2, NULL, 0, 1);   /* NEXT_TABLES */
+	p = put_prop(p, 4, NULL, 0, 4);   /* WRITE_ACTIONS */
+	p = put_prop(p, 6, acts, 1, 4);   /* APPLY_ACTIONS */
+	p = put_prop(p, 8, oxm, 4, 4);    /* MATCH */
+	p = put_prop(p, 10, oxm, 4, 4);   /* WILDCARDS */
+	p = put_prop(p, 12, NULL, 0, 4);  /* WRITE_SETFIELD */
+	p = put_prop(p, 14, NULL, 0, 4);  /* APPLY_SETFIELD */
+	size_t total = (size_t)(p - r);
+	put_be(r, OF_VERSION_1_3, 1);
+	put_be(r + 1, 19, 1); /* MULTIPART_REPLY */
+	put_be(r + 2, total, 2);
+	put_be(r + 4, xid, 4);
+	put_be(r + 8, OFPMP13_TABLE_FEATURES, 2);
+	put_be(r + 16, total - 16, 2); /* this table's length; table_id 0 */
+	memcpy(r + 24, "classifier", 10);
+	put_be(r + 16 + 60, SW_MAX_FLOWS, 4); /* max_entries */
+	send_bytes(a, c, r, (ssize_t)total);
+}
+
+/* ---- one message ---- */
+
+static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
+{
+	struct of_msg m;
+	struct of_fault f;
+	if (c->version && b[0] == OF_VERSION_1_3 && b[1] == OF13_GET_CONFIG_REQUEST) {
+		if (len != OF_HEADER_LEN)
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
+		return send_bytes(a, c, a->wbuf, of_build_get_config_reply(a->wbuf, WBUF, of_get32(b + 4),
+					      a->cfg_flags, a->miss_send_len));
+	}
+	if (c->version && len >= 16 && b[1] == 18 && of_get16(b + 8) == OFPMP13_TABLE_FEATURES) {
+		if (len != 16) /* a request that sets features: not done */
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
+		return table_features(a, c, of_get32(b + 4));
+	}
+	if (of_parse(b, len, &m, &f) != 0) {
+		send_bytes(a, c, a->wbuf, of_build_error_reply(a->wbuf, WBUF, c->version ? c->version
+					  : OF_VERSION_1_3, &f, b, len));
+		if (f.close)
+			conn_close(a, c, f.why);
+		return;
+	}
+	if (!c->version && m.type != OF_HELLO) {
+		send_error(a, c, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+		return;
+	}
+	switch (m.type) {
+	case OF_HELLO: {
+		int v = of_negotiate(OF_VERSION_BIT, &m);
+		if (v < 0) {
+			send_error(a, c, m.xid, OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE, b, len);
+			conn_close(a, c, "no common OpenFlow version (this switch speaks 1.3)");
+			return;
+		}
+		c->version = (uint8_t)v;
+		return;
+	}
+	case OF_ECHO_REQUEST: {
+		struct of_msg r = m;
+		r.type = OF_ECHO_REPLY;
+		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
+	}
+	case OF_ECHO_REPLY:
+	case OF_ERROR:
+		return; /* last_rx_ns is already updated */
+	case OF_FEATURES_REQUEST: {
+		struct of_msg r = {.version = c->version, .type = OF_FEATURES_REPLY, .xid = m.xid};
+		r.u.features.datapath_id = a->cfg.dpid;
+		r.u.features.n_buffers = 0;
+		r.u.features.n_tables = 1;
+		r.u.features.capabilities = 0x1 | 0x4; /* FLOW_STATS, PORT_STATS */
+		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
+	}
+	case OF_SET_CONFIG:
+		a->cfg_flags = m.u.config.flags;
+		a->miss_send_len = m.u.config.miss_send_len;
+		return;
+	case OF_BARRIER_REQUEST:
+		/* Everything before it is done: FLOW_MODs change the master list at once, and the
+		 * table the pollers use is published before this reply goes out. */
+		if (a->dirty)
+			publish(a);
+		return send_bytes(a, c, a->wbuf, of_build_simple(a->wbuf, WBUF, c->version,
+							      OF_BARRIER_REPLY, m.xid));
+	case OF_FLOW_MOD:
+		return flow_mod(a, c, &m, b, len);
+	case OF_PACKET_OUT:
+		return packet_out(a, c, &m, b, len);
+	case OF_MULTIPART_REQUEST:
+		if (m.u.mp_request.mp_type == OF_MP_FLOW)
+			return mp_flow(a, c, &m);
+		return mp_ports(a, c, &m);
+	default: /* messages a switch does not take (FEATURES_REPLY, PACKET_IN, ...) */
+		return send_error(a, c, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+	}
+}
+
+/* ---- the connection ---- */
+
+static void conn_read(struct sw_agent *a, struct sw_conn *c)
+{
+	ssize_t n = recv(c->fd, c->rbuf + c->rlen, RBUF - c->rlen, 0);
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+		conn_close(a, c, n == 0 ? "closed by the controller" : strerror(errno));
+		return;
+	}
+	if (n < 0)
+		return;
+	c->rlen += (size_t)n;
+	c->last_rx_ns = now_ns();
+	size_t off = 0;
+	while (c->fd >= 0) {
+		struct of_framer fr = {.version = c->version, .max_len = OF_MAX_MSG_LEN};
+		struct of_frame fo;
+		of_frame(&fr, c->rbuf + off, c->rlen - off, &fo);
+		if (fo.kind == OF_FRAME_NEED_MORE)
+			break;
+		if (fo.kind == OF_FRAME_BAD) {
+			send_bytes(a, c, a->wbuf, of_build_error_reply(a->wbuf, WBUF, c->version ? c->version
+						  : OF_VERSION_1_3, &fo.fault, c->rbuf + off,
+						  c->rlen - off < 64 ? c->rlen - off : 64));
+			if (fo.fault.close) {
+				conn_close(a, c, fo.fault.why);
+				return;
+			}
+			if (c->rlen - off < fo.len)
+				break; /* the rest of the bad message is not here yet */
+			off += fo.len;
+			continue;
+		}
+		handle(a, c, c->rbuf + off, fo.len);
+		off += fo.len;
+	}
+	if (c->fd < 0)
+		return;
+	memmove(c->rbuf, c->rbuf + off, c->rlen - off);
+	c->rlen -= off;
+	if (a->dirty)
+		publish(a);
+}
+
+/* A new connection on c: send our HELLO. */
+static void conn_start(struct sw_agent *a, struct sw_conn *c, int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = fd;
+	c->version = 0;
+	c->rlen = 0;
+	c->last_rx_ns = c->last_echo_ns = now_ns();
+	send_bytes(a, c, a->wbuf, of_build_hello(a->wbuf, WBUF, OF_VERSION_1_3, a->xid++,
+						 OF_VERSION_BIT));
+}
+
+/* conns[0] <- a connection to the --controller. */
+static int conn_open(struct sw_agent *a)
+{
+	struct sw_conn *c = &a->conns[0];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a->ctl, sizeof(a->ctl)) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	fprintf(stderr, "ringflow-switch: connected to controller %s\n", a->cfg.controller);
+	conn_start(a, c, fd);
+	return 0;
+}
+
+/* A client of --listen (ovs-ofctl): the first free slot after the controller's. */
+static void conn_accept(struct sw_agent *a)
+{
+	int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (unsigned i = 1; i < SW_MAX_CONNS; i++)
+		if (a->conns[i].fd < 0) {
+			conn_start(a, &a->conns[i], fd);
+			return;
+		}
+	close(fd); /* all slots busy: the client sees the close */
+}
+
+/* ---- frames for the controller ---- */
+
+static void drain_to_ctl(struct sw_agent *a)
+{
+	struct sw_conn *c = &a->conns[0]; /* PACKET_IN goes to the controller only */
+	void *bufs[SW_BURST];
+	unsigned n;
+	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0)
+		for (unsigned i = 0; i < n; i++) {
+			struct rf_pktbuf *b = bufs[i];
+			if (c->fd >= 0 && c->version) {
+				uint16_t max_len = (uint16_t)(b->flow >> 32);
+				uint32_t dl = b->data_len;
+				if (max_len != OFPCML_NO_BUFFER && dl > max_len)
+					dl = max_len;
+				struct of_msg m = {.version = c->version, .type = OF_PACKET_IN,
+						   .xid = 0};
+				struct of_packet_in *pi = &m.u.packet_in;
+				pi->buffer_id = OFP_NO_BUFFER;
+				pi->total_len = (uint16_t)b->data_len;
+				pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
+				pi->table_id = 0;
+				pi->cookie = b->timestamp_ns;
+				pi->match.fields = OF_MATCH_IN_PORT;
+				pi->match.in_port = (uint32_t)b->flow;
+				pi->data = rf_pktbuf_data(b);
+				pi->data_len = (uint16_t)dl;
+				send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+			}
+			rf_pktbuf_free(b);
+		}
+}
+
+/* ---- timers: expiry and echo ---- */
+
+static void timers(struct sw_agent *a, uint64_t now)
+{
+	for (struct sw_flow **pp = &a->flows; *pp;) {
+		struct sw_flow *f = *pp;
+		uint64_t pk, by;
+		sw_flow_counts(f, &pk, &by);
+		if (pk != f->last_pkts) {
+			f->last_pkts = pk;
+			f->last_used_ns = now;
+		}
+		bool idle = f->idle_timeout && now - f->last_used_ns >= f->idle_timeout * 1000000000ull;
+		bool hard = f->hard_timeout && now - f->created_ns >= f->hard_timeout * 1000000000ull;
+		if (idle || hard)
+			unlink_flow(a, f, hard ? OFPRR_HARD_TIMEOUT : OFPRR_IDLE_TIMEOUT);
+		else
+			pp = &f->next;
+	}
+	if (a->dirty)
+		publish(a);
+	port_status_check(a);
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
+		struct sw_conn *c = &a->conns[i];
+		if (c->fd >= 0 && now - c->last_rx_ns > 15000000000ull)
+			conn_close(a, c, "no answer to ECHO for 15 s");
+		else if (c->fd >= 0 && c->version && now - c->last_rx_ns > 5000000000ull &&
+			 now - c->last_echo_ns > 5000000000ull) {
+			c->last_echo_ns = now;
+			send_bytes(a, c, a->wbuf, of_build_simple(a->wbuf, WBUF, c->version,
+								  OF_ECHO_REQUEST, a->xid++));
+		}
+	}
+}
+
+/* "tcp:IPV4:PORT" into *sa; 0 or -1 after one line naming opt. */
+static int parse_tcp(const char *opt, const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	char *end = NULL;
+	long port = colon ? strtol(colon + 1, &end, 10) : 0;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (strncmp(s, "tcp:", 4) != 0 || !colon || colon == s + 3 ||
+	    (size_t)(colon - s - 4) >= sizeof(host) || *end || port <= 0 || port > 65535)
+		goto bad;
+	memcpy(host, s + 4, (size_t)(colon - s - 4));
+	host[colon - s - 4] = '\0';
+	sa->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &sa->sin_addr) == 1)
+		return 0;
+bad:
+	fprintf(stderr, "ringflow-switch: %s %s: use tcp:IPV4:PORT, e.g. tcp:127.0.0.1:6653\n", opt,
+		s);
+	return -1;
+}
+
+struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cfg)
+{
+	struct sw_agent *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->dp = dp;
+	a->cfg = *cfg;
+	a->lfd = -1;
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+		a->conns[i].fd = -1;
+	a->miss_send_len = 128;
+	a->xid = 1;
+	for (unsigned i = 0; i < dp->nports; i++)
+		a->link[i] = rf_io_link_up(dp->ports[i].dev);
+	a->idx = calloc(IDX_BUCKETS, sizeof(*a->idx));
+	if (!a->idx)
+		goto fail;
+	if (cfg->controller && parse_tcp("--controller", cfg->controller, &a->ctl))
+		goto fail;
+	if (cfg->listen) {
+		struct sockaddr_in la;
+		int one = 1;
+		if (parse_tcp("--listen", cfg->listen, &la))
+			goto fail;
+		a->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (a->lfd < 0 || setsockopt(a->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(a->lfd, (struct sockaddr *)&la, sizeof(la)) || listen(a->lfd, 4)) {
+			fprintf(stderr, "ringflow-switch: --listen %s: %s: pick a free port\n",
+				cfg->listen, strerror(errno));
+			goto fail;
+		}
+	}
+	if (publish(a) != 0) /* an empty table: pollers drop until a controller adds flows */
+		goto fail;
+	return a;
+fail:
+	if (a->lfd >= 0)
+		close(a->lfd);
+	free(a->idx);
+	free(a);
+	return NULL;
+}
+
+void sw_agent_destroy(struct sw_agent *a)
+{
+	if (!a)
+		return;
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+		conn_close(a, &a->conns[i], "switch stopping");
+	if (a->lfd >= 0)
+		close(a->lfd);
+	drain_to_ctl(a);
+	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
+	rf_qsbr_synchronize();
+	sw_table_free(t);
+	while (a->flows) {
+		struct sw_flow *f = a->flows;
+		a->flows = f->next;
+		free(atomic_load_explicit(&f->actions, memory_order_relaxed));
+		free(f);
+	}
+	while (a->retired) {
+		struct retired *r = a->retired;
+		a->retired = r->next;
+		free(r->p);
+		free(r);
+	}
+	free(a->idx);
+	free(a);
+}
+
+void *sw_agent_run(void *arg)
+{
+	struct sw_agent *a = arg;
+	uint64_t backoff_ms = 250, next_try = 0;
+	while (!rf_runtime_stopping(a->dp->rt)) {
+		uint64_t now = now_ns();
+		if (a->cfg.controller && a->conns[0].fd < 0 && now >= next_try) {
+			int r = conn_open(a);
+			if (r < 0) {
+				next_try = now + backoff_ms * 1000000ull;
+				backoff_ms = backoff_ms * 2 > 8000 ? 8000 : backoff_ms * 2;
+			} else {
+				backoff_ms = 250;
+			}
+		}
+		struct pollfd pfd[SW_MAX_CONNS + 1];
+		for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+			pfd[i] = (struct pollfd){.fd = a->conns[i].fd, .events = POLLIN};
+		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
+		int pr = poll(pfd, SW_MAX_CONNS + 1, 1); /* 1 ms: PACKET_IN latency bound */
+		for (unsigned i = 0; pr > 0 && i < SW_MAX_CONNS; i++)
+			if (a->conns[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				conn_read(a, &a->conns[i]);
+		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
+			conn_accept(a);
+		drain_to_ctl(a);
+		if (a->dp->macs) /* relaxed: see struct sw_dp */
+			atomic_store_explicit(&a->dp->standalone,
+					      a->conns[0].fd < 0 || !a->conns[0].version,
+					      memory_order_relaxed);
+		now = now_ns();
+		if (now - a->last_timer_ns >= 1000000000ull) {
+			a->last_timer_ns = now;
+			timers(a, now);
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,242 @@
+/*
+ * apps/ofswitch/sw_main.c: ringflow-switch, an OpenFlow 1.3 switch on ringflow's frame
+ * ports. Opens the ports (frame mode, one queue per core), starts one poller per core
+ * (sw_dp.c) and the OpenFlow agent thread (sw_agent.c), and prints per-core counters at the
+ * end.
+ *
+ *   ringflow-switch --port packet:dev=veth1,frames=1 --port packet:dev=veth2,frames=1 \
+ *                   --controller tcp:127.0.0.1:6653
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ringflow/hash.h>
+#include <ringflow/io.h>
+#include <ringflow/mempool.h>
+#include <ringflow/pktbuf.h>
+#include <ringflow/qsbr.h>
+#include <ringflow/runtime.h>
+
+#include "sw.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ringflow-switch --port SPEC [--port SPEC ...] --controller tcp:IP:PORT\n"
+		"                       [--listen tcp:IP:PORT] [--dpid N] [--cores LIST]\n"
+		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
+		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
+		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
+		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
+		"  --controller URL   tcp:IPV4:PORT; reconnects with backoff (0.25 s doubling to 8 s)\n"
+		"  --listen URL       tcp:IPV4:PORT: accept OpenFlow clients too (ovs-ofctl; up to 4;\n"
+		"                     they get no PACKET_IN)\n"
+		"  --fail-mode M      without a controller session: secure (default) keeps forwarding\n"
+		"                     by the installed flows only; standalone also forwards what no\n"
+		"                     flow matches by MAC learning\n"
+		"  --dpid N           datapath id (decimal or 0x hex; default 1)\n"
+		"  --cores LIST       CPUs for the pollers (default 0); each port gets one queue per core\n"
+		"  --idle busy|adaptive (default adaptive)\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"port", required_argument, NULL, 'p'}, {"controller", required_argument, NULL, 'C'},
+		{"dpid", required_argument, NULL, 'd'}, {"listen", required_argument, NULL, 'L'},
+		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
+		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	static struct sw_dp dp; /* large: not on the stack */
+	const char *specs[SW_MAX_PORTS];
+	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
+	struct sw_agent_cfg ac = {.dpid = 1};
+	int o;
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'p':
+			if (dp.nports == SW_MAX_PORTS) {
+				fprintf(stderr, "ringflow-switch: at most %d --port\n", SW_MAX_PORTS);
+				return 2;
+			}
+			specs[dp.nports++] = optarg;
+			break;
+		case 'C':
+			if (ac.controller) {
+				fprintf(stderr, "ringflow-switch: one --controller for now\n");
+				return 2;
+			}
+			ac.controller = optarg;
+			break;
+		case 'd': {
+			char *end;
+			errno = 0;
+			ac.dpid = strtoull(optarg, &end, 0);
+			if (!*optarg || *end || errno) {
+				fprintf(stderr, "ringflow-switch: --dpid %s: a number\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'L': ac.listen = optarg; break;
+		case 'F':
+			if (strcmp(optarg, "standalone") == 0)
+				ac.standalone = true;
+			else if (strcmp(optarg, "secure") == 0)
+				ac.standalone = false;
+			else {
+				fprintf(stderr, "ringflow-switch: --fail-mode %s: use secure or standalone\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'c': rc.cores = optarg; break;
+		case 'i':
+			if (strcmp(optarg, "busy") == 0)
+				rc.idle = RF_IDLE_BUSY;
+			else if (strcmp(optarg, "adaptive") == 0)
+				rc.idle = RF_IDLE_ADAPTIVE;
+			else {
+				fprintf(stderr, "ringflow-switch: --idle %s: use busy or adaptive\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default:
+			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");
+			return 2;
+		}
+	}
+	if (optind != argc || dp.nports < 1 || (!ac.controller && !ac.listen)) {
+		fprintf(stderr, "ringflow-switch: %s: see ringflow-switch --help\n",
+			optind != argc ? "unexpected argument" : "give --port SPEC and --controller URL (or --listen URL)");
+		return 2;
+	}
+	char err[512];
+	int status = 1;
+	struct sw_agent *agent = NULL;
+	pthread_t agent_tid;
+	bool agent_started = false;
+	rf_qsbr_register(); /* the main thread touches no table, but stays a well-behaved reader */
+	rf_qsbr_offline();
+	struct rf_runtime *rt = rf_runtime_create(&rc, err, sizeof(err));
+	if (!rt) {
+		fprintf(stderr, "ringflow-switch: %s\n", err);
+		goto out;
+	}
+	dp.rt = rt;
+	dp.ncores = rf_runtime_ncores(rt);
+	if (dp.ncores > SW_MAX_CORES) {
+		fprintf(stderr, "ringflow-switch: at most %d --cores\n", SW_MAX_CORES);
+		goto out;
+	}
+	dp.pool = rf_pktbuf_pool_create("ofswitch", 8192, 2048, 256, RF_MEMPOOL_QUIET);
+	dp.to_ctl = rf_ring_create("sw_to_ctl", 1024, RF_RING_SC_DEQ);
+	dp.from_ctl = rf_ring_create("sw_from_ctl", 1024, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+	if (!dp.pool || !dp.to_ctl || !dp.from_ctl) {
+		fprintf(stderr, "ringflow-switch: cannot create buffers or rings: %s\n", strerror(errno));
+		goto out;
+	}
+	for (unsigned i = 0; i < dp.nports; i++) {
+		struct sw_port *p = &dp.ports[i];
+		p->dev = rf_io_open_queues(specs[i], dp.pool, dp.ncores, err, sizeof(err));
+		if (!p->dev) {
+			fprintf(stderr, "ringflow-switch: port %u: %s\n", i + 1, err);
+			goto out;
+		}
+		if (!rf_io_frame_mode(p->dev) || rf_io_nqueues(p->dev) < dp.ncores) {
+			fprintf(stderr, "ringflow-switch: port %u (%s): needs frame mode (frames=1) and "
+				"one queue per core (%u)\n", i + 1, specs[i], dp.ncores);
+			goto out;
+		}
+		p->of_no = i + 1;
+		const char *dev = strstr(specs[i], "dev=");
+		snprintf(p->name, sizeof(p->name), "%.*s", dev ? (int)strcspn(dev + 4, ",") : 15,
+			 dev ? dev + 4 : specs[i]);
+		if (rf_io_mac(p->dev, p->mac) != 0)
+			memset(p->mac, 0, 6);
+	}
+	if (ac.standalone) {
+		dp.macs = rf_hash_create("sw_macs", 6, 65536, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+		if (!dp.macs) {
+			fprintf(stderr, "ringflow-switch: cannot create the MAC table: %s\n",
+				strerror(errno));
+			goto out;
+		}
+		atomic_store_explicit(&dp.standalone, true, memory_order_relaxed);
+	}
+	agent = sw_agent_create(&dp, &ac);
+	if (!agent)
+		goto out;
+	for (unsigned c = 0; c < dp.ncores; c++) {
+		dp.cores[c].idx = c;
+		dp.cores[c].dp = &dp;
+		int r = 0;
+		for (unsigned i = 0; r == 0 && i < dp.nports; i++) {
+			dp.units[c][i] = (struct sw_unit){&dp.cores[c], i};
+			r = rf_runtime_add_poll_io(rt, c, sw_dp_poll, &dp.units[c][i], dp.ports[i].dev, c);
+		}
+		if (r == 0 && c == 0)
+			r = rf_runtime_add_poll(rt, 0, sw_dp_poll_ctl, &dp.cores[0], RF_POLL_WAKE);
+		if (r) {
+			fprintf(stderr, "ringflow-switch: cannot add core %u: %s\n", c, strerror(-r));
+			goto out;
+		}
+	}
+	int r = rf_runtime_handle_signals(rt);
+	if (r == 0)
+		r = rf_runtime_start(rt);
+	if (r == 0)
+		r = -pthread_create(&agent_tid, NULL, sw_agent_run, agent);
+	if (r) {
+		fprintf(stderr, "ringflow-switch: cannot start: %s\n", strerror(-r));
+		rf_runtime_stop(rt);
+		goto out;
+	}
+	agent_started = true;
+	fprintf(stderr, "ringflow-switch: %u ports, %u core(s), dpid 0x%016" PRIx64
+		", controller %s, listen %s; Ctrl-C stops\n", dp.nports, dp.ncores, ac.dpid,
+		ac.controller ? ac.controller : "-", ac.listen ? ac.listen : "-");
+	rf_runtime_wait(rt);
+	status = 0;
+out:
+	if (agent_started)
+		pthread_join(agent_tid, NULL);
+	if (rt) {
+		rf_runtime_stop(rt);
+		rf_runtime_join(rt);
+	}
+	sw_agent_destroy(agent);
+	for (unsigned c = 0; c < dp.ncores && status == 0; c++) {
+		struct sw_core *k = &dp.cores[c];
+		fprintf(stderr, "ringflow-switch: core %u: rx %" PRIu64 " tx %" PRIu64 " to_controller %"
+			PRIu64 " drop: short %" PRIu64 " no_flow %" PRIu64 " tx %" PRIu64 " controller %"
+			PRIu64 "\n", c, k->rx, k->tx_pkts, k->to_ctl, k->drop_short, k->drop_nomatch,
+			k->drop_tx, k->drop_ctl);
+	}
+	rf_runtime_destroy(rt);
+	for (unsigned i = 0; i < dp.nports; i++)
+		rf_io_close(dp.ports[i].dev);
+	if (dp.to_ctl) { /* frames still queued go back to the pool before it goes */
+		void *b;
+		while (rf_ring_dequeue_burst(dp.to_ctl, &b, 1, NULL) == 1)
+			rf_pktbuf_free(b);
+	}
+	if (dp.from_ctl) {
+		void *b;
+		while (rf_ring_dequeue_burst(dp.from_ctl, &b, 1, NULL) == 1)
+			rf_pktbuf_free(b);
+	}
+	rf_ring_free(dp.to_ctl);
+	rf_ring_free(dp.from_ctl);
+	rf_pktbuf_pool_free(dp.pool);
+	rf_hash_free(dp.macs);
+	rf_qsbr_online();
+	rf_qsbr_unregister();
+	return status;
+}
