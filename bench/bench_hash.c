@@ -276,9 +276,12 @@ static void *make_rte(void)
 
 static bool fill(struct table *tb)
 {
-	for (unsigned i = 1; i <= nkeys; i++)
+	for (unsigned i = 1; i <= nkeys; i++) {
 		if (tb->ops->insert(tb->t, i, (void *)(uintptr_t)(i * 2 + 1)) != 0)
 			return false;
+		if ((i & 1023) == 0)
+			rf_qsbr_quiescent(); /* the QSBR tables may free what growth replaced */
+	}
 	return true;
 }
 
@@ -438,10 +441,10 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		order[j] = t;
 	}
 
-	/* As root, 2 MiB hugepages for our table (32 MiB at 1M keys, plus the half-size table
-	 * it replaced until its grace period ends); given back at the end. Without them the
+	/* As root, 2 MiB hugepages for our table (32 MiB at 1M keys, plus the smaller tables it
+	 * replaced until their grace period ends); given back at the end. Without them the
 	 * table is on 4 KiB pages with a THP hint, and the note below says so. */
-	long huge_added = rf_bench_hugepages_reserve(opts->quick ? 8 : 32);
+	long huge_added = rf_bench_hugepages_reserve(opts->quick ? 8 : 64);
 	rf_qsbr_register(); /* the building thread */
 	static struct table rf_t = {"ringflow", &rfh_ops}, lf_t = {"rculfhash", &lf_ops},
 			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops};

@@ -6,8 +6,9 @@
  * present key reads one line), longer keys in a copy the key word points at, with a 16-bit
  * tag of the hash in the bucket's meta word so most non-matching slots are skipped without
  * following the pointer. A key lives in its home bucket (hash & mask) or, when that was
- * full, in the next bucket with room (linear probing by whole lines); a bucket an insert
- * passed over gets its overflow bit, and a lookup stops at the first bucket without one.
+ * full, in the next bucket with room (linear probing by whole lines). Each bucket counts the
+ * keys whose probe passed over it (raised by insert, lowered by delete), and a lookup stops at
+ * the first bucket whose count is zero: chains shrink again when their keys go.
  *
  * Readers never write and never wait. Writers take one spinlock per table (as DPDK rte_hash
  * in its lock-free reader mode does), so the writer side is simple enough to reason about:
@@ -35,7 +36,9 @@
 #include <urcu-qsbr.h>
 
 #define SLOTS 3                           /* per 64-byte bucket */
-#define OVF ((uint64_t)1 << 63)           /* meta: some key probed past this bucket */
+#define OVF_SHIFT 51                      /* meta bits 51-62: keys whose probe passed here */
+#define OVF_MAX ((uint64_t)0xfff)         /* the counter sticks there (until a rebuild) */
+#define OVF_MASK (OVF_MAX << OVF_SHIFT)
 #define DIRTY(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s freed, grace period pending */
 #define TAG_SHIFT(s) (16u * (s))          /* meta: 16-bit hash tag of slot s (long keys) */
 #define BATCH_MAX 64                      /* dirty slots per grace-period batch */
@@ -49,7 +52,7 @@ struct slot {
 };
 
 struct bucket {
-	_Atomic uint64_t meta; /* OVF | DIRTY bits (writers only) | three 16-bit tags */
+	_Atomic uint64_t meta; /* overflow count | DIRTY bits (writers only) | three 16-bit tags */
 	uint64_t pad;
 	struct slot s[SLOTS];
 };
@@ -90,7 +93,7 @@ struct rf_hash {
 	RF_CACHE_ALIGNED _Atomic int lock;
 	_Atomic uint64_t count; /* written under the lock; read relaxed by rf_hash_count */
 	uint64_t dirty;         /* dirty slots in the current table */
-	uint64_t novf;          /* buckets of the current table with OVF set */
+	uint64_t nsat;          /* buckets of the current table whose overflow count stuck */
 	struct pend *fifo;
 	size_t f_head, f_len, f_cap;
 	uint64_t open_batch, open_n, closed_upto;
@@ -152,6 +155,38 @@ static inline uint64_t tag_of(uint64_t hv)
 
 /* ---- the read side ---- */
 
+/* probe for keys of <= 8 bytes: all three slots of a line are compared without branches
+ * (which slot holds a key is random, so a branch per slot mispredicts about every other
+ * lookup). A slot counts only with a non-NULL value: a dirty slot keeps its old key word. */
+static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
+{
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		/* acquire (three loads): as in probe; every key word is read after its value. */
+		void *v0 = atomic_load_explicit(&bk->s[0].value, memory_order_acquire);
+		void *v1 = atomic_load_explicit(&bk->s[1].value, memory_order_acquire);
+		void *v2 = atomic_load_explicit(&bk->s[2].value, memory_order_acquire);
+		/* relaxed: ordered after the acquires above. */
+		uint64_t k0 = atomic_load_explicit(&bk->s[0].kw, memory_order_relaxed);
+		uint64_t k1 = atomic_load_explicit(&bk->s[1].kw, memory_order_relaxed);
+		uint64_t k2 = atomic_load_explicit(&bk->s[2].kw, memory_order_relaxed);
+		/* Pick one match, the first slot first (not an OR of them): a key deleted from
+		 * slot 0 and inserted again into slot 1 between our loads matches twice. */
+		void *r = NULL;
+		r = ((k2 == ukw) & (v2 != NULL)) ? v2 : r;
+		r = ((k1 == ukw) & (v1 != NULL)) ? v1 : r;
+		r = ((k0 == ukw) & (v0 != NULL)) ? v0 : r;
+		if (r)
+			return r;
+		/* relaxed: as in probe. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
+			return NULL;
+		b = (b + 1) & t->mask;
+	}
+	return NULL;
+}
+
 /* The value of key in table t, or NULL. Loads only. */
 static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
 			  uint64_t ukw)
@@ -177,9 +212,9 @@ static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const
 				return v;
 			}
 		}
-		/* relaxed: an insert sets OVF before it stores its value (release); a lookup
-		 * that must see that insert sees both. */
-		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF))
+		/* relaxed: an insert raises the overflow counts before it stores its value
+		 * (release); a lookup that must see that insert sees both. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
 			return NULL;
 		b = (b + 1) & t->mask;
 	}
@@ -192,7 +227,9 @@ void *rf_hash_lookup(const struct rf_hash *ch, const void *key)
 	uint64_t hv = hash_key(h, key);
 	/* acquire: pairs with the release store that published the table (its buckets). */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
-	return probe(h, t, hv, key, h->inline_keys ? inline_kw(h, key) : 0);
+	if (h->inline_keys)
+		return probe_inline(t, hv, inline_kw(h, key));
+	return probe(h, t, hv, key, 0);
 }
 
 unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, unsigned n,
@@ -213,7 +250,8 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 		}
 		for (unsigned i = 0; i < m; i++) {
 			const void *k = keys[base + i];
-			void *v = probe(h, t, hv[i], k, h->inline_keys ? inline_kw(h, k) : 0);
+			void *v = h->inline_keys ? probe_inline(t, hv[i], inline_kw(h, k))
+						 : probe(h, t, hv[i], k, 0);
 			values[base + i] = v;
 			hits += v != NULL;
 		}
@@ -445,15 +483,36 @@ static struct spot w_find(struct rf_hash *h, struct table *t, uint64_t hv, const
 			}
 		}
 		sp.last = b;
-		if (!(meta & OVF))
+		if (!(meta & OVF_MASK))
 			return sp;
 		b = (b + 1) & t->mask;
 	}
 	return sp;
 }
 
-/* Stores an entry into table t: the free slot found on its chain, or past the chain's end,
- * setting OVF on every bucket it passes. The table has a free slot (the caller made sure). */
+/* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
+ * bucket `at`: the buckets a key stored in `at` was probed past. */
+static void ovf_adjust(struct rf_hash *h, struct table *t, uint64_t home, uint64_t at, int d)
+{
+	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
+		struct bucket *bk = &t->b[b];
+		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		uint64_t c = (meta & OVF_MASK) >> OVF_SHIFT;
+		if (c == OVF_MAX)
+			continue; /* stuck: cleared by the next rebuild */
+		c = d > 0 ? c + 1 : c - 1;
+		if (c == OVF_MAX)
+			h->nsat++;
+		/* relaxed: on insert, published by the release store of the value that follows;
+		 * on delete, a stale non-zero count only makes a lookup read one line more. */
+		atomic_store_explicit(&bk->meta, (meta & ~OVF_MASK) | (c << OVF_SHIFT),
+				      memory_order_relaxed);
+	}
+}
+
+/* Stores an entry into table t: the free slot found on its chain, or the first one past the
+ * chain's end, raising the overflow count of every bucket its probe passes. The table has a
+ * free slot (the caller made sure). */
 static void place(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t kw, void *value,
 		  struct spot sp)
 {
@@ -474,24 +533,21 @@ static void place(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t kw, 
 				at = b * SLOTS + s;
 				break;
 			}
-			if (!(meta & OVF)) {
-				h->novf++;
-				/* relaxed: published by the release store of the value below. */
-				atomic_store_explicit(&bk->meta, meta | OVF, memory_order_relaxed);
-			}
 			b = (b + 1) & t->mask;
 		}
 	}
+	ovf_adjust(h, t, hv & t->mask, at / SLOTS, +1);
 	struct bucket *bk = &t->b[at / SLOTS];
 	unsigned s = (unsigned)(at % SLOTS);
 	if (!h->inline_keys) {
 		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
 		meta = (meta & ~((uint64_t)0xffff << TAG_SHIFT(s))) | (tag_of(hv) << TAG_SHIFT(s));
-		atomic_store_explicit(&bk->meta, meta, memory_order_relaxed); /* as OVF above */
+		/* relaxed: published by the release store of the value below. */
+		atomic_store_explicit(&bk->meta, meta, memory_order_relaxed);
 	}
-	atomic_store_explicit(&bk->s[s].kw, kw, memory_order_relaxed); /* as OVF above */
-	/* release: pairs with probe's acquire load of the value: the key word, tag, OVF bits
-	 * and whatever the value points at are visible to a reader that sees the value. */
+	atomic_store_explicit(&bk->s[s].kw, kw, memory_order_relaxed); /* as the tag above */
+	/* release: pairs with probe's acquire load of the value: the key word, tag, overflow
+	 * counts and whatever the value points at are visible to a reader that sees the value. */
 	atomic_store_explicit(&bk->s[s].value, value, memory_order_release);
 }
 
@@ -507,14 +563,14 @@ static inline uint64_t grow_limit(uint64_t nb)
 	return nb < 1024 ? nb : 2 * nb;
 }
 
-/* Rebuilds the live entries into a table of nb buckets (dropping dirty slots and OVF bits),
+/* Rebuilds the live entries into a table of nb buckets (dropping dirty slots and stuck counts),
  * publishes it and retires the old one. 0 or -ENOMEM (the old table stays). */
 static int rebuild(struct rf_hash *h, struct table *t, uint64_t nb)
 {
 	struct table *n = table_new(h, nb, t->gen + 1);
 	if (!n)
 		return -ENOMEM;
-	h->novf = 0;
+	h->nsat = 0;
 	for (uint64_t i = 0; i <= t->mask; i++) {
 		struct bucket *bk = &t->b[i];
 		for (unsigned s = 0; s < SLOTS; s++) {
@@ -536,8 +592,8 @@ static int rebuild(struct rf_hash *h, struct table *t, uint64_t nb)
 	return 0;
 }
 
-/* Makes room for one more entry: grows, or rebuilds at the same size when dirty slots or
- * overflow chains have piled up. Returns the table to use, or NULL (no memory, no room). */
+/* Makes room for one more entry: grows, or rebuilds at the same size when dirty slots have
+ * piled up (grace periods stalled) or many overflow counts stuck at their maximum. Returns the table to use, or NULL (no memory, no room). */
 static struct table *room_for_one(struct rf_hash *h, struct table *t)
 {
 	uint64_t nb = t->mask + 1;
@@ -545,7 +601,7 @@ static struct table *room_for_one(struct rf_hash *h, struct table *t)
 	int rc = 0;
 	if (count + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40))
 		rc = rebuild(h, t, 2 * nb);
-	else if (count + h->dirty + 1 > nb * SLOTS - nb / 2 || h->novf > nb / 2)
+	else if (count + h->dirty + 1 > nb * SLOTS - nb / 2 || h->nsat > nb / 16)
 		rc = rebuild(h, t, nb);
 	else
 		return t;
@@ -638,6 +694,8 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_release);
 	uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
 	atomic_store_explicit(&bk->meta, meta | DIRTY(s), memory_order_relaxed); /* writers only */
+	/* The buckets this key's probe passed no longer need to send lookups onwards for it. */
+	ovf_adjust(h, t, hv & t->mask, (uint64_t)sp.found / SLOTS, -1);
 	/* Queued after the NULL store, so the batch's grace period starts after it. Without
 	 * memory for the queue the slot just stays dirty until the next rebuild. */
 	struct pend p = {.batch = h->open_batch, .slot = (uint64_t)sp.found, .gen = t->gen};

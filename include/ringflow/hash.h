@@ -7,8 +7,8 @@
  * three slots; a slot holds the key itself when it is at most 8 bytes (a hit reads one line),
  * else a pointer to a copy plus a 16-bit hash tag in the bucket (most non-matching slots are
  * skipped without following it). A key sits in its home bucket or, when that was full, in
- * the next bucket with room; buckets passed over carry an overflow bit, so a lookup stops at
- * the first bucket without one. Entries never move inside a table.
+ * the next bucket with room; each bucket counts the keys that probed past it, so a lookup
+ * stops at the first bucket whose count is zero. Entries never move inside a table.
  *
  * Growth: one entry per bucket while the table is small (< 1024 buckets), two per bucket
  * (2/3 of the slots) above; then the writer builds a table twice the size, publishes it with
