@@ -49,21 +49,28 @@ static void *floor_b(void *p)
 static void *floor_a(void *p)
 {
 	struct floor_line *f = p;
-	uint64_t want = 0, t0 = rf_bench_now_ns();
-	uint64_t deadline = t0 + (uint64_t)(f->seconds * 1e9);
-	for (;;) {
-		while (atomic_load_explicit(&f->v, memory_order_acquire) != want) /* pairs with B */
-			rf_cpu_relax();
-		atomic_store_explicit(&f->v, want + 1, memory_order_release); /* pairs with B */
-		want += 2;
-		if ((want & 511) == 0 && rf_bench_now_ns() >= deadline)
-			break;
+	uint64_t want = 0, deadline = rf_bench_now_ns() + (uint64_t)(f->seconds * 1e9);
+	struct rb_lat *lat = malloc(sizeof(*lat));
+	f->result = -1;
+	if (lat) {
+		lat->n = 0;
+		for (;;) {
+			uint64_t b0 = rf_bench_now_ns();
+			/* RB_TRIP_BATCH round trips: our write and B's answer each. */
+			for (unsigned k = 0; k < RB_TRIP_BATCH; k++) {
+				/* acquire/release: pair with B's (the line is the message). */
+				atomic_store_explicit(&f->v, want + 1, memory_order_release);
+				want += 2;
+				while (atomic_load_explicit(&f->v, memory_order_acquire) != want)
+					rf_cpu_relax();
+			}
+			if (!rb_lat_add(lat, b0, rf_bench_now_ns(), deadline))
+				break;
+		}
+		f->result = rb_lat_oneway(lat);
+		free(lat);
 	}
-	while (atomic_load_explicit(&f->v, memory_order_acquire) != want) /* B's last answer */
-		rf_cpu_relax();
-	uint64_t t1 = rf_bench_now_ns();
 	atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
-	f->result = (double)(t1 - t0) / (double)want;
 	return NULL;
 }
 
@@ -119,21 +126,30 @@ static void *floor2_b(void *p)
 static void *floor2_a(void *p)
 {
 	struct floor2 *f = p;
-	uint64_t trips = 0, sink = 0, t0 = rf_bench_now_ns();
-	uint64_t deadline = t0 + (uint64_t)(f->seconds * 1e9);
-	for (;;) {
-		trips++;
-		f->slot_ab = trips;
-		atomic_store_explicit(&f->flag_ab, trips, memory_order_release); /* pairs with B */
-		while (atomic_load_explicit(&f->flag_ba, memory_order_acquire) != trips) /* with B */
-			rf_cpu_relax();
-		sink += f->slot_ba;
-		if ((trips & 255) == 0 && rf_bench_now_ns() >= deadline)
-			break;
+	uint64_t trips = 0, sink = 0, deadline = rf_bench_now_ns() + (uint64_t)(f->seconds * 1e9);
+	struct rb_lat *lat = malloc(sizeof(*lat));
+	f->result = -1;
+	if (lat) {
+		lat->n = 0;
+		for (;;) {
+			uint64_t b0 = rf_bench_now_ns();
+			for (unsigned k = 0; k < RB_TRIP_BATCH; k++) {
+				trips++;
+				f->slot_ab = trips;
+				/* release: pairs with B's acquire of flag_ab (slot_ab readable). */
+				atomic_store_explicit(&f->flag_ab, trips, memory_order_release);
+				/* acquire: pairs with B's release of flag_ba (slot_ba readable). */
+				while (atomic_load_explicit(&f->flag_ba, memory_order_acquire) != trips)
+					rf_cpu_relax();
+				sink += f->slot_ba;
+			}
+			if (!rb_lat_add(lat, b0, rf_bench_now_ns(), deadline))
+				break;
+		}
+		f->result = sink ? rb_lat_oneway(lat) : -1;
+		free(lat);
 	}
-	uint64_t t1 = rf_bench_now_ns();
 	atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
-	f->result = sink ? (double)(t1 - t0) / (2.0 * (double)trips) : -1;
 	return NULL;
 }
 
