@@ -416,7 +416,9 @@ static void hash_help(FILE *out)
 		     "impls: ringflow, ringflow_bulk (32 per call), rculfhash (liburcu, QSBR), ck_ht\n"
 		     "       (SPMC, direct keys), rte_hash, rte_hash_bulk (32 per call; DPDK EAL with\n"
 		     "       --no-huge --no-pci --no-shconf -m 512)\n"
-		     "units: M lookups/s, M ops/s (insert_delete: inserts + deletes)\n");
+		     "units: M lookups/s, M ops/s (insert_delete: inserts + deletes)\n"
+		     "As root, reserves 2 MiB hugepages for ringflow's table and gives them back at the\n"
+		     "end; RF_BENCH_HASH_4K=1 keeps it on 4 KiB pages like rte_hash's (EAL --no-huge).\n");
 }
 
 static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
@@ -444,11 +446,15 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	/* As root, 2 MiB hugepages for our table (32 MiB at 1M keys, plus the smaller tables it
 	 * replaced until their grace period ends); given back at the end. Without them the
 	 * table is on 4 KiB pages with a THP hint, and the note below says so. */
-	long huge_added = rf_bench_hugepages_reserve(opts->quick ? 8 : 64);
+	/* RF_BENCH_HASH_4K=1: no hugepages for our table either (rte_hash's EAL is --no-huge),
+	 * to see how much of the gap is page size. */
+	const char *four_k = getenv("RF_BENCH_HASH_4K");
+	bool huge_ok = !(four_k && four_k[0] == '1');
+	long huge_added = huge_ok ? rf_bench_hugepages_reserve(opts->quick ? 8 : 64) : 0;
 	rf_qsbr_register(); /* the building thread */
 	static struct table rf_t = {"ringflow", &rfh_ops}, lf_t = {"rculfhash", &lf_ops},
 			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops};
-	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, 0);
+	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, huge_ok ? 0 : RF_MEMPOOL_NO_HUGE);
 	lf_t.t = cds_lfht_new(1u << 20, 1u << 20, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
 	static ck_ht_t ckh;
 	if (ck_ht_init(&ckh, CK_HT_MODE_DIRECT, NULL, &ck_alloc, 4u << 20, 6602834))
@@ -489,7 +495,8 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_note("memory: ringflow's table on %s; rte_hash: EAL --no-huge (4 KiB pages); "
 		      "ck_ht, rculfhash: malloc",
 		      rf_t.t && rf_hash_on_hugepages(rf_t.t) ? "2 MiB hugepages"
-							     : "4 KiB pages (no free 2 MiB hugepages; THP hint)");
+		      : huge_ok ? "4 KiB pages (no free 2 MiB hugepages; THP hint)"
+				: "4 KiB pages (RF_BENCH_HASH_4K=1; THP hint)");
 	rf_bench_print_table(opts, "hash");
 	free(order);
 	if (rf_t.t) {
