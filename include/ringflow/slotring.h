@@ -5,9 +5,9 @@
  * Why a second ring: in an index ring (ringflow/ring.h, DPDK's rte_ring) the consumer first
  * reads the producer's tail (one cache line) and only then the slot (another line), so every
  * handoff pays two dependent line transfers. Here each 16-byte slot holds the object and a
- * sequence word the producer stores last (release): the consumer polls the slot itself, and a
- * handoff costs the one transfer of the slot's line, as in FastForward (Giacomoni et al.,
- * PPoPP'08) and Vyukov's bounded queue. The consumer never writes a slot: it publishes its
+ * sequence word the producer stores last (release): the consumer polls the slot itself, so a
+ * handoff touches one shared line, not two, as in FastForward (Giacomoni et al., PPoPP'08) and
+ * Vyukov's bounded queue (docs/ring.md measures what that buys on this VM). The consumer never writes a slot: it publishes its
  * own position on a private line, which the producer reads only when its cached copy says
  * the ring is full. The price: 16 B per slot instead of 8, so bulk throughput moves two lines
  * per eight objects where rf_ring moves one.
