@@ -1,5 +1,5 @@
 /*
- * bench/bench_hash.c: `ringflow-bench hash`, ringflow's split-ordered hash beside liburcu
+ * bench/bench_hash.c: `ringflow-bench hash`, ringflow's bucketised hash beside liburcu
  * rculfhash (QSBR flavour), Concurrency Kit ck_ht (SPMC, direct 8-byte keys) and DPDK rte_hash
  * (lock-free reader/writer mode with its RCU defer queue), all holding 1M 8-byte keys.
  *
@@ -296,9 +296,12 @@ static void *make_rte(void)
 
 static bool fill(struct table *tb)
 {
-	for (unsigned i = 1; i <= nkeys; i++)
+	for (unsigned i = 1; i <= nkeys; i++) {
 		if (tb->ops->insert(tb->t, i, (void *)(uintptr_t)(i * 2 + 1)) != 0)
 			return false;
+		if ((i & 1023) == 0)
+			rf_qsbr_quiescent(); /* the QSBR tables may free what growth replaced */
+	}
 	return true;
 }
 
@@ -433,7 +436,9 @@ static void hash_help(FILE *out)
 		     "impls: ringflow, ringflow_bulk (32 per call), rculfhash (liburcu, QSBR), ck_ht\n"
 		     "       (SPMC, direct keys), rte_hash, rte_hash_bulk (32 per call; DPDK EAL with\n"
 		     "       --no-huge --no-pci --no-shconf -m 512)\n"
-		     "units: M lookups/s, M ops/s (insert_delete: inserts + deletes)\n");
+		     "units: M lookups/s, M ops/s (insert_delete: inserts + deletes)\n"
+		     "As root, reserves 2 MiB hugepages for ringflow's table and gives them back at the\n"
+		     "end; RF_BENCH_HASH_4K=1 keeps it on 4 KiB pages like rte_hash's (EAL --no-huge).\n");
 }
 
 static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
@@ -458,10 +463,18 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		order[j] = t;
 	}
 
+	/* As root, 2 MiB hugepages for our table (32 MiB at 1M keys, plus the smaller tables it
+	 * replaced until their grace period ends); given back at the end. Without them the
+	 * table is on 4 KiB pages with a THP hint, and the note below says so. */
+	/* RF_BENCH_HASH_4K=1: no hugepages for our table either (rte_hash's EAL is --no-huge),
+	 * to see how much of the gap is page size. */
+	const char *four_k = getenv("RF_BENCH_HASH_4K");
+	bool huge_ok = !(four_k && four_k[0] == '1');
+	long huge_added = huge_ok ? rf_bench_hugepages_reserve(opts->quick ? 8 : 64) : 0;
 	rf_qsbr_register(); /* the building thread */
 	static struct table rf_t = {"ringflow", &rfh_ops}, lf_t = {"rculfhash", &lf_ops},
 			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops};
-	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, 0);
+	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, huge_ok ? 0 : RF_MEMPOOL_NO_HUGE);
 	lf_t.t = cds_lfht_new(1u << 20, 1u << 20, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
 #if RF_HAVE_CK
 	static ck_ht_t ckh;
@@ -503,11 +516,20 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		rf_bench_note("WARNING: %lu lookups of present keys missed", (unsigned long)misses_seen);
 	rf_bench_note("%u keys; writer: insert/delete over %u other keys on CPU %u; readers quiescent every 1024 lookups",
 		      nkeys, WKEYS, opts->cpu[1]);
-	rf_bench_note("ringflow overflow nodes (pool empty while deletes await their grace period): %lu",
-		      rf_t.t ? (unsigned long)rf_hash_overflow_allocs(rf_t.t) : 0ul);
+	rf_bench_note("memory: ringflow's table on %s; rte_hash: EAL --no-huge (4 KiB pages); "
+		      "ck_ht, rculfhash: malloc",
+		      rf_t.t && rf_hash_on_hugepages(rf_t.t) ? "2 MiB hugepages"
+		      : huge_ok ? "4 KiB pages (no free 2 MiB hugepages; THP hint)"
+				: "4 KiB pages (RF_BENCH_HASH_4K=1; THP hint)");
 	rf_bench_print_table(opts, "hash");
 	free(order);
-	/* The tables are left to process exit; the EAL's runtime directory is removed now. */
+	if (rf_t.t) {
+		rf_qsbr_register();
+		rf_hash_free(rf_t.t); /* gives the hugepages back before we release them */
+		rf_qsbr_unregister();
+	}
+	rf_bench_hugepages_release(huge_added);
+	/* The other tables are left to process exit; the EAL's runtime directory is removed now. */
 #if RF_HAVE_DPDK
 	if (rte_t.t)
 		rf_bench_eal_stop();

@@ -5,7 +5,10 @@
  *
  * Throughput: producers push bursts, consumers pop bursts, each thread pinned; the figure is
  * items moved per second while the clock ran. Handoff: one token goes A -> ring 1 -> B ->
- * ring 2 -> A; one-way latency is the round trip / 2.
+ * ring 2 -> A; A times batches of RB_TRIP_BATCH round trips, and the one-way latency is the
+ * median batch / (2 * RB_TRIP_BATCH). The median, not the mean: on a loaded VM a batch in which
+ * either thread lost its CPU takes milliseconds, and a mean over the run would measure the
+ * scheduler, not the ring; the median still measures trips with both threads running.
  */
 #ifndef RINGFLOW_BENCH_RING_LOOPS_H
 #define RINGFLOW_BENCH_RING_LOOPS_H
@@ -13,6 +16,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <ringflow/common.h>
@@ -102,6 +106,37 @@ static inline double rb_run_throughput(const struct rb_case *c, const struct rf_
 	return (double)moved / ((double)(t1 - t0) / 1e9) / 1e6;
 }
 
+#define RB_TRIP_BATCH 16
+#define RB_MAX_BATCHES 65536
+
+/* Batch timings of one handoff sample (the pinger's side). */
+struct rb_lat {
+	uint32_t n;
+	uint64_t ns[RB_MAX_BATCHES];
+};
+
+/* Records one batch; false when the sample should end (deadline passed or buffer full). */
+static inline bool rb_lat_add(struct rb_lat *l, uint64_t b0, uint64_t b1, uint64_t deadline)
+{
+	l->ns[l->n++] = b1 - b0;
+	return b1 < deadline && l->n < RB_MAX_BATCHES;
+}
+
+static int rb_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One-way ns: the median batch over 2 * RB_TRIP_BATCH one-way trips. */
+static inline double rb_lat_oneway(struct rb_lat *l)
+{
+	if (l->n == 0)
+		return -1;
+	qsort(l->ns, l->n, sizeof(l->ns[0]), rb_cmp_u64);
+	return (double)l->ns[l->n / 2] / (2.0 * RB_TRIP_BATCH);
+}
+
 struct rb_pingpong {
 	void *q1, *q2;
 	RF_CACHE_ALIGNED _Atomic int stop;
@@ -171,19 +206,27 @@ struct rb_pingpong {
 	{                                                                                    \
 		struct rb_pingpong *pp = p;                                                  \
 		void *tok = (void *)(uintptr_t)1;                                            \
-		uint64_t trips = 0, t0 = rf_bench_now_ns(), deadline;                        \
-		deadline = t0 + (uint64_t)(pp_seconds_pvt(pp) * 1e9);                      \
-		for (;;) {                                                                   \
-			while (ENQ(pp->q1, &tok, 1) == 0)                                    \
-				rf_cpu_relax();                                              \
-			while (DEQ(pp->q2, &tok, 1) == 0)                                    \
-				rf_cpu_relax();                                              \
-			if ((++trips & 255) == 0 && rf_bench_now_ns() >= deadline)           \
-				break;                                                       \
+		struct rb_lat *lat = malloc(sizeof(*lat));                                   \
+		uint64_t deadline = rf_bench_now_ns() + (uint64_t)(pp_seconds_pvt(pp) * 1e9); \
+		double v = -1;                                                               \
+		if (lat) {                                                                   \
+			lat->n = 0;                                                          \
+			for (;;) {                                                           \
+				uint64_t b0 = rf_bench_now_ns();                             \
+				for (unsigned k = 0; k < RB_TRIP_BATCH; k++) {               \
+					while (ENQ(pp->q1, &tok, 1) == 0)                    \
+						rf_cpu_relax();                              \
+					while (DEQ(pp->q2, &tok, 1) == 0)                    \
+						rf_cpu_relax();                              \
+				}                                                            \
+				if (!rb_lat_add(lat, b0, rf_bench_now_ns(), deadline))       \
+					break;                                               \
+			}                                                                    \
+			v = rb_lat_oneway(lat);                                              \
+			free(lat);                                                           \
 		}                                                                            \
-		uint64_t t1 = rf_bench_now_ns();                                             \
 		atomic_store_explicit(&pp->stop, 1, memory_order_relaxed);                   \
-		pp_result_pvt(pp, (double)(t1 - t0) / (2.0 * (double)trips));                \
+		pp_result_pvt(pp, v);                                                        \
 		return NULL;                                                                 \
 	}                                                                                    \
 	static double NAME##_handoff(void *arg, const struct rf_bench_ctx *ctx)              \

@@ -4,6 +4,7 @@
  * itself differing:
  *   create(count, mode) / destroy(q) / enq(q, objs, n) / deq(q, objs, n)
  * enq/deq move up to n pointers and return how many moved (burst semantics).
+ * Ours: rf_ring and, for SPSC, rf_slotring (ringflow/slotring.h).
  * Peers: DPDK rte_ring (initialised in our memory, no EAL needed), Concurrency Kit ck_ring
  * (single-element API, so a burst is a loop), and a mutex-protected array as the floor any
  * lock-free ring must beat.
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 
 #include <ringflow/ring.h>
+#include <ringflow/slotring.h>
 
 enum ring_mode { MODE_SPSC, MODE_MPMC, MODE_MPMC_HTS };
 
@@ -38,6 +40,21 @@ static inline unsigned rf_enq(void *q, void **o, unsigned n)
 static inline unsigned rf_deq(void *q, void **o, unsigned n)
 {
 	return rf_ring_dequeue_burst(q, o, n, NULL);
+}
+
+/* ---- ringflow slot ring (SPSC only: the slot carries its full state) ---- */
+static inline void *slot_create(unsigned count, enum ring_mode m)
+{
+	return m == MODE_SPSC ? rf_slotring_create(count) : NULL;
+}
+static inline void slot_destroy(void *q) { rf_slotring_free(q); }
+static inline unsigned slot_enq(void *q, void **o, unsigned n)
+{
+	return rf_slotring_enqueue_burst(q, o, n);
+}
+static inline unsigned slot_deq(void *q, void **o, unsigned n)
+{
+	return rf_slotring_dequeue_burst(q, o, n);
 }
 
 /* ---- DPDK rte_ring ---- */

@@ -1,31 +1,33 @@
 /*
- * hash/hash.c: the split-ordered lock-free hash of ringflow/hash.h.
+ * hash/hash.c: the bucketised hash of ringflow/hash.h.
  *
- * One lflist holds everything. A regular node's list key is rev64(hash) | 1 (odd); bucket b's
- * sentinel has key rev64(b) (even), so sentinels and entries never tie and every entry of b
- * sorts after b's sentinel and before the sentinel of any bucket that splits off b later.
+ * A table is an array of 64-byte buckets, each one cache line with three slots. A slot is a
+ * key word and a value: keys of up to 8 bytes sit in the key word itself (a lookup of a
+ * present key reads one line), longer keys in a copy the key word points at, with a 16-bit
+ * tag of the hash in the bucket's meta word so most non-matching slots are skipped without
+ * following the pointer. A key lives in its home bucket (hash & mask) or, when that was
+ * full, in the next bucket with room (linear probing by whole lines). Each bucket counts the
+ * keys whose probe passed over it (raised by insert, lowered by delete), and a lookup stops at
+ * the first bucket whose count is zero: chains shrink again when their keys go.
  *
- * Buckets (a sentinel node plus an init state, 32 B) live in segments that are allocated
- * once and never move: segment 0 holds bucket 0, segment k >= 1 holds buckets
- * [2^(k-1), 2^k). The parent of bucket b (the bucket it split from) is b with its top bit
- * cleared, which is also b's offset in its segment.
+ * Readers never write and never wait. Writers take one spinlock per table (as DPDK rte_hash
+ * in its lock-free reader mode does), so the writer side is simple enough to reason about:
+ *   - insert writes the key word (and tag), then stores the value with release;
+ *   - delete stores NULL into the value; the slot stays "dirty" (unusable) until a grace
+ *     period has passed, so a reader that loaded the old value and then reads the key word
+ *     can never see a later key there (the reader loads value first, key word second);
+ *   - growth builds a new table, publishes it with one release store and frees the old one
+ *     a grace period later: readers in the old table see a consistent frozen copy.
+ * Entries never move inside a table, so there is no cuckoo-style retry for readers.
  *
- * Lazy bucket init, lock-free: the first writer that needs bucket b claims it (CAS on its
- * state), links its sentinel starting from the parent's sentinel, and publishes READY.
- * Anyone who finds the bucket not READY simply starts from the nearest READY ancestor:
- * any earlier node of the one list is a correct starting point, only a longer walk.
- * Readers never initialise anything; they only walk up to a READY ancestor.
- *
- * Delete linearizes when the node's value is CAS'ed to NULL; only then is the node marked
- * and unlinked (lflist). A node with a NULL value is dead: any writer that meets it marks it
- * and lets the search unlink it, so at most one live node per key is ever linked. Upsert
- * CASes the value of a live node, so it can never resurrect a deleted one.
+ * Grace periods for dirty slots are batched: deletes collect in a FIFO tagged with a batch
+ * number; a batch is handed to call_rcu when it holds 64 slots or when no batch is in
+ * flight, and its callback raises `gp_done`. Writers recycle the FIFO's head up to gp_done.
  */
 #include <ringflow/hash.h>
-#include <ringflow/lflist.h>
 #include <ringflow/mempool.h>
 
-#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,77 +35,77 @@
 
 #include <urcu-qsbr.h>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RF_HASH_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define RF_HASH_ASAN 1
-#endif
-#ifdef RF_HASH_ASAN
-#include <pthread.h>
-#include <sanitizer/asan_interface.h>
-#define RF_HASH_QUARANTINE 1024 /* reclaimed nodes kept poisoned before reuse */
-#else
-#define RF_HASH_QUARANTINE 0
-#endif
-
-#define SEGS 32                           /* buckets up to 2^31 */
-#define MAX_BUCKETS ((uint64_t)1 << (SEGS - 1))
-#define STRIPES 16                        /* per-thread count stripes */
-#define LOAD_NUM 1                        /* grow when count / buckets > LOAD_NUM / LOAD_DEN */
-#define LOAD_DEN 2
+#define SLOTS 3                           /* per 64-byte bucket */
+#define OVF_SHIFT 51                      /* meta bits 51-62: keys whose probe passed here */
+#define OVF_MAX ((uint64_t)0xfff)         /* the counter sticks there (until a rebuild) */
+#define OVF_MASK (OVF_MAX << OVF_SHIFT)
+#define DIRTY(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s freed, grace period pending */
+#define TAG_SHIFT(s) (16u * (s))          /* meta: 16-bit hash tag of slot s (long keys) */
+#define BATCH_MAX 64                      /* dirty slots per grace-period batch */
 #define BULK 32                           /* lookups overlapped by lookup_bulk */
-#define SEG_MMAP_BYTES (64u * 1024)       /* segments this big come from mmap (zero, lazy) */
+#define MMAP_BYTES (64u * 1024)           /* tables this big come from mmap */
+#define HUGE_2M ((size_t)2 << 20)
 
-enum { B_UNINIT = 0, B_CLAIMED = 1, B_READY = 2 };
+struct slot {
+	_Atomic uint64_t kw;   /* the key (<= 8 bytes, zero-padded) or a pointer to its copy */
+	_Atomic(void *) value; /* NULL: free or dirty */
+};
 
 struct bucket {
-	struct rf_lflist_node s; /* the sentinel */
-	_Atomic uint32_t state;  /* B_* */
-	uint32_t pad0;
-	uint64_t pad1; /* 32 B: two buckets per line, never straddling one */
+	_Atomic uint64_t meta; /* overflow count | DIRTY bits (writers only) | three 16-bit tags */
+	uint64_t pad;
+	struct slot s[SLOTS];
 };
-_Static_assert(sizeof(struct bucket) == 32, "bucket is half a cache line");
+_Static_assert(sizeof(struct bucket) == 64, "a bucket is one cache line");
 
-struct hnode {
-	struct rf_lflist_node ln; /* next + rev64(hash) | 1 */
-	_Atomic(void *) value;    /* NULL: deleted */
-	struct rcu_head rcu;      /* call_rcu after unlink */
-	struct rf_hash *owner;
-	unsigned char key[];      /* key_len bytes: same cache line as ln for keys <= 16 B */
+struct table {
+	uint64_t mask; /* buckets - 1 */
+	struct bucket *b;
+	size_t bytes;   /* mapping length */
+	bool mapped, huge;
+	uint32_t gen;   /* which table a FIFO entry refers to */
+	struct rcu_head rcu;
 };
 
-struct stripe {
-	RF_CACHE_ALIGNED _Atomic int64_t n; /* inserts - deletes by the threads of this stripe */
+struct pend {
+	uint64_t batch;
+	uint64_t slot; /* bucket * SLOTS + slot */
+	uint32_t gen;
+	void *key;     /* long keys: the copy to free */
+};
+
+struct gp_batch {
+	struct rcu_head rcu;
+	struct rf_hash *h;
+	uint64_t id;
 };
 
 struct rf_hash {
-	/* Read-mostly: what every lookup reads. nbuckets and seg[] change only on growth. */
-	RF_CACHE_ALIGNED _Atomic uint64_t nbuckets; /* power of two */
+	/* Read-mostly: what every lookup reads. */
+	RF_CACHE_ALIGNED _Atomic(struct table *) tab;
 	uint64_t seed;
 	uint32_t key_len;
 	uint32_t max_entries;
-	struct rf_lflist_ops ops;
-	struct rf_mempool *pool;
-	size_t node_size;
-	const char *pool_base; /* the pool's region, to tell pool nodes from overflow nodes */
-	size_t pool_len;
-	_Atomic(struct bucket *) seg[SEGS];
+	unsigned flags;
+	bool inline_keys; /* key_len <= 8 */
 	char name[RF_HASH_NAMESIZE];
-	/* Written by writers only. */
-	struct stripe count[STRIPES];
-	RF_CACHE_ALIGNED _Atomic uint64_t overflow; /* nodes taken from malloc (pool empty) */
-	_Atomic uint64_t init_next; /* buckets below this were initialised by the cursor */
-#ifdef RF_HASH_ASAN
-	RF_CACHE_ALIGNED pthread_mutex_t q_lock;
-	unsigned q_head, q_len;
-	void *quarantine[RF_HASH_QUARANTINE];
-#endif
+	/* Writers (under lock). */
+	RF_CACHE_ALIGNED _Atomic int lock;
+	_Atomic uint64_t count; /* written under the lock; read relaxed by rf_hash_count */
+	uint64_t dirty;         /* dirty slots in the current table */
+	uint64_t nsat;          /* buckets of the current table whose overflow count stuck */
+	struct pend *fifo;
+	size_t f_head, f_len, f_cap;
+	uint64_t open_batch, open_n, closed_upto;
+	struct rf_mempool *kpool; /* long keys: their copies */
+	const char *kbase;
+	size_t klen;
+	_Atomic uint64_t overflow; /* key copies from malloc (pool empty) */
+	/* Written by call_rcu callbacks. */
+	RF_CACHE_ALIGNED _Atomic uint64_t gp_done; /* batches up to this one are past a GP */
 };
 
-/* ---- hashing and split-order keys ---- */
+/* ---- hashing ---- */
 
 static inline uint64_t fmix64(uint64_t x)
 {
@@ -138,293 +140,581 @@ static inline uint64_t hash_key(const struct rf_hash *h, const void *key)
 	return fmix64(x);
 }
 
-static inline uint64_t rev64(uint64_t x)
+/* The key word of an inline key: its bytes at the start of a zeroed 64-bit word. */
+static inline uint64_t inline_kw(const struct rf_hash *h, const void *key)
 {
-	x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
-	x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
-	x = ((x >> 4) & 0x0f0f0f0f0f0f0f0full) | ((x & 0x0f0f0f0f0f0f0f0full) << 4);
-	return __builtin_bswap64(x);
-}
-
-static inline bool key_eq(const struct rf_hash *h, const unsigned char *a, const void *b)
-{
-	if (h->key_len == 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		return x == y;
-	}
-	return memcmp(a, b, h->key_len) == 0;
-}
-
-/* Tie-break for equal list keys (only entries with the same 64-bit hash tag). */
-static int node_cmp(const struct rf_lflist_node *n, const void *ukey, void *arg)
-{
-	const struct rf_hash *h = arg;
-	if (!(n->key & 1) || ukey == NULL)
-		return 0; /* sentinels are unique by construction */
-	return memcmp(((const struct hnode *)n)->key, ukey, h->key_len);
-}
-
-/* ---- node memory: mempool, call_rcu, and (under ASan) a poisoned quarantine ---- */
-
-static inline bool in_pool(const struct rf_hash *h, const void *n)
-{
-	return (const char *)n >= h->pool_base && (const char *)n < h->pool_base + h->pool_len;
-}
-
-static void node_put(struct rf_hash *h, struct hnode *n)
-{
-	if (rf_likely(in_pool(h, n)))
-		rf_mempool_put(h->pool, n);
+	uint64_t w = 0;
+	if (h->key_len == 8)
+		memcpy(&w, key, 8); /* a fixed size: one load, no call to memcpy */
 	else
-		free(n);
+		memcpy(&w, key, h->key_len);
+	return w;
 }
 
-/* A node from the pool; when the pool is empty (nodes waiting for their grace period: with
- * QSBR that is some milliseconds of deletes) and the table is below max_entries, one from
- * malloc instead, counted in `overflow`. NULL: the table is full. */
-static struct hnode *node_get(struct rf_hash *h)
+static inline uint64_t tag_of(uint64_t hv)
+{
+	return hv >> 48;
+}
+
+/* ---- the read side ---- */
+
+/* probe for keys of <= 8 bytes: all three slots of a line are compared without branches
+ * (which slot holds a key is random, so a branch per slot mispredicts about every other
+ * lookup). A slot counts only with a non-NULL value: a dirty slot keeps its old key word. */
+static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
+{
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		/* acquire (three loads): as in probe; every key word is read after its value. */
+		void *v0 = atomic_load_explicit(&bk->s[0].value, memory_order_acquire);
+		void *v1 = atomic_load_explicit(&bk->s[1].value, memory_order_acquire);
+		void *v2 = atomic_load_explicit(&bk->s[2].value, memory_order_acquire);
+		/* relaxed: ordered after the acquires above. */
+		uint64_t k0 = atomic_load_explicit(&bk->s[0].kw, memory_order_relaxed);
+		uint64_t k1 = atomic_load_explicit(&bk->s[1].kw, memory_order_relaxed);
+		uint64_t k2 = atomic_load_explicit(&bk->s[2].kw, memory_order_relaxed);
+		/* Pick one match, the first slot first (not an OR of them): a key deleted from
+		 * slot 0 and inserted again into slot 1 between our loads matches twice. */
+		void *r = NULL;
+		r = ((k2 == ukw) & (v2 != NULL)) ? v2 : r;
+		r = ((k1 == ukw) & (v1 != NULL)) ? v1 : r;
+		r = ((k0 == ukw) & (v0 != NULL)) ? v0 : r;
+		if (r)
+			return r;
+		/* relaxed: as in probe. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
+			return NULL;
+		b = (b + 1) & t->mask;
+	}
+	return NULL;
+}
+
+/* The value of key in table t, or NULL. Loads only. */
+static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
+			  uint64_t ukw)
+{
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		for (unsigned s = 0; s < SLOTS; s++) {
+			/* acquire: pairs with the release store of the value by insert/upsert; the
+			 * key word and tag written before it are then visible. The key word cannot
+			 * change under us: a slot is reused only a grace period after its delete. */
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+			if (!v)
+				continue;
+			/* relaxed: ordered after the acquire above. */
+			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+			if (h->inline_keys) {
+				if (kw == ukw)
+					return v;
+			} else if (((atomic_load_explicit(&bk->meta, memory_order_relaxed) >>
+				     TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
+				   memcmp((const void *)(uintptr_t)kw, key, h->key_len) == 0) {
+				return v;
+			}
+		}
+		/* relaxed: an insert raises the overflow counts before it stores its value
+		 * (release); a lookup that must see that insert sees both. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
+			return NULL;
+		b = (b + 1) & t->mask;
+	}
+	return NULL;
+}
+
+void *rf_hash_lookup(const struct rf_hash *ch, const void *key)
+{
+	struct rf_hash *h = (struct rf_hash *)ch;
+	uint64_t hv = hash_key(h, key);
+	/* acquire: pairs with the release store that published the table (its buckets). */
+	struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
+	if (h->inline_keys)
+		return probe_inline(t, hv, inline_kw(h, key));
+	return probe(h, t, hv, key, 0);
+}
+
+unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, unsigned n,
+			     void **values)
+{
+	struct rf_hash *h = (struct rf_hash *)ch;
+	unsigned hits = 0;
+	uint64_t hv[BULK];
+	for (unsigned base = 0; base < n; base += BULK) {
+		unsigned m = n - base < BULK ? n - base : BULK;
+		/* acquire: as in rf_hash_lookup. */
+		struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
+		/* Stage 1: hash every key and start loading its home bucket, so the batch's
+		 * cache misses overlap; stage 2 then finds the lines on their way in. */
+		for (unsigned i = 0; i < m; i++) {
+			hv[i] = hash_key(h, keys[base + i]);
+			__builtin_prefetch(&t->b[hv[i] & t->mask]);
+		}
+		for (unsigned i = 0; i < m; i++) {
+			const void *k = keys[base + i];
+			void *v = h->inline_keys ? probe_inline(t, hv[i], inline_kw(h, k))
+						 : probe(h, t, hv[i], k, 0);
+			values[base + i] = v;
+			hits += v != NULL;
+		}
+	}
+	return hits;
+}
+
+/* ---- table memory ---- */
+
+static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
+{
+	struct table *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	size_t bytes = (size_t)nb * sizeof(struct bucket);
+	t->mask = nb - 1;
+	t->gen = gen;
+	if (bytes >= MMAP_BYTES) {
+		void *p = MAP_FAILED;
+		if (bytes >= HUGE_2M && !(h->flags & RF_MEMPOOL_NO_HUGE)) {
+			size_t l = (bytes + HUGE_2M - 1) & ~(HUGE_2M - 1);
+			p = mmap(NULL, l, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+			if (p != MAP_FAILED) {
+				t->bytes = l;
+				t->huge = true;
+			}
+		}
+		if (p == MAP_FAILED) {
+			p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED) {
+				free(t);
+				return NULL;
+			}
+			t->bytes = bytes;
+			/* Lookups hit buckets at random: ask for transparent hugepages (a hint). */
+			madvise(p, bytes, MADV_HUGEPAGE);
+		}
+		t->b = p; /* zero-filled by the kernel */
+		t->mapped = true;
+	} else {
+		void *p = NULL;
+		if (posix_memalign(&p, RF_CACHE_LINE, bytes) != 0) {
+			free(t);
+			return NULL;
+		}
+		memset(p, 0, bytes);
+		t->b = p;
+		t->bytes = bytes;
+	}
+	return t;
+}
+
+static void table_destroy(struct table *t)
+{
+	if (t->mapped)
+		munmap(t->b, t->bytes);
+	else
+		free(t->b);
+	free(t);
+}
+
+/* call_rcu callback: a replaced table, one grace period after it was unpublished. */
+static void table_reclaim(struct rcu_head *head)
+{
+	rf_qsbr_reclaim_begin(); /* TSan: before the first access to the old table */
+	table_destroy((struct table *)((char *)head - offsetof(struct table, rcu)));
+	rf_qsbr_retire_note();   /* TSan: rf_hash_free's barrier comes after this */
+}
+
+/* ---- long keys' copies ---- */
+
+static void *key_copy(struct rf_hash *h, const void *key)
 {
 	void *p;
-	if (rf_likely(rf_mempool_get(h->pool, &p) == 0))
-		return p;
-	if (rf_hash_count(h) >= h->max_entries)
-		return NULL;
-	if (posix_memalign(&p, RF_CACHE_LINE, h->node_size) != 0)
-		return NULL;
-	/* relaxed: a statistic */
-	atomic_fetch_add_explicit(&h->overflow, 1, memory_order_relaxed);
-	return p;
-}
-
-/* Runs one grace period after the unlink, in liburcu's call_rcu thread. */
-static void node_reclaim(struct rcu_head *head)
-{
-	struct hnode *n = (struct hnode *)((char *)head - offsetof(struct hnode, rcu));
-	rf_qsbr_reclaim_begin(); /* TSan: before the first read of the node (n->owner) */
-	struct rf_hash *h = n->owner;
-#ifdef RF_HASH_ASAN
-	/* Keep the node poisoned for a while: a reader that (wrongly) still held it would
-	 * trip ASan instead of silently reading a recycled node. */
-	pthread_mutex_lock(&h->q_lock);
-	void *victim = NULL;
-	if (h->q_len == RF_HASH_QUARANTINE) {
-		victim = h->quarantine[h->q_head];
-		h->quarantine[h->q_head] = n;
-		h->q_head = (h->q_head + 1) % RF_HASH_QUARANTINE;
-	} else {
-		h->quarantine[(h->q_head + h->q_len++) % RF_HASH_QUARANTINE] = n;
-	}
-	ASAN_POISON_MEMORY_REGION(n, h->node_size);
-	pthread_mutex_unlock(&h->q_lock);
-	if (victim) {
-		ASAN_UNPOISON_MEMORY_REGION(victim, h->node_size);
-		node_put(h, victim);
-	}
-#else
-	node_put(h, n);
-#endif
-	/* TSan: a release point pairing with rf_qsbr_barrier()'s acquire, so rf_hash_free, which
-	 * waits for this callback, is seen to come after its node_put (TSan cannot see inside
-	 * liburcu's rcu_barrier). No-op without TSan. */
-	rf_qsbr_retire_note();
-}
-
-/* lflist retire callback: a node was just unlinked by this thread. */
-static void node_retire(struct rf_lflist_node *ln, void *arg)
-{
-	(void)arg;
-	if (!(ln->key & 1))
-		return; /* sentinels are never marked, so never unlinked; defensive */
-	struct hnode *n = (struct hnode *)ln;
-	rf_qsbr_retire_note();
-	call_rcu(&n->rcu, node_reclaim);
-}
-
-/* ---- buckets ---- */
-
-static inline unsigned seg_of(uint64_t b)
-{
-	return b ? 64u - (unsigned)__builtin_clzll(b) : 0u;
-}
-
-static inline uint64_t parent_of(uint64_t b)
-{
-	return b & ~((uint64_t)1 << (63 - __builtin_clzll(b))); /* b > 0 */
-}
-
-static inline struct bucket *bucket_at(const struct rf_hash *h, uint64_t b)
-{
-	unsigned k = seg_of(b);
-	/* acquire: pairs with the release CAS that installed the (zeroed) segment. */
-	struct bucket *s = atomic_load_explicit(&h->seg[k], memory_order_acquire);
-	return &s[k ? parent_of(b) : 0];
-}
-
-static size_t seg_bytes(unsigned k)
-{
-	return (k ? (size_t)1 << (k - 1) : 1) * sizeof(struct bucket);
-}
-
-static struct bucket *seg_alloc(unsigned k)
-{
-	size_t bytes = seg_bytes(k);
-	if (bytes >= SEG_MMAP_BYTES) {
-		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
+	if (rf_mempool_get(h->kpool, &p) != 0) {
+		p = malloc(h->key_len);
+		if (!p)
 			return NULL;
-		/* Lookups hit buckets at random: ask for transparent hugepages (a hint; fewer
-		 * TLB misses, as the pool's hugepages do for the nodes). */
-		madvise(p, bytes, MADV_HUGEPAGE);
-		return p; /* zero-filled by the kernel, lazily */
+		/* relaxed: a statistic */
+		atomic_fetch_add_explicit(&h->overflow, 1, memory_order_relaxed);
 	}
-	void *p = NULL;
-	if (posix_memalign(&p, RF_CACHE_LINE, bytes < RF_CACHE_LINE ? RF_CACHE_LINE : bytes) != 0)
-		return NULL;
-	memset(p, 0, bytes);
+	memcpy(p, key, h->key_len);
 	return p;
 }
 
-static void seg_release(unsigned k, struct bucket *s)
+static void key_free(struct rf_hash *h, void *p)
 {
-	if (seg_bytes(k) >= SEG_MMAP_BYTES)
-		munmap(s, seg_bytes(k));
-	else
-		free(s);
-}
-
-static bool seg_ensure(struct rf_hash *h, unsigned k)
-{
-	/* acquire: see bucket_at. */
-	if (atomic_load_explicit(&h->seg[k], memory_order_acquire))
-		return true;
-	struct bucket *s = seg_alloc(k);
-	if (!s)
-		return false;
-	struct bucket *expect = NULL;
-	/* release: publishes the zeroed buckets to bucket_at's acquire. */
-	if (!atomic_compare_exchange_strong_explicit(&h->seg[k], &expect, s, memory_order_release,
-						     memory_order_acquire))
-		seg_release(k, s); /* another writer installed it first */
-	return true;
-}
-
-/* Reader's starting node for bucket b: its sentinel if READY, else the nearest READY
- * ancestor's. Never writes. */
-static inline const struct rf_lflist_node *start_ro(const struct rf_hash *h, uint64_t b)
-{
-	for (;;) {
-		struct bucket *bk = bucket_at(h, b);
-		/* acquire: pairs with the release store of READY after the sentinel was linked,
-		 * so the sentinel's key and next are those of a linked node. */
-		if (b == 0 || atomic_load_explicit(&bk->state, memory_order_acquire) == B_READY)
-			return &bk->s;
-		b = parent_of(b);
-	}
-}
-
-/* Writer's starting node for bucket b, initialising the bucket (and its ancestors) on the way. */
-static struct rf_lflist_node *start_rw(struct rf_hash *h, uint64_t b)
-{
-	struct bucket *bk = bucket_at(h, b);
-	/* acquire: as in start_ro. */
-	uint32_t st = atomic_load_explicit(&bk->state, memory_order_acquire);
-	if (b == 0 || st == B_READY)
-		return &bk->s;
-	struct rf_lflist_node *parent = start_rw(h, parent_of(b));
-	uint32_t expect = B_UNINIT;
-	/* relaxed: the claim only makes us the one linker; publication is the link CAS
-	 * (release) and the READY store (release). */
-	if (st != B_UNINIT ||
-	    !atomic_compare_exchange_strong_explicit(&bk->state, &expect, B_CLAIMED,
-						     memory_order_relaxed, memory_order_relaxed))
-		return parent; /* being linked by someone else: the parent is a valid start */
-	uint64_t sk = rev64(b);
-	bk->s.key = sk;
-	struct rf_lflist_pos pos;
-	for (;;) {
-		/* Nobody else links this sentinel, so the search cannot find it. */
-		rf_lflist_find_from(parent, sk, NULL, &h->ops, &pos);
-		if (rf_lflist_link(&pos, &bk->s))
-			break;
-	}
-	/* release: pairs with the acquire loads of state in start_ro/start_rw. */
-	atomic_store_explicit(&bk->state, B_READY, memory_order_release);
-	return &bk->s;
-}
-
-/* ---- counting and growth ---- */
-
-static _Atomic unsigned stripe_next;
-static _Thread_local unsigned stripe_plus1;
-
-static inline struct stripe *my_stripe(struct rf_hash *h)
-{
-	if (rf_unlikely(stripe_plus1 == 0))
-		/* relaxed: only hands out distinct-ish numbers */
-		stripe_plus1 = atomic_fetch_add_explicit(&stripe_next, 1, memory_order_relaxed) %
-				       STRIPES + 1;
-	return &h->count[stripe_plus1 - 1];
-}
-
-size_t rf_hash_count(const struct rf_hash *h)
-{
-	int64_t total = 0;
-	for (unsigned i = 0; i < STRIPES; i++)
-		/* relaxed: a statistic; exact once writers stopped (their joins order it). */
-		total += atomic_load_explicit(&h->count[i].n, memory_order_relaxed);
-	return total < 0 ? 0 : (size_t)total;
-}
-
-static void maybe_grow(struct rf_hash *h, int64_t stripe_val)
-{
-	/* relaxed: a stale size only delays or repeats the check; the CAS below decides. */
-	uint64_t n = atomic_load_explicit(&h->nbuckets, memory_order_relaxed);
-	if (n >= MAX_BUCKETS || (n >= 1024 && (stripe_val & 127) != 0))
-		return; /* big tables: look at the sum only every 128 inserts of a stripe */
-	uint64_t total = rf_hash_count(h);
-	while (total * LOAD_DEN > n * LOAD_NUM && n < MAX_BUCKETS) {
-		if (!seg_ensure(h, seg_of(n))) /* the segment of buckets [n, 2n) */
-			return; /* no memory: stay at this size; the table still works */
-		uint64_t expect = n;
-		/* release: the new buckets' segment (installed above) is visible to whoever
-		 * acquires the new size. */
-		if (atomic_compare_exchange_strong_explicit(&h->nbuckets, &expect, 2 * n,
-							    memory_order_release, memory_order_relaxed))
-			n *= 2;
-		else
-			n = expect;
-	}
-}
-
-/*
- * Readers never initialise buckets, so a bucket no writer touched since the last doubling
- * would make its readers start at the parent and walk twice the chain. So every insert also
- * initialises the next INIT_STEP buckets in index order (a cursor CAS'ed forward): the n new
- * buckets of a doubling at count n are all READY after n / INIT_STEP more inserts, long
- * before the next doubling (n more inserts).
- */
-#define INIT_STEP 2
-
-static void init_some(struct rf_hash *h)
-{
-	/* acquire: as in locate_rw (the segments of buckets below n are installed). */
-	uint64_t n = atomic_load_explicit(&h->nbuckets, memory_order_acquire);
-	/* relaxed, load and CAS: the cursor only spreads work and publishes nothing;
-	 * start_rw is correct for any bucket whoever initialises it. */
-	uint64_t c = atomic_load_explicit(&h->init_next, memory_order_relaxed);
-	if (rf_likely(c >= n))
+	if (!p)
 		return;
-	uint64_t to = c + INIT_STEP < n ? c + INIT_STEP : n;
-	if (!atomic_compare_exchange_strong_explicit(&h->init_next, &c, to, memory_order_relaxed,
-						     memory_order_relaxed))
-		return; /* another writer took this stretch */
-	for (uint64_t b = c; b < to; b++)
-		start_rw(h, b);
+	if ((const char *)p >= h->kbase && (const char *)p < h->kbase + h->klen)
+		rf_mempool_put(h->kpool, p);
+	else
+		free(p);
 }
 
-/* ---- create / free ---- */
+/* ---- the writer lock ---- */
+
+static void wlock(struct rf_hash *h)
+{
+	unsigned spins = 0;
+	/* acquire: pairs with wunlock's release; the previous writer's table state is ours. */
+	while (atomic_exchange_explicit(&h->lock, 1, memory_order_acquire)) {
+		/* relaxed: only waits for a change; the exchange above takes the lock. */
+		while (atomic_load_explicit(&h->lock, memory_order_relaxed)) {
+			if (++spins < 256)
+				rf_cpu_relax();
+			else
+				sched_yield(); /* the holder may be preempted on this CPU */
+		}
+	}
+}
+
+static void wunlock(struct rf_hash *h)
+{
+	/* release: pairs with wlock's acquire. */
+	atomic_store_explicit(&h->lock, 0, memory_order_release);
+}
+
+/* ---- grace periods for dirty slots (all under the lock) ---- */
+
+static void batch_done(struct rcu_head *head)
+{
+	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
+	struct gp_batch *c = (struct gp_batch *)head;
+	struct rf_hash *h = c->h;
+	uint64_t id = c->id;
+	free(c);
+	/* Batches can finish out of order (call_rcu queues are per thread); a later batch's
+	 * grace period also covers every earlier one, so keep the maximum. relaxed load: the
+	 * CAS decides. release: pairs with drain's acquire: what readers did before the grace
+	 * period happens before the writer reuses the slots. */
+	uint64_t cur = atomic_load_explicit(&h->gp_done, memory_order_relaxed);
+	while (cur < id && !atomic_compare_exchange_weak_explicit(&h->gp_done, &cur, id,
+								   memory_order_release,
+								   memory_order_relaxed))
+		;
+	rf_qsbr_retire_note();
+}
+
+static void close_batch(struct rf_hash *h)
+{
+	struct gp_batch *c = malloc(sizeof(*c));
+	if (!c)
+		return; /* try again at the next write */
+	c->h = h;
+	c->id = h->open_batch;
+	h->closed_upto = h->open_batch++;
+	h->open_n = 0;
+	rf_qsbr_retire_note();
+	call_rcu(&c->rcu, batch_done);
+}
+
+/* Recycles the dirty slots whose grace period is over; starts a batch if none is running. */
+static void drain(struct rf_hash *h, struct table *t)
+{
+	/* acquire: pairs with batch_done's release. */
+	uint64_t done = atomic_load_explicit(&h->gp_done, memory_order_acquire);
+	while (h->f_len && h->fifo[h->f_head].batch <= done) {
+		struct pend *p = &h->fifo[h->f_head];
+		if (p->gen == t->gen) {
+			struct bucket *bk = &t->b[p->slot / SLOTS];
+			uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+			/* relaxed: readers ignore DIRTY bits. */
+			atomic_store_explicit(&bk->meta, m & ~DIRTY(p->slot % SLOTS),
+					      memory_order_relaxed);
+			h->dirty--;
+		}
+		key_free(h, p->key);
+		h->f_head = (h->f_head + 1) % h->f_cap;
+		h->f_len--;
+	}
+	if (h->open_n && h->closed_upto <= done)
+		close_batch(h); /* nothing in flight: start the next grace period now */
+}
+
+static int fifo_push(struct rf_hash *h, struct pend p)
+{
+	if (h->f_len == h->f_cap) {
+		size_t cap = h->f_cap ? 2 * h->f_cap : 256;
+		struct pend *f = malloc(cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		for (size_t i = 0; i < h->f_len; i++)
+			f[i] = h->fifo[(h->f_head + i) % h->f_cap];
+		free(h->fifo);
+		h->fifo = f;
+		h->f_cap = cap;
+		h->f_head = 0;
+	}
+	h->fifo[(h->f_head + h->f_len++) % h->f_cap] = p;
+	if (++h->open_n >= BATCH_MAX)
+		close_batch(h);
+	return 0;
+}
+
+/* ---- the write side (all under the lock) ---- */
+
+/* Where a key is, or where it could go: the slot holding it (or -1) and the first reusable
+ * slot on its probe chain (or -1), and the last bucket of the chain. */
+struct spot {
+	int64_t found, free_slot;
+	uint64_t last;
+};
+
+static struct spot w_find(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
+			  uint64_t ukw)
+{
+	struct spot sp = {-1, -1, 0};
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		/* relaxed, here and below: we are the only writer; nothing to synchronise. */
+		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		for (unsigned s = 0; s < SLOTS; s++) {
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
+			if (!v) {
+				if (sp.free_slot < 0 && !(meta & DIRTY(s)))
+					sp.free_slot = (int64_t)(b * SLOTS + s);
+				continue;
+			}
+			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+			if (h->inline_keys ? kw == ukw
+					   : ((meta >> TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
+						     memcmp((const void *)(uintptr_t)kw, key,
+							    h->key_len) == 0) {
+				sp.found = (int64_t)(b * SLOTS + s);
+				return sp;
+			}
+		}
+		sp.last = b;
+		if (!(meta & OVF_MASK))
+			return sp;
+		b = (b + 1) & t->mask;
+	}
+	return sp;
+}
+
+/* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
+ * bucket `at`: the buckets a key stored in `at` was probed past. */
+static void ovf_adjust(struct rf_hash *h, struct table *t, uint64_t home, uint64_t at, int d)
+{
+	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
+		struct bucket *bk = &t->b[b];
+		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		uint64_t c = (meta & OVF_MASK) >> OVF_SHIFT;
+		if (c == OVF_MAX)
+			continue; /* stuck: cleared by the next rebuild */
+		c = d > 0 ? c + 1 : c - 1;
+		if (c == OVF_MAX)
+			h->nsat++;
+		/* relaxed: on insert, published by the release store of the value that follows;
+		 * on delete, a stale non-zero count only makes a lookup read one line more. */
+		atomic_store_explicit(&bk->meta, (meta & ~OVF_MASK) | (c << OVF_SHIFT),
+				      memory_order_relaxed);
+	}
+}
+
+/* Stores an entry into table t: the free slot found on its chain, or the first one past the
+ * chain's end, raising the overflow count of every bucket its probe passes. The table has a
+ * free slot (the caller made sure). */
+static void place(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t kw, void *value,
+		  struct spot sp)
+{
+	uint64_t at;
+	if (sp.free_slot >= 0) {
+		at = (uint64_t)sp.free_slot;
+	} else {
+		uint64_t b = sp.last;
+		for (;;) {
+			struct bucket *bk = &t->b[b];
+			uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+			unsigned s = 0;
+			for (; s < SLOTS; s++)
+				if (!(meta & DIRTY(s)) &&
+				    !atomic_load_explicit(&bk->s[s].value, memory_order_relaxed))
+					break;
+			if (s < SLOTS) {
+				at = b * SLOTS + s;
+				break;
+			}
+			b = (b + 1) & t->mask;
+		}
+	}
+	ovf_adjust(h, t, hv & t->mask, at / SLOTS, +1);
+	struct bucket *bk = &t->b[at / SLOTS];
+	unsigned s = (unsigned)(at % SLOTS);
+	if (!h->inline_keys) {
+		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		meta = (meta & ~((uint64_t)0xffff << TAG_SHIFT(s))) | (tag_of(hv) << TAG_SHIFT(s));
+		/* relaxed: published by the release store of the value below. */
+		atomic_store_explicit(&bk->meta, meta, memory_order_relaxed);
+	}
+	atomic_store_explicit(&bk->s[s].kw, kw, memory_order_relaxed); /* as the tag above */
+	/* release: pairs with probe's acquire load of the value: the key word, tag, overflow
+	 * counts and whatever the value points at are visible to a reader that sees the value. */
+	atomic_store_explicit(&bk->s[s].value, value, memory_order_release);
+}
+
+static inline uint64_t hash_of_slot(struct rf_hash *h, uint64_t kw)
+{
+	return h->inline_keys ? hash_key(h, &kw) : hash_key(h, (const void *)(uintptr_t)kw);
+}
+
+/* Live entries a table of nb buckets holds before it doubles: one per bucket while small
+ * (tests and small tables stay sparse), two per bucket (2/3 of the slots) from 1024 on. */
+static inline uint64_t grow_limit(uint64_t nb)
+{
+	return nb < 1024 ? nb : 2 * nb;
+}
+
+/* Rebuilds the live entries into a table of nb buckets (dropping dirty slots and stuck counts),
+ * publishes it and retires the old one. 0 or -ENOMEM (the old table stays). */
+static int rebuild(struct rf_hash *h, struct table *t, uint64_t nb)
+{
+	struct table *n = table_new(h, nb, t->gen + 1);
+	if (!n)
+		return -ENOMEM;
+	h->nsat = 0;
+	for (uint64_t i = 0; i <= t->mask; i++) {
+		struct bucket *bk = &t->b[i];
+		for (unsigned s = 0; s < SLOTS; s++) {
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
+			if (!v)
+				continue;
+			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+			uint64_t hv = hash_of_slot(h, kw);
+			struct spot sp = {-1, -1, hv & n->mask};
+			/* Fresh table, no deletes: the chain's end is the first bucket with room. */
+			place(h, n, hv, kw, v, sp);
+		}
+	}
+	h->dirty = 0;
+	/* release: pairs with the readers' acquire of tab: the new buckets are visible. */
+	atomic_store_explicit(&h->tab, n, memory_order_release);
+	rf_qsbr_retire_note();
+	call_rcu(&t->rcu, table_reclaim);
+	return 0;
+}
+
+/* Makes room for one more entry: grows, or rebuilds at the same size when dirty slots have
+ * piled up (grace periods stalled) or many overflow counts stuck at their maximum. Returns the table to use, or NULL (no memory, no room). */
+static struct table *room_for_one(struct rf_hash *h, struct table *t)
+{
+	uint64_t nb = t->mask + 1;
+	uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed); /* ours */
+	int rc = 0;
+	if (count + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40))
+		rc = rebuild(h, t, 2 * nb);
+	else if (count + h->dirty + 1 > nb * SLOTS - nb / 2 || h->nsat > nb / 16)
+		rc = rebuild(h, t, nb);
+	else
+		return t;
+	if (rc == 0)
+		return atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
+	/* No memory for a new table: go on while a slot is free. */
+	return count + h->dirty + 1 <= nb * SLOTS ? t : NULL;
+}
+
+/* insert (replace = false) and upsert (true). */
+static int put(struct rf_hash *h, const void *key, void *value, bool replace, void **old)
+{
+	if (!value)
+		return -EINVAL;
+	uint64_t hv = hash_key(h, key);
+	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
+	wlock(h);
+	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
+	drain(h, t);
+	struct spot sp = w_find(h, t, hv, key, ukw);
+	if (sp.found >= 0) {
+		struct slot *sl = &t->b[sp.found / SLOTS].s[sp.found % SLOTS];
+		int rc = -EEXIST;
+		if (replace) {
+			void *prev = atomic_load_explicit(&sl->value, memory_order_relaxed);
+			/* release: publishes what the new value points at to probe's acquire. */
+			atomic_store_explicit(&sl->value, value, memory_order_release);
+			if (old)
+				*old = prev;
+			rc = 1;
+		}
+		wunlock(h);
+		return rc;
+	}
+	uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed);
+	if (count >= h->max_entries) {
+		wunlock(h);
+		return -ENOSPC;
+	}
+	struct table *t2 = room_for_one(h, t);
+	if (!t2) {
+		wunlock(h);
+		return -ENOSPC;
+	}
+	if (t2 != t)
+		sp = w_find(h, t2, hv, key, ukw);
+	uint64_t kw = ukw;
+	if (!h->inline_keys) {
+		void *copy = key_copy(h, key);
+		if (!copy) {
+			wunlock(h);
+			return -ENOSPC;
+		}
+		kw = (uint64_t)(uintptr_t)copy;
+	}
+	place(h, t2, hv, kw, value, sp);
+	/* relaxed: a statistic for rf_hash_count; writers read it under the lock. */
+	atomic_store_explicit(&h->count, count + 1, memory_order_relaxed);
+	wunlock(h);
+	return 0;
+}
+
+int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
+{
+	return put(h, key, value, false, NULL);
+}
+
+int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old)
+{
+	return put(h, key, value, true, old);
+}
+
+int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
+{
+	uint64_t hv = hash_key(h, key);
+	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
+	wlock(h);
+	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
+	drain(h, t);
+	struct spot sp = w_find(h, t, hv, key, ukw);
+	if (sp.found < 0) {
+		wunlock(h);
+		return -ENOENT;
+	}
+	struct bucket *bk = &t->b[sp.found / SLOTS];
+	unsigned s = (unsigned)(sp.found % SLOTS);
+	void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
+	/* The linearization point of delete. release: no data to publish, but a reader that
+	 * sees NULL sees the slot as its writer left it. */
+	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_release);
+	uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+	atomic_store_explicit(&bk->meta, meta | DIRTY(s), memory_order_relaxed); /* writers only */
+	/* The buckets this key's probe passed no longer need to send lookups onwards for it. */
+	ovf_adjust(h, t, hv & t->mask, (uint64_t)sp.found / SLOTS, -1);
+	/* Queued after the NULL store, so the batch's grace period starts after it. Without
+	 * memory for the queue the slot just stays dirty until the next rebuild. */
+	struct pend p = {.batch = h->open_batch, .slot = (uint64_t)sp.found, .gen = t->gen};
+	if (!h->inline_keys)
+		p.key = (void *)(uintptr_t)atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+	(void)fifo_push(h, p);
+	h->dirty++;
+	atomic_store_explicit(&h->count, atomic_load_explicit(&h->count, memory_order_relaxed) - 1,
+			      memory_order_relaxed); /* a statistic, as in put */
+	wunlock(h);
+	if (old)
+		*old = v;
+	return 0;
+}
+
+/* ---- create / free / statistics ---- */
 
 struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_entries,
 			       unsigned flags)
@@ -443,49 +733,36 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	snprintf(h->name, sizeof(h->name), "%s", name ? name : "hash");
 	h->key_len = (uint32_t)key_len;
 	h->max_entries = max_entries;
+	h->flags = flags;
+	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
-	h->ops = (struct rf_lflist_ops){node_cmp, node_retire, h};
-	h->node_size = offsetof(struct hnode, key) + key_len;
-	/* Slack for nodes waiting for their grace period, in thread caches, in quarantine. */
-	unsigned slack = max_entries / 4 + 4096 + RF_HASH_QUARANTINE;
-	unsigned cache = max_entries >= 4096 ? 64 : 0;
-	char pname[RF_MEMPOOL_NAMESIZE];
-	snprintf(pname, sizeof(pname), "h:%.28s", h->name);
-	h->pool = rf_mempool_create(pname, max_entries + slack, h->node_size, cache, flags);
-	if (!h->pool) {
-		int e = errno;
-		free(h);
-		errno = e;
-		return NULL;
+	h->open_batch = 1;
+	if (!h->inline_keys) {
+		/* Copies of present keys plus those waiting for a grace period (a quarter more). */
+		unsigned n = max_entries + max_entries / 4 + 1024;
+		char pname[RF_MEMPOOL_NAMESIZE];
+		snprintf(pname, sizeof(pname), "hk:%.27s", h->name);
+		h->kpool = rf_mempool_create(pname, n, key_len, n >= 4096 ? 64 : 0, flags);
+		if (!h->kpool) {
+			int e = errno;
+			free(h);
+			errno = e;
+			return NULL;
+		}
+		void *base;
+		size_t len, stride;
+		rf_mempool_region(h->kpool, &base, &len, &stride);
+		h->kbase = base;
+		h->klen = len;
 	}
-	void *base;
-	size_t len, stride;
-	rf_mempool_region(h->pool, &base, &len, &stride);
-	h->pool_base = base;
-	h->pool_len = len;
-	if (!rf_mempool_on_hugepages(h->pool) && len >= ((size_t)2 << 20)) {
-		/* No hugetlb pages: ask for transparent ones. The pool is already populated, so
-		 * also collapse it now (Linux >= 6.1; a hint: failure just leaves 4 KiB pages). */
-		madvise(base, len, MADV_HUGEPAGE);
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-		madvise(base, len, MADV_COLLAPSE);
-	}
-	if (!seg_ensure(h, 0)) {
-		rf_mempool_free(h->pool);
+	struct table *t = table_new(h, 1, 0);
+	if (!t) {
+		rf_mempool_free(h->kpool);
 		free(h);
 		errno = ENOMEM;
 		return NULL;
 	}
-	struct bucket *b0 = atomic_load_explicit(&h->seg[0], memory_order_relaxed);
-	b0->s.key = 0;
-	atomic_store_explicit(&b0->state, B_READY, memory_order_relaxed); /* published by return */
-	atomic_store_explicit(&h->nbuckets, 1, memory_order_relaxed);
-	atomic_store_explicit(&h->init_next, 1, memory_order_relaxed);
-#ifdef RF_HASH_ASAN
-	pthread_mutex_init(&h->q_lock, NULL);
-#endif
+	atomic_store_explicit(&h->tab, t, memory_order_relaxed); /* published by the return */
 	return h;
 }
 
@@ -493,269 +770,41 @@ void rf_hash_free(struct rf_hash *h)
 {
 	if (!h)
 		return;
-	rf_qsbr_barrier(); /* every node_reclaim queued so far has run */
-#ifdef RF_HASH_ASAN
-	for (unsigned i = 0; i < h->q_len; i++) {
-		void *n = h->quarantine[(h->q_head + i) % RF_HASH_QUARANTINE];
-		ASAN_UNPOISON_MEMORY_REGION(n, h->node_size);
-		node_put(h, n);
+	rf_qsbr_barrier(); /* every table_reclaim and batch_done queued so far has run */
+	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
+	if (!h->inline_keys) {
+		for (uint64_t i = 0; i <= t->mask; i++)
+			for (unsigned s = 0; s < SLOTS; s++)
+				if (atomic_load_explicit(&t->b[i].s[s].value, memory_order_relaxed))
+					key_free(h, (void *)(uintptr_t)atomic_load_explicit(
+							    &t->b[i].s[s].kw, memory_order_relaxed));
+		for (size_t i = 0; i < h->f_len; i++)
+			key_free(h, h->fifo[(h->f_head + i) % h->f_cap].key);
 	}
-	pthread_mutex_destroy(&h->q_lock);
-#endif
-	struct bucket *b0 = atomic_load_explicit(&h->seg[0], memory_order_relaxed);
-	struct rf_lflist_node *n = rf_lflist_ptr(atomic_load_explicit(&b0->s.next, memory_order_relaxed));
-	while (n) {
-		struct rf_lflist_node *next = rf_lflist_ptr(atomic_load_explicit(&n->next, memory_order_relaxed));
-		if (n->key & 1)
-			node_put(h, (struct hnode *)n);
-		n = next;
-	}
-	for (unsigned k = 0; k < SEGS; k++) {
-		struct bucket *s = atomic_load_explicit(&h->seg[k], memory_order_relaxed);
-		if (s)
-			seg_release(k, s);
-	}
-	rf_mempool_free(h->pool);
+	table_destroy(t);
+	free(h->fifo);
+	rf_mempool_free(h->kpool);
 	free(h);
 }
 
-/* ---- operations ---- */
-
-struct where {
-	uint64_t sk;                 /* list key */
-	struct rf_lflist_node *start;
-};
-
-static inline struct where locate_rw(struct rf_hash *h, const void *key)
+size_t rf_hash_count(const struct rf_hash *h)
 {
-	uint64_t hv = hash_key(h, key);
-	/* acquire: pairs with maybe_grow's release CAS, so the segment of any bucket below the
-	 * size we read is installed. */
-	uint64_t n = atomic_load_explicit(&h->nbuckets, memory_order_acquire);
-	return (struct where){rev64(hv) | 1, start_rw(h, hv & (n - 1))};
-}
-
-/* Marks a dead node (value NULL) so the next search unlinks it. */
-static inline void help_dead(struct hnode *n)
-{
-	rf_lflist_mark(&n->ln);
-}
-
-/* Links a new node where the search left pos and counts it; -EAGAIN: search again. */
-static int link_new(struct rf_hash *h, struct hnode *n, struct rf_lflist_pos *pos)
-{
-	if (!rf_lflist_link(pos, &n->ln))
-		return -EAGAIN;
-	struct stripe *s = my_stripe(h);
-	/* relaxed: a statistic; growth decisions tolerate staleness. */
-	int64_t v = atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed) + 1;
-	maybe_grow(h, v);
-	init_some(h);
-	return 0;
-}
-
-static struct hnode *new_node(struct rf_hash *h, uint64_t sk, const void *key, void *value)
-{
-	struct hnode *n = node_get(h);
-	if (!n)
-		return NULL;
-	n->ln.key = sk;
-	/* relaxed: the node is private until the link CAS (release) publishes it. */
-	atomic_store_explicit(&n->value, value, memory_order_relaxed);
-	n->owner = h;
-	memcpy(n->key, key, h->key_len);
-	return n;
-}
-
-int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
-{
-	if (!value)
-		return -EINVAL;
-	struct where w = locate_rw(h, key);
-	struct hnode *n = new_node(h, w.sk, key, value);
-	if (!n)
-		return -ENOSPC;
-	struct rf_lflist_pos pos;
-	for (;;) {
-		if (rf_lflist_find_from(w.start, w.sk, key, &h->ops, &pos)) {
-			struct hnode *cur = (struct hnode *)pos.cur;
-			/* relaxed: only NULL-ness matters, and the CAS that set NULL is ordered
-			 * before the mark we then do (coherence on one word suffices). */
-			if (atomic_load_explicit(&cur->value, memory_order_relaxed) != NULL) {
-				node_put(h, n); /* never published */
-				return -EEXIST;
-			}
-			help_dead(cur);
-			continue;
-		}
-		if (link_new(h, n, &pos) == 0)
-			return 0;
-	}
-}
-
-int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old)
-{
-	if (!value)
-		return -EINVAL;
-	struct where w = locate_rw(h, key);
-	struct hnode *n = NULL;
-	struct rf_lflist_pos pos;
-	for (;;) {
-		if (rf_lflist_find_from(w.start, w.sk, key, &h->ops, &pos)) {
-			struct hnode *cur = (struct hnode *)pos.cur;
-			/* acquire: we hand the old value to the caller, who may read through it. */
-			void *v = atomic_load_explicit(&cur->value, memory_order_acquire);
-			while (v != NULL) {
-				/* acq_rel: release publishes what the new value points at to
-				 * lookups (acquire); acquire as above for the old one. */
-				if (atomic_compare_exchange_weak_explicit(&cur->value, &v, value,
-									  memory_order_acq_rel,
-									  memory_order_acquire)) {
-					if (n)
-						node_put(h, n); /* never published */
-					if (old)
-						*old = v;
-					return 1;
-				}
-			}
-			help_dead(cur); /* deleted under us: insert instead */
-			continue;
-		}
-		if (!n && !(n = new_node(h, w.sk, key, value)))
-			return -ENOSPC;
-		if (link_new(h, n, &pos) == 0)
-			return 0;
-	}
-}
-
-int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
-{
-	struct where w = locate_rw(h, key);
-	struct rf_lflist_pos pos;
-	for (;;) {
-		if (!rf_lflist_find_from(w.start, w.sk, key, &h->ops, &pos))
-			return -ENOENT;
-		struct hnode *cur = (struct hnode *)pos.cur;
-		/* acquire: the value goes back to the caller. */
-		void *v = atomic_load_explicit(&cur->value, memory_order_acquire);
-		while (v != NULL) {
-			/* The linearization point of delete. acquire: as above; release: nothing
-			 * new to publish, but keeps the mark (next) ordered after it for helpers. */
-			if (atomic_compare_exchange_weak_explicit(&cur->value, &v, NULL,
-								  memory_order_acq_rel,
-								  memory_order_acquire)) {
-				rf_lflist_mark(&cur->ln);
-				/* Unlink (and retire) it: the search does it for every marked node. */
-				rf_lflist_find_from(w.start, w.sk, key, &h->ops, &pos);
-				struct stripe *s = my_stripe(h);
-				atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed); /* statistic */
-				if (old)
-					*old = v;
-				return 0;
-			}
-		}
-		help_dead(cur); /* someone else's delete: help it, then look again */
-	}
-}
-
-/* Walks one bucket's chain from cur for (sk, key). Read-only. */
-static inline void *chain_lookup(const struct rf_hash *h, const struct rf_lflist_node *cur,
-				 uint64_t sk, const void *key)
-{
-	while (cur) {
-		/* acquire: pairs with the link CAS (release) that published the successor. */
-		uintptr_t succ = atomic_load_explicit(&cur->next, memory_order_acquire);
-		if (cur->key >= sk) {
-			if (cur->key > sk)
-				return NULL; /* the hash tag says: not in this list */
-			const struct hnode *n = (const struct hnode *)cur;
-			if (key_eq(h, n->key, key))
-				/* acquire: pairs with the release of insert's link or upsert's CAS,
-				 * so what the value points at is visible. NULL: deleted. */
-				return atomic_load_explicit(&((struct hnode *)n)->value, memory_order_acquire);
-		}
-		cur = rf_lflist_ptr(succ);
-	}
-	return NULL;
-}
-
-void *rf_hash_lookup(const struct rf_hash *h, const void *key)
-{
-	uint64_t hv = hash_key(h, key);
-	/* acquire: as in locate_rw. */
-	uint64_t n = atomic_load_explicit(&((struct rf_hash *)h)->nbuckets, memory_order_acquire);
-	const struct rf_lflist_node *start = start_ro(h, hv & (n - 1));
-	/* acquire: the first node of the chain, published by its link CAS. */
-	const struct rf_lflist_node *first =
-		rf_lflist_ptr(atomic_load_explicit(&start->next, memory_order_acquire));
-	return chain_lookup(h, first, rev64(hv) | 1, key);
-}
-
-unsigned rf_hash_lookup_bulk(const struct rf_hash *h, const void *const *keys, unsigned n,
-			     void **values)
-{
-	unsigned hits = 0;
-	uint64_t sk[BULK], bkt[BULK];
-	const struct rf_lflist_node *cur[BULK];
-	for (unsigned base = 0; base < n; base += BULK) {
-		unsigned m = n - base < BULK ? n - base : BULK;
-		/* acquire: as in locate_rw. */
-		uint64_t nb = atomic_load_explicit(&((struct rf_hash *)h)->nbuckets, memory_order_acquire);
-		/* Stage 1: hash every key and start loading its bucket line. */
-		for (unsigned i = 0; i < m; i++) {
-			uint64_t hv = hash_key(h, keys[base + i]);
-			sk[i] = rev64(hv) | 1;
-			bkt[i] = hv & (nb - 1);
-			__builtin_prefetch(bucket_at(h, bkt[i]));
-		}
-		/* Stage 2: read each sentinel's next and start loading the first node. */
-		for (unsigned i = 0; i < m; i++) {
-			const struct rf_lflist_node *s = start_ro(h, bkt[i]);
-			/* acquire: as in rf_hash_lookup. */
-			cur[i] = rf_lflist_ptr(atomic_load_explicit(&s->next, memory_order_acquire));
-			if (cur[i])
-				__builtin_prefetch(cur[i]);
-		}
-		/* Stage 3: walk all chains one node per round, so the batch's second-node
-		 * misses overlap as well (the first nodes are on their way in already). */
-		uint32_t todo = m == 32 ? UINT32_MAX : (1u << m) - 1;
-		while (todo) {
-			for (uint32_t t = todo; t; t &= t - 1) {
-				unsigned i = (unsigned)__builtin_ctz(t);
-				const struct rf_lflist_node *c = cur[i];
-				void *v = NULL;
-				bool done = true;
-				if (c) {
-					/* acquire: pairs with the link CAS of the successor. */
-					uintptr_t succ = atomic_load_explicit(&c->next, memory_order_acquire);
-					if (c->key < sk[i] ||
-					    (c->key == sk[i] &&
-					     !key_eq(h, ((const struct hnode *)c)->key, keys[base + i]))) {
-						cur[i] = rf_lflist_ptr(succ);
-						if (cur[i])
-							__builtin_prefetch(cur[i]);
-						done = false;
-					} else if (c->key == sk[i]) {
-						/* acquire: as in chain_lookup. */
-						v = atomic_load_explicit(&((struct hnode *)c)->value,
-									 memory_order_acquire);
-					}
-				}
-				if (done) {
-					values[base + i] = v;
-					hits += v != NULL;
-					todo &= ~(1u << i);
-				}
-			}
-		}
-	}
-	return hits;
+	/* relaxed: a statistic; exact once writers stopped (their joins order it). */
+	return atomic_load_explicit(&((struct rf_hash *)h)->count, memory_order_relaxed);
 }
 
 size_t rf_hash_buckets(const struct rf_hash *h)
 {
-	/* relaxed: a snapshot for statistics and tests. */
-	return atomic_load_explicit(&((struct rf_hash *)h)->nbuckets, memory_order_relaxed);
+	/* acquire: as in rf_hash_lookup (we read the table's size). */
+	struct table *t = atomic_load_explicit(&((struct rf_hash *)h)->tab, memory_order_acquire);
+	return t->mask + 1;
+}
+
+bool rf_hash_on_hugepages(const struct rf_hash *h)
+{
+	/* acquire: as in rf_hash_buckets. */
+	struct table *t = atomic_load_explicit(&((struct rf_hash *)h)->tab, memory_order_acquire);
+	return t->huge;
 }
 
 uint64_t rf_hash_overflow_allocs(const struct rf_hash *h)
@@ -769,37 +818,38 @@ size_t rf_hash_key_len(const struct rf_hash *h)
 	return h->key_len;
 }
 
+/* ---- iteration: a walk over the slots of the table current at init ---- */
+
 void rf_hash_iter_init(const struct rf_hash *h, struct rf_hash_iter *it)
 {
-	it->pos = &atomic_load_explicit(&((struct rf_hash *)h)->seg[0], memory_order_acquire)->s;
+	/* acquire: as in rf_hash_lookup. The walk stays in this table: a table replaced by
+	 * growth is frozen and lives until the walker's next quiescent state. */
+	it->pos = atomic_load_explicit(&((struct rf_hash *)h)->tab, memory_order_acquire);
+	it->next = 0;
 }
 
 bool rf_hash_iter_next(const struct rf_hash *h, struct rf_hash_iter *it, const void **key,
 		       void **value)
 {
-	(void)h;
-	const struct rf_lflist_node *p = it->pos;
-	if (!p)
+	struct table *t = (struct table *)it->pos;
+	if (!t)
 		return false;
-	for (;;) {
-		/* acquire: pairs with the link CAS that published the successor. */
-		p = rf_lflist_ptr(atomic_load_explicit(&p->next, memory_order_acquire));
-		if (!p) {
-			it->pos = NULL;
-			return false;
-		}
-		if (!(p->key & 1))
-			continue; /* a bucket sentinel */
-		struct hnode *n = (struct hnode *)p;
-		/* acquire: as in chain_lookup. */
-		void *v = atomic_load_explicit(&n->value, memory_order_acquire);
-		if (v == NULL)
-			continue; /* deleted */
-		it->pos = p;
+	uint64_t end = (t->mask + 1) * SLOTS;
+	while (it->next < end) {
+		struct slot *sl = &t->b[it->next / SLOTS].s[it->next % SLOTS];
+		it->next++;
+		/* acquire: as in probe. */
+		void *v = atomic_load_explicit(&sl->value, memory_order_acquire);
+		if (!v)
+			continue;
 		if (key)
-			*key = n->key;
+			*key = h->inline_keys ? (const void *)&sl->kw
+					      : (const void *)(uintptr_t)atomic_load_explicit(
+							&sl->kw, memory_order_relaxed);
 		if (value)
 			*value = v;
 		return true;
 	}
+	it->pos = NULL;
+	return false;
 }

@@ -1,7 +1,7 @@
 /*
  * ring/ring.c: creating and freeing rings. The fast path lives inline in ringflow/ring.h;
- * this file only lays out memory: header, then the two head/tail blocks on their own cache
- * lines, then the slot array.
+ * this file only lays out memory: header, then the producer and consumer blocks (each a
+ * private head block and a tail block, 128 B apart), then the slot array.
  */
 #include <ringflow/ring.h>
 
@@ -10,6 +10,28 @@
 #include <string.h>
 
 #include "ring_pvt.h"
+
+/* Lays out an empty ring in memory the caller sized with rf_ring_get_memsize (rf_ring_init
+ * checks the arguments first). */
+static void layout_init(struct rf_ring *r, const char *name, unsigned count, unsigned flags)
+{
+	unsigned i = 0;
+	for (; name && name[i] && i + 1 < RF_RING_NAMESIZE; i++)
+		r->name[i] = name[i];
+	r->name[i] = '\0';
+	r->flags = flags;
+	r->size = count;
+	r->mask = count - 1;
+	r->capacity = count;
+	r->prod.single = (flags & RF_RING_SP_ENQ) != 0;
+	r->cons.single = (flags & RF_RING_SC_DEQ) != 0;
+	r->prod.other_tail_cache = 0;
+	r->cons.other_tail_cache = 0;
+	atomic_init(&r->prod.head, 0);
+	atomic_init(&r->prod.tail, 0);
+	atomic_init(&r->cons.head, 0);
+	atomic_init(&r->cons.tail, 0);
+}
 
 size_t rf_ring_get_memsize(unsigned count)
 {
@@ -25,7 +47,7 @@ int rf_ring_init(struct rf_ring *r, const char *name, unsigned count, unsigned f
 	    (flags & ~(RF_RING_SP_ENQ | RF_RING_SC_DEQ)))
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
-	rf_ring_layout_init_pvt(r, name, count, flags);
+	layout_init(r, name, count, flags);
 	return 0;
 }
 

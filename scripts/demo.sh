@@ -18,5 +18,5 @@ echo "== mempool: get/put 2 KiB objects (ringflow vs rte_mempool, jemalloc, glib
 "$build/bench/ringflow-bench" mempool --duration 0.1 --repeats 5
 echo "== ringflow-stolen: CPU the kernel's receive softirq takes from a compute job (docs/stolen-cpu.md) =="
 "$build/bench/tools/ringflow-stolen" --fifo --passes 25000
-echo "== ringflow demo: hash, 100K 8-byte keys (ringflow vs rculfhash, ck_ht, rte_hash) =="
+echo "== ringflow demo: hash, 100K 8-byte keys (ringflow vs rculfhash, ck_ht, rte_hash; as root the bench reserves 2 MiB hugepages for our table and gives them back, its last note says where each table ran) =="
 "$build/bench/ringflow-bench" hash --quick --duration 0.1 --repeats 5

@@ -1,47 +1,48 @@
 /*
- * ringflow/hash.h: a lock-free, resizable hash table with fixed-length byte keys and
+ * ringflow/hash.h: a resizable hash table with lock-free readers, with fixed-length byte keys and
  * `void *` values (a MAC table: 6-byte keys; a flow table: 13-byte 5-tuples; 8-byte ids).
  *
- * Design: split-ordered lists (Shalev & Shavit, "Split-Ordered Lists: Lock-Free Extensible
- * Hash Tables", JACM 2006). All entries sit in ONE lock-free ordered list (ringflow/lflist.h),
- * sorted by the bit-reversed hash. Bucket b is a sentinel node in that list, keyed by the
- * bit-reversed b, in front of exactly the entries whose hash ends in b's bits. Doubling the
- * table from n to 2n buckets then moves nothing: bucket b + n's entries already follow
- * bucket b's in the list, and b + n's sentinel is linked in between lazily, by the first
- * writer that needs it. Buckets live in segments of a directory (segment k holds buckets
- * [2^(k-1), 2^k)), allocated once and never moved, so growing never stops or redirects a
- * reader. Each node carries its bit-reversed hash (the list's order key): most non-matching
- * nodes are rejected on that tag alone, without reading their key.
+ * Design: a bucketised open-addressing table (ideas from DPDK rte_hash's lock-free mode,
+ * Cuckoo++ and DLHT; hash/hash.c has the details). Buckets are one 64-byte cache line with
+ * three slots; a slot holds the key itself when it is at most 8 bytes (a hit reads one line),
+ * else a pointer to a copy plus a 16-bit hash tag in the bucket (most non-matching slots are
+ * skipped without following it). A key sits in its home bucket or, when that was full, in
+ * the next bucket with room; each bucket counts the keys that probed past it, so a lookup
+ * stops at the first bucket whose count is zero. Entries never move inside a table.
  *
- * Load factor <= 1/2: the table doubles when the entry count passes half the bucket count
- * (32 B per bucket: 64 MiB of buckets for 1M entries), so a hit walks 1.25 nodes on average.
- * Readers never initialise a bucket; every insert initialises the next two, in index order,
- * so new buckets are ready long before the next doubling. It never shrinks. Nodes come from a ringflow mempool made at create (no malloc on the fast path).
+ * Growth: one entry per bucket while the table is small (< 1024 buckets), two per bucket
+ * (2/3 of the slots) above; then the writer builds a table twice the size, publishes it with
+ * one pointer store and frees the old one a grace period later. Readers are never stopped or
+ * redirected: one still in the old table reads a consistent, frozen copy. It never shrinks.
  *
  * Contract:
  *   - insert, delete, upsert, lookup, lookup_bulk, count and iteration may run concurrently,
  *     from any threads registered with QSBR (ringflow/qsbr.h: read the rule there, it applies
  *     to every thread that calls these). create and free may not run concurrently with any
  *     other call on the same table.
- *   - Linearizable: insert at the CAS that links the node, delete at the CAS that swaps the
- *     value to NULL (the node is then marked and unlinked), upsert at its value CAS or link.
- *   - Reads never lock and never write shared memory: lookup only loads. Writers are
- *     lock-free; the entry count is striped per thread (no shared counter line).
+ *   - Readers (lookup, lookup_bulk, iteration) never lock, never wait and never write shared
+ *     memory. Writers (insert, upsert, delete) take a per-table spinlock (pause, then yield),
+ *     as rte_hash does in its lock-free reader mode: a writer preempted inside delays other
+ *     writers, never readers.
+ *   - Linearizable: insert and upsert at the release store of the value into the slot,
+ *     delete at the store of NULL into it. A deleted slot is reused only after a grace
+ *     period, so a reader never pairs one key with another key's value.
  *   - A value returned by lookup stays valid for the caller until its next quiescent state
  *     *as far as the table is concerned*; what the value points at is the caller's business
  *     (defer its free across a grace period if readers may hold it).
- *   - rf_hash_count is a sum of per-thread stripes: exact when no writer is running.
- *   - Iteration visits every entry present throughout the walk exactly once (in split order,
- *     not key order); entries added or removed meanwhile may or may not be visited. The whole
- *     walk must stay between two quiescent states of the walking thread.
+ *   - rf_hash_count is exact when no writer is running.
+ *   - Iteration walks the table that was current at rf_hash_iter_init and visits every entry
+ *     present throughout the walk exactly once (in slot order, not key order); entries added
+ *     or removed meanwhile may or may not be visited. The whole walk must stay between two
+ *     quiescent states of the walking thread.
  *
- * Memory: nodes come from a mempool of max_entries nodes plus slack (a quarter more, + 4096).
- * A deleted node returns to it one grace period after its unlink (call_rcu; liburcu's
- * call_rcu thread batches every ~10 ms), so a burst of deletes can empty the pool while the
- * table is far from full. Then, and only while the entry count is below max_entries, a node
- * comes from malloc instead (the slow path; rf_hash_overflow_allocs counts them) and goes
- * back to free() after its grace period. -ENOSPC means: the pool is empty and at least
- * max_entries entries are present.
+ * Memory: buckets are 64 B per 1.5 to 3 entries (1M entries: 32 MiB), on 2 MiB hugetlb pages
+ * when free ones exist and flags lack RF_MEMPOOL_NO_HUGE, else normal pages with a
+ * transparent-hugepage hint (silently). Keys longer than 8 bytes are copied into a mempool
+ * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
+ * after its delete, and when the pool is empty meanwhile a copy comes from malloc instead
+ * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
+ * no memory was left to grow).
  *
  * Errors: int functions return 0 (or 1 where said) or a negative errno; rf_hash_create returns
  * NULL with errno; lookups return NULL when the key is absent (so values may not be NULL).
@@ -67,31 +68,31 @@ extern "C" {
 struct rf_hash;
 
 /* Creates an empty table (one bucket) for keys of key_len bytes (1..RF_HASH_KEY_MAX) holding
- * up to max_entries entries (>= 1). flags are RF_MEMPOOL_* flags for the node pool (e.g.
+ * up to max_entries entries (>= 1). flags are RF_MEMPOOL_* flags for the buckets and key pool (e.g.
  * RF_MEMPOOL_NO_HUGE; 0 tries hugepages and warns on fallback). NULL + errno: EINVAL bad
  * arguments, ENOMEM no memory. Not thread-safe with other calls on the table. */
 struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_entries,
 			       unsigned flags);
 
-/* Waits for pending node reclamation (rcu_barrier: goes offline meanwhile if the caller is
- * online), then frees the table, its nodes and its pool. NULL is ignored. No other thread may
+/* Waits for pending reclamation (rcu_barrier: goes offline meanwhile if the caller is
+ * online), then frees the table, its key copies and their pool. NULL is ignored. No other thread may
  * use the table during or after this. Values are not freed. */
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
- * (NULL value), -ENOSPC (max_entries entries present: see Memory above). Lock-free, thread-safe. */
+ * (NULL value), -ENOSPC (max_entries entries present: see Memory above). Thread-safe (takes the writer lock). */
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value);
 
 /* Sets key -> value whether or not key was present (value != NULL). Returns 0 when it
  * inserted, 1 when it replaced (then *old, if old != NULL, gets the previous value), or
- * -EINVAL / -ENOSPC as insert. Lock-free, thread-safe. */
+ * -EINVAL / -ENOSPC as insert. Thread-safe (writer lock). */
 int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old);
 
-/* Removes key. 0 (and *old, if old != NULL, gets its value) or -ENOENT. Lock-free. */
+/* Removes key. 0 (and *old, if old != NULL, gets its value) or -ENOENT. Thread-safe (writer lock). */
 int rf_hash_delete(struct rf_hash *h, const void *key, void **old);
 
-/* The value of key, or NULL when absent. Read-only, wait-free apart from the walk of one
- * bucket; call from a registered online thread. */
+/* The value of key, or NULL when absent. Read-only and wait-free (loads its home bucket and,
+ * after an overflow, the next ones); call from a registered online thread. */
 void *rf_hash_lookup(const struct rf_hash *h, const void *key);
 
 /* n lookups at once, with the memory accesses of the batch overlapped (prefetching, as DPDK's
@@ -105,20 +106,26 @@ size_t rf_hash_count(const struct rf_hash *h);
 /* Number of buckets now (a power of two; grows with the count). */
 size_t rf_hash_buckets(const struct rf_hash *h);
 
-/* Nodes that came from malloc because the pool was empty (see Memory above). */
+/* Key copies (keys > 8 bytes) that came from malloc because the pool was empty (see Memory
+ * above); always 0 for shorter keys. */
 uint64_t rf_hash_overflow_allocs(const struct rf_hash *h);
+
+/* True when the table's buckets are on 2 MiB hugetlb pages (else 4 KiB pages, with a
+ * transparent-hugepage hint). */
+bool rf_hash_on_hugepages(const struct rf_hash *h);
 
 /* Key length the table was made with. */
 size_t rf_hash_key_len(const struct rf_hash *h);
 
 /* Iteration cursor: rf_hash_iter_init, then rf_hash_iter_next until it returns false. */
 struct rf_hash_iter {
-	const void *pos; /* private: the list node reached */
+	const void *pos; /* private: the table walked */
+	size_t next;     /* private: the next slot to look at */
 };
 
 void rf_hash_iter_init(const struct rf_hash *h, struct rf_hash_iter *it);
 
-/* Next entry: true with *key (points into the node: valid until the caller's next quiescent
+/* Next entry: true with *key (points into the table or the key copy: valid until the caller's next quiescent
  * state) and *value set, or false at the end. Read-only. */
 bool rf_hash_iter_next(const struct rf_hash *h, struct rf_hash_iter *it, const void **key,
 		       void **value);

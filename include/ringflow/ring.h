@@ -52,19 +52,24 @@ extern "C" {
 #define RF_RING_SZ_MAX (1u << 31) /* largest count: differences of 32-bit indexes stay exact */
 
 /*
- * Alignment of the producer and consumer blocks. 128 B rather than 64 B keeps the two out of
- * the same adjacent-line-prefetch pair; `ringflow-bench ring --case pad` measures both here.
+ * Alignment of each block of ring state. 128 B rather than 64 B keeps two blocks out of the
+ * same adjacent-line-prefetch pair. Fixed: the layout of a public struct must not depend on
+ * a macro a user could define before including this header.
  */
-#ifndef RF_RING_HEADTAIL_ALIGN
 #define RF_RING_HEADTAIL_ALIGN 128
-#endif
 
-/* One side of the ring. Written only by that side's threads (the cached copy too). */
+/*
+ * One side of the ring, on two cache-line blocks: what only this side touches (head and, for
+ * a single-threaded side, its cached copy of the other side's tail) apart from the tail the
+ * other side polls. So a consumer spinning on prod.tail never steals the line the producer
+ * reserves on, and a single producer writes the shared line once per burst (the tail store).
+ */
 struct rf_ring_headtail {
 	_Atomic uint32_t head; /* next index to reserve */
-	_Atomic uint32_t tail; /* everything before this index is published to the other side */
 	uint32_t single;       /* 1: single-threaded side, no CAS */
 	uint32_t other_tail_cache; /* single side only: last value read of the other side's tail */
+	/* everything before this index is published to the other side */
+	alignas(RF_RING_HEADTAIL_ALIGN) _Atomic uint32_t tail;
 };
 
 struct rf_ring {
@@ -93,30 +98,6 @@ size_t rf_ring_get_memsize(unsigned count);
 int rf_ring_init(struct rf_ring *r, const char *name, unsigned count, unsigned flags);
 
 /* ---- internals of the fast path (inline for speed; not part of the API) ---- */
-
-/* Lays out an empty ring in memory the caller sized with rf_ring_get_memsize (rf_ring_init
- * checks the arguments first). Inline so a benchmark can build the same ring with another
- * RF_RING_HEADTAIL_ALIGN in its own translation unit. */
-static inline void rf_ring_layout_init_pvt(struct rf_ring *r, const char *name, unsigned count,
-					   unsigned flags)
-{
-	unsigned i = 0;
-	for (; name && name[i] && i + 1 < RF_RING_NAMESIZE; i++)
-		r->name[i] = name[i];
-	r->name[i] = '\0';
-	r->flags = flags;
-	r->size = count;
-	r->mask = count - 1;
-	r->capacity = count;
-	r->prod.single = (flags & RF_RING_SP_ENQ) != 0;
-	r->cons.single = (flags & RF_RING_SC_DEQ) != 0;
-	r->prod.other_tail_cache = 0;
-	r->cons.other_tail_cache = 0;
-	atomic_init(&r->prod.head, 0);
-	atomic_init(&r->prod.tail, 0);
-	atomic_init(&r->cons.head, 0);
-	atomic_init(&r->cons.tail, 0);
-}
 
 enum rf_ring_behavior { RF_RING_FIXED, RF_RING_VARIABLE };
 

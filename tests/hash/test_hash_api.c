@@ -263,3 +263,78 @@ Test(hash, values_returned_by_delete_and_upsert_are_the_ones_stored)
 	cr_assert_eq(old, V(50));
 	rf_hash_free(h);
 }
+
+/* Random inserts, upserts and deletes over a small key space, checked against a plain array
+ * after every step: overflow chains, slots freed and reused after grace periods, same-size
+ * rebuilds and growth must never lose, resurrect or duplicate a key. Runs for an inline key
+ * length (8) and for out-of-line keys (13 bytes: copies behind a pointer, with tags). */
+static void churn_against_a_model(size_t key_len)
+{
+	enum { KEYS = 3000, STEPS = 200000 };
+	static void *model[KEYS];
+	memset(model, 0, sizeof(model));
+	struct rf_hash *h = mk(key_len, KEYS);
+	uint64_t rnd = 42;
+	size_t present = 0;
+	for (unsigned step = 0; step < STEPS; step++) {
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned i = (unsigned)(rnd >> 33) % KEYS, op = (unsigned)(rnd >> 20) % 4;
+		unsigned char key[RF_HASH_KEY_MAX] = {0};
+		memcpy(key, &i, sizeof(i));
+		key[key_len - 1] ^= 0x5a; /* the last byte matters too */
+		void *v = V(step + 1), *old = NULL;
+		if (op == 0) {
+			int rc = rf_hash_insert(h, key, v);
+			cr_assert_eq(rc, model[i] ? -EEXIST : 0, "step %u insert", step);
+			if (!model[i]) {
+				model[i] = v;
+				present++;
+			}
+		} else if (op == 1) {
+			int rc = rf_hash_upsert(h, key, v, &old);
+			cr_assert_eq(rc, model[i] ? 1 : 0, "step %u upsert", step);
+			if (model[i])
+				cr_assert_eq(old, model[i]);
+			else
+				present++;
+			model[i] = v;
+		} else if (op == 2) {
+			int rc = rf_hash_delete(h, key, &old);
+			cr_assert_eq(rc, model[i] ? 0 : -ENOENT, "step %u delete", step);
+			if (model[i]) {
+				cr_assert_eq(old, model[i]);
+				model[i] = NULL;
+				present--;
+			}
+		} else {
+			cr_assert_eq(rf_hash_lookup(h, key), model[i], "step %u lookup", step);
+		}
+		if (step % 64 == 0)
+			rf_qsbr_quiescent(); /* lets grace periods end: dirty slots come back */
+	}
+	cr_assert_eq(rf_hash_count(h), present);
+	size_t seen = 0;
+	struct rf_hash_iter it;
+	const void *key;
+	void *val;
+	rf_hash_iter_init(h, &it);
+	while (rf_hash_iter_next(h, &it, &key, &val)) {
+		unsigned i;
+		memcpy(&i, key, sizeof(i));
+		cr_assert_lt(i, KEYS);
+		cr_assert_eq(val, model[i], "iteration: key %u", i);
+		seen++;
+	}
+	cr_assert_eq(seen, present);
+	rf_hash_free(h);
+}
+
+Test(hash, churn_matches_a_model_with_inline_keys)
+{
+	churn_against_a_model(8);
+}
+
+Test(hash, churn_matches_a_model_with_13_byte_keys)
+{
+	churn_against_a_model(13);
+}

@@ -265,7 +265,7 @@ Test(hash_stress, mixed_ops_on_hot_keys_are_explainable)
 	cr_assert_eq(rf_hash_count(s.h), present);
 	rf_qsbr_unregister();
 	cr_assert_eq(atomic_load(&s.enospc), 0, "64 keys never fill a 1024-entry table");
-	cr_log_info("%lu ops, %lu lookups (%lu hits), %u keys present, %lu -ENOSPC, %lu overflow nodes",
+	cr_log_info("%lu ops, %lu lookups (%lu hits), %u keys present, %lu -ENOSPC, %lu key copies from malloc",
 		    (unsigned long)(s.per_thread * THREADS), (unsigned long)atomic_load(&s.lookups),
 		    (unsigned long)atomic_load(&s.hits), present, (unsigned long)atomic_load(&s.enospc),
 		    (unsigned long)rf_hash_overflow_allocs(s.h));
