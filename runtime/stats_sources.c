@@ -136,6 +136,21 @@ static void read_dev(struct rf_stat_set *s, const char *name, struct rf_io_dev *
 			  "Connections open now (connection drivers)", io.conns_open);
 	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("conns_total"), "port_connections_total", lab,
 			  "Connections accepted or made since open", io.conns_total);
+	int up = rf_io_link_up(dev);
+	if (up >= 0)
+		rf_stats_emit_u64(s, RF_STAT_GAUGE, D("link_up"), "port_link_up", lab,
+				  "1 when the device's link is up (drivers that know it)", (uint64_t)up);
+	/* The driver's extended counters (rf_io_xstats_get): a gauge each, since a driver's
+	 * list mixes counters and levels (e.g. mbufs_in_use). */
+	struct rf_io_xstat xs[64];
+	int nx = rf_io_xstats_get(dev, xs, 64);
+	for (int i = 0; i < nx && i < 64; i++) {
+		char xl[160];
+		snprintf(xl, sizeof(xl), "%s,xstat=%.31s", lab, xs[i].name);
+		snprintf(path, sizeof(path), "ports/%.40s/xstats/%.31s", name, xs[i].name);
+		rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "port_xstat", xl,
+				  "A driver's extended counter (rf_io_xstats_get)", xs[i].value);
+	}
 #undef D
 }
 

@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/ctl.h>
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
+#include <ringflow/stats.h>
 
 #include "l2fwd.h"
 
@@ -51,6 +53,25 @@ static unsigned fwd_poll(struct rf_poller *p, void *arg)
 	return n;
 }
 
+/* Control-socket command "ports": each port's forwarding sums (docs/observing.md). */
+static int ports_cmd(const struct rf_json *req, struct rf_buf *out, void *arg)
+{
+	(void)req;
+	const struct l2f *f = arg;
+	rf_buf_printf(out, "[");
+	for (unsigned i = 0; i < f->nports; i++) {
+		uint64_t rx, sent, dropped;
+		l2f_port_sums(f, i, &rx, &sent, &dropped);
+		rf_buf_printf(out, "%s{\"port\":%u,\"spec\":", i ? "," : "", i);
+		rf_json_str(out, rf_io_spec(f->ports[i]));
+		rf_buf_printf(out, ",\"pair\":%u,\"rx\":%llu,\"tx\":%llu,\"drops\":%llu}", i ^ 1u,
+			      (unsigned long long)rx, (unsigned long long)sent,
+			      (unsigned long long)dropped);
+	}
+	rf_buf_printf(out, "]");
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -70,6 +91,7 @@ static void usage(FILE *out)
 		"  --idle busy|adaptive  busy: spin; adaptive: block after idle rounds (default)\n"
 		"  --burst N             frames per burst, 1..%d (default 32)\n"
 		"  --buffers N           packet buffers in the pool (default 8192)\n"
+		"  --metrics IP:PORT     serve Prometheus metrics there (docs/observing.md)\n"
 		"  -- ARGS...            the DPDK EAL's arguments for dpdk ports (e.g. -l 1 -a 0000:03:00.0);\n"
 		"                        without them the dpdk driver starts the EAL with its defaults\n"
 		"Drivers here:\n",
@@ -192,16 +214,18 @@ int main(int argc, char **argv)
 		{"mac-rewrite", no_argument, NULL, 'm'}, {"stats", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},        {"idle", required_argument, NULL, 'i'},
 		{"burst", required_argument, NULL, 'n'}, {"buffers", required_argument, NULL, 'B'},
-		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+		{"help", no_argument, NULL, 'h'},        {"metrics", required_argument, NULL, 'M'},
+		{NULL, 0, NULL, 0}};
 	static struct l2f f; /* large: not on the stack */
 	const char *specs[L2F_MAX_PORTS];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 8192;
 	bool mac_rewrite = false;
+	const char *metrics = NULL;
 	int o;
 
 	f.out = stderr;
-	while ((o = getopt_long(argc, argv, "p:c:ms:ji:n:B:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:c:ms:ji:n:B:hM:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (f.nports == L2F_MAX_PORTS) {
@@ -240,6 +264,7 @@ int main(int argc, char **argv)
 			if (parse_uint("--buffers", optarg, 256, 1u << 22, &nbufs))
 				return 2;
 			break;
+		case 'M': metrics = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-l2fwd: bad arguments: see ringflow-l2fwd --help\n");
@@ -258,6 +283,8 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = 1;
 	struct rf_pktbuf_pool *pool = NULL;
+	struct rf_stats *reg = NULL;
+	struct rf_ctl *ctl = NULL;
 	/* The runtime first: it checks --cores against this thread's affinity, which the EAL
 	 * changes (it pins the calling thread to its main lcore). */
 	struct rf_runtime *rt = rf_runtime_create(&rc, err, sizeof(err));
@@ -316,6 +343,28 @@ int main(int argc, char **argv)
 			m[3], m[4], m[5], has_mac ? "" : " (unknown)", rf_io_mtu(f.ports[i]),
 			up == 1 ? "up" : up == 0 ? "down" : "unknown");
 	}
+	/* The control socket and --metrics, served by their own thread (docs/observing.md). */
+	reg = rf_stats_create("l2fwd");
+	if (reg) {
+		rf_stats_add_runtime(reg, rt);
+		for (unsigned i = 0; i < f.nports; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "port%u", i);
+			rf_stats_add_dev(reg, name, f.ports[i]);
+		}
+		rf_stats_add_pool(reg, "l2fwd", pool);
+		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, err,
+				   sizeof(err));
+		if (!ctl)
+			fprintf(stderr, "ringflow-l2fwd: %s\n", err);
+		else
+			rf_ctl_register(ctl, "ports", "forwarding sums per port", ports_cmd, &f);
+	}
+	if (!ctl && metrics) {
+		rf_runtime_stop(rt);
+		rf_runtime_join(rt);
+		goto out;
+	}
 	fprintf(stderr, "ringflow-l2fwd: %u ports, %u units on %u core(s), %s idle; Ctrl-C stops\n",
 		f.nports, f.nunits, rf_runtime_ncores(rt),
 		rc.idle == RF_IDLE_BUSY ? "busy" : "adaptive");
@@ -323,6 +372,8 @@ int main(int argc, char **argv)
 	rf_runtime_join(rt);
 	status = l2f_print_totals(&f, f.json ? stdout : stderr);
 out:
+	rf_ctl_stop(ctl); /* before the runtime and the ports go */
+	rf_stats_destroy(reg);
 	rf_runtime_destroy(rt);
 	bool dpdk = eal;
 	for (unsigned i = 0; i < f.nports; i++) {

@@ -220,6 +220,15 @@ for be in $BACKENDS; do
 	else
 		fail "$be: ping: $(tail -2 $TMP/ping)"
 	fi
+	# The control socket (docs/observing.md): the ports command and a driver counter.
+	if [ -n "${RF_CTL:-}" ] && [ "$be" = packet ]; then
+		if "$RF_CTL" --json -p $LP ports >$TMP/ctl 2>&1 && grep -q '"pair":1' $TMP/ctl &&
+		   "$RF_CTL" --json -p $LP stats ports/port0 >$TMP/ctl2 2>&1 && grep -q 'xstats' $TMP/ctl2; then
+			pass "$be: ringflow-ctl ports and the port's extended counters over the control socket"
+		else
+			fail "$be: ringflow-ctl: $(head -c 300 $TMP/ctl $TMP/ctl2)"
+		fi
+	fi
 	ip netns exec $S "$XFER" rawrecv $SI 200 20 >$TMP/raw 2>&1 &
 	RP=$!
 	echo $RP >>"$PIDS"
