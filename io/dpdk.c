@@ -1005,7 +1005,7 @@ fail_free:
 
 const struct rf_io_ops rf_io_dpdk_ops = {
 	.name = "dpdk",
-	.usage = "dpdk:vdev=net_af_packet0|net_af_xdp0|net_ring0|net_null0|dev=PORT,port=N|frames=1"
+	.usage = "dpdk:vdev=net_af_packet0|net_af_xdp0|net_ring0|net_null0|net_tap0|dev=PORT,port=N|frames=1"
 		 "[,iface=IFACE,ip=A.B.C.D,queues=K,mbufs=8191,ring=1024]  e.g. "
 		 "dpdk:vdev=net_af_packet0,iface=veth1,port=9000 or "
 		 "dpdk:vdev=net_af_packet0,iface=veth1,frames=1",
