@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/ctl.h>
 #include <ringflow/hash.h>
 #include <ringflow/io.h>
 #include <ringflow/mempool.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/qsbr.h>
 #include <ringflow/runtime.h>
+#include <ringflow/stats.h>
 
 #include "sw.h"
 
@@ -41,7 +43,8 @@ static void usage(FILE *out)
 		"                     flow matches by MAC learning\n"
 		"  --dpid N           datapath id (decimal or 0x hex; default 1)\n"
 		"  --cores LIST       CPUs for the pollers (default 0); each port gets one queue per core\n"
-		"  --idle busy|adaptive (default adaptive)\n");
+		"  --idle busy|adaptive (default adaptive)\n"
+		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n");
 }
 
 int main(int argc, char **argv)
@@ -51,13 +54,16 @@ int main(int argc, char **argv)
 		{"dpid", required_argument, NULL, 'd'}, {"listen", required_argument, NULL, 'L'},
 		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+		{"metrics", required_argument, NULL, 'M'}, {NULL, 0, NULL, 0}};
+	const char *metrics = NULL;
+	struct rf_stats *reg = NULL;
+	struct rf_ctl *ctl = NULL;
 	static struct sw_dp dp; /* large: not on the stack */
 	const char *specs[SW_MAX_PORTS];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -106,6 +112,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'M': metrics = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");
@@ -199,12 +206,35 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	agent_started = true;
+	/* The control socket and --metrics (docs/observing.md): pollers, ports, pool, rings. */
+	reg = rf_stats_create("switch");
+	if (reg) {
+		rf_stats_add_runtime(reg, rt);
+		for (unsigned i = 0; i < dp.nports; i++)
+			rf_stats_add_dev(reg, dp.ports[i].name, dp.ports[i].dev);
+		rf_stats_add_pool(reg, "switch", dp.pool);
+		if (dp.to_ctl)
+			rf_stats_add_ring(reg, "to_controller", dp.to_ctl);
+		if (dp.from_ctl)
+			rf_stats_add_ring(reg, "from_controller", dp.from_ctl);
+		char cerr[256];
+		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, cerr,
+				   sizeof(cerr));
+		if (!ctl)
+			fprintf(stderr, "ringflow-switch: %s\n", cerr);
+	}
+	if (!ctl && metrics) {
+		rf_runtime_stop(rt);
+		goto out;
+	}
 	fprintf(stderr, "ringflow-switch: %u ports, %u core(s), dpid 0x%016" PRIx64
 		", controller %s, listen %s; Ctrl-C stops\n", dp.nports, dp.ncores, ac.dpid,
 		ac.controller ? ac.controller : "-", ac.listen ? ac.listen : "-");
 	rf_runtime_wait(rt);
 	status = 0;
 out:
+	rf_ctl_stop(ctl); /* before the runtime and the ports go */
+	rf_stats_destroy(reg);
 	if (agent_started)
 		pthread_join(agent_tid, NULL);
 	if (rt) {

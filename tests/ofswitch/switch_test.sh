@@ -86,7 +86,7 @@ ping_ok() {
 start_controller || { fail "controller did not listen on 127.0.0.1:$OFPORT in $SW"; exit 1; }
 ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 --cores "${SW_CORES:-0}" \
 	--controller tcp:127.0.0.1:$OFPORT --listen tcp:127.0.0.1:$LPORT --dpid 0x$P \
-	>"$TMP/sw.log" 2>&1 &
+	--metrics 127.0.0.1:9464 >"$TMP/sw.log" 2>&1 &
 SP=$!
 echo $SP >>"$PIDS"
 
@@ -100,6 +100,15 @@ if [ $ok = 1 ] && ping_ok 5; then pass "ping $IP1 -> $IP2 through ringflow-switc
 else fail "ping through ringflow-switch"; sed 's/^/  sw: /' "$TMP/sw.log"; fi
 ip netns exec $H2 ping -q -c 3 -i 0.2 -w 10 $IP1 >/dev/null 2>&1 && pass "ping $IP2 -> $IP1" ||
 	fail "ping back"
+# Observing it (docs/observing.md): the ports' counters over --metrics (the switch namespace's
+# own loopback) and the control socket.
+m=$(ip netns exec $SW curl -s --max-time 5 http://127.0.0.1:9464/metrics)
+echo "$m" | grep -E "^ringflow_port_rx_packets_total\{[^}]*port=\"$SA\"[^}]*\} [1-9]" >/dev/null &&
+	pass "--metrics: the ports' frame counters moved" || fail "--metrics: $(echo "$m" | grep port_rx | head -3)"
+if [ -n "${RF_CTL:-}" ]; then
+	"$RF_CTL" --json -p $SP stats ports/$SB >"$TMP/ctl" 2>&1 && grep -q tx_pkts "$TMP/ctl" &&
+		pass "ringflow-ctl stats ports/$SB" || fail "ringflow-ctl: $(head -c 300 "$TMP/ctl")"
+fi
 
 # 2. the learned flows in the switch's FLOW stats, over OpenFlow (the probe is a second
 # controller connection: ringflow-switch takes one controller, so the probe listens and
