@@ -373,7 +373,9 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	int code;
 	if (fm->command > OFPFC_DELETE_STRICT)
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_COMMAND, raw, len);
-	if (fm->match.n_other)
+	if (fm->match.n_other || fm->match.masked ||
+	    (fm->match.fields & ~(OF_MATCH_IN_PORT | OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST |
+				  OF_MATCH_ETH_TYPE)))
 		return send_error(a, c, xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, raw, len);
 	bool del = fm->command == OFPFC_DELETE || fm->command == OFPFC_DELETE_STRICT;
 	if (fm->table_id != 0 && !(del && fm->table_id == OFPTT_ALL))
