@@ -68,6 +68,16 @@ struct sw_flow;
 /* And back: the match of a flow, for FLOW stats and FLOW_REMOVED. */
 void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
+/* Frame rewrites (sw_act.c), checksums fixed incrementally. Each returns 0, or -1 when the
+ * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
+ * and ports are host order. Not yet wired to FLOW_MOD actions. */
+int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
+int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr);
+int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port);
+int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len);
+int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid);
+int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
+
 /* A flow's actions: output ports (OFPP_* specials allowed), applied in order. Immutable once
  * published; replaced as a whole. */
 struct sw_actions {
