@@ -34,24 +34,49 @@
 #define SW_BURST 32
 
 /* The flow key: every field the classifier can match, parsed once per frame. Fields a frame
- * does not have are zero. Fixed layout, no padding holes (it is a hash key). */
+ * does not have are zero. Fixed layout, no padding holes (it is a hash key, at most
+ * RF_HASH_KEY_MAX = 64 bytes). Some slots are shared, as in OVS, and the 1.3 prerequisites
+ * keep them apart (a flow matching ipv4_src also matches eth_type=0x0800, so an ARP frame's
+ * spa in the same slot can never match it): */
 struct sw_key {
 	uint32_t in_port;  /* OpenFlow port number (1-based) */
 	uint8_t eth_dst[6];
 	uint8_t eth_src[6];
 	uint16_t eth_type; /* after at most one 802.1Q tag */
 	uint16_t vlan;     /* OFPVID_PRESENT | vid when tagged, else 0 */
-	uint32_t ip_src, ip_dst; /* IPv4, network byte order as on the wire */
-	uint8_t ip_proto;
-	uint8_t pad[3];
-	uint16_t tp_src, tp_dst; /* TCP/UDP ports (host order) */
+	uint8_t nw_src[16], nw_dst[16]; /* IPv6 addresses; IPv4 and ARP spa/tpa in bytes 0..3
+					   (network byte order as on the wire) */
+	uint8_t ip_proto;  /* IPv4 protocol, IPv6 next header */
+	uint8_t ip_dscp;   /* IPv4 TOS >> 2, IPv6 traffic class >> 2 */
+	uint8_t vlan_pcp;  /* priority bits of the tag */
+	uint8_t pad;
+	uint16_t tp_src, tp_dst; /* TCP/UDP ports, or ICMPv4 type/code (host order) */
+	uint16_t arp_op;
+	uint16_t pad2;
 };
-_Static_assert(sizeof(struct sw_key) == 36, "sw_key has padding");
+_Static_assert(sizeof(struct sw_key) == 64, "sw_key has padding");
+_Static_assert(sizeof(struct sw_key) <= RF_HASH_KEY_MAX, "sw_key is an EMC key");
 _Static_assert(SW_MAX_PORTS + 1 <= RF_RUNTIME_MAX_POLLS, "a poll function per port per core");
 
 /* Parse frame[0..len) from port in_port into *k. Returns 0, or -1 when the frame is shorter
  * than its headers claim (the caller drops and counts it). */
 int sw_key_parse(const uint8_t *frame, uint32_t len, uint32_t in_port, struct sw_key *k);
+
+/* The controller's match as (value, mask) over the key (sw_match.c); value comes masked. */
+void sw_key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *mk);
+struct sw_flow;
+/* And back: the match of a flow, for FLOW stats and FLOW_REMOVED. */
+void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
+
+/* Frame rewrites (sw_act.c), checksums fixed incrementally. Each returns 0, or -1 when the
+ * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
+ * and ports are host order. Not yet wired to FLOW_MOD actions. */
+int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
+int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr);
+int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port);
+int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len);
+int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid);
+int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
 
 /* A flow's actions: output ports (OFPP_* specials allowed), applied in order. Immutable once
  * published; replaced as a whole. */

@@ -3,7 +3,7 @@
  * builds for them.
  *
  * Design (this slice): an exact-match cache (EMC) on ringflow's lock-free hash, keyed by the
- * whole 36-byte flow key, in front of a priority-sorted array of wildcard flows scanned in
+ * whole 64-byte flow key, in front of a priority-sorted array of wildcard flows scanned in
  * order (the first match is the highest priority). Not yet tuple-space search: a miss costs
  * one pass over the flows, so the EMC carries the steady state and a table of many masks
  * costs its length on every new microflow (docs/switch.md). Each snapshot has its own EMC,

@@ -4,7 +4,7 @@
  * in order, checks: the HELLO and FEATURES_REPLY (datapath id, no buffers); PORT_DESC
  * (2 ports numbered 1, 2); FLOW stats (at least two flows matching in_port + eth_dst, the
  * learning switch's, with packet counters > 0, and the table-miss flow); a FLOW_MOD cut
- * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching ip_proto gets ERROR
+ * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching ip_ecn gets ERROR
  * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD action gets BAD_ACTION; after each the
  * connection is still up (ECHO answered); GET_CONFIG and BARRIER answered; CHECK_OVERLAP
  * refused with FLOW_MOD_FAILED/OVERLAP; FLOW_REMOVED after a hard timeout; with a second
@@ -200,18 +200,18 @@ int main(int argc, char **argv)
 	     m.u.error.code == OFPBRC_BAD_LEN;
 	CHECK(ok && alive(fd, 6), "short FLOW_MOD: ERROR BAD_REQUEST/BAD_LEN, connection up");
 
-	/* A FLOW_MOD matching ip_proto (OXM 0x80001401), not decoded by this switch yet. */
+	/* A FLOW_MOD matching ip_ecn (OXM 0x80001201), not decoded by this switch yet. */
 	flow_mod_head(b, 64, 7);
 	put16(b + 48, 1); /* OFPMT_OXM */
 	put32(b + 52, 0x80000a02);    /* eth_type */
 	put16(b + 56, 0x0800);
-	put32(b + 58, 0x80001401);    /* ip_proto */
-	b[62] = 6;
+	put32(b + 58, 0x80001201);    /* ip_ecn */
+	b[62] = 1;
 	b[63] = 0;
 	put16(b + 50, 4 + 6 + 5);
 	ok = ask(fd, b, 64, OF_ERROR, 7, &m) == 0 && m.u.error.type == OFPET_BAD_MATCH &&
 	     m.u.error.code == 6 /* OFPBMC_BAD_FIELD */;
-	CHECK(ok && alive(fd, 8), "FLOW_MOD on ip_proto: ERROR BAD_MATCH/BAD_FIELD, connection up");
+	CHECK(ok && alive(fd, 8), "FLOW_MOD on ip_ecn: ERROR BAD_MATCH/BAD_FIELD, connection up");
 
 	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD eth_dst]: not done yet. */
 	flow_mod_head(b, 48 + 8 + 24, 9);

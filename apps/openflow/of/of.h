@@ -21,7 +21,9 @@
  * What is modelled: HELLO (version bitmap), ERROR, ECHO, FEATURES, SET_CONFIG, BARRIER,
  * PACKET_IN, PACKET_OUT, FLOW_MOD, FLOW_REMOVED, PORT_STATUS, MULTIPART/STATS port
  * description, flow and port statistics. Match fields in_port, eth_src, eth_dst, eth_type
- * (OXM in 1.3, struct ofp_match wildcards in 1.0); other match fields, actions other than
+ * (OXM in 1.3, struct ofp_match wildcards in 1.0), and in 1.3 also vlan_vid, vlan_pcp,
+ * ip_dscp, ip_proto, ipv4/tcp/udp/icmpv4/arp/ipv6 fields (masks, prerequisites: struct
+ * of_match); other match fields, actions other than
  * OUTPUT and 1.3 instructions other than APPLY_ACTIONS are length-checked, skipped and
  * counted (n_other / n_skipped), never guessed at.
  *
@@ -90,7 +92,11 @@ enum of_flow_mod_command {
 #define OFPET_BAD_MATCH 4 /* 1.3 only */
 #define OFPBMC_BAD_TYPE 0
 #define OFPBMC_BAD_LEN 1
+#define OFPBMC_BAD_WILDCARDS 5
+#define OFPBMC_BAD_FIELD 6
+#define OFPBMC_BAD_VALUE 7
 #define OFPBMC_BAD_MASK 8
+#define OFPBMC_BAD_PREREQ 9
 #define OFPBMC_DUP_FIELD 10
 
 /* ---- version-independent message types ---- */
@@ -149,14 +155,49 @@ void of_frame(const struct of_framer *fr, const uint8_t *buf, size_t n, struct o
 #define OF_MATCH_ETH_SRC 0x2u
 #define OF_MATCH_ETH_DST 0x4u
 #define OF_MATCH_ETH_TYPE 0x8u
+/* 1.3 OXM only (1.0's struct ofp_match counts them in n_other): */
+#define OF_MATCH_VLAN_VID 0x10u
+#define OF_MATCH_VLAN_PCP 0x20u
+#define OF_MATCH_IP_DSCP 0x40u
+#define OF_MATCH_IP_PROTO 0x80u
+#define OF_MATCH_IPV4_SRC 0x100u
+#define OF_MATCH_IPV4_DST 0x200u
+#define OF_MATCH_TCP_SRC 0x400u
+#define OF_MATCH_TCP_DST 0x800u
+#define OF_MATCH_UDP_SRC 0x1000u
+#define OF_MATCH_UDP_DST 0x2000u
+#define OF_MATCH_ICMPV4_TYPE 0x4000u
+#define OF_MATCH_ICMPV4_CODE 0x8000u
+#define OF_MATCH_ARP_OP 0x10000u
+#define OF_MATCH_ARP_SPA 0x20000u
+#define OF_MATCH_ARP_TPA 0x40000u
+#define OF_MATCH_IPV6_SRC 0x80000u
+#define OF_MATCH_IPV6_DST 0x100000u
+/* Fields that take an OXM mask. */
+#define OF_MATCH_MASKABLE                                                                  \
+	(OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST | OF_MATCH_VLAN_VID | OF_MATCH_IPV4_SRC |      \
+	 OF_MATCH_IPV4_DST | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA | OF_MATCH_IPV6_SRC |      \
+	 OF_MATCH_IPV6_DST)
+#define OFPVID_PRESENT 0x1000 /* vlan_vid: a tag is present (OFPVID_NONE = 0: no tag) */
 
+/* A decoded match. Parsing checks lengths, values (vlan_pcp <= 7, ip_dscp <= 63, vlan_vid
+ * <= 0x1fff), masks (only on maskable fields; no value bit outside the mask: BAD_WILDCARDS)
+ * and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst needs ip_proto=6, ...:
+ * BAD_PREREQ). A mask of all ones is stored as an exact match. Numbers are host order. */
 struct of_match {
-	uint32_t fields;   /* OF_MATCH_* bits present (exact match); none = match everything */
+	uint32_t fields;   /* OF_MATCH_* bits present; none = match everything */
+	uint32_t masked;   /* the subset of fields whose *_mask is used (else exact) */
 	uint32_t in_port;
-	uint8_t eth_src[6];
-	uint8_t eth_dst[6];
+	uint8_t eth_src[6], eth_src_mask[6];
+	uint8_t eth_dst[6], eth_dst_mask[6];
 	uint16_t eth_type;
-	uint16_t n_other;  /* parse only: fields outside the four above (skipped, not kept) */
+	uint16_t vlan_vid, vlan_vid_mask; /* OFPVID_PRESENT | vid, or 0 for untagged */
+	uint8_t vlan_pcp, ip_dscp, ip_proto, icmpv4_type, icmpv4_code;
+	uint16_t tcp_src, tcp_dst, udp_src, udp_dst, arp_op;
+	uint32_t ipv4_src, ipv4_src_mask, ipv4_dst, ipv4_dst_mask;
+	uint32_t arp_spa, arp_spa_mask, arp_tpa, arp_tpa_mask;
+	uint8_t ipv6_src[16], ipv6_src_mask[16], ipv6_dst[16], ipv6_dst_mask[16];
+	uint16_t n_other;  /* parse only: fields not modelled (skipped, not kept) */
 };
 
 struct of_action { /* OFPAT_OUTPUT, the one action modelled */

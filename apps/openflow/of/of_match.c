@@ -4,7 +4,8 @@
  *
  * Each parser gets a pointer and the number of bytes it may look at, checks every length it
  * finds against that, and reports the error the spec names (BAD_MATCH/BAD_LEN, DUP_FIELD,
- * BAD_ACTION/BAD_LEN, BAD_INSTRUCTION/BAD_LEN). What we do not model is skipped by its own
+ * BAD_ACTION/BAD_LEN, BAD_INSTRUCTION/BAD_LEN, and for OXM fields BAD_MASK, BAD_VALUE,
+ * BAD_WILDCARDS and the 1.3 prerequisites' BAD_PREREQ). What we do not model is skipped by its own
  * (checked) length and counted, so the caller can tell "not understood" from "absent".
  */
 #include <errno.h>
@@ -15,10 +16,6 @@
 #define OFPMT_OXM 1
 #define OFPXMC_OPENFLOW_BASIC 0x8000
 #define OFPXMC_EXPERIMENTER 0xffff
-#define OXM_IN_PORT 0
-#define OXM_ETH_DST 3
-#define OXM_ETH_SRC 4
-#define OXM_ETH_TYPE 5
 
 #define OFPAT_OUTPUT 0
 #define OFPIT_APPLY_ACTIONS 4
@@ -72,41 +69,144 @@ static int match10_parse(const uint8_t *p, size_t avail, struct of_match *m, str
 	return OF10_MATCH_LEN;
 }
 
-/* One OXM TLV of class OPENFLOW_BASIC that we model. */
-static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned plen,
-		     struct of_match *m, uint32_t *seen, struct of_fault *f)
-{
+/* The OXM fields we model: wire field number, value length, our bit. */
+static const struct oxm_def {
+	uint8_t field, len;
 	uint32_t bit;
-	unsigned want;
-	switch (field) {
-	case OXM_IN_PORT: bit = OF_MATCH_IN_PORT; want = 4; break;
-	case OXM_ETH_SRC: bit = OF_MATCH_ETH_SRC; want = 6; break;
-	case OXM_ETH_DST: bit = OF_MATCH_ETH_DST; want = 6; break;
-	case OXM_ETH_TYPE: bit = OF_MATCH_ETH_TYPE; want = 2; break;
-	default: m->n_other++; return 0;
+} oxm_defs[] = {
+	{0, 4, OF_MATCH_IN_PORT},      {3, 6, OF_MATCH_ETH_DST},      {4, 6, OF_MATCH_ETH_SRC},
+	{5, 2, OF_MATCH_ETH_TYPE},     {6, 2, OF_MATCH_VLAN_VID},     {7, 1, OF_MATCH_VLAN_PCP},
+	{8, 1, OF_MATCH_IP_DSCP},      {10, 1, OF_MATCH_IP_PROTO},    {11, 4, OF_MATCH_IPV4_SRC},
+	{12, 4, OF_MATCH_IPV4_DST},    {13, 2, OF_MATCH_TCP_SRC},     {14, 2, OF_MATCH_TCP_DST},
+	{15, 2, OF_MATCH_UDP_SRC},     {16, 2, OF_MATCH_UDP_DST},     {19, 1, OF_MATCH_ICMPV4_TYPE},
+	{20, 1, OF_MATCH_ICMPV4_CODE}, {21, 2, OF_MATCH_ARP_OP},      {22, 4, OF_MATCH_ARP_SPA},
+	{23, 4, OF_MATCH_ARP_TPA},     {26, 16, OF_MATCH_IPV6_SRC},   {27, 16, OF_MATCH_IPV6_DST},
+};
+#define N_OXM (sizeof(oxm_defs) / sizeof(oxm_defs[0]))
+
+/* Where field `bit` lives in *m: its value and (maskable fields) its mask, as bytes of
+ * width w: 1, 2 and 4 are host-order integers, 6 and 16 byte arrays. */
+static void oxm_slot(const struct of_match *m, uint32_t bit, const void **v, const void **mk)
+{
+	*mk = NULL;
+	switch (bit) {
+	case OF_MATCH_IN_PORT: *v = &m->in_port; break;
+	case OF_MATCH_ETH_DST: *v = m->eth_dst; *mk = m->eth_dst_mask; break;
+	case OF_MATCH_ETH_SRC: *v = m->eth_src; *mk = m->eth_src_mask; break;
+	case OF_MATCH_ETH_TYPE: *v = &m->eth_type; break;
+	case OF_MATCH_VLAN_VID: *v = &m->vlan_vid; *mk = &m->vlan_vid_mask; break;
+	case OF_MATCH_VLAN_PCP: *v = &m->vlan_pcp; break;
+	case OF_MATCH_IP_DSCP: *v = &m->ip_dscp; break;
+	case OF_MATCH_IP_PROTO: *v = &m->ip_proto; break;
+	case OF_MATCH_IPV4_SRC: *v = &m->ipv4_src; *mk = &m->ipv4_src_mask; break;
+	case OF_MATCH_IPV4_DST: *v = &m->ipv4_dst; *mk = &m->ipv4_dst_mask; break;
+	case OF_MATCH_TCP_SRC: *v = &m->tcp_src; break;
+	case OF_MATCH_TCP_DST: *v = &m->tcp_dst; break;
+	case OF_MATCH_UDP_SRC: *v = &m->udp_src; break;
+	case OF_MATCH_UDP_DST: *v = &m->udp_dst; break;
+	case OF_MATCH_ICMPV4_TYPE: *v = &m->icmpv4_type; break;
+	case OF_MATCH_ICMPV4_CODE: *v = &m->icmpv4_code; break;
+	case OF_MATCH_ARP_OP: *v = &m->arp_op; break;
+	case OF_MATCH_ARP_SPA: *v = &m->arp_spa; *mk = &m->arp_spa_mask; break;
+	case OF_MATCH_ARP_TPA: *v = &m->arp_tpa; *mk = &m->arp_tpa_mask; break;
+	case OF_MATCH_IPV6_SRC: *v = m->ipv6_src; *mk = m->ipv6_src_mask; break;
+	default: *v = m->ipv6_dst; *mk = m->ipv6_dst_mask; break;
 	}
-	if (*seen & bit)
-		return bad(f, OFPET_BAD_MATCH, OFPBMC_DUP_FIELD, "OXM field repeated");
-	*seen |= bit;
-	if (hasmask) {
-		/* in_port and eth_type are not maskable; masked MACs are legal but not modelled. */
-		if (bit == OF_MATCH_IN_PORT || bit == OF_MATCH_ETH_TYPE)
-			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_MASK, "OXM mask on unmaskable field");
-		if (plen != 2 * want)
-			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "masked OXM field of wrong length");
+}
+
+/* Wire bytes (big-endian) <-> the host-order slot of width w. */
+static void oxm_load(void *slot, const uint8_t *wire, unsigned w)
+{
+	switch (w) {
+	case 1: *(uint8_t *)slot = wire[0]; break;
+	case 2: *(uint16_t *)slot = of_get16(wire); break;
+	case 4: *(uint32_t *)slot = of_get32(wire); break;
+	default: memcpy(slot, wire, w); break;
+	}
+}
+
+static void oxm_store(uint8_t *wire, const void *slot, unsigned w)
+{
+	switch (w) {
+	case 1: wire[0] = *(const uint8_t *)slot; break;
+	case 2: of_set16(wire, *(const uint16_t *)slot); break;
+	case 4: of_set32(wire, *(const uint32_t *)slot); break;
+	default: memcpy(wire, slot, w); break;
+	}
+}
+
+/* One OXM TLV of class OPENFLOW_BASIC: decoded if modelled, else counted in n_other. */
+static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned plen,
+		     struct of_match *m, struct of_fault *f)
+{
+	const struct oxm_def *d = NULL;
+	for (size_t i = 0; i < N_OXM; i++)
+		if (oxm_defs[i].field == field)
+			d = &oxm_defs[i];
+	if (!d) {
 		m->n_other++;
 		return 0;
 	}
-	if (plen != want)
+	if (m->fields & d->bit)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_DUP_FIELD, "OXM field repeated");
+	if (hasmask && !(d->bit & OF_MATCH_MASKABLE))
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_MASK, "OXM mask on unmaskable field");
+	if (plen != (hasmask ? 2u : 1u) * d->len)
 		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "OXM field of wrong length");
-	m->fields |= bit;
-	switch (bit) {
-	case OF_MATCH_IN_PORT: m->in_port = of_get32(v); break;
-	case OF_MATCH_ETH_SRC: memcpy(m->eth_src, v, 6); break;
-	case OF_MATCH_ETH_DST: memcpy(m->eth_dst, v, 6); break;
-	default: m->eth_type = of_get16(v); break;
+	if (hasmask) {
+		bool ones = true, stray = false;
+		for (unsigned i = 0; i < d->len; i++) {
+			ones = ones && v[d->len + i] == 0xff;
+			stray = stray || (v[i] & ~v[d->len + i]);
+		}
+		if (stray)
+			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_WILDCARDS,
+				   "OXM value has bits outside its mask");
+		hasmask = !ones && !(d->bit == OF_MATCH_VLAN_VID && of_get16(v + 2) == 0x1fff);
 	}
+	const void *cv, *cmk;
+	oxm_slot(m, d->bit, &cv, &cmk);
+	oxm_load((void *)(uintptr_t)cv, v, d->len);
+	if (hasmask) {
+		oxm_load((void *)(uintptr_t)cmk, v + d->len, d->len);
+		m->masked |= d->bit;
+	}
+	m->fields |= d->bit;
+	if ((d->bit == OF_MATCH_VLAN_VID && (m->vlan_vid > 0x1fff || m->vlan_vid_mask > 0x1fff)) ||
+	    (d->bit == OF_MATCH_VLAN_PCP && m->vlan_pcp > 7) ||
+	    (d->bit == OF_MATCH_IP_DSCP && m->ip_dscp > 63))
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_VALUE, "OXM value out of range");
 	return 0;
+}
+
+/* The 1.3 prerequisites (spec table 12), checked once the whole match is read. */
+static int oxm_prereqs(const struct of_match *m, struct of_fault *f)
+{
+	uint32_t x = m->fields;
+	bool et = x & OF_MATCH_ETH_TYPE;
+	bool ip4 = et && m->eth_type == 0x0800, ip6 = et && m->eth_type == 0x86dd;
+	bool arp = et && m->eth_type == 0x0806;
+	bool proto = x & OF_MATCH_IP_PROTO;
+	bool tagged = (x & OF_MATCH_VLAN_VID) && (m->vlan_vid & OFPVID_PRESENT) &&
+		      (!(m->masked & OF_MATCH_VLAN_VID) || (m->vlan_vid_mask & OFPVID_PRESENT));
+	bool ok = true;
+	if (x & OF_MATCH_VLAN_PCP)
+		ok = ok && tagged;
+	if (x & (OF_MATCH_IP_DSCP | OF_MATCH_IP_PROTO))
+		ok = ok && (ip4 || ip6);
+	if (x & (OF_MATCH_IPV4_SRC | OF_MATCH_IPV4_DST))
+		ok = ok && ip4;
+	if (x & (OF_MATCH_TCP_SRC | OF_MATCH_TCP_DST))
+		ok = ok && proto && m->ip_proto == 6;
+	if (x & (OF_MATCH_UDP_SRC | OF_MATCH_UDP_DST))
+		ok = ok && proto && m->ip_proto == 17;
+	if (x & (OF_MATCH_ICMPV4_TYPE | OF_MATCH_ICMPV4_CODE))
+		ok = ok && ip4 && proto && m->ip_proto == 1;
+	if (x & (OF_MATCH_ARP_OP | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA))
+		ok = ok && arp;
+	if (x & (OF_MATCH_IPV6_SRC | OF_MATCH_IPV6_DST))
+		ok = ok && ip6;
+	return ok ? 0 : bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_PREREQ, "OXM prerequisite missing");
 }
 
 static int match13_parse(const uint8_t *p, size_t avail, struct of_match *m, struct of_fault *f)
@@ -121,7 +221,6 @@ static int match13_parse(const uint8_t *p, size_t avail, struct of_match *m, str
 	size_t total = mlen + of_pad8(mlen);
 	if (total > avail)
 		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "match runs past the message");
-	uint32_t seen = 0;
 	for (size_t off = 4; off < mlen;) {
 		if (mlen - off < 4)
 			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "truncated OXM TLV header");
@@ -132,7 +231,7 @@ static int match13_parse(const uint8_t *p, size_t avail, struct of_match *m, str
 			return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "OXM TLV runs past the match");
 		const uint8_t *v = p + off + 4;
 		if (cls == OFPXMC_OPENFLOW_BASIC) {
-			int rc = oxm_basic(v, field, hasmask, plen, m, &seen, f);
+			int rc = oxm_basic(v, field, hasmask, plen, m, f);
 			if (rc)
 				return rc;
 		} else {
@@ -143,7 +242,8 @@ static int match13_parse(const uint8_t *p, size_t avail, struct of_match *m, str
 		}
 		off += 4 + plen;
 	}
-	return (int)total;
+	int rc = oxm_prereqs(m, f);
+	return rc ? rc : (int)total;
 }
 
 int of_match_parse(uint8_t version, const uint8_t *p, size_t avail, struct of_match *m,
@@ -152,12 +252,6 @@ int of_match_parse(uint8_t version, const uint8_t *p, size_t avail, struct of_ma
 	memset(m, 0, sizeof(*m));
 	return version == OF_VERSION_1_0 ? match10_parse(p, avail, m, f)
 					 : match13_parse(p, avail, m, f);
-}
-
-static void oxm_put(struct of_wbuf *w, unsigned field, const void *v, unsigned len)
-{
-	of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | field << 9 | len);
-	of_put_bytes(w, v, len);
 }
 
 void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
@@ -190,19 +284,21 @@ void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
 	size_t start = w->len;
 	of_put16(w, OFPMT_OXM);
 	of_put16(w, 0); /* length, set below */
-	if (m->fields & OF_MATCH_IN_PORT) {
-		uint8_t v[4];
-		of_set32(v, m->in_port);
-		oxm_put(w, OXM_IN_PORT, v, 4);
-	}
-	if (m->fields & OF_MATCH_ETH_DST)
-		oxm_put(w, OXM_ETH_DST, m->eth_dst, 6);
-	if (m->fields & OF_MATCH_ETH_SRC)
-		oxm_put(w, OXM_ETH_SRC, m->eth_src, 6);
-	if (m->fields & OF_MATCH_ETH_TYPE) {
-		uint8_t v[2];
-		of_set16(v, m->eth_type);
-		oxm_put(w, OXM_ETH_TYPE, v, 2);
+	for (size_t i = 0; i < N_OXM; i++) {
+		const struct oxm_def *d = &oxm_defs[i];
+		if (!(m->fields & d->bit))
+			continue;
+		bool hasmask = m->masked & d->bit & OF_MATCH_MASKABLE;
+		const void *cv, *cmk;
+		oxm_slot(m, d->bit, &cv, &cmk);
+		of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | (uint32_t)d->field << 9 |
+				    (hasmask ? 0x100u : 0) | (hasmask ? 2u : 1u) * d->len);
+		uint8_t *q = of_wbuf_take(w, (hasmask ? 2u : 1u) * d->len);
+		if (!q)
+			return;
+		oxm_store(q, cv, d->len);
+		if (hasmask)
+			oxm_store(q + d->len, cmk, d->len);
 	}
 	if (w->overflow)
 		return;
@@ -213,8 +309,12 @@ void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
 
 bool of_match_fits(uint8_t version, const struct of_match *m)
 {
-	return version != OF_VERSION_1_0 || !(m->fields & OF_MATCH_IN_PORT) ||
-	       of_port_to10(m->in_port) >= 0;
+	if (version != OF_VERSION_1_0)
+		return true;
+	if ((m->fields & ~(OF_MATCH_IN_PORT | OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST |
+			   OF_MATCH_ETH_TYPE)) || m->masked)
+		return false; /* 1.0's struct ofp_match: only the four fields, exact */
+	return !(m->fields & OF_MATCH_IN_PORT) || of_port_to10(m->in_port) >= 0;
 }
 
 int of_actions_parse(uint8_t version, const uint8_t *p, size_t len, struct of_actions *a,

@@ -1,0 +1,159 @@
+/*
+ * apps/ofswitch/sw_act.c: the frame rewrites of OpenFlow's set_field (Ethernet and IPv4
+ * addresses, TCP/UDP ports), dec_nw_ttl, push_vlan and pop_vlan, on a frame in a buffer.
+ *
+ * Checksums are fixed incrementally (RFC 1624: HC' = ~(~HC + ~m + m')), never recomputed
+ * over the frame: an IPv4 address is in the IPv4 header checksum and in the TCP/UDP
+ * pseudo-header, a port only in the L4 checksum, the TTL only in the IPv4 header checksum.
+ * A UDP checksum of 0 (none, over IPv4) stays 0; a computed 0 is sent as 0xffff. L4 headers
+ * are touched only in a first fragment whose L4 header is all there.
+ *
+ * Not yet used by the datapath: the agent still refuses these actions (BAD_ACTION/BAD_TYPE)
+ * until the protocol module decodes them and sw_dp.c runs them (docs/switch.md).
+ */
+#include <string.h>
+
+#include "sw.h"
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+
+static void set16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The checksum at p after one 16-bit word of the data it covers went from old to new. */
+static void csum_update16(uint8_t *p, uint16_t old, uint16_t new)
+{
+	uint32_t s = (uint16_t)~get16(p) + (uint32_t)(uint16_t)~old + new;
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	set16(p, (uint16_t)~s);
+}
+
+/* Where the headers are: IPv4 at *ip (after at most one tag), L4 at *l4 (0: none usable). */
+static int locate(const uint8_t *f, uint32_t len, uint32_t *ip, uint32_t *l4, uint8_t *proto)
+{
+	*l4 = 0;
+	if (len < 14)
+		return -1;
+	uint32_t off = get16(f + 12) == 0x8100 ? 16 : 12;
+	if (len < off + 2 || get16(f + off) != 0x0800 || len < off + 2 + 20)
+		return -1;
+	*ip = off + 2;
+	const uint8_t *h = f + *ip;
+	uint32_t ihl = (uint32_t)(h[0] & 0x0f) * 4, tot = get16(h + 2);
+	if ((h[0] >> 4) != 4 || ihl < 20 || tot < ihl || len < *ip + tot)
+		return -1;
+	*proto = h[9];
+	uint32_t need = *proto == 6 ? 18 : *proto == 17 ? 8 : 0;
+	if (need && (get16(h + 6) & 0x1fff) == 0 && tot >= ihl + need)
+		*l4 = *ip + ihl;
+	return 0;
+}
+
+/* Offset of the L4 checksum from the L4 header, or 0 for none to fix. */
+static uint32_t l4_csum(const uint8_t *f, uint32_t l4, uint8_t proto)
+{
+	if (proto == 6)
+		return 16;
+	return get16(f + l4 + 6) ? 6 : 0; /* UDP: 0 means "no checksum" */
+}
+
+static void l4_update(uint8_t *f, uint32_t l4, uint8_t proto, uint16_t old, uint16_t new)
+{
+	uint32_t c = l4 ? l4_csum(f, l4, proto) : 0;
+	if (!c)
+		return;
+	csum_update16(f + l4 + c, old, new);
+	if (proto == 17 && get16(f + l4 + c) == 0)
+		set16(f + l4 + c, 0xffff);
+}
+
+int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6])
+{
+	if (len < 14)
+		return -1;
+	memcpy(f + (dst ? 0 : 6), mac, 6);
+	return 0;
+}
+
+int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr)
+{
+	uint32_t ip, l4;
+	uint8_t proto;
+	if (locate(f, len, &ip, &l4, &proto))
+		return -1;
+	uint8_t *a = f + ip + (dst ? 16 : 12);
+	for (unsigned i = 0; i < 4; i += 2) {
+		uint16_t old = get16(a + i), new = (uint16_t)(addr >> (16 - 8 * i));
+		set16(a + i, new);
+		csum_update16(f + ip + 10, old, new);
+		l4_update(f, l4, proto, old, new);
+	}
+	return 0;
+}
+
+int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port)
+{
+	uint32_t ip, l4;
+	uint8_t p;
+	if (locate(f, len, &ip, &l4, &p) || !l4 || p != proto)
+		return -1;
+	uint8_t *q = f + l4 + (dst ? 2 : 0);
+	uint16_t old = get16(q);
+	set16(q, port);
+	l4_update(f, l4, p, old, port);
+	return 0;
+}
+
+int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len)
+{
+	if (len < 14)
+		return -1;
+	uint32_t off = get16(f + 12) == 0x8100 ? 16 : 12;
+	if (len >= off + 2 + 40 && get16(f + off) == 0x86dd) {
+		uint8_t *hl = f + off + 2 + 7; /* IPv6 hop limit: no checksum */
+		if (*hl <= 1)
+			return -1;
+		--*hl;
+		return 0;
+	}
+	uint32_t ip, l4;
+	uint8_t proto;
+	if (locate(f, len, &ip, &l4, &proto))
+		return -1;
+	uint8_t *h = f + ip;
+	if (h[8] <= 1)
+		return -1; /* the caller drops it: an invalid TTL is not forwarded */
+	uint16_t old = get16(h + 8);
+	h[8]--;
+	csum_update16(h + 10, old, get16(h + 8));
+	return 0;
+}
+
+int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid)
+{
+	if (*len < 14 || cap < *len + 4)
+		return -1;
+	/* 1.3: the new tag copies VID and PCP from the outer tag if there is one, else 0. */
+	uint16_t tci = get16(f + 12) == 0x8100 || get16(f + 12) == 0x88a8 ? get16(f + 14) : 0;
+	memmove(f + 16, f + 12, *len - 12);
+	set16(f + 12, tpid);
+	set16(f + 14, tci);
+	*len += 4;
+	return 0;
+}
+
+int sw_act_pop_vlan(uint8_t *f, uint32_t *len)
+{
+	if (*len < 18 || (get16(f + 12) != 0x8100 && get16(f + 12) != 0x88a8))
+		return -1;
+	memmove(f + 12, f + 16, *len - 16);
+	*len -= 4;
+	return 0;
+}
