@@ -119,24 +119,10 @@ void rf_lg_mtable_row(FILE *f, const struct rf_lg_mpoint *p)
 		p->proc_cpu_pct, p->steal_pct);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 void rf_lg_mjson(FILE *f, const struct rf_lg_mpoint *p)
 {
 	fprintf(f, "{\"mode\":\"%s\",\"backend\":", rf_lg_mode_name(p->mode));
-	json_string(f, p->backend);
+	rf_lg_json_string(f, p->backend);
 	fprintf(f, ",\"size\":%u,\"seconds\":%.3f,\"sent_msgs\":%llu,\"sent_bytes\":%llu,"
 		   "\"received_msgs\":%llu,\"received_bytes\":%llu,\"corrupt\":%llu,",
 		p->size, p->seconds, (unsigned long long)p->sent_msgs,

@@ -126,7 +126,7 @@ void rf_lg_table_row(FILE *f, const struct rf_lg_point *p)
 			us(p->rtt->max), p->steal_pct);
 }
 
-static void json_string(FILE *f, const char *s)
+void rf_lg_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -144,7 +144,7 @@ void rf_lg_json(FILE *f, const struct rf_lg_point *p)
 {
 	const struct rf_hist *h = p->rtt;
 	fputs("{\"backend\":", f);
-	json_string(f, p->backend);
+	rf_lg_json_string(f, p->backend);
 	fprintf(f, ",\"offered\":%.0f,\"achieved\":%.1f,\"received\":%.1f,\"loss\":%.6f,"
 		   "\"sent_msgs\":%llu,\"received_msgs\":%llu,\"reordered\":%llu,\"duplicates\":%llu,"
 		   "\"corrupt\":%llu,",

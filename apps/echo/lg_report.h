@@ -72,6 +72,9 @@ void rf_lg_table_row(FILE *f, const struct rf_lg_point *p);
  * late_max_us, saturated, seconds, steal_pct, load1, cpu_busy_pct). */
 void rf_lg_json(FILE *f, const struct rf_lg_point *p);
 
+/* s as a JSON string literal (quotes, backslashes and control characters escaped). */
+void rf_lg_json_string(FILE *f, const char *s);
+
 /* Parses a rate such as "20k", "1.6M", "500" into msg/s. Returns 0, or -EINVAL. */
 int rf_lg_parse_rate(const char *s, double *rate);
 
