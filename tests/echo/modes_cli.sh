@@ -30,7 +30,8 @@ start() { # proto spec-prefix args...
       ss -ln"$proto" 2>/dev/null | grep -q "127.0.0.1:$port " && return 0
       sleep 0.05
     done
-    kill "$epid" 2>/dev/null; wait "$epid" 2>/dev/null || true
+    kill "$epid" 2>/dev/null || true # already gone when the port was taken (set -e)
+    wait "$epid" 2>/dev/null || true
     epid=
   done
   fail "ringflow-echo $prefix did not start"
