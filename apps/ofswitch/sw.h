@@ -2,13 +2,15 @@
  * apps/ofswitch/sw.h: what the files of ringflow-switch share: the flow key, a flow (rule),
  * the published flow table (an immutable snapshot), the ports and the datapath state.
  *
- * The one idea: the pollers only ever read the flow table. The agent thread owns the master
- * list of flows; after a change it builds a new snapshot (rules sorted by priority and an
- * empty exact-match cache), publishes it with one release store, waits for a QSBR grace
- * period (every poller has passed a quiescent state, so none still holds the old one) and
- * only then frees the old snapshot and the flows it removed. Pollers never lock and never
- * wait for the agent. A flow's actions are swapped the same way (MODIFY keeps the flow and
- * its counters). Counters are per flow per core, each core on its own cache line.
+ * The one idea: the pollers only ever read the flow table. The agent thread is its only
+ * writer and changes it in place, one flow at a time (sw_table.c: a tuple-space-search
+ * classifier on ringflow's lock-free hash, one subtable per mask); every change is one
+ * release store a poller sees whole or not at all. What a change removes (a flow, an action
+ * list, a subtable) is handed to a retire list and freed after a QSBR grace period (every
+ * poller has passed a quiescent state, so none still holds it), batched so the agent waits
+ * for at most one grace period every few milliseconds. Pollers never lock and never wait for
+ * the agent. A flow's actions are swapped the same way (MODIFY keeps the flow and its
+ * counters). Counters are per flow per core, each core on its own cache line.
  */
 #ifndef RINGFLOW_APPS_SW_H
 #define RINGFLOW_APPS_SW_H
@@ -29,8 +31,8 @@
 
 #define SW_MAX_PORTS 15      /* one poll function per port per core, + 1 on core 0 */
 #define SW_MAX_CORES 8
-#define SW_MAX_FLOWS 65536   /* TABLE_FULL beyond this */
-#define SW_EMC_ENTRIES 8192  /* exact-match cache entries per table snapshot */
+#define SW_MAX_FLOWS 131072  /* TABLE_FULL beyond this (a power of two) */
+#define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (2-way, a power of two) */
 #define SW_BURST 32
 
 /* The flow key: every field the classifier can match, parsed once per frame. Fields a frame
@@ -90,6 +92,9 @@ struct sw_flow_ctr {
 	_Atomic uint64_t bytes;
 };
 
+/* A flow. Allocate with sw_flow_alloc (its counters: one line per core the switch runs). The
+ * classifier fields are set by sw_table_add; everything but actions, the counters and the
+ * agent-only fields is immutable once the flow is in the table. */
 struct sw_flow {
 	struct sw_key match, mask; /* match is already masked */
 	uint32_t fields;           /* OF_MATCH_* given by the controller (for stats replies) */
@@ -100,26 +105,60 @@ struct sw_flow {
 	_Atomic(struct sw_actions *) actions; /* acquire by pollers, pairs with the agent's release */
 	struct sw_flow *next, **pprev;     /* agent's master list (doubly linked) */
 	struct sw_flow *hnext;             /* agent's index by (match, mask, priority) */
-	struct sw_flow_ctr ctr[SW_MAX_CORES];
+	/* the classifier's (sw_table.c): */
+	uint32_t slot, gen;   /* EMC validity: the table's slot_gen[slot] == gen while present */
+	struct sw_flow *snext; /* agent only: next lower-priority flow of the same masked key */
+	struct sw_subtable *st; /* agent only: the subtable holding it */
+	uint32_t ncores;       /* lines in ctr[] */
+	struct sw_flow_ctr ctr[]; /* [ncores] */
 };
 
-/* A published flow table: never changed after publication. */
-struct sw_table {
-	unsigned n;
-	struct sw_flow **flows;  /* sorted: priority descending, then older first */
-	struct rf_hash *emc;     /* exact-match cache: sw_key -> sw_flow (or &sw_no_match) */
-};
+/* A zeroed flow with counters for ncores cores (1..SW_MAX_CORES), or NULL. free() frees it. */
+struct sw_flow *sw_flow_alloc(unsigned ncores);
 
-extern struct sw_flow sw_no_match; /* EMC value for "no flow matches this key" */
+/* The flow table: a tuple-space-search classifier plus a per-core exact-match cache
+ * (sw_table.c has the design). One writer (the agent) with any number of readers (pollers,
+ * one per core index); readers call sw_table_lookup between two quiescent states. */
+struct sw_table;
 
-/* The classifier lookup (poller side): the highest-priority flow matching k, or NULL.
- * Caches the result in the snapshot's EMC. Call between two quiescent states. */
-struct sw_flow *sw_table_lookup(struct sw_table *t, const struct sw_key *k);
-
-/* Build a snapshot of the master list (agent). NULL on no memory. */
-struct sw_table *sw_table_build(struct sw_flow *list, unsigned n);
-/* Free a snapshot no reader can hold any more (after a grace period). */
+/* An empty table for pollers 0..ncores-1. NULL on no memory. The creating thread and the
+ * writer must be QSBR-registered before the first add. */
+struct sw_table *sw_table_create(unsigned ncores);
+/* Free a table no reader uses any more, with whatever is still on its retire list (flows
+ * still in the table are the caller's). */
 void sw_table_free(struct sw_table *t);
+
+/* The highest-priority flow matching k, or NULL (equal priorities: any one of them, as
+ * OpenFlow leaves it undefined). Poller `core` only (its private EMC first); wait-free. */
+struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k);
+/* The same without the EMC (tests, benchmarks); any registered reader. */
+struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k);
+
+/* Writer side (one thread). Add f (match, mask, priority set; a flow with the same match,
+ * mask and priority must not be present): 0, -ENOSPC (SW_MAX_FLOWS present) or -ENOMEM. */
+int sw_table_add(struct sw_table *t, struct sw_flow *f);
+/* Take f out of the table (readers may still hold it until their next quiescent state);
+ * then retire it with sw_table_retire(t, f, SW_RETIRE_FLOW). Never fails. */
+void sw_table_remove(struct sw_table *t, struct sw_flow *f);
+enum sw_retire_kind { SW_RETIRE_FREE, SW_RETIRE_FLOW };
+/* Free p (free(), or a removed flow and its slot) after a grace period. */
+void sw_table_retire(struct sw_table *t, void *p, enum sw_retire_kind kind);
+/* Frees what was retired before the last grace period; waits for a new grace period (blocking
+ * the writer, never the readers) when something is pending and `force` or at least
+ * SW_RECLAIM_NS passed since the last one (or the list is long). now: CLOCK_MONOTONIC ns. */
+void sw_table_reclaim(struct sw_table *t, uint64_t now_ns, bool force);
+#define SW_RECLAIM_NS 2000000ull /* at most one grace-period wait per 2 ms */
+/* Re-rank subtables of equal top priority by their hits since the last call, and free
+ * subtables that stayed empty since the previous call (writer; a timer calls it about once
+ * a second). */
+void sw_table_rerank(struct sw_table *t);
+/* Flows in the table; non-empty subtables (distinct masks of its flows). Writer side. */
+unsigned sw_table_nflows(const struct sw_table *t);
+unsigned sw_table_nsubtables(const struct sw_table *t);
+/* Called for each flow retired with SW_RETIRE_FLOW just before it is freed, after its grace
+ * period (tests: read the final counters). NULL: none. */
+void sw_table_set_flow_dtor(struct sw_table *t, void (*fn)(struct sw_flow *f, void *arg),
+			    void *arg);
 
 /* Sums of a flow's per-core counters. */
 void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes);

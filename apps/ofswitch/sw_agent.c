@@ -2,11 +2,12 @@
  * apps/ofswitch/sw_agent.c: the OpenFlow 1.3 agent, one thread: the controller connection,
  * the master flow list, the snapshots it publishes, PACKET_IN/PACKET_OUT and the timeouts.
  *
- * The agent is the only writer of the flow table. A FLOW_MOD changes the master list; after
- * every batch of messages read from the socket (and after expiries) publish() builds one new
- * snapshot, stores it with release, waits one QSBR grace period and then frees what the
- * pollers can no longer see (the old snapshot, removed flows, replaced action lists). So a
- * flood of FLOW_MODs costs one snapshot per read, and the pollers never wait.
+ * The agent is the only writer of the flow table. A FLOW_MOD changes the master list and,
+ * one flow at a time, the classifier the pollers read (sw_table_add/remove: each change is
+ * visible at once, nothing is rebuilt); what the pollers can no longer reach (removed flows,
+ * replaced action lists) is retired, and publish() frees it after a QSBR grace period,
+ * waiting for one at most every SW_RECLAIM_NS. So a flood of FLOW_MODs costs no rebuild and
+ * no wait per message, and the pollers never wait.
  *
  * Everything the protocol module parses but this switch does not do is refused with the
  * OpenFlow ERROR the spec names (docs/switch.md has the table); malformed input gets its
@@ -54,12 +55,6 @@
 #define STATS_PER_MSG 64
 #define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
 
-struct retired {
-	void *p;
-	int kind; /* 0 flow, 1 actions */
-	struct retired *next;
-};
-
 /* One OpenFlow connection: the --controller one (conns[0]) or one a --listen client made. */
 struct sw_conn {
 	int fd;
@@ -82,7 +77,6 @@ struct sw_agent {
 	unsigned nflows;
 	struct sw_flow **idx; /* IDX_BUCKETS chains: ADD and *_STRICT find a flow in O(1) */
 	bool dirty;
-	struct retired *retired;
 	uint16_t cfg_flags, miss_send_len;
 	uint32_t xid;
 	uint64_t last_timer_ns;
@@ -99,37 +93,29 @@ static uint64_t now_ns(void)
 
 /* ---- the table: publish and reclaim ---- */
 
+/* Free p (kind 0: a flow taken out of the table, 1: an action list) after a grace period. */
 static void retire(struct sw_agent *a, void *p, int kind)
 {
-	struct retired *r = malloc(sizeof(*r));
-	if (!r) { /* cannot defer: wait for the grace period here instead */
-		rf_qsbr_synchronize();
-		free(p);
-		return;
-	}
-	*r = (struct retired){p, kind, a->retired};
-	a->retired = r;
+	sw_table_retire(atomic_load_explicit(&a->dp->table, memory_order_relaxed), p,
+			kind == 0 ? SW_RETIRE_FLOW : SW_RETIRE_FREE);
 }
 
+/* Every change is already visible to the pollers (sw_table.c); this frees what they can no
+ * longer reach, waiting for a grace period at most once per SW_RECLAIM_NS. The first call
+ * makes the table. */
 static int publish(struct sw_agent *a)
 {
-	struct sw_table *t = sw_table_build(a->flows, a->nflows);
+	struct sw_table *t = atomic_load_explicit(&a->dp->table, memory_order_relaxed); /* ours */
 	if (!t) {
-		fprintf(stderr, "ringflow-switch: no memory for a flow table snapshot: keeping the "
-			"old one\n");
-		return -ENOMEM;
+		t = sw_table_create(a->dp->ncores ? a->dp->ncores : 1);
+		if (!t) {
+			fprintf(stderr, "ringflow-switch: no memory for the flow table\n");
+			return -ENOMEM;
+		}
+		/* release: pairs with the pollers' acquire in sw_dp_poll: the table is complete. */
+		atomic_store_explicit(&a->dp->table, t, memory_order_release);
 	}
-	/* Pairs with the pollers' acquire load in sw_dp_poll: the snapshot, its flows and their
-	 * action lists are complete before the pointer is seen. */
-	struct sw_table *old = atomic_exchange_explicit(&a->dp->table, t, memory_order_acq_rel);
-	rf_qsbr_synchronize(); /* every poller passed a quiescent state: none holds `old` */
-	sw_table_free(old);
-	while (a->retired) {
-		struct retired *r = a->retired;
-		a->retired = r->next;
-		free(r->p);
-		free(r);
-	}
+	sw_table_reclaim(t, now_ns(), false);
 	a->dirty = false;
 	return 0;
 }
@@ -302,9 +288,12 @@ static void idx_del(struct sw_agent *a, struct sw_flow *f)
 		*pp = f->hnext;
 }
 
-/* Head of the master list and into the index. */
-static void link_flow(struct sw_agent *a, struct sw_flow *f)
+/* Into the classifier (0, or -ENOSPC / -ENOMEM: then nowhere), the master list and the index. */
+static int link_flow(struct sw_agent *a, struct sw_flow *f)
 {
+	int rc = sw_table_add(atomic_load_explicit(&a->dp->table, memory_order_relaxed), f);
+	if (rc != 0)
+		return rc;
 	f->next = a->flows;
 	f->pprev = &a->flows;
 	if (a->flows)
@@ -315,6 +304,7 @@ static void link_flow(struct sw_agent *a, struct sw_flow *f)
 	a->idx[b] = f;
 	a->nflows++;
 	a->dirty = true;
+	return 0;
 }
 
 /* Remove f from the master list and the index (reason: OFPRR_*, or -1 for a replacement:
@@ -324,6 +314,7 @@ static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
 {
 	if (reason >= 0)
 		flow_removed(a, f, (uint8_t)reason);
+	sw_table_remove(atomic_load_explicit(&a->dp->table, memory_order_relaxed), f);
 	idx_del(a, f);
 	if (f->next)
 		f->next->pprev = f->pprev;
@@ -366,14 +357,13 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 							  raw, len);
 		if (!replace && a->nflows >= SW_MAX_FLOWS)
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
-		struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
+		struct sw_flow *f = sw_flow_alloc(a->dp->ncores ? a->dp->ncores : 1);
 		struct sw_actions *acts = actions_new(&fm->actions);
 		if (!f || !acts) {
 			free(f);
 			free(acts);
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		}
-		memset(f, 0, sizeof(*f));
 		f->match = v;
 		f->mask = mk;
 		f->fields = fm->match.fields;
@@ -386,7 +376,11 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		atomic_init(&f->actions, acts);
 		if (replace)
 			unlink_flow(a, old, -1);
-		link_flow(a, f);
+		if (link_flow(a, f) != 0) {
+			free(acts);
+			free(f);
+			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		}
 		return;
 	}
 	/* Strict: the one flow the index names (a one-element walk); else every flow. */
@@ -840,8 +834,10 @@ static void timers(struct sw_agent *a, uint64_t now)
 		else
 			pp = &f->next;
 	}
-	if (a->dirty)
-		publish(a);
+	struct sw_table *t = atomic_load_explicit(&a->dp->table, memory_order_relaxed); /* ours */
+	sw_table_rerank(t); /* subtables of equal priority: the busiest first */
+	sw_table_reclaim(t, now, false);
+	a->dirty = false;
 	port_status_check(a);
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 		struct sw_conn *c = &a->conns[i];
@@ -933,18 +929,12 @@ void sw_agent_destroy(struct sw_agent *a)
 	drain_to_ctl(a);
 	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
 	rf_qsbr_synchronize();
-	sw_table_free(t);
+	sw_table_free(t); /* and what it still had to retire */
 	while (a->flows) {
 		struct sw_flow *f = a->flows;
 		a->flows = f->next;
 		free(atomic_load_explicit(&f->actions, memory_order_relaxed));
 		free(f);
-	}
-	while (a->retired) {
-		struct retired *r = a->retired;
-		a->retired = r->next;
-		free(r->p);
-		free(r);
 	}
 	free(a->idx);
 	free(a);
@@ -954,6 +944,7 @@ void *sw_agent_run(void *arg)
 {
 	struct sw_agent *a = arg;
 	uint64_t backoff_ms = 250, next_try = 0;
+	rf_qsbr_register(); /* it writes the classifier's lock-free hashes (qsbr.h's rule) */
 	while (!rf_runtime_stopping(a->dp->rt)) {
 		uint64_t now = now_ns();
 		if (a->cfg.controller && a->conns[0].fd < 0 && now >= next_try) {
@@ -969,7 +960,9 @@ void *sw_agent_run(void *arg)
 		for (unsigned i = 0; i < SW_MAX_CONNS; i++)
 			pfd[i] = (struct pollfd){.fd = a->conns[i].fd, .events = POLLIN};
 		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
+		rf_qsbr_offline(); /* blocking: delay no grace period */
 		int pr = poll(pfd, SW_MAX_CONNS + 1, 1); /* 1 ms: PACKET_IN latency bound */
+		rf_qsbr_online();
 		for (unsigned i = 0; pr > 0 && i < SW_MAX_CONNS; i++)
 			if (a->conns[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				conn_read(a, &a->conns[i]);
@@ -986,5 +979,6 @@ void *sw_agent_run(void *arg)
 			timers(a, now);
 		}
 	}
+	rf_qsbr_unregister();
 	return NULL;
 }

@@ -4,7 +4,7 @@
  * Core c receives on queue c of every port (one poll function per port, so an adaptive
  * poller wakes on any port's fd) and sends on queue c of every port, so no queue is shared
  * between threads. Per frame: parse the flow key once (sw_key.c), look it up in
- * the published table (sw_table.c: EMC, then the priority-sorted flows), count it on the
+ * the table (sw_emc.c: this core's EMC, then sw_table.c: tuple-space search), count it on the
  * flow's line for this core, and apply the flow's actions: each output appends the frame to
  * this core's batch for that port (a copy for every output but the last); batches go out
  * with one rf_io_tx_burst per port at the end of the round. OUTPUT:CONTROLLER hands the
@@ -135,8 +135,8 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 	struct sw_core *c = u->core;
 	struct sw_dp *dp = c->dp;
 	(void)p;
-	/* Pairs with the agent's release store in publish(): the snapshot and every flow and
-	 * action list it points to are fully built before we see the pointer. */
+	/* Pairs with the release that published the table (set once at start, NULL at stop);
+	 * its changes are published inside it (sw_table.c). */
 	struct sw_table *t = atomic_load_explicit(&dp->table, memory_order_acquire);
 	unsigned pi = u->port;
 	struct rf_pktbuf *pkts[SW_BURST];
@@ -149,7 +149,7 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 			rf_counter_add(&c->drop_short, 1);
 			continue;
 		}
-		struct sw_flow *f = t ? sw_table_lookup(t, &k) : NULL;
+		struct sw_flow *f = t ? sw_table_lookup(t, c->idx, &k) : NULL;
 		if (!f && dp->macs && atomic_load_explicit(&dp->standalone, memory_order_relaxed)) {
 			learning(c, b, pi, &k);
 			continue;

@@ -1,84 +1,569 @@
 /*
- * apps/ofswitch/sw_table.c: the classifier the pollers read, and the snapshots the agent
- * builds for them.
+ * apps/ofswitch/sw_table.c: the classifier the pollers read and the agent updates in place.
  *
- * Design (this slice): an exact-match cache (EMC) on ringflow's lock-free hash, keyed by the
- * whole 64-byte flow key, in front of a priority-sorted array of wildcard flows scanned in
- * order (the first match is the highest priority). Not yet tuple-space search: a miss costs
- * one pass over the flows, so the EMC carries the steady state and a table of many masks
- * costs its length on every new microflow (docs/switch.md). Each snapshot has its own EMC,
- * so a table change invalidates every cached answer at once, without a per-entry
- * generation check on the fast path; the price is a cold cache after each change.
+ * Design: tuple-space search, as OVS's classifier. Flows are grouped by mask; each group (a
+ * subtable) is one ringflow lock-free hash from the masked key to the highest-priority flow
+ * with that masked key. A lookup masks the key with each subtable's mask and probes its hash.
+ * The subtables are visited in a published order, max priority descending, and the walk stops
+ * at the first subtable whose max priority is not above the best match found so far: with
+ * the table-miss flow at 0 and a few priority levels, most lookups end after the subtables
+ * of the top level. Within one max priority, subtables with more hits (counted per core)
+ * come first, re-ranked by a timer, as OVS's dpcls ranks its subtables: among equal
+ * priorities OpenFlow leaves the choice undefined, so the first hit there can end the walk.
+ * A lookup costs (subtables visited) hash probes, not (flows).
+ *
+ * Updates, one flow at a time by the one writer (the agent): an add inserts the flow into
+ * its subtable's hash (or makes it the head of its masked key's chain with one upsert), a
+ * remove deletes it (or promotes the next of its chain); a new, emptied or re-prioritised
+ * subtable republishes the small ordered array of subtables. Each is one release store, so a
+ * reader sees the table before or after the change. Nothing is rebuilt per batch. What goes
+ * out of reach (a flow, an action list, an old order array, a grown-out hash, an emptied
+ * subtable) is retired and freed after a QSBR grace period; the writer waits for grace
+ * periods in batches, at most once per SW_RECLAIM_NS, so a flood of FLOW_MODs costs no wait
+ * per message. A full subtable hash is replaced by one twice its size (copied by the writer
+ * while readers keep using the old one), so a subtable costs memory for what it holds.
+ *
+ * The per-core exact-match cache in front is in sw_emc.c; it stays correct through the slot
+ * generations and the add generation kept here (see sw_emc.c for why these two).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ringflow/mempool.h>
+#include <ringflow/qsbr.h>
 
-#include "sw.h"
+#include "sw_table_pvt.h"
 
-struct sw_flow sw_no_match; /* only its address is used */
+#define SUB_MIN_CAP 256u           /* a new subtable's hash holds this many before it grows */
+#define RETIRE_MAX 65536u          /* a longer retire list forces a grace period at once */
+enum { RETIRE_HASH = 100, RETIRE_SUB }; /* private kinds beside enum sw_retire_kind */
 
-struct sw_flow *sw_table_lookup(struct sw_table *t, const struct sw_key *k)
+struct sw_flow *sw_flow_alloc(unsigned ncores)
 {
-	struct sw_flow *f = rf_hash_lookup(t->emc, k);
-	if (rf_likely(f != NULL))
-		return f == &sw_no_match ? NULL : f;
-	f = NULL;
-	for (unsigned i = 0; i < t->n; i++)
-		if (sw_flow_matches(t->flows[i], k)) {
-			f = t->flows[i];
-			break;
-		}
-	/* -EEXIST (another core cached it first) and -ENOSPC (cache full) both leave a correct
-	 * cache behind: the answer is the same for every core of this snapshot. */
-	(void)rf_hash_insert(t->emc, k, f ? f : &sw_no_match);
+	if (ncores == 0 || ncores > SW_MAX_CORES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size_t sz = sizeof(struct sw_flow) + ncores * sizeof(struct sw_flow_ctr);
+	sz = (sz + RF_CACHE_LINE - 1) & ~(size_t)(RF_CACHE_LINE - 1);
+	struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sz);
+	if (!f)
+		return NULL;
+	memset(f, 0, sz);
+	f->ncores = ncores;
 	return f;
 }
 
-static int by_priority(const void *a, const void *b)
+void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes)
 {
-	const struct sw_flow *x = *(struct sw_flow *const *)a, *y = *(struct sw_flow *const *)b;
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	return x->created_ns < y->created_ns ? -1 : x->created_ns > y->created_ns;
+	uint64_t p = 0, b = 0;
+	for (unsigned c = 0; c < f->ncores; c++) {
+		p += atomic_load_explicit(&f->ctr[c].pkts, memory_order_relaxed);
+		b += atomic_load_explicit(&f->ctr[c].bytes, memory_order_relaxed);
+	}
+	*pkts = p;
+	*bytes = b;
 }
 
-struct sw_table *sw_table_build(struct sw_flow *list, unsigned n)
+/* ---- the read side ---- */
+
+static inline void mask_key(const struct sw_key *k, const struct sw_key *m, struct sw_key *out)
 {
-	struct sw_table *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->flows = calloc(n ? n : 1, sizeof(*t->flows));
-	t->emc = rf_hash_create("sw_emc", sizeof(struct sw_key), SW_EMC_ENTRIES,
-				RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
-	if (!t->flows || !t->emc) {
-		sw_table_free(t);
+	const uint8_t *a = (const uint8_t *)k, *b = (const uint8_t *)m;
+	uint8_t *o = (uint8_t *)out;
+	for (unsigned i = 0; i < sizeof(*k); i += 8) { /* memcpy: no aliasing games */
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		x &= y;
+		memcpy(o + i, &x, 8);
+	}
+}
+
+struct sw_flow *sw_table_classify_core(struct sw_table *t, int core, const struct sw_key *k)
+{
+	/* acquire: pairs with the writer's release in publish_vec: the array and every
+	 * subtable it names (mask, hash, hit lines) are complete. */
+	struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	struct sw_flow *best = NULL;
+	struct sw_subtable *where = NULL;
+	int64_t bp = -1;
+	for (unsigned i = 0; i < v->n; i++) {
+		if ((int64_t)v->e[i].maxprio <= bp)
+			break; /* nothing further down can beat (or needs to tie with) best */
+		struct sw_subtable *st = v->e[i].st;
+		struct sw_key mk;
+		mask_key(k, &st->mask, &mk);
+		/* acquire: pairs with the release in grow(): the new hash is fully filled. */
+		struct rf_hash *h = atomic_load_explicit(&st->h, memory_order_acquire);
+		struct sw_flow *f = rf_hash_lookup(h, &mk);
+		if (f && (int64_t)f->priority > bp) {
+			best = f;
+			bp = f->priority;
+			where = st;
+		}
+	}
+	if (where && core >= 0) /* relaxed: this core's own line, a statistic */
+		atomic_store_explicit(&where->hits[core].n,
+				      atomic_load_explicit(&where->hits[core].n, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	return best;
+}
+
+struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k)
+{
+	return sw_table_classify_core(t, -1, k);
+}
+
+/* ---- create / free ---- */
+
+struct sw_table *sw_table_create(unsigned ncores)
+{
+	if (ncores == 0 || ncores > SW_MAX_CORES) {
+		errno = EINVAL;
 		return NULL;
 	}
-	for (struct sw_flow *f = list; f && t->n < n; f = f->next)
-		t->flows[t->n++] = f;
-	qsort(t->flows, t->n, sizeof(*t->flows), by_priority);
+	struct sw_table *t = aligned_alloc(RF_CACHE_LINE, sizeof(*t));
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->ncores = ncores;
+	t->slot_gen = calloc(SW_MAX_FLOWS, sizeof(*t->slot_gen));
+	t->free_slots = malloc(SW_MAX_FLOWS * sizeof(*t->free_slots));
+	struct sw_pvec *v = calloc(1, sizeof(*v));
+	bool ok = t->slot_gen && t->free_slots && v;
+	for (unsigned c = 0; ok && c < ncores; c++) {
+		t->emc[c] = aligned_alloc(RF_CACHE_LINE, sizeof(struct sw_emc));
+		ok = t->emc[c] != NULL;
+		if (ok)
+			memset(t->emc[c], 0, sizeof(struct sw_emc)); /* tgen 0: empty */
+	}
+	if (!ok) {
+		free(v);
+		sw_table_free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned i = 0; i < SW_MAX_FLOWS; i++) /* slot 0 on top */
+		t->free_slots[i] = SW_MAX_FLOWS - 1 - i;
+	t->nfree = SW_MAX_FLOWS;
+	atomic_init(&t->vec, v);
+	atomic_init(&t->add_gen, 1);
 	return t;
+}
+
+static void sub_free(struct sw_subtable *st)
+{
+	rf_hash_free(atomic_load_explicit(&st->h, memory_order_relaxed));
+	free(st->hits);
+	free(st->prios);
+	free(st);
+}
+
+static void free_retired(struct sw_table *t, struct sw_retired *r)
+{
+	switch (r->kind) {
+	case SW_RETIRE_FLOW: {
+		struct sw_flow *f = r->p;
+		t->free_slots[t->nfree++] = f->slot; /* its generation was bumped at remove */
+		if (t->dtor)
+			t->dtor(f, t->dtor_arg);
+		free(f);
+		break;
+	}
+	case RETIRE_HASH:
+		rf_hash_free(r->p);
+		break;
+	case RETIRE_SUB:
+		sub_free(r->p);
+		break;
+	default:
+		free(r->p);
+	}
 }
 
 void sw_table_free(struct sw_table *t)
 {
 	if (!t)
 		return;
-	rf_hash_free(t->emc);
-	free(t->flows);
+	for (size_t i = 0; i < t->nret; i++)
+		free_retired(t, &t->ret[i]);
+	free(t->ret);
+	while (t->subs) {
+		struct sw_subtable *st = t->subs;
+		t->subs = st->next;
+		sub_free(st);
+	}
+	free(atomic_load_explicit(&t->vec, memory_order_relaxed));
+	for (unsigned c = 0; c < SW_MAX_CORES; c++)
+		free(t->emc[c]);
+	free(t->slot_gen);
+	free(t->free_slots);
 	free(t);
 }
 
-void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes)
+unsigned sw_table_nflows(const struct sw_table *t)
 {
-	uint64_t p = 0, b = 0;
-	for (unsigned c = 0; c < SW_MAX_CORES; c++) {
-		p += atomic_load_explicit(&f->ctr[c].pkts, memory_order_relaxed);
-		b += atomic_load_explicit(&f->ctr[c].bytes, memory_order_relaxed);
+	return t->nflows;
+}
+
+unsigned sw_table_nsubtables(const struct sw_table *t)
+{
+	unsigned n = 0;
+	for (const struct sw_subtable *st = t->subs; st; st = st->next)
+		n += st->nflows > 0;
+	return n;
+}
+
+void sw_table_set_flow_dtor(struct sw_table *t, void (*fn)(struct sw_flow *f, void *arg),
+			    void *arg)
+{
+	t->dtor = fn;
+	t->dtor_arg = arg;
+}
+
+/* ---- reclamation ---- */
+
+void sw_table_reclaim(struct sw_table *t, uint64_t now_ns, bool force)
+{
+	if (t->nret == 0)
+		return;
+	if (!force && t->nret < RETIRE_MAX && now_ns - t->last_sync_ns < SW_RECLAIM_NS)
+		return;
+	/* Everything on the list was unreachable before this call: after one grace period no
+	 * reader holds any of it. (Goes offline while it waits; readers never wait.) */
+	rf_qsbr_synchronize();
+	t->last_sync_ns = now_ns;
+	size_t n = t->nret;
+	t->nret = 0; /* a dtor may not retire, but keep the list consistent anyway */
+	for (size_t i = 0; i < n; i++)
+		free_retired(t, &t->ret[i]);
+}
+
+static void retire_kind(struct sw_table *t, void *p, int kind)
+{
+	if (!p)
+		return;
+	if (t->nret == t->ret_cap) {
+		size_t cap = t->ret_cap ? t->ret_cap * 2 : 1024;
+		struct sw_retired *r = realloc(t->ret, cap * sizeof(*r));
+		if (!r) { /* cannot defer: wait for the grace period here instead */
+			rf_qsbr_synchronize();
+			struct sw_retired one = {p, kind};
+			sw_table_reclaim(t, 0, true);
+			free_retired(t, &one);
+			return;
+		}
+		t->ret = r;
+		t->ret_cap = cap;
 	}
-	*pkts = p;
-	*bytes = b;
+	t->ret[t->nret++] = (struct sw_retired){p, kind};
+	if (t->nret >= RETIRE_MAX) /* bound the memory a flood can pin */
+		sw_table_reclaim(t, t->last_sync_ns, true);
+}
+
+void sw_table_retire(struct sw_table *t, void *p, enum sw_retire_kind kind)
+{
+	retire_kind(t, p, (int)kind);
+}
+
+/* ---- the published order of subtables ---- */
+
+static uint32_t maxprio(const struct sw_subtable *st)
+{
+	return st->prios[0].prio; /* only asked of non-empty subtables */
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct sw_pvec_ent *x = a, *y = b;
+	if (x->maxprio != y->maxprio)
+		return x->maxprio > y->maxprio ? -1 : 1;
+	return x->st->rank > y->st->rank ? -1 : x->st->rank < y->st->rank;
+}
+
+/* An array with room for every subtable (the caller fills it with publish_vec). */
+static struct sw_pvec *vec_alloc(const struct sw_table *t)
+{
+	return malloc(sizeof(struct sw_pvec) + (t->nsubs + 1) * sizeof(struct sw_pvec_ent));
+}
+
+/* Fill v with the non-empty subtables in rank order and publish it; the old one is retired. */
+static void publish_vec(struct sw_table *t, struct sw_pvec *v)
+{
+	v->n = 0;
+	for (struct sw_subtable *st = t->subs; st; st = st->next) {
+		st->in_vec = st->nflows > 0;
+		if (st->in_vec)
+			v->e[v->n++] = (struct sw_pvec_ent){maxprio(st), st};
+	}
+	qsort(v->e, v->n, sizeof(v->e[0]), by_rank);
+	/* release: pairs with the acquire in sw_table_classify_core: the array, and the
+	 * subtables and flows it reaches, are complete before a reader sees it. */
+	struct sw_pvec *old = atomic_exchange_explicit(&t->vec, v, memory_order_acq_rel);
+	retire_kind(t, old, SW_RETIRE_FREE);
+}
+
+/* Publish a new order, or keep the old one without memory. The old one stays correct for
+ * readers as long as it names every non-empty subtable: a stale max priority that is too
+ * high only costs a visit; callers never let it be too low (see sw_table_add). */
+static bool republish(struct sw_table *t)
+{
+	struct sw_pvec *v = vec_alloc(t);
+	if (!v)
+		return false;
+	publish_vec(t, v);
+	return true;
+}
+
+void sw_table_rerank(struct sw_table *t)
+{
+	bool changed = false;
+	/* Subtables empty since the last call go now (kept until then: flows that come and go
+	 * on one mask do not create and free a hash each time). */
+	for (struct sw_subtable **pp = &t->subs; *pp;) {
+		struct sw_subtable *st = *pp;
+		if (st->nflows == 0 && st->idle && !st->in_vec) {
+			*pp = st->next;
+			t->nsubs--;
+			retire_kind(t, st, RETIRE_SUB);
+			continue;
+		}
+		st->idle = st->nflows == 0;
+		pp = &st->next;
+	}
+	for (struct sw_subtable *st = t->subs; st; st = st->next) {
+		uint64_t sum = 0;
+		for (unsigned c = 0; c < t->ncores; c++)
+			sum += atomic_load_explicit(&st->hits[c].n, memory_order_relaxed);
+		uint64_t rank = sum - st->hits_seen;
+		changed |= rank != st->rank;
+		st->rank = rank;
+		st->hits_seen = sum;
+	}
+	if (changed)
+		(void)republish(t);
+}
+
+/* ---- the writer's bookkeeping of priorities per subtable ---- */
+
+/* Index of prio in st->prios, or where it would go (descending order). */
+static unsigned prio_pos(const struct sw_subtable *st, uint32_t prio)
+{
+	unsigned lo = 0, hi = st->nprios;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (st->prios[mid].prio > prio)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int prio_reserve(struct sw_subtable *st)
+{
+	if (st->nprios < st->prios_cap)
+		return 0;
+	unsigned cap = st->prios_cap ? st->prios_cap * 2 : 4;
+	struct sw_prio *p = realloc(st->prios, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	st->prios = p;
+	st->prios_cap = cap;
+	return 0;
+}
+
+static void prio_add(struct sw_subtable *st, uint32_t prio) /* after prio_reserve */
+{
+	unsigned i = prio_pos(st, prio);
+	if (i < st->nprios && st->prios[i].prio == prio) {
+		st->prios[i].n++;
+		return;
+	}
+	memmove(&st->prios[i + 1], &st->prios[i], (st->nprios - i) * sizeof(st->prios[0]));
+	st->prios[i] = (struct sw_prio){prio, 1};
+	st->nprios++;
+}
+
+static void prio_del(struct sw_subtable *st, uint32_t prio)
+{
+	unsigned i = prio_pos(st, prio);
+	if (i >= st->nprios || st->prios[i].prio != prio)
+		return; /* cannot happen: every flow was counted */
+	if (--st->prios[i].n)
+		return;
+	memmove(&st->prios[i], &st->prios[i + 1], (st->nprios - i - 1) * sizeof(st->prios[0]));
+	st->nprios--;
+}
+
+/* ---- subtables ---- */
+
+static struct rf_hash *sub_hash(unsigned cap)
+{
+	return rf_hash_create("sw_sub", sizeof(struct sw_key), cap,
+			      RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+}
+
+static struct sw_subtable *sub_find(struct sw_table *t, const struct sw_key *mask)
+{
+	for (struct sw_subtable *st = t->subs; st; st = st->next)
+		if (memcmp(&st->mask, mask, sizeof(*mask)) == 0)
+			return st;
+	return NULL;
+}
+
+/* An empty subtable for mask, on the writer's list but in no published order yet. */
+static struct sw_subtable *sub_new(struct sw_table *t, const struct sw_key *mask)
+{
+	struct sw_subtable *st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->mask = *mask;
+	st->cap = SUB_MIN_CAP;
+	struct rf_hash *h = sub_hash(st->cap);
+	st->hits = aligned_alloc(RF_CACHE_LINE, t->ncores * sizeof(struct sw_hits));
+	if (!h || !st->hits) {
+		rf_hash_free(h);
+		free(st->hits);
+		free(st);
+		return NULL;
+	}
+	memset(st->hits, 0, t->ncores * sizeof(struct sw_hits));
+	atomic_init(&st->h, h);
+	st->next = t->subs;
+	t->subs = st;
+	t->nsubs++;
+	return st;
+}
+
+/* Replace st's full hash by one twice its size with the same entries. Readers in the old
+ * one see it frozen (the writer is us), and it goes after a grace period. */
+static int grow(struct sw_subtable *st, struct sw_table *t)
+{
+	if (st->cap >= SW_MAX_FLOWS)
+		return -ENOSPC;
+	struct rf_hash *old = atomic_load_explicit(&st->h, memory_order_relaxed); /* ours */
+	struct rf_hash *nh = sub_hash(st->cap * 2);
+	if (!nh)
+		return -ENOMEM;
+	struct rf_hash_iter it;
+	const void *key;
+	void *val;
+	rf_hash_iter_init(old, &it);
+	while (rf_hash_iter_next(old, &it, &key, &val))
+		if (rf_hash_insert(nh, key, val) != 0) {
+			rf_hash_free(nh);
+			return -ENOMEM;
+		}
+	st->cap *= 2;
+	/* release: pairs with the readers' acquire of st->h: every entry is in place. */
+	atomic_store_explicit(&st->h, nh, memory_order_release);
+	retire_kind(t, old, RETIRE_HASH);
+	return 0;
+}
+
+/* ---- add and remove ---- */
+
+int sw_table_add(struct sw_table *t, struct sw_flow *f)
+{
+	if (t->nflows >= SW_MAX_FLOWS)
+		return -ENOSPC;
+	if (t->nfree == 0) /* every free slot waits for a grace period: wait for it once */
+		sw_table_reclaim(t, t->last_sync_ns, true);
+	if (t->nfree == 0)
+		return -ENOSPC;
+	struct sw_subtable *st = sub_find(t, &f->mask);
+	if (!st && !(st = sub_new(t, &f->mask)))
+		return -ENOMEM;
+	if (prio_reserve(st) != 0)
+		return -ENOMEM; /* a new subtable stays empty, unpublished, for a later add */
+	struct rf_hash *h = atomic_load_explicit(&st->h, memory_order_relaxed); /* ours */
+	struct sw_flow *head = rf_hash_lookup(h, &f->match);
+	bool new_head = !head || f->priority > head->priority;
+	/* A new subtable or a higher max priority needs a new order, made before anything is
+	 * visible so that running out of memory leaves the table as it was. */
+	bool reorder = st->nflows == 0 || f->priority > maxprio(st);
+	struct sw_pvec *v = reorder ? vec_alloc(t) : NULL;
+	if (reorder && !v)
+		return -ENOMEM;
+	uint32_t slot = t->free_slots[t->nfree - 1];
+	f->slot = slot;
+	f->gen = atomic_load_explicit(&t->slot_gen[slot], memory_order_relaxed); /* ours */
+	f->st = st;
+	if (new_head) {
+		f->snext = head;
+		int rc = head ? rf_hash_upsert(h, &f->match, f, NULL) : rf_hash_insert(h, &f->match, f);
+		if (rc == -ENOSPC) {
+			rc = grow(st, t);
+			h = atomic_load_explicit(&st->h, memory_order_relaxed);
+			if (rc == 0)
+				rc = rf_hash_insert(h, &f->match, f);
+		}
+		if (rc < 0) {
+			free(v);
+			return rc == -ENOSPC ? -ENOSPC : -ENOMEM;
+		}
+	} else { /* below the head: the writer's chain only, no reader can tell */
+		struct sw_flow *p = head;
+		while (p->snext && p->snext->priority > f->priority)
+			p = p->snext;
+		f->snext = p->snext;
+		p->snext = f;
+	}
+	t->nfree--;
+	prio_add(st, f->priority);
+	st->nflows++;
+	t->nflows++;
+	if (v)
+		publish_vec(t, v);
+	/* An add can change the answer for keys a poller has cached (a flow that now wins, or
+	 * a "no match" that now matches) only when the flow became a head (visible at all).
+	 * release: pairs with the pollers' acquire in sw_table_lookup: a poller that sees the
+	 * new generation also sees the flow in its subtable and the order naming it, so what it
+	 * caches under the new generation is never missing it. */
+	if (new_head)
+		atomic_fetch_add_explicit(&t->add_gen, 1, memory_order_release);
+	return 0;
+}
+
+void sw_table_remove(struct sw_table *t, struct sw_flow *f)
+{
+	struct sw_subtable *st = f->st;
+	/* Cached answers naming f stop being used: a poller checks its slot's generation on
+	 * every hit. relaxed: a poller that still reads the old value is inside a read-side
+	 * section that began before this store, so f is not freed before it ends (f is freed
+	 * a grace period later); after that grace period every poller sees the new value
+	 * (liburcu's full barriers at quiescent states and in synchronize_rcu). */
+	atomic_store_explicit(&t->slot_gen[f->slot],
+			      atomic_load_explicit(&t->slot_gen[f->slot], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	struct rf_hash *h = atomic_load_explicit(&st->h, memory_order_relaxed); /* ours */
+	struct sw_flow *head = rf_hash_lookup(h, &f->match);
+	if (head == f) {
+		/* the next of the chain takes its place (one release store), or the key goes */
+		if (f->snext)
+			(void)rf_hash_upsert(h, &f->match, f->snext, NULL);
+		else
+			(void)rf_hash_delete(h, &f->match, NULL);
+	} else if (head) {
+		struct sw_flow *p = head;
+		while (p->snext && p->snext != f)
+			p = p->snext;
+		if (p->snext == f)
+			p->snext = f->snext;
+	}
+	uint32_t before = maxprio(st);
+	prio_del(st, f->priority);
+	st->nflows--;
+	t->nflows--;
+	if (st->nflows == 0) {
+		/* Out of the order (without memory it stays, empty, in the old one: a wasted
+		 * probe, no harm); freed by sw_table_rerank once it stayed empty a while. */
+		(void)republish(t);
+	} else if (maxprio(st) != before) {
+		(void)republish(t); /* a stale, higher max priority is only slower */
+	}
 }

@@ -1,9 +1,11 @@
 /*
  * tests/ofswitch/test_sw_classifier.c: ringflow-switch's flow key and classifier alone:
  * frames parsed into keys (and refused when shorter than their headers claim), priorities,
- * masks and overlaps, the exact-match cache answering as the scan does; flows made from
+ * masks and overlaps, the exact-match cache answering as the classifier does; flows made from
  * decoded OXM matches (IPv4/IPv6 prefixes, TCP/UDP/ICMP, ARP, VLAN pcp, dscp) picking the
- * right frames, shared key slots kept apart by the prerequisites.
+ * right frames, shared key slots kept apart by the prerequisites; the tuple-space search
+ * against a brute-force reference over thousands of random flows, masks, adds, replacements
+ * and deletes (cached answers checked after every change); TABLE_FULL at exactly SW_MAX_FLOWS.
  */
 #include "rf_test.h"
 
@@ -85,9 +87,8 @@ Test(sw_key, short_frames_refused)
 /* A flow: in_port (0 = wildcard), eth_dst (NULL = wildcard), priority, tag in cookie. */
 static struct sw_flow *flow(uint32_t in_port, const uint8_t *dst, uint16_t prio, uint64_t tag)
 {
-	struct sw_flow *f = aligned_alloc(RF_CACHE_LINE, sizeof(*f));
+	struct sw_flow *f = sw_flow_alloc(1);
 	cr_assert(f);
-	memset(f, 0, sizeof(*f));
 	if (in_port) {
 		f->match.in_port = in_port;
 		f->mask.in_port = 0xffffffffu;
@@ -102,12 +103,23 @@ static struct sw_flow *flow(uint32_t in_port, const uint8_t *dst, uint16_t prio,
 	return f;
 }
 
-static struct sw_flow *chain(struct sw_flow **v, unsigned n)
+/* A table holding v[0..n). */
+static struct sw_table *table_of(struct sw_flow **v, unsigned n)
 {
-	for (unsigned i = 0; i + 1 < n; i++)
-		v[i]->next = v[i + 1];
-	v[n - 1]->next = NULL;
-	return v[0];
+	struct sw_table *t = sw_table_create(1);
+	cr_assert(t);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(sw_table_add(t, v[i]), 0);
+	return t;
+}
+
+/* The EMC's answer, checked against the classifier's and against itself once cached. */
+static struct sw_flow *lookup2(struct sw_table *t, const struct sw_key *k)
+{
+	struct sw_flow *f = sw_table_lookup(t, 0, k);
+	cr_assert_eq(f, sw_table_classify(t, k), "EMC answer differs from the classifier's");
+	cr_assert_eq(f, sw_table_lookup(t, 0, k), "cached answer differs from the first");
+	return f;
 }
 
 static uint64_t look(struct sw_table *t, uint32_t in_port, const uint8_t *dst)
@@ -116,9 +128,7 @@ static uint64_t look(struct sw_table *t, uint32_t in_port, const uint8_t *dst)
 	memset(&k, 0, sizeof(k));
 	k.in_port = in_port;
 	memcpy(k.eth_dst, dst, 6);
-	struct sw_flow *f = sw_table_lookup(t, &k);
-	struct sw_flow *again = sw_table_lookup(t, &k); /* now from the EMC */
-	cr_assert_eq(f, again, "EMC answer differs from the scan's");
+	struct sw_flow *f = lookup2(t, &k);
 	return f ? f->cookie : 0;
 }
 
@@ -131,22 +141,27 @@ Test(sw_classifier, priorities_masks_overlap)
 		flow(1, mac_b, 20, 3),   /* port 1 to b: overlaps 2, wins */
 		flow(0, mac_b, 5, 4),    /* anything to b: below 2 */
 	};
-	struct sw_table *t = sw_table_build(chain(v, 4), 4);
-	cr_assert(t);
+	struct sw_table *t = table_of(v, 4);
 	cr_assert_eq(look(t, 1, mac_b), 3);
 	cr_assert_eq(look(t, 1, mac_a), 2);
 	cr_assert_eq(look(t, 2, mac_b), 4);
 	cr_assert_eq(look(t, 2, mac_a), 1);
-	sw_table_free(t);
+	cr_assert_eq(sw_table_nsubtables(t), 4);
 	/* without the table-miss flow, a key nothing matches gets NULL (cached as such) */
-	struct sw_table *u = sw_table_build(chain(v + 1, 3), 3);
-	cr_assert_eq(look(u, 2, mac_a), 0);
-	cr_assert_eq(look(u, 2, mac_b), 4);
-	sw_table_free(u);
-	/* equal priorities: the older flow (created first) wins, as the build sorts it first */
+	sw_table_remove(t, v[0]);
+	cr_assert_eq(look(t, 2, mac_a), 0);
+	cr_assert_eq(look(t, 2, mac_b), 4);
+	cr_assert_eq(sw_table_nsubtables(t), 3, "an emptied subtable goes");
+	/* ... and an add answers at once, the cached "none" included */
+	cr_assert_eq(sw_table_add(t, v[0]), 0);
+	cr_assert_eq(look(t, 2, mac_a), 1);
+	sw_table_free(t);
+	/* equal priorities: either flow (OpenFlow leaves it undefined), the same one each time */
 	struct sw_flow *w[2] = {flow(0, mac_b, 7, 9), flow(1, NULL, 7, 8)};
-	struct sw_table *x = sw_table_build(chain(w, 2), 2);
-	cr_assert_eq(look(x, 1, mac_b), 8);
+	struct sw_table *x = table_of(w, 2);
+	uint64_t tie = look(x, 1, mac_b);
+	cr_assert(tie == 8 || tie == 9, "tie answered by %llu", (unsigned long long)tie);
+	cr_assert_eq(look(x, 1, mac_b), tie);
 	sw_table_free(x);
 	for (unsigned i = 0; i < 4; i++)
 		free(v[i]);
@@ -247,8 +262,7 @@ static uint64_t look_frame(struct sw_table *t, const uint8_t *f, uint32_t len)
 {
 	struct sw_key k;
 	cr_assert_eq(sw_key_parse(f, len, 1, &k), 0);
-	struct sw_flow *x = sw_table_lookup(t, &k);
-	cr_assert_eq(x, sw_table_lookup(t, &k), "EMC answer differs from the scan's");
+	struct sw_flow *x = lookup2(t, &k);
 	return x ? x->cookie : 0;
 }
 
@@ -282,8 +296,7 @@ Test(sw_classifier, l3_l4_masks_prerequisites_priorities)
 		oxm_flow(dscp46, sizeof(dscp46), 15, 7),
 		flow(0, NULL, 0, 8), /* table-miss */
 	};
-	struct sw_table *t = sw_table_build(chain(v, 8), 8);
-	cr_assert(t);
+	struct sw_table *t = table_of(v, 8);
 	uint8_t f[128], p[64];
 	/* TCP to 80 from 10.1.2.3, dscp 46: tcp80 (20) beats dscp46 (15) and 10.1/16 (10) */
 	cr_assert_eq(look_frame(t, f, eth(f, -1, 0, 0x0800, ip4_tcp, sizeof(ip4_tcp))), 2);
@@ -312,5 +325,285 @@ Test(sw_classifier, l3_l4_masks_prerequisites_priorities)
 	sw_table_free(t);
 	for (unsigned i = 0; i < 8; i++)
 		free(v[i]);
+	rf_qsbr_unregister();
+}
+
+/* ---- tuple-space search against a brute-force reference ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* A random key from a small space (so flows and keys meet often). */
+static void rnd_key(struct sw_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->in_port = 1 + rnd(4);
+	k->eth_dst[5] = (uint8_t)rnd(8);
+	k->eth_src[5] = (uint8_t)rnd(4);
+	k->eth_type = rnd(2) ? 0x0800 : 0x86dd;
+	k->nw_src[3] = (uint8_t)rnd(16);
+	k->nw_dst[2] = (uint8_t)rnd(4);
+	k->ip_proto = rnd(2) ? 6 : 17;
+	k->tp_dst = (uint16_t)rnd(8);
+}
+
+/* A random mask over those fields, partial bytes included (prefix-like and odd bits). */
+static void rnd_mask(struct sw_key *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (rnd(2))
+		m->in_port = 0xffffffffu;
+	if (rnd(2))
+		m->eth_dst[5] = rnd(2) ? 0xff : 0x06;
+	if (rnd(3) == 0)
+		m->eth_src[5] = 0xff;
+	if (rnd(2))
+		m->eth_type = 0xffff;
+	if (rnd(2))
+		m->nw_src[3] = (uint8_t)(0xff << rnd(4));
+	if (rnd(3) == 0)
+		m->nw_dst[2] = 0xff;
+	if (rnd(2))
+		m->ip_proto = 0xff;
+	if (rnd(2))
+		m->tp_dst = rnd(2) ? 0xffff : 0x0005;
+}
+
+static void and_key(const struct sw_key *k, const struct sw_key *m, struct sw_key *o)
+{
+	const uint8_t *a = (const uint8_t *)k, *b = (const uint8_t *)m;
+	uint8_t *c = (uint8_t *)o;
+	for (size_t i = 0; i < sizeof(*k); i++)
+		c[i] = a[i] & b[i];
+}
+
+#define RMAX 1200 /* live flows at most */
+
+struct ref {
+	struct sw_flow *v[RMAX];
+	unsigned n;
+};
+
+/* Highest priority of the reference flows matching k, or -1. */
+static int ref_best(const struct ref *r, const struct sw_key *k)
+{
+	int best = -1;
+	for (unsigned i = 0; i < r->n; i++)
+		if (sw_flow_matches(r->v[i], k) && r->v[i]->priority > best)
+			best = r->v[i]->priority;
+	return best;
+}
+
+static void check_key(struct sw_table *t, const struct ref *r, const struct sw_key *k)
+{
+	int want = ref_best(r, k);
+	struct sw_flow *f = sw_table_lookup(t, 0, k);
+	struct sw_flow *g = sw_table_classify(t, k);
+	if (want < 0) {
+		cr_assert_null(f, "a flow answered a key nothing matches");
+		cr_assert_null(g);
+		return;
+	}
+	cr_assert_not_null(f, "no answer, priority %d matches", want);
+	cr_assert(sw_flow_matches(f, k), "the answer does not match the key");
+	cr_assert_eq(f->priority, want, "priority %u answered, %d is the highest", f->priority, want);
+	cr_assert_not_null(g);
+	cr_assert(sw_flow_matches(g, k));
+	cr_assert_eq(g->priority, want);
+	bool live = false;
+	for (unsigned i = 0; i < r->n && !live; i++)
+		live = r->v[i] == f;
+	cr_assert(live, "the EMC answered a flow that was removed");
+}
+
+static unsigned distinct_masks(const struct ref *r)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < r->n; i++) {
+		bool seen = false;
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = memcmp(&r->v[i]->mask, &r->v[j]->mask, sizeof(struct sw_key)) == 0;
+		n += !seen;
+	}
+	return n;
+}
+
+Test(sw_classifier, random_flows_match_brute_force)
+{
+	rf_qsbr_register();
+	static struct ref r;
+	r.n = 0;
+	struct sw_key masks[40];
+	for (unsigned i = 0; i < 40; i++)
+		rnd_mask(&masks[i]);
+	struct sw_key hot[64]; /* checked after every change: their answers sit in the EMC */
+	for (unsigned i = 0; i < 64; i++)
+		rnd_key(&hot[i]);
+	struct sw_table *t = sw_table_create(1);
+	cr_assert(t);
+	unsigned adds = 0, dels = 0, repl = 0;
+	for (unsigned op = 0; op < 6000; op++) {
+		unsigned what = rnd(100);
+		if (what < 55 && r.n < RMAX) { /* ADD (replacing an identical match + priority) */
+			struct sw_flow *f = sw_flow_alloc(1);
+			cr_assert(f);
+			struct sw_key k;
+			rnd_key(&k);
+			f->mask = masks[rnd(40)];
+			and_key(&k, &f->mask, &f->match);
+			f->priority = (uint16_t)(rnd(4) == 0 ? rnd(65536) : rnd(12));
+			f->cookie = op;
+			for (unsigned i = 0; i < r.n; i++) {
+				struct sw_flow *g = r.v[i];
+				if (g->priority == f->priority &&
+				    !memcmp(&g->mask, &f->mask, sizeof(f->mask)) &&
+				    !memcmp(&g->match, &f->match, sizeof(f->match))) {
+					sw_table_remove(t, g);
+					sw_table_retire(t, g, SW_RETIRE_FLOW);
+					r.v[i] = r.v[--r.n];
+					repl++;
+					break;
+				}
+			}
+			cr_assert_eq(sw_table_add(t, f), 0);
+			r.v[r.n++] = f;
+			adds++;
+		} else if (r.n) { /* DELETE one */
+			unsigned i = rnd(r.n);
+			sw_table_remove(t, r.v[i]);
+			sw_table_retire(t, r.v[i], SW_RETIRE_FLOW);
+			r.v[i] = r.v[--r.n];
+			dels++;
+		}
+		for (unsigned i = op % 2; i < 64; i += 2) /* half of them each time */
+			check_key(t, &r, &hot[i]);
+		for (unsigned i = 0; i < 8; i++) {
+			struct sw_key k;
+			rnd_key(&k);
+			check_key(t, &r, &k);
+		}
+		if (op % 500 == 0)
+			sw_table_rerank(t); /* a new order must not change any answer */
+		if (op % 64 == 0)
+			sw_table_reclaim(t, 0, true); /* frees the removed flows (a grace period) */
+		cr_assert_eq(sw_table_nflows(t), r.n);
+	}
+	cr_assert_eq(sw_table_nsubtables(t), distinct_masks(&r));
+	cr_assert_gt(adds, 2000);
+	cr_assert_gt(dels, 1000);
+	cr_assert_gt(repl, 10, "replacements too rare to test (%u)", repl);
+	cr_assert_gt(distinct_masks(&r), 20);
+	for (unsigned i = 0; i < r.n; i++)
+		sw_table_remove(t, r.v[i]), sw_table_retire(t, r.v[i], SW_RETIRE_FLOW);
+	cr_assert_eq(sw_table_nsubtables(t), 0);
+	sw_table_free(t);
+	rf_qsbr_unregister();
+}
+
+/* Flows with one mask past a subtable hash's first size, several priorities per masked key:
+ * the hash grows, chains promote their next flow on delete. */
+Test(sw_classifier, subtable_grows_and_chains_promote)
+{
+	rf_qsbr_register();
+	struct sw_table *t = sw_table_create(1);
+	cr_assert(t);
+	enum { N = 3000 };
+	static struct sw_flow *lo[N], *hi[N];
+	for (unsigned i = 0; i < N; i++) {
+		lo[i] = sw_flow_alloc(1);
+		hi[i] = sw_flow_alloc(1);
+		cr_assert(lo[i] && hi[i]);
+		for (unsigned j = 0; j < 2; j++) {
+			struct sw_flow *f = j ? hi[i] : lo[i];
+			f->mask.in_port = 0xffffffffu;
+			f->match.in_port = i;
+			f->priority = j ? 20 : 10;
+			f->cookie = j;
+		}
+		cr_assert_eq(sw_table_add(t, lo[i]), 0);
+		cr_assert_eq(sw_table_add(t, hi[i]), 0);
+	}
+	cr_assert_eq(sw_table_nsubtables(t), 1);
+	struct sw_key k;
+	memset(&k, 0, sizeof(k));
+	for (unsigned i = 0; i < N; i++) {
+		k.in_port = i;
+		cr_assert_eq(sw_table_lookup(t, 0, &k), hi[i]);
+	}
+	for (unsigned i = 0; i < N; i += 2) { /* the head goes: the next takes its place */
+		sw_table_remove(t, hi[i]);
+		sw_table_retire(t, hi[i], SW_RETIRE_FLOW);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		k.in_port = i;
+		cr_assert_eq(sw_table_lookup(t, 0, &k), i % 2 ? hi[i] : lo[i]);
+	}
+	for (unsigned i = 1; i < N; i += 2) { /* below the head: nothing visible changes */
+		sw_table_remove(t, lo[i]);
+		sw_table_retire(t, lo[i], SW_RETIRE_FLOW);
+		k.in_port = i;
+		cr_assert_eq(sw_table_lookup(t, 0, &k), hi[i]);
+	}
+	cr_assert_eq(sw_table_nflows(t), N);
+	for (unsigned i = 0; i < N; i++) {
+		struct sw_flow *f = i % 2 ? hi[i] : lo[i];
+		sw_table_remove(t, f);
+		sw_table_retire(t, f, SW_RETIRE_FLOW);
+	}
+	sw_table_free(t);
+	rf_qsbr_unregister();
+}
+
+/* TABLE_FULL exactly at SW_MAX_FLOWS, also while every freed slot waits for its grace
+ * period; the memory a flow costs is printed. */
+Test(sw_classifier, table_full_is_exact)
+{
+	rf_qsbr_register();
+	struct sw_table *t = sw_table_create(2);
+	cr_assert(t);
+	struct sw_flow **v = calloc(SW_MAX_FLOWS, sizeof(*v));
+	cr_assert(v);
+	for (unsigned i = 0; i < SW_MAX_FLOWS; i++) {
+		v[i] = sw_flow_alloc(2);
+		cr_assert(v[i]);
+		v[i]->mask.in_port = 0xffffffffu;
+		v[i]->match.in_port = i;
+		v[i]->mask.tp_dst = (uint16_t)(i % 10 ? 0xffff : 0); /* two masks */
+		cr_assert_eq(sw_table_add(t, v[i]), 0, "add %u of %u", i, SW_MAX_FLOWS);
+	}
+	struct sw_flow *x = sw_flow_alloc(2);
+	x->mask.in_port = 0xffffffffu;
+	x->match.in_port = SW_MAX_FLOWS;
+	cr_assert_eq(sw_table_add(t, x), -ENOSPC, "one past SW_MAX_FLOWS");
+	/* one out (its slot still waiting for a grace period): one in again, no more */
+	sw_table_remove(t, v[5]);
+	sw_table_retire(t, v[5], SW_RETIRE_FLOW);
+	cr_assert_eq(sw_table_add(t, x), 0);
+	struct sw_flow *y = sw_flow_alloc(2);
+	y->mask.in_port = 0xffffffffu;
+	y->match.in_port = SW_MAX_FLOWS + 1;
+	cr_assert_eq(sw_table_add(t, y), -ENOSPC);
+	struct sw_key k;
+	memset(&k, 0, sizeof(k));
+	k.in_port = SW_MAX_FLOWS;
+	cr_assert_eq(sw_table_lookup(t, 1, &k), x);
+	k.in_port = 5;
+	cr_assert_null(sw_table_lookup(t, 1, &k));
+	k.in_port = 7;
+	cr_assert_eq(sw_table_lookup(t, 1, &k), v[7]);
+	size_t per = (sizeof(struct sw_flow) + 2 * sizeof(struct sw_flow_ctr) + 63) / 64 * 64;
+	cr_log_info("a flow with 2 cores: %zu bytes (+ its key copy and slot in a subtable hash)",
+		    per);
+	for (unsigned i = 0; i < SW_MAX_FLOWS; i++)
+		if (i != 5)
+			free(v[i]);
+	free(x);
+	free(y);
+	free(v);
+	sw_table_free(t); /* frees the retired v[5] */
 	rf_qsbr_unregister();
 }
