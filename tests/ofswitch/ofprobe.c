@@ -271,11 +271,11 @@ int main(int argc, char **argv)
 	CHECK(ok && m.u.flow_removed.reason == 1 && m.u.flow_removed.priority == 300,
 	      "FLOW_REMOVED after the hard timeout (reason %u)", ok ? m.u.flow_removed.reason : 99);
 
-	/* A flood: 70000 FLOW_MOD ADDs (cookie 0x99, priority 1, in_port 2 + an eth_dst no
-	 * host has), then BARRIER. The table holds 65536: the rest get FLOW_MOD_FAILED/
+	/* A flood: 140000 FLOW_MOD ADDs (cookie 0x99, priority 1, in_port 2 + an eth_dst no
+	 * host has), then BARRIER. The table holds 131072: the rest get FLOW_MOD_FAILED/
 	 * TABLE_FULL, nothing else; then one DELETE by cookie removes them all again. */
 	{
-		enum { FLOOD = 70000 };
+		enum { FLOOD = 140000 };
 		static uint8_t fb[FLOOD * 96];
 		size_t off = 0;
 		struct of_msg f2 = fm;
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
 				other++;
 			barrier = m.type == OF_BARRIER_REPLY && m.xid == 15;
 		}
-		CHECK(barrier && full >= FLOOD - 65536 && other == 0,
+		CHECK(barrier && full >= FLOOD - 131072 && other == 0,
 		      "%d FLOW_MODs: %u TABLE_FULL, %u other errors, BARRIER answered", FLOOD, full,
 		      other);
 		f2.xid = 16;
