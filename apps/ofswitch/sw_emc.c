@@ -3,9 +3,9 @@
  * and sw_table_lookup, the one call the pollers make per frame.
  *
  * Each poller has its own cache (struct sw_emc, 8192 entries, 2-way: a key may sit at two
- * places picked by its hash), so a hit or a fill writes nothing another core reads: no
- * atomics, no shared cache lines on the fast path. An entry maps the whole 64-byte flow key
- * to the classifier's answer (a flow, or "none").
+ * places picked by its hash), so a hit writes nothing and a fill writes only memory of its
+ * own core. An entry maps the whole 64-byte flow key to the classifier's answer (a flow,
+ * or "none").
  *
  * Why it stays correct while the agent changes the table, without a flush per change:
  *   - Removal (delete, expiry, replacement): every flow owns a slot; the table's
@@ -14,41 +14,31 @@
  *     array whose hot part stays in cache), so a removed flow is never answered again. It
  *     never dereferences a freed flow: the flow is freed a grace period after the bump, and
  *     after that grace period every poller loads the new value (sw_table_remove says why).
- *     Removing a flow cannot change the answer for keys it did not answer, so nothing else
- *     is touched: deletes cost the pollers nothing.
- *   - Add: a new flow may win for keys whose cached answer is a lower-priority flow or
- *     "none", and which keys those are is unknown without scanning the cache. So an add
- *     bumps the table's add generation, and an entry is used only under the generation it
- *     was filled in: one load of a read-mostly line per lookup, and after an add each core
- *     refills its working set from the classifier. The bump is skipped when the new flow
- *     cannot win anywhere (it sits below an existing flow with the same mask and masked
- *     key); MODIFY swaps a flow's actions in place and bumps nothing.
- * The price, measured by `ringflow-bench switch-lookup` (docs/switch.md): under a stream of
- * adds a lookup costs about what a classifier lookup costs; deletes and modifies are free.
- * A per-entry invalidation from the agent would avoid that but needs a shared write (or a
- * scan of every core's cache per add); OVS's EMC instead revalidates datapath flows.
+ *     Removing a flow cannot change the answer for keys it did not answer: nothing else is
+ *     touched, so deletes cost the pollers nothing. MODIFY swaps actions in place: nothing.
+ *   - Add: a new flow f (mask M, in subtable st) can change the cached answer of key k only
+ *     if f matches k, i.e. k & M == f's match. So when a poller caches an answer for k, it
+ *     first records (st, k & st's mask) for every subtable st of the order it uses in its
+ *     shadow filter (a Bloom filter, two bits of one word each, only it writes), then fences, then
+ *     classifies. When the agent makes f visible, it fences and tests (st, f's match) in
+ *     each core's filter; only on a hit (or when st is new to the order, which no filter
+ *     knows) it bumps that core's generation, and the core's entries filled under the old
+ *     one stop counting. The two fences make it exact in the one way that matters: either
+ *     the poller's classification saw f, or the agent saw the poller's bits. An add that
+ *     cannot win anywhere (below a flow with the same mask and masked key) checks nothing.
+ *     Stale bits (keys since evicted) only cause extra bumps; a poller starts a clean filter
+ *     (and an empty cache, its epoch) every SW_SHADOW_REFRESH fills.
+ * So churn in flows the traffic does not hit costs the pollers nothing but their misses'
+ * filter stores (two bits per subtable); `ringflow-bench switch-lookup` measures it
+ * (docs/switch.md). The simpler scheme, one table generation bumped by every add, made
+ * each core refill its whole working set after every add: 10K adds/s cost 58 % of the
+ * lookup rate in that benchmark.
  */
 #include <string.h>
 
 #include "sw_table_pvt.h"
 
 _Static_assert((SW_EMC_ENTRIES & (SW_EMC_ENTRIES - 1)) == 0, "EMC size: a power of two");
-
-static inline uint32_t key_hash(const struct sw_key *k)
-{
-	const uint8_t *p = (const uint8_t *)k;
-	uint64_t x = 0x2545f4914f6cdd1dull;
-	for (unsigned i = 0; i < sizeof(*k); i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		x = (x ^ w) * 0x9e3779b97f4a7c15ull;
-		x ^= x >> 29;
-	}
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (uint32_t)x;
-}
 
 static inline bool key_eq(const struct sw_key *a, const struct sw_key *b)
 {
@@ -63,18 +53,42 @@ static inline bool key_eq(const struct sw_key *a, const struct sw_key *b)
 	return d == 0;
 }
 
+/* Record key k in poller m's shadow filter for every subtable of order v (before it is
+ * classified in v: see the top of the file). A filter grown stale is restarted with an
+ * empty cache first. */
+static void shadow_note(struct sw_emc *m, const struct sw_pvec *v, const struct sw_key *k)
+{
+	if (++m->fills >= SW_SHADOW_REFRESH) {
+		m->fills = 0;
+		m->epoch++; /* every entry of this cache is stale now, then the filter goes */
+		for (size_t i = 0; i < SW_SHADOW_BITS / 64; i++) /* relaxed: the only writer */
+			atomic_store_explicit(&m->shadow[i], 0, memory_order_relaxed);
+	}
+	for (unsigned i = 0; i < v->n; i++) {
+		struct sw_key mk;
+		sw_mask_key(k, &v->e[i].st->mask, &mk);
+		uint64_t bits;
+		_Atomic uint64_t *w = &m->shadow[sw_shadow_pos(v->e[i].st, &mk, &bits)];
+		uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
+		if ((old & bits) != bits) /* relaxed: the only writer; the fence after orders it */
+			atomic_store_explicit(w, old | bits, memory_order_relaxed);
+	}
+}
+
 struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k)
 {
-	/* acquire: pairs with the release bump in sw_table_add (see there). */
-	uint64_t gen = atomic_load_explicit(&t->add_gen, memory_order_acquire);
-	uint32_t h = key_hash(k);
+	/* acquire: pairs with the writer's release bump in shadow_check (sw_table.c): a bump
+	 * seen here comes with the flow that caused it. Loaded before the order (below). */
+	uint64_t gen = atomic_load_explicit(&t->cgen[core].v, memory_order_acquire);
 	struct sw_emc *m = t->emc[core];
+	uint64_t h64 = sw_key_hash64(k, 0);
+	uint32_t h = (uint32_t)h64;
 	struct sw_emc_entry *e0 = &m->e[h & (SW_EMC_ENTRIES - 1)];
-	struct sw_emc_entry *e1 = &m->e[(h >> 16) & (SW_EMC_ENTRIES - 1)];
+	struct sw_emc_entry *e1 = &m->e[(h64 >> 32) & (SW_EMC_ENTRIES - 1)];
 	struct sw_emc_entry *mine = NULL; /* an entry holding this key, stale or not */
 	for (unsigned w = 0; w < 2; w++) {
 		struct sw_emc_entry *e = w ? e1 : e0;
-		if (e->hash != h || e->tgen == 0 || !key_eq(&e->key, k))
+		if (e->hash != h || e->epoch != m->epoch || !key_eq(&e->key, k))
 			continue;
 		mine = e;
 		if (e->tgen != gen)
@@ -88,15 +102,24 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 			return e->flow;
 		break;
 	}
-	struct sw_flow *f = sw_table_classify_core(t, (int)core, k);
-	struct sw_emc_entry *e = mine;
+	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
+	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	uint32_t epoch = m->epoch;
+	shadow_note(m, v, k);
+	/* seq_cst: our filter stores before the classifier's loads; pairs with the fence in
+	 * shadow_check (sw_table.c). */
+	atomic_thread_fence(memory_order_seq_cst);
+	struct sw_flow *f = sw_table_classify_in(v, (int)core, k);
+	struct sw_emc_entry *e = epoch == m->epoch ? mine : NULL; /* a restart emptied it */
 	if (!e)
-		e = e0->tgen != gen ? e0 : e1->tgen != gen ? e1 : (h >> 31) ? e1 : e0;
+		e = e0->epoch != m->epoch || e0->tgen != gen ? e0
+		    : e1->epoch != m->epoch || e1->tgen != gen ? e1 : (h >> 31) ? e1 : e0;
 	e->key = *k;
 	e->hash = h;
 	e->flow = f;
 	e->slot = f ? f->slot : 0;
 	e->fgen = f ? f->gen : 0;
 	e->tgen = gen;
+	e->epoch = m->epoch;
 	return f;
 }

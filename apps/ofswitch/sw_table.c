@@ -69,24 +69,8 @@ void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes)
 
 /* ---- the read side ---- */
 
-static inline void mask_key(const struct sw_key *k, const struct sw_key *m, struct sw_key *out)
+struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, const struct sw_key *k)
 {
-	const uint8_t *a = (const uint8_t *)k, *b = (const uint8_t *)m;
-	uint8_t *o = (uint8_t *)out;
-	for (unsigned i = 0; i < sizeof(*k); i += 8) { /* memcpy: no aliasing games */
-		uint64_t x, y;
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		x &= y;
-		memcpy(o + i, &x, 8);
-	}
-}
-
-struct sw_flow *sw_table_classify_core(struct sw_table *t, int core, const struct sw_key *k)
-{
-	/* acquire: pairs with the writer's release in publish_vec: the array and every
-	 * subtable it names (mask, hash, hit lines) are complete. */
-	struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
 	struct sw_flow *best = NULL;
 	struct sw_subtable *where = NULL;
 	int64_t bp = -1;
@@ -95,7 +79,7 @@ struct sw_flow *sw_table_classify_core(struct sw_table *t, int core, const struc
 			break; /* nothing further down can beat (or needs to tie with) best */
 		struct sw_subtable *st = v->e[i].st;
 		struct sw_key mk;
-		mask_key(k, &st->mask, &mk);
+		sw_mask_key(k, &st->mask, &mk);
 		/* acquire: pairs with the release in grow(): the new hash is fully filled. */
 		struct rf_hash *h = atomic_load_explicit(&st->h, memory_order_acquire);
 		struct sw_flow *f = rf_hash_lookup(h, &mk);
@@ -114,7 +98,9 @@ struct sw_flow *sw_table_classify_core(struct sw_table *t, int core, const struc
 
 struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k)
 {
-	return sw_table_classify_core(t, -1, k);
+	/* acquire: pairs with the writer's release in publish_vec: the array and every
+	 * subtable it names (mask, hash, hit lines) are complete. */
+	return sw_table_classify_in(atomic_load_explicit(&t->vec, memory_order_acquire), -1, k);
 }
 
 /* ---- create / free ---- */
@@ -137,8 +123,11 @@ struct sw_table *sw_table_create(unsigned ncores)
 	for (unsigned c = 0; ok && c < ncores; c++) {
 		t->emc[c] = aligned_alloc(RF_CACHE_LINE, sizeof(struct sw_emc));
 		ok = t->emc[c] != NULL;
-		if (ok)
-			memset(t->emc[c], 0, sizeof(struct sw_emc)); /* tgen 0: empty */
+		if (ok) {
+			memset(t->emc[c], 0, sizeof(struct sw_emc)); /* entries' epoch 0: empty */
+			t->emc[c]->epoch = 1;
+		}
+		atomic_init(&t->cgen[c].v, 1);
 	}
 	if (!ok) {
 		free(v);
@@ -150,7 +139,6 @@ struct sw_table *sw_table_create(unsigned ncores)
 		t->free_slots[i] = SW_MAX_FLOWS - 1 - i;
 	t->nfree = SW_MAX_FLOWS;
 	atomic_init(&t->vec, v);
-	atomic_init(&t->add_gen, 1);
 	return t;
 }
 
@@ -300,7 +288,7 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 			v->e[v->n++] = (struct sw_pvec_ent){maxprio(st), st};
 	}
 	qsort(v->e, v->n, sizeof(v->e[0]), by_rank);
-	/* release: pairs with the acquire in sw_table_classify_core: the array, and the
+	/* release: pairs with the readers' acquires of t->vec: the array, and the
 	 * subtables and flows it reaches, are complete before a reader sees it. */
 	struct sw_pvec *old = atomic_exchange_explicit(&t->vec, v, memory_order_acq_rel);
 	retire_kind(t, old, SW_RETIRE_FREE);
@@ -467,6 +455,32 @@ static int grow(struct sw_subtable *st, struct sw_table *t)
 
 /* ---- add and remove ---- */
 
+/* After f became visible as a head in st: which cores may have cached an answer f now
+ * beats (sw_emc.c has the protocol)? A core whose filter holds (st, f's masked key), and
+ * every core when st just (re)joined the order (their filters know nothing of it). Those
+ * cores' generations are bumped. */
+static void shadow_check(struct sw_table *t, struct sw_subtable *st, struct sw_flow *f,
+			 bool was_listed)
+{
+	uint64_t bits;
+	size_t word = sw_shadow_pos(st, &f->match, &bits);
+	/* seq_cst: orders the stores that made f visible (the hash's release store) before
+	 * the filter loads below; pairs with the fence between a poller's filter stores and
+	 * its classifier loads in sw_table_lookup: either that lookup sees f, or we see its
+	 * bits (the store-buffering pattern). */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (unsigned c = 0; c < t->ncores; c++) {
+		bool hit = !was_listed;
+		if (!hit) /* relaxed: ordered by the fence above */
+			hit = (atomic_load_explicit(&t->emc[c]->shadow[word], memory_order_relaxed) &
+			       bits) == bits;
+		/* release: pairs with the poller's acquire of its generation: a poller that sees
+		 * the bump also sees f (and the order naming st). */
+		if (hit)
+			atomic_fetch_add_explicit(&t->cgen[c].v, 1, memory_order_release);
+	}
+}
+
 int sw_table_add(struct sw_table *t, struct sw_flow *f)
 {
 	if (t->nflows >= SW_MAX_FLOWS)
@@ -486,6 +500,7 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 	/* A new subtable or a higher max priority needs a new order, made before anything is
 	 * visible so that running out of memory leaves the table as it was. */
 	bool reorder = st->nflows == 0 || f->priority > maxprio(st);
+	bool was_listed = st->nflows > 0; /* in every order published since it got a flow */
 	struct sw_pvec *v = reorder ? vec_alloc(t) : NULL;
 	if (reorder && !v)
 		return -ENOMEM;
@@ -519,13 +534,8 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 	t->nflows++;
 	if (v)
 		publish_vec(t, v);
-	/* An add can change the answer for keys a poller has cached (a flow that now wins, or
-	 * a "no match" that now matches) only when the flow became a head (visible at all).
-	 * release: pairs with the pollers' acquire in sw_table_lookup: a poller that sees the
-	 * new generation also sees the flow in its subtable and the order naming it, so what it
-	 * caches under the new generation is never missing it. */
 	if (new_head)
-		atomic_fetch_add_explicit(&t->add_gen, 1, memory_order_release);
+		shadow_check(t, st, f, was_listed);
 	return 0;
 }
 

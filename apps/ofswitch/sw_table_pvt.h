@@ -4,7 +4,7 @@
  * (sw_emc.c: sw_table_lookup). Nothing outside those two files reads it.
  *
  * Who writes what: the agent (one writer thread) owns every field marked "writer"; pollers
- * only load `vec`, a subtable's `h`, `add_gen` and `slot_gen`, and write only their own EMC
+ * only load `vec`, a subtable's `h`, their `cgen` and `slot_gen`, and write only their own EMC
  * and their own line of each subtable's `hits`.
  */
 #ifndef RINGFLOW_APPS_SW_TABLE_PVT_H
@@ -54,18 +54,76 @@ struct sw_pvec {
 };
 
 /* One entry of a poller's exact-match cache: the whole key -> the classifier's answer,
- * valid while the table's add generation is still `tgen` and (for a flow) the flow's slot
- * still carries its generation `fgen`. */
+ * valid while its core's generation is still `tgen`, the cache's own epoch still `epoch`,
+ * and (for a flow) the flow's slot still carries its generation `fgen`. */
 struct sw_emc_entry {
 	RF_CACHE_ALIGNED struct sw_key key;
 	struct sw_flow *flow; /* NULL: no flow matches */
-	uint64_t tgen;        /* 0: empty (add_gen starts at 1) */
-	uint32_t hash, slot, fgen;
+	uint64_t tgen;
+	uint32_t hash, slot, fgen, epoch; /* epoch 0: empty (a cache starts at 1) */
 };
+
+/* The shadow filter: a Bloom filter of (subtable, masked key) for every key the cache
+ * answered, two bits in one 64-bit word each (one cache line touched per item); the poller
+ * sets bits (relaxed stores: it is the only writer), the writer tests them (sw_emc.c
+ * explains the protocol). */
+#define SW_SHADOW_BITS (1u << 22) /* 512 KiB per core */
+#define SW_SHADOW_REFRESH (1u << 16) /* fills before the poller starts a clean filter */
 
 struct sw_emc {
 	struct sw_emc_entry e[SW_EMC_ENTRIES];
+	uint32_t epoch, fills; /* the poller's own */
+	_Atomic uint64_t shadow[SW_SHADOW_BITS / 64];
 };
+
+/* A core's cache generation, bumped (release) by the writer when an add may change one of
+ * the core's cached answers; the poller acquires it per lookup. Own line per core. */
+struct sw_cgen {
+	RF_CACHE_ALIGNED _Atomic uint64_t v;
+};
+
+/* 64-bit hash of a key, seeded (the EMC index, the shadow filter's bits). Four independent
+ * lanes of two words each, so the multiplies overlap (a per-frame cost), then one mix. */
+static inline uint64_t sw_key_hash64(const struct sw_key *k, uint64_t seed)
+{
+	const uint8_t *p = (const uint8_t *)k;
+	uint64_t w[8], l[4];
+	memcpy(w, p, sizeof(w));
+	static const uint64_t K1 = 0x9e3779b97f4a7c15ull, K2 = 0xc2b2ae3d27d4eb4full;
+	for (unsigned i = 0; i < 4; i++) {
+		l[i] = (w[i] ^ seed ^ (K2 * (i + 1))) * K1;
+		l[i] = (l[i] ^ (l[i] >> 29) ^ w[i + 4]) * K2;
+	}
+	uint64_t x = l[0] ^ (l[1] << 16 | l[1] >> 48) ^ (l[2] << 32 | l[2] >> 32) ^
+		     (l[3] << 48 | l[3] >> 16);
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Where masked key mk of subtable st sits in a shadow filter: a word, and two bits in it. */
+static inline size_t sw_shadow_pos(const struct sw_subtable *st, const struct sw_key *mk,
+				   uint64_t *bits)
+{
+	uint64_t h = sw_key_hash64(mk, (uint64_t)(uintptr_t)st * 0x9e3779b97f4a7c15ull);
+	*bits = 1ull << (h >> 52 & 63) | 1ull << (h >> 58);
+	return (size_t)(h & (SW_SHADOW_BITS / 64 - 1));
+}
+
+static inline void sw_mask_key(const struct sw_key *k, const struct sw_key *m,
+			       struct sw_key *out)
+{
+	const uint8_t *a = (const uint8_t *)k, *b = (const uint8_t *)m;
+	uint8_t *o = (uint8_t *)out;
+	for (unsigned i = 0; i < sizeof(*k); i += 8) { /* memcpy: no aliasing games */
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		x &= y;
+		memcpy(o + i, &x, 8);
+	}
+}
 
 struct sw_retired {
 	void *p;
@@ -77,9 +135,8 @@ struct sw_table {
 	RF_CACHE_ALIGNED _Atomic(struct sw_pvec *) vec; /* acquire by readers, release by writer */
 	_Atomic uint32_t *slot_gen; /* [SW_MAX_FLOWS]: bumped when the slot's flow is removed */
 	unsigned ncores;
-	struct sw_emc *emc[SW_MAX_CORES]; /* each touched by its poller only */
-	/* Bumped (release) by an add that may shadow a cached answer; pollers acquire it. */
-	RF_CACHE_ALIGNED _Atomic uint64_t add_gen;
+	struct sw_emc *emc[SW_MAX_CORES]; /* each written by its poller only */
+	struct sw_cgen cgen[SW_MAX_CORES];
 	/* Writer. */
 	RF_CACHE_ALIGNED struct sw_subtable *subs;
 	unsigned nsubs, nflows;
@@ -92,7 +149,8 @@ struct sw_table {
 	void *dtor_arg;
 };
 
-/* The classifier alone (sw_table.c); `core` >= 0 counts the hit on that core's line. */
-struct sw_flow *sw_table_classify_core(struct sw_table *t, int core, const struct sw_key *k);
+/* The classifier alone over order v (sw_table.c); `core` >= 0 counts the hit on that
+ * core's line. */
+struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, const struct sw_key *k);
 
 #endif
