@@ -126,6 +126,7 @@ struct sw_table *sw_table_create(unsigned ncores)
 		if (ok) {
 			memset(t->emc[c], 0, sizeof(struct sw_emc)); /* entries' epoch 0: empty */
 			t->emc[c]->epoch = 1;
+			t->emc[c]->rng = 0x9e3779b9u * (c + 1);
 		}
 		atomic_init(&t->cgen[c].v, 1);
 	}

@@ -53,14 +53,23 @@ struct sw_pvec {
 	} e[];
 };
 
-/* One entry of a poller's exact-match cache: the whole key -> the classifier's answer,
- * valid while its core's generation is still `tgen`, the cache's own epoch still `epoch`,
- * and (for a flow) the flow's slot still carries its generation `fgen`. */
-struct sw_emc_entry {
-	RF_CACHE_ALIGNED struct sw_key key;
+/* A poller's exact-match cache: 4-way sets, a key in one of two sets its hash picks. A way
+ * maps the whole key to the classifier's answer, valid while its core's generation is still
+ * `tgen`, the cache's own epoch still `epoch`, and (for a flow) the flow's slot still
+ * carries its generation `fgen`. The ways' metadata fill two lines, the keys a line each. */
+#define SW_EMC_WAYS 4
+#define SW_EMC_SETS (SW_EMC_ENTRIES / SW_EMC_WAYS)
+#define SW_EMC_INSERT_INV 8 /* a key not in the cache is cached on 1 miss in 8 (random) */
+
+struct sw_emc_way {
 	struct sw_flow *flow; /* NULL: no flow matches */
 	uint64_t tgen;
-	uint32_t hash, slot, fgen, epoch; /* epoch 0: empty (a cache starts at 1) */
+	uint32_t hash, epoch; /* epoch 0: empty (a cache starts at 1) */
+	uint32_t slot, fgen;
+};
+
+struct sw_emc_set {
+	RF_CACHE_ALIGNED struct sw_emc_way w[SW_EMC_WAYS];
 };
 
 /* The shadow filter: a Bloom filter of (subtable, masked key) for every key the cache
@@ -71,8 +80,10 @@ struct sw_emc_entry {
 #define SW_SHADOW_REFRESH (1u << 16) /* fills before the poller starts a clean filter */
 
 struct sw_emc {
-	struct sw_emc_entry e[SW_EMC_ENTRIES];
+	struct sw_emc_set set[SW_EMC_SETS];
+	struct sw_key key[SW_EMC_SETS][SW_EMC_WAYS];
 	uint32_t epoch, fills; /* the poller's own */
+	uint32_t rng;          /* xorshift state: which misses are cached (sw_emc.c) */
 	_Atomic uint64_t shadow[SW_SHADOW_BITS / 64];
 };
 
