@@ -77,7 +77,7 @@ struct sw_emc_set {
  * sets bits (relaxed stores: it is the only writer), the writer tests them (sw_emc.c
  * explains the protocol). */
 #define SW_SHADOW_BITS (1u << 22) /* 512 KiB per core */
-#define SW_SHADOW_REFRESH (1u << 16) /* fills before the poller starts a clean filter */
+#define SW_SHADOW_REFRESH (1u << 14) /* fills before the poller starts a clean filter */
 
 struct sw_emc {
 	struct sw_emc_set set[SW_EMC_SETS];
