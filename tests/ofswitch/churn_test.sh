@@ -7,8 +7,8 @@
 # in SW with `packet` ports on the two veth ends and only an OpenFlow listener on SW's own
 # loopback (no controller: fail-mode secure, forwarding only by installed flows). OFCHURN
 # connects to it, installs in_port 1 <-> 2 forwarding, and sends N (default 100000) FLOW_MOD
-# ADDs over 10 wildcard masks, each a new highest-priority flow of its mask (so every add
-# reaches the pollers' caches), then keeps churning (DELETE_STRICT + ADD) for as long as a
+# ADDs over 10 wildcard masks, each a new highest-priority flow of its masked key (each add
+# visible to lookups at once and checked against the pollers' caches), then keeps churning (DELETE_STRICT + ADD) for as long as a
 # bounded ping runs: 200 pings H1 -> H2, 10 ms apart, started with the flood. Checked: every
 # ping sent during the flood is answered (each within 5 s: liveness, not a timing figure), no
 # ERROR, and the table ends with exactly N flood flows (FLOW stats), the 2 forwarding flows
@@ -19,6 +19,10 @@ SWITCH=$1 CHURN=$2 N=${3:-100000}
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root (network namespaces, AF_PACKET)"
+	exit 77
+fi
+if [ -n "${SW_CORES:-}" ] && [ "$(nproc)" -lt 2 ]; then
+	echo "SKIP: SW_CORES=$SW_CORES needs 2 CPUs, $(nproc) here"
 	exit 77
 fi
 for t in ip ping ethtool; do
