@@ -5,7 +5,9 @@
  * decoded OXM matches (IPv4/IPv6 prefixes, TCP/UDP/ICMP, ARP, VLAN pcp, dscp) picking the
  * right frames, shared key slots kept apart by the prerequisites; the tuple-space search
  * against a brute-force reference over thousands of random flows, masks, adds, replacements
- * and deletes (cached answers checked after every change); TABLE_FULL at exactly SW_MAX_FLOWS.
+ * and deletes (cached answers checked after every change); TABLE_FULL at exactly SW_MAX_FLOWS;
+ * an add bumps exactly the cores whose caches it may shadow, and cached answers stay exact
+ * across the shadow filter's restarts.
  */
 #include "rf_test.h"
 
@@ -605,5 +607,114 @@ Test(sw_classifier, table_full_is_exact)
 	free(y);
 	free(v);
 	sw_table_free(t); /* frees the retired v[5] */
+	rf_qsbr_unregister();
+}
+
+/* ---- the EMC's add invalidation: exact, and only where needed ---- */
+
+#include "sw_table_pvt.h" /* white box: the cores' generations */
+
+static struct sw_flow *dst_flow(uint8_t last, uint16_t prio)
+{
+	struct sw_flow *f = sw_flow_alloc(2);
+	cr_assert(f);
+	memset(f->mask.eth_dst, 0xff, 6);
+	f->match.eth_dst[0] = 2;
+	f->match.eth_dst[5] = last;
+	f->priority = prio;
+	return f;
+}
+
+Test(sw_classifier, add_bumps_only_cores_that_cached_a_shadowed_key)
+{
+	rf_qsbr_register();
+	struct sw_table *t = sw_table_create(2);
+	cr_assert(t);
+	struct sw_flow *miss = sw_flow_alloc(2), *a = dst_flow(1, 10);
+	cr_assert_eq(sw_table_add(t, miss), 0); /* priority 0, matches everything */
+	cr_assert_eq(sw_table_add(t, a), 0);
+	struct sw_key k1, k2;
+	memset(&k1, 0, sizeof(k1));
+	k1.eth_dst[0] = 2;
+	k2 = k1;
+	k1.eth_dst[5] = 1;
+	k2.eth_dst[5] = 2;
+	/* core 0 caches k1 -> a and k2 -> miss (a key enters on 1 miss in 8: ask until it is in) */
+	for (unsigned i = 0; i < 64; i++) {
+		cr_assert_eq(sw_table_lookup(t, 0, &k1), a);
+		cr_assert_eq(sw_table_lookup(t, 0, &k2), miss);
+	}
+	uint64_t g0 = atomic_load(&t->cgen[0].v), g1 = atomic_load(&t->cgen[1].v);
+	/* a flow for a third address, in the same subtable: no core cached such a key */
+	struct sw_flow *c = dst_flow(3, 20);
+	cr_assert_eq(sw_table_add(t, c), 0);
+	cr_assert_eq(atomic_load(&t->cgen[0].v), g0, "an add nobody cached bumped core 0");
+	cr_assert_eq(atomic_load(&t->cgen[1].v), g1);
+	/* a flow that shadows k2's cached "miss" answer on core 0 only */
+	struct sw_flow *b = dst_flow(2, 30);
+	cr_assert_eq(sw_table_add(t, b), 0);
+	cr_assert_gt(atomic_load(&t->cgen[0].v), g0, "core 0 cached k2: it must be bumped");
+	cr_assert_eq(atomic_load(&t->cgen[1].v), g1, "core 1 cached nothing");
+	cr_assert_eq(sw_table_lookup(t, 0, &k2), b);
+	cr_assert_eq(sw_table_lookup(t, 1, &k2), b);
+	cr_assert_eq(sw_table_lookup(t, 0, &k1), a);
+	/* below an existing flow of the same masked key: cannot win, checks nothing */
+	g0 = atomic_load(&t->cgen[0].v);
+	struct sw_flow *lo = dst_flow(2, 5);
+	cr_assert_eq(sw_table_add(t, lo), 0);
+	cr_assert_eq(atomic_load(&t->cgen[0].v), g0);
+	cr_assert_eq(sw_table_lookup(t, 0, &k2), b);
+	/* a new mask (a new subtable in the order): every core, whatever it cached */
+	g1 = atomic_load(&t->cgen[1].v);
+	struct sw_flow *port = sw_flow_alloc(2);
+	port->mask.in_port = 0xffffffffu;
+	port->match.in_port = 7;
+	port->priority = 40;
+	cr_assert_eq(sw_table_add(t, port), 0);
+	cr_assert_gt(atomic_load(&t->cgen[0].v), g0);
+	cr_assert_gt(atomic_load(&t->cgen[1].v), g1);
+	struct sw_flow *all[] = {miss, a, c, b, lo, port};
+	for (unsigned i = 0; i < 6; i++) {
+		sw_table_remove(t, all[i]);
+		sw_table_retire(t, all[i], SW_RETIRE_FLOW);
+	}
+	sw_table_free(t);
+	rf_qsbr_unregister();
+}
+
+/* Far more distinct keys than the cache holds, so the shadow filter restarts several
+ * times; cached answers stay exact across restarts (a hot key cached after a restart is in
+ * the new filter, and an add shadowing it is seen). */
+Test(sw_classifier, emc_exact_across_shadow_filter_restarts)
+{
+	rf_qsbr_register();
+	struct sw_table *t = sw_table_create(1);
+	cr_assert(t);
+	struct sw_flow *miss = sw_flow_alloc(1);
+	cr_assert_eq(sw_table_add(t, miss), 0);
+	struct sw_key k;
+	memset(&k, 0, sizeof(k));
+	uint32_t epoch0 = t->emc[0]->epoch;
+	for (uint32_t i = 0; i < 8u * 3 * SW_SHADOW_REFRESH; i++) { /* ~3 restarts of fills */
+		k.nw_dst[0] = (uint8_t)(i >> 24), k.nw_dst[1] = (uint8_t)(i >> 16);
+		k.nw_dst[2] = (uint8_t)(i >> 8), k.nw_dst[3] = (uint8_t)i;
+		cr_assert_eq(sw_table_lookup(t, 0, &k), miss);
+	}
+	cr_assert_gt(t->emc[0]->epoch, epoch0, "the filter never restarted");
+	struct sw_key hot = k;
+	for (unsigned i = 0; i < 64; i++)
+		cr_assert_eq(sw_table_lookup(t, 0, &hot), miss);
+	struct sw_flow *f = sw_flow_alloc(1);
+	memcpy(f->mask.nw_dst, "\xff\xff\xff\xff", 4);
+	memcpy(f->match.nw_dst, hot.nw_dst, 4);
+	f->priority = 9;
+	cr_assert_eq(sw_table_add(t, f), 0);
+	cr_assert_eq(sw_table_lookup(t, 0, &hot), f, "a cached answer survived a shadowing add");
+	sw_table_remove(t, f);
+	sw_table_retire(t, f, SW_RETIRE_FLOW);
+	cr_assert_eq(sw_table_lookup(t, 0, &hot), miss);
+	sw_table_remove(t, miss);
+	sw_table_retire(t, miss, SW_RETIRE_FLOW);
+	sw_table_free(t);
 	rf_qsbr_unregister();
 }
