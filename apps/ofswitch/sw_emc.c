@@ -10,8 +10,8 @@
  * key that is not cached is cached only on a random 1 miss in SW_EMC_INSERT_INV, so traffic
  * with far more flows than the cache holds does not pay a fill (and the filter stores
  * below) on every frame; a hot key gets in after a few frames, and a key whose entry went
- * stale is refilled at once. An entry maps the whole 64-byte flow key to the classifier's answer (a flow,
- * or "none").
+ * stale is refilled at once. An entry maps the whole 64-byte flow key to the classifier's
+ * answer (a flow, or "none").
  *
  * Why it stays correct while the agent changes the table, without a flush per change:
  *   - Removal (delete, expiry, replacement): every flow owns a slot; the table's
@@ -25,17 +25,17 @@
  *   - Add: a new flow f (mask M, in subtable st) can change the cached answer of key k only
  *     if f matches k, i.e. k & M == f's match. So when a poller caches an answer for k, it
  *     first records (st, k & st's mask) for every subtable st of the order it uses in its
- *     shadow filter (a Bloom filter, two bits of one word each, only it writes), then fences, then
- *     classifies. When the agent makes f visible, it fences and tests (st, f's match) in
- *     each core's filter; only on a hit (or when st is new to the order, which no filter
- *     knows) it bumps that core's generation, and the core's entries filled under the old
- *     one stop counting. The two fences make it exact in the one way that matters: either
+ *     shadow filter (a Bloom filter, two bits of one word each, only it writes), then
+ *     fences, then classifies. When the agent makes f visible, it fences and tests
+ *     (st, f's match) in each core's filter; only on a hit (or when st is new to the order,
+ *     which no filter knows) it bumps that core's generation, and the core's entries filled
+ *     under the old one stop counting. The two fences make it exact in the one way that matters: either
  *     the poller's classification saw f, or the agent saw the poller's bits. An add that
  *     cannot win anywhere (below a flow with the same mask and masked key) checks nothing.
  *     Stale bits (keys since evicted) only cause extra bumps; a poller starts a clean filter
  *     (and an empty cache, its epoch) every SW_SHADOW_REFRESH fills.
  * So churn in flows the traffic does not hit costs the pollers nothing but their misses'
- * filter stores (two bits per subtable); `ringflow-bench switch-lookup` measures it
+ * filter stores (one word per subtable); `ringflow-bench switch-lookup` measures it
  * (docs/switch.md). The simpler scheme, one table generation bumped by every add, made
  * each core refill its whole working set after every add: 10K adds/s cost 58 % of the
  * lookup rate in that benchmark.

@@ -8,8 +8,8 @@
 # loopback (no controller: fail-mode secure, forwarding only by installed flows). OFCHURN
 # connects to it, installs in_port 1 <-> 2 forwarding, and sends N (default 100000) FLOW_MOD
 # ADDs over 10 wildcard masks, each a new highest-priority flow of its masked key (each add
-# visible to lookups at once and checked against the pollers' caches), then keeps churning (DELETE_STRICT + ADD) for as long as a
-# bounded ping runs: 200 pings H1 -> H2, 10 ms apart, started with the flood. Checked: every
+# visible to lookups at once and checked against the pollers' caches), then keeps churning
+# (DELETE_STRICT + ADD) for as long as a bounded ping runs: 200 pings H1 -> H2, 10 ms apart, started with the flood. Checked: every
 # ping sent during the flood is answered (each within 5 s: liveness, not a timing figure), no
 # ERROR, and the table ends with exactly N flood flows (FLOW stats), the 2 forwarding flows
 # kept, and 0 after DELETE by cookie. Exit 77 (skip) when not root. Every wait is bounded; a
