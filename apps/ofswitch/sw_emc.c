@@ -29,9 +29,10 @@
  *     fences, then classifies. When the agent makes f visible, it fences and tests
  *     (st, f's match) in each core's filter; only on a hit (or when st is new to the order,
  *     which no filter knows) it bumps that core's generation, and the core's entries filled
- *     under the old one stop counting. The two fences make it exact in the one way that matters: either
- *     the poller's classification saw f, or the agent saw the poller's bits. An add that
- *     cannot win anywhere (below a flow with the same mask and masked key) checks nothing.
+ *     under the old one stop counting. The two fences make it exact in the one way that
+ *     matters: either the poller's classification saw f, or the agent saw the poller's
+ *     bits. An add that cannot win anywhere (below a flow with the same mask and masked
+ *     key) checks nothing.
  *     Stale bits (keys since evicted) only cause extra bumps; a poller starts a clean filter
  *     (and an empty cache, its epoch) every SW_SHADOW_REFRESH fills.
  * So churn in flows the traffic does not hit costs the pollers nothing but their misses'
