@@ -151,11 +151,11 @@ bed_ovs_start() {
 	ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema &&
 		ip netns exec "$1" ovsdb-server "$d/conf.db" --remote="punix:$d/db.sock" \
 			--pidfile="$d/ovsdb-server.pid" --log-file="$d/ovsdb-server.log" \
-			--unixctl="$d/ovsdb-server.ctl" --detach --no-chdir -vconsole:off 9>&- &&
+			--unixctl="$d/ovsdb-server.ctl" --detach --no-chdir -vconsole:off 2>>"$d/start.log" 9>&- &&
 		cat "$d/ovsdb-server.pid" >>"$BED_TMP/pids" &&
 		bed_ovs_vsctl --no-wait init &&
 		ip netns exec "$1" ovs-vswitchd "unix:$d/db.sock" --pidfile="$d/ovs-vswitchd.pid" \
-			--log-file="$d/ovs-vswitchd.log" --detach --no-chdir -vconsole:off 9>&- &&
+			--log-file="$d/ovs-vswitchd.log" --detach --no-chdir -vconsole:off 2>>"$d/start.log" 9>&- &&
 		cat "$d/ovs-vswitchd.pid" >>"$BED_TMP/pids" ||
 		{ echo "FAIL: the OVS daemons did not start"; tail -5 "$d"/*.log; exit 1; }
 }
