@@ -144,8 +144,10 @@ bed_ovs_start() {
 	bed_need ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl
 	[ -r /usr/share/openvswitch/vswitch.ovsschema ] ||
 		bed_skip "/usr/share/openvswitch/vswitch.ovsschema missing (openvswitch-common)"
+	local t0=$SECONDS
 	exec 9>/tmp/ringflow-ovs-bed.lock
 	flock -w 60 9 || { echo "FAIL: another OVS bed held /tmp/ringflow-ovs-bed.lock for 60 s"; exit 1; }
+	[ $SECONDS -gt $t0 ] && echo "(waited $((SECONDS - t0)) s for another OVS bed's lock)"
 	mkdir -p "$d"
 	export OVS_RUNDIR=$d OVS_DBDIR=$d OVS_LOGDIR=$d OVS_SYSCONFDIR=$d
 	ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema &&

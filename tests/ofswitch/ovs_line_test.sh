@@ -36,8 +36,8 @@ bed_wait_tcp $C 127.0.0.1 $OFPORT 5 || { fail "controller did not listen"; cat "
 bed_mgmt $C $O m$P 1
 bed_mgmt $C $S m$P 2
 
-t0=$SECONDS
 bed_ovs_start $O
+t0=$SECONDS
 ctl=tcp:$BED_MGMT_NET.5:$OFPORT
 cfg=()
 for b in 1 2; do
