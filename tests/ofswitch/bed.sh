@@ -37,6 +37,7 @@ pass() { echo "ok: $*"; }
 
 P=$$
 FAILS=0
+# shellcheck disable=SC2034 # BED_NET is for the scripts that source this file
 BED_NET=10.$((P % 200 + 20)).$(((P / 200) % 250))
 BED_MGMT_NET=172.$((16 + P % 16)).$(((P / 16) % 250))
 BED_TMP=$(mktemp -d /tmp/rfbed$P.XXXXXX)
@@ -90,8 +91,7 @@ bed_bg() {
 }
 
 bed_wait_tcp() {
-	local i
-	for i in $(seq $(($4 * 10))); do
+	for _ in $(seq $(($4 * 10))); do
 		ip netns exec "$1" bash -c "exec 3<>/dev/tcp/$2/$3" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -122,9 +122,8 @@ bed_wait_ping() {
 }
 
 bed_stop() {
-	local i
 	kill "$1" 2>/dev/null || return 0
-	for i in $(seq 50); do # gone, or a zombie (a detached daemon: PID 1 reaps it)
+	for _ in $(seq 50); do # gone, or a zombie (a detached daemon: PID 1 reaps it)
 		case "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" in "" | Z) break ;; esac
 		sleep 0.1
 	done

@@ -29,6 +29,7 @@ bed_host $H1 h$P $BED_NET.1/24
 bed_host $H2 h$P $BED_NET.2/24
 
 OFPORT=6653 REST=8080 LPORT=6654 # inside our namespaces: private, so fixed
+SPS=()
 bed_bg $C "$BED_TMP/ctl.log" "$CONTROLLER" --listen 0.0.0.0:$OFPORT --app learning,topology \
 	--rest 127.0.0.1:$REST --idle adaptive
 CP=$BED_PID
@@ -36,7 +37,7 @@ bed_wait_tcp $C 127.0.0.1 $OFPORT 5 || { fail "controller did not listen"; cat "
 for i in 1 2 3; do
 	bed_mgmt $C rfs$i$P m$P $i
 	bed_switch rfs$i$P "$BED_TMP/sw$i.log" $i $LPORT tcp:$BED_MGMT_NET.$((4 * i + 1)):$OFPORT a$P b$P
-	eval SP$i=$BED_PID
+	SPS[$i]=$BED_PID
 done
 
 t0=$SECONDS
@@ -79,8 +80,7 @@ for i in 1 2 3; do
 done
 
 for i in 1 2 3; do
-	eval p=\$SP$i
-	bed_stop $p
+	bed_stop "${SPS[$i]}"
 	rc=$?
 	[ $rc = 0 ] || fail "switch S$i exit status $rc"
 	grep -q 'Sanitizer\|runtime error' "$BED_TMP/sw$i.log" && fail "sanitizer report in S$i's log"

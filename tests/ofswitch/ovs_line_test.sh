@@ -42,14 +42,14 @@ ctl=tcp:$BED_MGMT_NET.5:$OFPORT
 cfg=()
 for b in 1 2; do
 	br=ob$b$P
-	cfg+=(-- add-br $br -- set bridge $br datapath_type=netdev protocols=OpenFlow13 fail_mode=secure
-		other-config:datapath-id=$(printf '%016x' $((2 * b - 1))) other-config:disable-in-band=true
-		-- add-port $br o${b}h$P -- add-port $br o${b}s$P
-		-- --id=@c$b create controller target="\"$ctl\"" max_backoff=1000
-		-- set bridge $br controller=@c$b)
+	cfg+=(-- add-br "$br" -- set bridge "$br" datapath_type=netdev protocols=OpenFlow13 fail_mode=secure
+		"other-config:datapath-id=$(printf '%016x' $((2 * b - 1)))" other-config:disable-in-band=true
+		-- add-port "$br" "o${b}h$P" -- add-port "$br" "o${b}s$P"
+		-- "--id=@c$b" create controller target="\"$ctl\"" max_backoff=1000
+		-- set bridge "$br" "controller=@c$b")
 done
-cfg+=(-- set interface o1h$P ofport_request=1 -- set interface o1s$P ofport_request=2
-	-- set interface o2s$P ofport_request=1 -- set interface o2h$P ofport_request=2)
+cfg+=(-- set interface "o1h$P" ofport_request=1 -- set interface "o1s$P" ofport_request=2
+	-- set interface "o2s$P" ofport_request=1 -- set interface "o2h$P" ofport_request=2)
 bed_ovs_vsctl "${cfg[@]}" >/dev/null || { fail "ovs-vsctl"; tail -5 "$BED_TMP/ovs/ovs-vswitchd.log"; exit 1; }
 pass "OVS: two userspace bridges up in $((SECONDS - t0)) s"
 bed_switch $S "$BED_TMP/sw.log" 2 $LPORT tcp:$BED_MGMT_NET.9:$OFPORT a$P b$P
