@@ -12,7 +12,8 @@
 # ports, and the controller (learning,topology, REST on its loopback) in namespace C, reached
 # from O and S over control veths. Cases: ping H1 -> H2 and back across the three switches;
 # LLDP discovery reports exactly the two links OVS1 - RFS and RFS - OVS2 (dpids 1, 2, 3),
-# both ways; the learned flows for both hosts in the flow stats of all three (ovs-ofctl).
+# both ways; the learned flows for both hosts in the flow stats of all three (ovs-ofctl); the
+# bridges on the userspace datapath (dpif/show); no tap left after the daemons stop.
 # Exit 77 when not root or Open vSwitch is not installed.
 . "$(dirname "$0")/bed.sh"
 SWITCH=$1 CONTROLLER=$2
@@ -51,7 +52,10 @@ done
 cfg+=(-- set interface "o1h$P" ofport_request=1 -- set interface "o1s$P" ofport_request=2
 	-- set interface "o2s$P" ofport_request=1 -- set interface "o2h$P" ofport_request=2)
 bed_ovs_vsctl "${cfg[@]}" >/dev/null || { fail "ovs-vsctl"; tail -5 "$BED_TMP/ovs/ovs-vswitchd.log"; exit 1; }
-pass "OVS: two userspace bridges up in $((SECONDS - t0)) s"
+dp=$(ovs-appctl --timeout=10 dpif/show 2>&1)
+echo "$dp" | grep -q '^netdev@ovs-netdev:' && ! echo "$dp" | grep -q '^system@' &&
+	pass "OVS: two bridges on the userspace datapath (netdev@ovs-netdev) up in $((SECONDS - t0)) s" ||
+	fail "OVS datapath: $dp"
 bed_switch $S "$BED_TMP/sw.log" 2 $LPORT tcp:$BED_MGMT_NET.9:$OFPORT a$P b$P
 SP=$BED_PID
 
@@ -98,6 +102,8 @@ rc=$?
 [ $rc = 0 ] || fail "switch exit status $rc"
 grep -q 'Sanitizer\|runtime error' "$BED_TMP/sw.log" && fail "sanitizer report in the switch's log"
 bed_ovs_stop
+taps=$(ip -n $O -o link show type tun)
+[ -z "$taps" ] && pass "OVS stopped by its PIDs, its taps removed" || fail "taps left in $O: $taps"
 bed_stop $CP
 grep -q 'Sanitizer\|runtime error' "$BED_TMP/ctl.log" && fail "sanitizer report in the controller's log"
 bed_done
