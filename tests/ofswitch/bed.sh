@@ -161,7 +161,9 @@ bed_ovs_start() {
 		{ echo "FAIL: the OVS daemons did not start"; tail -5 "$d"/*.log; exit 1; }
 }
 
-bed_ovs_vsctl() { ovs-vsctl --db="unix:$BED_TMP/ovs/db.sock" --timeout=10 "$@"; }
+# 30 s by default: without --no-wait ovs-vsctl waits until ovs-vswitchd applied the change
+# (0-1 s here; one unexplained failure at 10 s was seen at load average 15)
+bed_ovs_vsctl() { ovs-vsctl --db="unix:$BED_TMP/ovs/db.sock" --timeout="${BED_OVS_TIMEOUT:-30}" "$@"; }
 
 # Stops the two daemons by their pidfiles, removes the taps they leave in their namespace.
 bed_ovs_stop() {

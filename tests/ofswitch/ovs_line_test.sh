@@ -51,7 +51,8 @@ for b in 1 2; do
 done
 cfg+=(-- set interface "o1h$P" ofport_request=1 -- set interface "o1s$P" ofport_request=2
 	-- set interface "o2s$P" ofport_request=1 -- set interface "o2h$P" ofport_request=2)
-bed_ovs_vsctl "${cfg[@]}" >/dev/null || { fail "ovs-vsctl"; tail -5 "$BED_TMP/ovs/ovs-vswitchd.log"; exit 1; }
+bed_ovs_vsctl "${cfg[@]}" >/dev/null 2>"$BED_TMP/vsctl.err" ||
+	{ fail "ovs-vsctl: $(cat "$BED_TMP/vsctl.err")"; tail -5 "$BED_TMP/ovs/ovs-vswitchd.log"; exit 1; }
 dp=$(ovs-appctl --timeout=10 dpif/show 2>&1)
 echo "$dp" | grep -q '^netdev@ovs-netdev:' && ! echo "$dp" | grep -q '^system@' &&
 	pass "OVS: two bridges on the userspace datapath (netdev@ovs-netdev) up in $((SECONDS - t0)) s" ||
