@@ -19,6 +19,7 @@
 #   bed_wait_ping NS IP SECS             a first echo answered within SECS
 #   bed_stop PID                         SIGTERM, 5 s, then SIGKILL; its exit status (a child's)
 #   bed_ovs_start NS / bed_ovs_vsctl ARGS... / bed_ovs_stop   private Open vSwitch daemons
+#                                        (ovs-vsctl's --timeout: BED_OVS_TIMEOUT, default 30 s)
 #   pass / fail / bed_done
 # Globals: P (the PID), BED_TMP (the run's directory), FAILS, BED_NET (10.a.b: the hosts'
 # /24), BED_MGMT_NET (172.c.d: the control links' /24).
