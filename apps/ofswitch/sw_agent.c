@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,8 @@
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
 #define OFPBRC_BUFFER_UNKNOWN 8
+#define OFPBRC_BAD_TABLE_ID 9
+#define OFPBRC_MULTIPART_BUFFER_OVERFLOW 13
 #define OFPBMC_BAD_FIELD 6
 #define OFPBAC_BAD_OUT_PORT 4
 #define OFPET_FLOW_MOD_FAILED 5
@@ -746,6 +749,13 @@ static bool slave_denied(const uint8_t *b, size_t len)
 	return false;
 }
 
+/* A FLOW or AGGREGATE request's table: the one table (0) or all (OFPTT_ALL); another id
+ * is OFPBRC_BAD_TABLE_ID, as OVS answers. */
+static bool table_ok(uint8_t table_id)
+{
+	return table_id == 0 || table_id == OFPTT_ALL;
+}
+
 /* The messages of_xparse knows: roles, async config, GET_CONFIG, DESC/AGGREGATE/TABLE. */
 static void handle_x(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x,
 		     const uint8_t *b, size_t len)
@@ -789,6 +799,8 @@ static void handle_x(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg
 	case OF_X_AGGREGATE_REQUEST:
 		if (x->u.aggregate_request.match.n_other)
 			return send_error(a, c, x->xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, b, len);
+		if (!table_ok(x->u.aggregate_request.table_id))
+			return send_error(a, c, x->xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TABLE_ID, b, len);
 		return mp_aggregate(a, c, x);
 	case OF_X_TABLE_REQUEST:
 		return mp_table(a, c, x);
@@ -807,6 +819,11 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		if (a->roles[c - a->conns] == OFPCR_ROLE_SLAVE && slave_denied(b, len))
 			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_IS_SLAVE, b,
 					  len);
+		/* A request in several parts (REQ_MORE): every request this switch takes fits
+		 * in one message, so it keeps no parts (1.3.5 section 7.3.5). */
+		if (b[1] == 18 && len >= 16 && (of_get16(b + 10) & OFPMPF_MORE))
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
+					  OFPBRC_MULTIPART_BUFFER_OVERFLOW, b, len);
 		int xr = of_xparse(b, len, &x, &f);
 		if (xr == 0)
 			return handle_x(a, c, &x, b, len);
@@ -878,6 +895,8 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 	case OF_PACKET_OUT:
 		return packet_out(a, c, &m, b, len);
 	case OF_MULTIPART_REQUEST:
+		if (m.u.mp_request.mp_type == OF_MP_FLOW && !table_ok(m.u.mp_request.table_id))
+			return send_error(a, c, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TABLE_ID, b, len);
 		if (m.u.mp_request.mp_type == OF_MP_FLOW)
 			return mp_flow(a, c, &m);
 		return mp_ports(a, c, &m);
@@ -936,6 +955,10 @@ static void conn_start(struct sw_agent *a, struct sw_conn *c, int fd)
 {
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Sends block (whole messages) but not for ever: a peer that stops reading for an echo
+	 * interval is dropped like one that stops answering ECHO, and the others go on. */
+	struct timeval tv = {.tv_sec = a->cfg.echo_interval_s ? a->cfg.echo_interval_s : 5};
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	c->fd = fd;
 	c->version = 0;
 	c->connecting = false;
