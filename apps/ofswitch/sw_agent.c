@@ -38,6 +38,7 @@
 #include "sw.h"
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
+#define OFPBRC_BAD_EXPERIMENTER 3
 #define OFPBRC_BUFFER_UNKNOWN 8
 #define OFPBRC_BAD_TABLE_ID 9
 #define OFPBRC_MULTIPART_BUFFER_OVERFLOW 13
@@ -819,6 +820,10 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		if (a->roles[c - a->conns] == OFPCR_ROLE_SLAVE && slave_denied(b, len))
 			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_IS_SLAVE, b,
 					  len);
+		/* EXPERIMENTER, as a message or a multipart kind: no experimenter is known. */
+		if (b[1] == 4 || (b[1] == 18 && len >= 16 && of_get16(b + 8) == 0xffff))
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
+					  OFPBRC_BAD_EXPERIMENTER, b, len);
 		/* A request in several parts (REQ_MORE): every request this switch takes fits
 		 * in one message, so it keeps no parts (1.3.5 section 7.3.5). */
 		if (b[1] == 18 && len >= 16 && (of_get16(b + 10) & OFPMPF_MORE))
@@ -876,7 +881,9 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
 	case OF_SET_CONFIG:
-		if (m.u.config.flags & ~3u) /* only the OFPC_FRAG_* bits exist in 1.3 */
+		/* Only OFPC_FRAG_NORMAL: fragments go through the table like other frames; this
+		 * switch neither drops (FRAG_DROP) nor reassembles (FRAG_REASM) them. */
+		if (m.u.config.flags)
 			return send_error(a, c, m.xid, OFPET_SWITCH_CONFIG_FAILED, OFPSCFC_BAD_FLAGS, b,
 					  len);
 		a->cfg_flags = m.u.config.flags;

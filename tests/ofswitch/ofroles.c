@@ -17,7 +17,9 @@
  *   connection stays up; LINKCMD (a port's link down) gives PORT_STATUS to both, slave too;
  *   the switch sends ECHO_REQUEST on a quiet connection; a controller that stops answering
  *   is dropped and the switch connects again (EQUAL again; the generation id is kept: 5 is
- *   stale); a controller that restarts (listener closed 2 s) is connected again.
+ *   stale); a controller that restarts (listener closed 2 s) is connected again; 200 more
+ *   flows give a FLOW stats reply in parts (REPLY_MORE on all but the last); EXPERIMENTER
+ *   and SET_CONFIG with FRAG_DROP get their ERRORs; a 1.0-only HELLO gets HELLO_FAILED.
  * Exit 0 when all hold, 1 (with a FAIL line each) otherwise; every wait has a deadline.
  *
  *   ofroles PORTA PORTB UDPCMD PINGCMD N LINKCMD
@@ -450,6 +452,46 @@ int main(int argc, char **argv)
 	      "FLOW stats of table 5: BAD_TABLE_ID, connection up");
 	CHECK(!role(A, 7, 20, &r, &g, &err) && err == OFPRRFC_BAD_ROLE && alive(A),
 	      "ROLE_REQUEST role 7: BAD_ROLE, connection up");
+	n = raw(b, 4, 8); /* EXPERIMENTER, experimenter id 0 */
+	CHECK(error_is(A, b, n, OFPET_BAD_REQUEST, 3) && alive(A),
+	      "EXPERIMENTER: BAD_EXPERIMENTER, connection up");
+	n = raw(b, 9, 4); /* SET_CONFIG FRAG_DROP */
+	put16(b + 8, 1);
+	put16(b + 10, 128);
+	CHECK(error_is(A, b, n, OFPET_SWITCH_CONFIG_FAILED, OFPSCFC_BAD_FLAGS) && alive(A),
+	      "SET_CONFIG with FRAG_DROP: SWITCH_CONFIG_FAILED/BAD_FLAGS, connection up");
+
+	/* FLOW stats split with REPLY_MORE: 200 more flows (ethertype 0x88b5, no traffic). */
+	for (unsigned i = 0; i < 200; i++)
+		send_msg(B, b, flow_add(b, (uint16_t)(100 + i), 1, 0x88b5, 0, 2));
+	n = mp(b, OF_MP_FLOW, 0, 40);
+	b[16] = OFPTT_ALL;
+	put32(b + 20, OFPP_ANY);
+	put32(b + 24, OFPG_ANY);
+	put16(b + 48, 1);
+	put16(b + 50, 4);
+	send_msg(B, b, n);
+	unsigned parts = 0, flows = 0, more = 0;
+	uint32_t fxid = of_get32(b + 4);
+	while (pump(5000, B, 19, fxid)) {
+		size_t l = of_get16(last + 2);
+		parts++;
+		for (size_t off = 16; off + 2 <= l && of_get16(last + off) >= 56;
+		     off += of_get16(last + off))
+			flows++;
+		if (!(of_get16(last + 10) & OFPMPF_MORE))
+			break;
+		more++;
+	}
+	CHECK(flows == 205 && parts >= 2 && more == parts - 1,
+	      "FLOW stats of 205 flows: %u replies, REPLY_MORE on all but the last (%u), %u flows",
+	      parts, more, flows);
+	n = flow_add(b, 0, 0, 0x88b5, 0, 0);
+	b[24] = OFPTT_ALL;
+	b[25] = OFPFC_DELETE;
+	send_msg(B, b, n);
+	n = raw(b, 20, 0);
+	CHECK(ask(B, b, n, 21), "DELETE eth_type=0x88b5, BARRIER");
 
 	/* PORT_STATUS to every controller, the slave too. */
 	CHECK(role(A, OFPCR_ROLE_SLAVE, 13, &r, &g, &err) && r == OFPCR_ROLE_SLAVE, "A: SLAVE again");
@@ -491,5 +533,27 @@ int main(int argc, char **argv)
 	ok = take(A, 12);
 	CHECK(ok && alive(A), "the switch reconnected after the controller restarted");
 	CHECK(!c[B].eof && alive(B), "B's connection stayed up all along");
+
+	/* A controller that speaks only 1.0: HELLO_FAILED/INCOMPATIBLE, then the close. */
+	close(c[A].fd);
+	c[A].fd = -1;
+	struct pollfd p = {.fd = c[A].lfd, .events = POLLIN};
+	ok = false;
+	for (uint64_t end = now_ms() + 10000; now_ms() < end && !ok;) {
+		ok = poll(&p, 1, 50) == 1;
+		pump(50, -1, 0, 0);
+	}
+	if (ok) {
+		c[A].fd = accept4(c[A].lfd, NULL, NULL, SOCK_CLOEXEC);
+		c[A].rlen = 0;
+		c[A].eof = false;
+		uint8_t h[8] = {OF_VERSION_1_0, 0, 0, 8, 0, 0, 0, 77};
+		send_msg(A, h, 8);
+		ok = pump(5000, A, 1, ANY_XID) && of_get16(last + 8) == OFPET_HELLO_FAILED &&
+		     of_get16(last + 10) == OFPHFC_INCOMPATIBLE;
+		for (uint64_t end = now_ms() + 3000; now_ms() < end && !c[A].eof;)
+			pump(50, -1, 0, 0);
+	}
+	CHECK(ok && c[A].eof, "a 1.0-only HELLO: HELLO_FAILED/INCOMPATIBLE and the connection closed");
 	return fails ? 1 : 0;
 }
