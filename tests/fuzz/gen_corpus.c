@@ -117,8 +117,6 @@ int main(int argc, char **argv)
 		return 1;
 	rc |= write_file(dir, "packet_in13_lldp", msg, (size_t)ml);
 
-	rc |= xmsg_seeds(dir);
-
 	static const uint8_t versions[] = {OF_VERSION_1_0, OF_VERSION_1_3};
 	for (unsigned v = 0; v < 2; v++) {
 		struct of_msg s[OF_SAMPLES_MAX];
@@ -143,5 +141,6 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "session_v%u", versions[v]);
 		rc |= write_file(dir, name, session, slen);
 	}
+	rc |= xmsg_seeds(dir);
 	return rc ? 1 : 0;
 }
