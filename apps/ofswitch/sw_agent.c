@@ -1,12 +1,6 @@
 /*
- * apps/ofswitch/sw_agent.c: the OpenFlow 1.3 agent, one thread: the controller connections,
+ * apps/ofswitch/sw_agent.c: the OpenFlow 1.3 agent, one thread: the controller connection,
  * the master flow list, the snapshots it publishes, PACKET_IN/PACKET_OUT and the timeouts.
- *
- * Connections: one per --controller (up to 8, each connecting on its own, non-blocking,
- * with exponential backoff and jitter) plus up to 4 clients of --listen. Each has its role
- * (EQUAL until a ROLE_REQUEST; sw_role.c), its async config and miss_send_len; PACKET_IN
- * and FLOW_REMOVED go to every connection whose role and config want them, PORT_STATUS to
- * all by default. A SLAVE's state-changing requests get BAD_REQUEST/IS_SLAVE.
  *
  * The agent is the only writer of the flow table. A FLOW_MOD changes the master list; after
  * every batch of messages read from the socket (and after expiries) publish() builds one new
@@ -17,6 +11,12 @@
  * Everything the protocol module parses but this switch does not do is refused with the
  * OpenFlow ERROR the spec names (docs/switch.md has the table); malformed input gets its
  * ERROR and the connection stays up unless the framing itself is lost.
+ *
+ * Connections: one per --controller (up to 8, each connecting on its own, non-blocking,
+ * with exponential backoff and jitter) plus up to 4 clients of --listen. Each has its role
+ * (EQUAL until a ROLE_REQUEST; sw_role.c), its async config and miss_send_len; PACKET_IN
+ * and FLOW_REMOVED go to every connection whose role and config want them, PORT_STATUS to
+ * all by default. A SLAVE's state-changing requests get BAD_REQUEST/IS_SLAVE.
  */
 #include <arpa/inet.h>
 #include <errno.h>
