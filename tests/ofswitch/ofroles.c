@@ -7,7 +7,7 @@
  *   is refused ROLE_REQUEST_FAILED/STALE, with 11 accepted; the slave's FLOW_MOD and
  *   PACKET_OUT get BAD_REQUEST/IS_SLAVE, its DESC request is answered; the master installs
  *   the flows (table-miss to CONTROLLER, ICMP and ARP between ports 1 and 2); a UDP frame
- *   (UDPCMD) misses: PACKET_IN to the master only; SET_ASYNC gives the slave PACKET_IN
+ *   (UDPCMD) misses: PACKET_IN to the master only, and so does a hard timeout's FLOW_REMOVED; SET_ASYNC gives the slave PACKET_IN
  *   (GET_ASYNC reads it back), SET_CONFIG's miss_send_len is per connection (GET_CONFIG);
  *   PINGCMD (N echoes) passes: AGGREGATE on ip,icmp counts exactly 2 flows, 2N packets,
  *   2N*98 bytes; TABLE stats: 5 active flows, matched >= 2N, lookups >= matched; B becomes
@@ -47,7 +47,7 @@ struct conn {
 	uint8_t rbuf[1 << 18];
 	size_t rlen;
 	bool answer_echo, eof;
-	unsigned echo_req, pin_udp, port_status;
+	unsigned echo_req, pin_udp, port_status, flow_removed;
 };
 
 static struct conn c[2];
@@ -127,6 +127,8 @@ static bool pump(unsigned ms, int want, int type, uint32_t xid)
 					x->pin_udp += is_udp_frame(&pm.u.packet_in);
 				} else if (m[1] == 12) {
 					x->port_status++;
+				} else if (m[1] == 11) {
+					x->flow_removed++;
 				}
 				memmove(x->rbuf, x->rbuf + l, x->rlen - l);
 				x->rlen -= l;
@@ -350,6 +352,17 @@ int main(int argc, char **argv)
 	udp_miss(udp, A, got);
 	CHECK(got[A] >= 1 && got[B] == 0, "table miss: PACKET_IN to the master (%u), none to the "
 	      "slave (%u)", got[A], got[B]);
+	/* FLOW_REMOVED (hard timeout 1 s, SEND_FLOW_REM) to the master only. */
+	n = flow_add(b, 400, 1, 0x88b6, 0, 2);
+	put16(b + 28, 1);      /* hard_timeout */
+	put16(b + 44, 0x1);    /* OFPFF_SEND_FLOW_REM */
+	send_msg(A, b, n);
+	c[A].flow_removed = c[B].flow_removed = 0;
+	for (uint64_t end = now_ms() + 5000; now_ms() < end && !c[A].flow_removed;)
+		pump(50, -1, 0, 0);
+	pump(300, -1, 0, 0);
+	CHECK(c[A].flow_removed == 1 && c[B].flow_removed == 0, "FLOW_REMOVED to the master (%u), "
+	      "none to the slave (%u)", c[A].flow_removed, c[B].flow_removed);
 
 	/* SET_ASYNC: the slave asks for NO_MATCH PACKET_INs; GET_ASYNC reads it back. */
 	x = (struct of_xmsg){.type = OF_X_SET_ASYNC, .u.async = {{3, 1}, {7, 7}, {15, 0}}};
