@@ -1,6 +1,6 @@
 /*
  * apps/ofswitch/sw.h: what the files of ringflow-switch share: the flow key, a flow (rule),
- * the published flow table (an immutable snapshot), the ports and the datapath state.
+ * the flow table (sw_table.c, changed in place), the ports and the datapath state.
  *
  * The one idea: the pollers only ever read the flow table. The agent thread is its only
  * writer and changes it in place, one flow at a time (sw_table.c: a tuple-space-search
@@ -232,12 +232,40 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg);
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
 
 /* ---- the agent ---- */
+#define SW_MAX_CONTROLLERS 8 /* --controller, each its own connection and backoff */
 struct sw_agent_cfg {
-	const char *controller; /* "tcp:IP:PORT", or NULL */
+	const char *controllers[SW_MAX_CONTROLLERS]; /* "tcp:IP:PORT" each */
+	unsigned ncontrollers;
 	const char *listen;     /* "tcp:IP:PORT" for ovs-ofctl and other clients, or NULL */
 	bool standalone;        /* --fail-mode standalone */
 	uint64_t dpid;
+	unsigned echo_interval_s; /* ECHO_REQUEST after this long quiet, drop after 3x (0: 5) */
 };
+
+/* Roles and the asynchronous configuration (sw_role.c), kept apart from the sockets so
+ * they can be tested alone. A connection starts EQUAL with the spec's default async
+ * config; the generation id is the switch's, shared by all connections. */
+struct sw_async {
+	uint32_t mask[3][2]; /* [kind: SW_ASYNC_..][0: master/equal, 1: slave]: bit r = reason r */
+};
+enum { SW_ASYNC_PACKET_IN, SW_ASYNC_PORT_STATUS, SW_ASYNC_FLOW_REMOVED };
+
+struct sw_roles {
+	bool have_gen;  /* a MASTER or SLAVE request has set gen */
+	uint64_t gen;   /* the last generation id accepted */
+};
+
+/* The default async config (1.3.5 section 7.3.10): master/equal get PACKET_IN (but not
+ * INVALID_TTL), PORT_STATUS and FLOW_REMOVED; a slave gets PORT_STATUS only. */
+void sw_async_default(struct sw_async *as);
+/* Does a connection in `role` with config *as want message kind (SW_ASYNC_*) of reason? */
+bool sw_async_wants(const struct sw_async *as, uint32_t role, unsigned kind, uint8_t reason);
+/* ROLE_REQUEST from connection `who` of n (roles[i] = OFPCR_ROLE_* of connection i, or 0
+ * for a closed one). Returns -1 and sets *role_out and *gen_out for the ROLE_REPLY, or the
+ * OFPRRFC_* code to refuse with (STALE: generation id behind; BAD_ROLE: not a role). A
+ * new MASTER turns the other masters into SLAVEs. */
+int sw_role_request(struct sw_roles *r, uint32_t *roles, unsigned n, unsigned who,
+		    uint32_t role, uint64_t gen, uint32_t *role_out, uint64_t *gen_out);
 /* Run the OpenFlow agent until rf_runtime_stopping(dp->rt). Blocks (own thread). */
 void *sw_agent_run(void *arg);
 struct sw_agent;

@@ -1,6 +1,6 @@
 /*
  * apps/ofswitch/sw_agent.c: the OpenFlow 1.3 agent, one thread: the controller connection,
- * the master flow list, the snapshots it publishes, PACKET_IN/PACKET_OUT and the timeouts.
+ * the master flow list, its changes to the classifier, PACKET_IN/PACKET_OUT and the timeouts.
  *
  * The agent is the only writer of the flow table. A FLOW_MOD changes the master list and,
  * one flow at a time, the classifier the pollers read (sw_table_add/remove: each change is
@@ -12,9 +12,16 @@
  * Everything the protocol module parses but this switch does not do is refused with the
  * OpenFlow ERROR the spec names (docs/switch.md has the table); malformed input gets its
  * ERROR and the connection stays up unless the framing itself is lost.
+ *
+ * Connections: one per --controller (up to 8, each connecting on its own, non-blocking,
+ * with exponential backoff and jitter) plus up to 4 clients of --listen. Each has its role
+ * (EQUAL until a ROLE_REQUEST; sw_role.c), its async config and miss_send_len; PACKET_IN
+ * and FLOW_REMOVED go to every connection whose role and config want them, PORT_STATUS to
+ * all by default. A SLAVE's state-changing requests get BAD_REQUEST/IS_SLAVE.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -22,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +39,10 @@
 #include "sw.h"
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
+#define OFPBRC_BAD_EXPERIMENTER 3
 #define OFPBRC_BUFFER_UNKNOWN 8
+#define OFPBRC_BAD_TABLE_ID 9
+#define OFPBRC_MULTIPART_BUFFER_OVERFLOW 13
 #define OFPBMC_BAD_FIELD 6
 #define OFPBAC_BAD_OUT_PORT 4
 #define OFPET_FLOW_MOD_FAILED 5
@@ -47,6 +58,10 @@
 #define OFPPS_LINK_DOWN 1
 #define OFPPR_MODIFY 2
 #define OFPMP13_TABLE_FEATURES 12
+#define OFPPR_ADD 0
+#define CONNECT_TIMEOUT_NS 5000000000ull /* a connect() not done by then failed */
+#define BACKOFF_MIN_MS 250
+#define BACKOFF_MAX_MS 8000
 #define OFPR_NO_MATCH 0
 #define OFPR_ACTION 1
 #define OF_VERSION_BIT (1u << OF_VERSION_1_3)
@@ -55,16 +70,25 @@
 #define STATS_PER_MSG 64
 #define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
 
-/* One OpenFlow connection: the --controller one (conns[0]) or one a --listen client made. */
+/* One OpenFlow connection: conns[i] for --controller i (i < ncontrollers), the slots after
+ * them for --listen clients. */
 struct sw_conn {
 	int fd;
 	uint8_t version; /* 0 until HELLO negotiated */
+	bool connecting; /* a non-blocking connect() in progress (controllers only) */
+	int ctl;         /* index of its --controller, or -1: a --listen client */
 	size_t rlen;
 	uint64_t last_rx_ns, last_echo_ns;
+	uint64_t next_try_ns, connect_ns; /* controllers: next attempt, start of this one */
+	uint32_t backoff_ms;              /* controllers: the current backoff */
+	uint16_t miss_send_len;           /* SET_CONFIG, per connection (as OVS) */
+	bool async_on; /* listener clients: async messages only after SET_CONFIG/SET_ASYNC */
+	struct sw_async async;
 	uint8_t rbuf[RBUF];
 };
 
-#define SW_MAX_CONNS 5 /* the controller + 4 listener clients (ovs-ofctl) */
+#define SW_MAX_LISTENERS 4 /* --listen clients (ovs-ofctl) */
+#define SW_MAX_CONNS (SW_MAX_CONTROLLERS + SW_MAX_LISTENERS)
 
 struct sw_agent {
 	struct sw_dp *dp;
@@ -72,12 +96,15 @@ struct sw_agent {
 	int link[SW_MAX_PORTS]; /* last link state seen (rf_io_link_up), for PORT_STATUS */
 	int lfd; /* --listen socket, or -1 */
 	struct sw_agent_cfg cfg;
-	struct sockaddr_in ctl;
+	struct sockaddr_in ctl[SW_MAX_CONTROLLERS];
+	uint32_t roles[SW_MAX_CONNS]; /* OFPCR_ROLE_* of each connection (0 when closed) */
+	struct sw_roles role_state;   /* the generation id */
+	uint64_t rng;                 /* xorshift state for the backoff jitter */
 	struct sw_flow *flows;
 	unsigned nflows;
 	struct sw_flow **idx; /* IDX_BUCKETS chains: ADD and *_STRICT find a flow in O(1) */
 	bool dirty;
-	uint16_t cfg_flags, miss_send_len;
+	uint16_t cfg_flags;
 	uint32_t xid;
 	uint64_t last_timer_ns;
 	uint8_t wbuf[WBUF];
@@ -122,17 +149,34 @@ static int publish(struct sw_agent *a)
 
 /* ---- sending ---- */
 
+/* The next connect attempt of controller connection c: after its backoff with jitter
+ * (a random point in [backoff/2, backoff], so switches that lost the same controller do not
+ * come back in step), then the backoff doubles up to BACKOFF_MAX_MS. */
+static void schedule_retry(struct sw_agent *a, struct sw_conn *c, uint64_t now)
+{
+	a->rng ^= a->rng << 13; /* xorshift64 */
+	a->rng ^= a->rng >> 7;
+	a->rng ^= a->rng << 17;
+	uint64_t half = c->backoff_ms / 2;
+	c->next_try_ns = now + (half + a->rng % (half + 1)) * 1000000ull;
+	c->backoff_ms = c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : c->backoff_ms * 2;
+}
+
 static void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
 {
 	if (c->fd >= 0) {
-		if (c == &a->conns[0])
+		if (c->ctl >= 0 && !c->connecting)
 			fprintf(stderr, "ringflow-switch: controller %s: connection closed: %s\n",
-				a->cfg.controller, why);
+				a->cfg.controllers[c->ctl], why);
 		close(c->fd);
+		if (c->ctl >= 0)
+			schedule_retry(a, c, now_ns());
 	}
 	c->fd = -1;
 	c->version = 0;
+	c->connecting = false;
 	c->rlen = 0;
+	a->roles[c - a->conns] = 0;
 }
 
 static void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t n)
@@ -235,13 +279,24 @@ static struct sw_actions *actions_new(const struct of_actions *oa)
 	return x;
 }
 
-/* FLOW_REMOVED for f to the controller, when f asked for it (SEND_FLOW_REM). */
+/* Does connection c take an async message of kind (SW_ASYNC_*) and reason now? Its role
+ * and async config say; --listen clients (ovs-ofctl) get PACKET_IN and FLOW_REMOVED only
+ * once they asked (a nonzero miss_send_len or SET_ASYNC), as OVS's service connections. */
+static bool wants(struct sw_agent *a, struct sw_conn *c, unsigned kind, uint8_t reason)
+{
+	if (c->fd < 0 || !c->version)
+		return false;
+	if (c->ctl < 0 && !c->async_on && kind != SW_ASYNC_PORT_STATUS)
+		return false;
+	return sw_async_wants(&c->async, a->roles[c - a->conns], kind, reason);
+}
+
+/* FLOW_REMOVED for f to every connection that wants it, when f asked (SEND_FLOW_REM). */
 static void flow_removed(struct sw_agent *a, const struct sw_flow *f, uint8_t reason)
 {
-	struct sw_conn *c = &a->conns[0];
-	if (!(f->flags & OFPFF_SEND_FLOW_REM) || c->fd < 0 || !c->version)
+	if (!(f->flags & OFPFF_SEND_FLOW_REM))
 		return;
-	struct of_msg m = {.version = c->version, .type = OF_FLOW_REMOVED, .xid = 0};
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_FLOW_REMOVED, .xid = 0};
 	struct of_flow_removed *r = &m.u.flow_removed;
 	uint64_t age = now_ns() - f->created_ns;
 	r->cookie = f->cookie;
@@ -254,7 +309,10 @@ static void flow_removed(struct sw_agent *a, const struct sw_flow *f, uint8_t re
 	r->hard_timeout = f->hard_timeout;
 	sw_flow_counts(f, &r->packet_count, &r->byte_count);
 	sw_match_of_flow(f, &r->match);
-	send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+	ssize_t n = of_serialize(&m, a->wbuf, WBUF);
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+		if (wants(a, &a->conns[i], SW_ASYNC_FLOW_REMOVED, reason))
+			send_bytes(a, &a->conns[i], a->wbuf, n);
 }
 
 /* ---- the agent's index of flows by (match, mask, priority) ---- */
@@ -484,11 +542,10 @@ static void port_status_check(struct sw_agent *a)
 		struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PORT_STATUS, .xid = 0};
 		m.u.port_status.reason = OFPPR_MODIFY;
 		port_desc(p, link, &m.u.port_status.port);
-		for (unsigned k = 0; k < SW_MAX_CONNS; k++) {
-			struct sw_conn *c = &a->conns[k];
-			if (c->fd >= 0 && c->version)
-				send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
-		}
+		ssize_t len = of_serialize(&m, a->wbuf, WBUF);
+		for (unsigned k = 0; k < SW_MAX_CONNS; k++)
+			if (wants(a, &a->conns[k], SW_ASYNC_PORT_STATUS, OFPPR_MODIFY))
+				send_bytes(a, &a->conns[k], a->wbuf, len);
 	}
 }
 
@@ -524,6 +581,63 @@ static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	rep.u.mp_reply.body.n = (uint16_t)n;
 	rep.u.mp_reply.body.items = desc ? (const void *)ports : (const void *)st;
 	send_bytes(a, c, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
+}
+
+/* AGGREGATE: the sums over the flows a FLOW stats request with the same fields would list. */
+static void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x)
+{
+	const struct of_mp_request *r = &x->u.aggregate_request;
+	struct sw_key v, mk;
+	sw_key_of_match(&r->match, &v, &mk);
+	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_AGGREGATE_REPLY, .xid = x->xid};
+	if (r->table_id == 0 || r->table_id == OFPTT_ALL)
+		for (struct sw_flow *f = a->flows; f; f = f->next) {
+			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
+			    !outputs_to(f, r->out_port))
+				continue;
+			uint64_t pk, by;
+			sw_flow_counts(f, &pk, &by);
+			rep.u.aggregate.packet_count += pk;
+			rep.u.aggregate.byte_count += by;
+			rep.u.aggregate.flow_count++;
+		}
+	send_bytes(a, c, a->wbuf, of_xserialize(&rep, a->wbuf, WBUF));
+}
+
+/* TABLE: the one table. lookup_count = frames parsed into a key (all but the short ones),
+ * matched_count = those a flow took (lookups minus no-match drops; in standalone mode the
+ * frames MAC learning forwarded count as matched). */
+static void mp_table(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x)
+{
+	uint64_t rx = 0, shrt = 0, nomatch = 0;
+	for (unsigned i = 0; i < a->dp->ncores; i++) { /* relaxed: statistics only */
+		struct sw_core *k = &a->dp->cores[i];
+		rx += atomic_load_explicit(&k->rx, memory_order_relaxed);
+		shrt += atomic_load_explicit(&k->drop_short, memory_order_relaxed);
+		nomatch += atomic_load_explicit(&k->drop_nomatch, memory_order_relaxed);
+	}
+	/* The pollers count drops before rx: clamp a read that fell in between. */
+	uint64_t lookups = rx > shrt ? rx - shrt : 0;
+	struct of_table_stats t = {.table_id = 0, .active_count = a->nflows,
+				   .lookup_count = lookups,
+				   .matched_count = lookups > nomatch ? lookups - nomatch : 0};
+	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_TABLE_REPLY, .xid = x->xid};
+	rep.u.tables.n = 1;
+	rep.u.tables.items = &t;
+	send_bytes(a, c, a->wbuf, of_xserialize(&rep, a->wbuf, WBUF));
+}
+
+static void mp_desc(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x)
+{
+	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_DESC_REPLY, .xid = x->xid};
+	struct of_desc *d = &rep.u.desc;
+	snprintf(d->mfr, sizeof(d->mfr), "ringflow");
+	snprintf(d->hw, sizeof(d->hw), "ringflow-switch on ringflow frame ports");
+	snprintf(d->sw, sizeof(d->sw), "ringflow-switch (OpenFlow 1.3)");
+	snprintf(d->serial, sizeof(d->serial), "None");
+	snprintf(d->dp, sizeof(d->dp), "dpid 0x%016llx, %u ports, %u cores",
+		 (unsigned long long)a->cfg.dpid, a->dp->nports, a->dp->ncores);
+	send_bytes(a, c, a->wbuf, of_xserialize(&rep, a->wbuf, WBUF));
 }
 
 /* ---- PACKET_OUT ---- */
@@ -617,15 +731,104 @@ static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
 
 /* ---- one message ---- */
 
+/* Wire types a SLAVE may not send (1.3.5 section 6.3.6): PACKET_OUT, FLOW_MOD, GROUP_MOD,
+ * PORT_MOD, TABLE_MOD, METER_MOD, and a TABLE_FEATURES request that sets features. */
+static bool slave_denied(const uint8_t *b, size_t len)
+{
+	switch (b[1]) {
+	case 13: case 14: case 15: case 16: case 17: case 29:
+		return true;
+	case 18:
+		return len > 16 && of_get16(b + 8) == OFPMP13_TABLE_FEATURES;
+	}
+	return false;
+}
+
+/* A FLOW or AGGREGATE request's table: the one table (0) or all (OFPTT_ALL); another id
+ * is OFPBRC_BAD_TABLE_ID, as OVS answers. */
+static bool table_ok(uint8_t table_id)
+{
+	return table_id == 0 || table_id == OFPTT_ALL;
+}
+
+/* The messages of_xparse knows: roles, async config, GET_CONFIG, DESC/AGGREGATE/TABLE. */
+static void handle_x(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x,
+		     const uint8_t *b, size_t len)
+{
+	unsigned who = (unsigned)(c - a->conns);
+	struct of_xmsg r = {.version = OF_VERSION_1_3, .xid = x->xid};
+	switch (x->type) {
+	case OF_X_GET_CONFIG_REQUEST:
+		r.type = OF_X_GET_CONFIG_REPLY;
+		r.u.config.flags = a->cfg_flags;
+		r.u.config.miss_send_len = c->miss_send_len;
+		break;
+	case OF_X_ROLE_REQUEST: {
+		int code = sw_role_request(&a->role_state, a->roles, SW_MAX_CONNS, who,
+					   x->u.role.role, x->u.role.generation_id, &r.u.role.role,
+					   &r.u.role.generation_id);
+		if (code >= 0)
+			return send_error(a, c, x->xid, OFPET_ROLE_REQUEST_FAILED, (uint16_t)code, b,
+					  len);
+		r.type = OF_X_ROLE_REPLY;
+		break;
+	}
+	case OF_X_GET_ASYNC_REQUEST:
+		r.type = OF_X_GET_ASYNC_REPLY;
+		for (unsigned i = 0; i < 2; i++) {
+			r.u.async.packet_in[i] = c->async.mask[SW_ASYNC_PACKET_IN][i];
+			r.u.async.port_status[i] = c->async.mask[SW_ASYNC_PORT_STATUS][i];
+			r.u.async.flow_removed[i] = c->async.mask[SW_ASYNC_FLOW_REMOVED][i];
+		}
+		break;
+	case OF_X_SET_ASYNC:
+		for (unsigned i = 0; i < 2; i++) {
+			c->async.mask[SW_ASYNC_PACKET_IN][i] = x->u.async.packet_in[i];
+			c->async.mask[SW_ASYNC_PORT_STATUS][i] = x->u.async.port_status[i];
+			c->async.mask[SW_ASYNC_FLOW_REMOVED][i] = x->u.async.flow_removed[i];
+		}
+		c->async_on = true;
+		return;
+	case OF_X_DESC_REQUEST:
+		return mp_desc(a, c, x);
+	case OF_X_AGGREGATE_REQUEST:
+		if (x->u.aggregate_request.match.n_other)
+			return send_error(a, c, x->xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, b, len);
+		if (!table_ok(x->u.aggregate_request.table_id))
+			return send_error(a, c, x->xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TABLE_ID, b, len);
+		return mp_aggregate(a, c, x);
+	case OF_X_TABLE_REQUEST:
+		return mp_table(a, c, x);
+	default: /* replies: a switch takes none */
+		return send_error(a, c, x->xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE, b, len);
+	}
+	send_bytes(a, c, a->wbuf, of_xserialize(&r, a->wbuf, WBUF));
+}
+
 static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
 {
 	struct of_msg m;
 	struct of_fault f;
-	if (c->version && b[0] == OF_VERSION_1_3 && b[1] == OF13_GET_CONFIG_REQUEST) {
-		if (len != OF_HEADER_LEN)
-			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_BAD_LEN, b, len);
-		return send_bytes(a, c, a->wbuf, of_build_get_config_reply(a->wbuf, WBUF, of_get32(b + 4),
-					      a->cfg_flags, a->miss_send_len));
+	if (c->version) {
+		struct of_xmsg x;
+		if (a->roles[c - a->conns] == OFPCR_ROLE_SLAVE && slave_denied(b, len))
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST, OFPBRC_IS_SLAVE, b,
+					  len);
+		/* EXPERIMENTER, as a message or a multipart kind: no experimenter is known. */
+		if (b[1] == 4 || (b[1] == 18 && len >= 16 && of_get16(b + 8) == 0xffff))
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
+					  OFPBRC_BAD_EXPERIMENTER, b, len);
+		/* A request in several parts (REQ_MORE): every request this switch takes fits
+		 * in one message, so it keeps no parts (1.3.5 section 7.3.5). */
+		if (b[1] == 18 && len >= 16 && (of_get16(b + 10) & OFPMPF_MORE))
+			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
+					  OFPBRC_MULTIPART_BUFFER_OVERFLOW, b, len);
+		int xr = of_xparse(b, len, &x, &f);
+		if (xr == 0)
+			return handle_x(a, c, &x, b, len);
+		if (xr != -ENOENT)
+			return send_bytes(a, c, a->wbuf, of_build_error_reply(a->wbuf, WBUF, c->version,
+								      &f, b, len));
 	}
 	if (c->version && len >= 16 && b[1] == 18 && of_get16(b + 8) == OFPMP13_TABLE_FEATURES) {
 		if (len != 16) /* a request that sets features: not done */
@@ -652,6 +855,7 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 			return;
 		}
 		c->version = (uint8_t)v;
+		c->backoff_ms = BACKOFF_MIN_MS; /* a session: the next loss starts over */
 		return;
 	}
 	case OF_ECHO_REQUEST: {
@@ -671,8 +875,14 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
 	case OF_SET_CONFIG:
+		/* Only OFPC_FRAG_NORMAL: fragments go through the table like other frames; this
+		 * switch neither drops (FRAG_DROP) nor reassembles (FRAG_REASM) them. */
+		if (m.u.config.flags)
+			return send_error(a, c, m.xid, OFPET_SWITCH_CONFIG_FAILED, OFPSCFC_BAD_FLAGS, b,
+					  len);
 		a->cfg_flags = m.u.config.flags;
-		a->miss_send_len = m.u.config.miss_send_len;
+		c->miss_send_len = m.u.config.miss_send_len;
+		c->async_on = c->async_on || c->miss_send_len != 0;
 		return;
 	case OF_BARRIER_REQUEST:
 		/* Everything before it is done: FLOW_MODs change the master list at once, and the
@@ -686,6 +896,8 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 	case OF_PACKET_OUT:
 		return packet_out(a, c, &m, b, len);
 	case OF_MULTIPART_REQUEST:
+		if (m.u.mp_request.mp_type == OF_MP_FLOW && !table_ok(m.u.mp_request.table_id))
+			return send_error(a, c, m.xid, OFPET_BAD_REQUEST, OFPBRC_BAD_TABLE_ID, b, len);
 		if (m.u.mp_request.mp_type == OF_MP_FLOW)
 			return mp_flow(a, c, &m);
 		return mp_ports(a, c, &m);
@@ -738,43 +950,72 @@ static void conn_read(struct sw_agent *a, struct sw_conn *c)
 		publish(a);
 }
 
-/* A new connection on c: send our HELLO. */
+/* A new connection on c (connected): a fresh session, EQUAL, the default async config;
+ * send our HELLO. */
 static void conn_start(struct sw_agent *a, struct sw_conn *c, int fd)
 {
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Sends block (whole messages) but not for ever: a peer that stops reading for an echo
+	 * interval is dropped like one that stops answering ECHO, and the others go on. */
+	struct timeval tv = {.tv_sec = a->cfg.echo_interval_s ? a->cfg.echo_interval_s : 5};
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	c->fd = fd;
 	c->version = 0;
+	c->connecting = false;
 	c->rlen = 0;
 	c->last_rx_ns = c->last_echo_ns = now_ns();
+	c->miss_send_len = c->ctl >= 0 ? 128 : 0; /* OFP_DEFAULT_MISS_SEND_LEN; 0: a client */
+	c->async_on = false;
+	sw_async_default(&c->async);
+	a->roles[c - a->conns] = OFPCR_ROLE_EQUAL;
 	send_bytes(a, c, a->wbuf, of_build_hello(a->wbuf, WBUF, OF_VERSION_1_3, a->xid++,
 						 OF_VERSION_BIT));
 }
 
-/* conns[0] <- a connection to the --controller. */
-static int conn_open(struct sw_agent *a)
+/* Starts a non-blocking connect of controller connection c; the poll loop finishes it
+ * (conn_connected) or conn_close schedules the next try. */
+static void conn_open(struct sw_agent *a, struct sw_conn *c, uint64_t now)
 {
-	struct sw_conn *c = &a->conns[0];
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&a->ctl, sizeof(a->ctl)) != 0) {
-		int e = errno;
-		close(fd);
-		return -e;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		schedule_retry(a, c, now);
+		return;
 	}
-	fprintf(stderr, "ringflow-switch: connected to controller %s\n", a->cfg.controller);
-	conn_start(a, c, fd);
-	return 0;
+	c->fd = fd;
+	c->connecting = true;
+	c->connect_ns = now;
+	if (connect(fd, (struct sockaddr *)&a->ctl[c->ctl], sizeof(a->ctl[0])) != 0 &&
+	    errno != EINPROGRESS)
+		conn_close(a, c, strerror(errno));
 }
 
-/* A client of --listen (ovs-ofctl): the first free slot after the controller's. */
+/* The connect of c finished (POLLOUT): connected, or failed (closed, retried later). The
+ * socket goes back to blocking: sends are whole messages, reads wait for poll. */
+static void conn_connected(struct sw_agent *a, struct sw_conn *c)
+{
+	int err = 0;
+	socklen_t el = sizeof(err);
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+		err = errno;
+	if (err) {
+		conn_close(a, c, strerror(err));
+		return;
+	}
+	int fd = c->fd;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	fprintf(stderr, "ringflow-switch: connected to controller %s\n",
+		a->cfg.controllers[c->ctl]);
+	conn_start(a, c, fd);
+}
+
+/* A client of --listen (ovs-ofctl): the first free slot after the controllers'. */
 static void conn_accept(struct sw_agent *a)
 {
 	int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (unsigned i = 1; i < SW_MAX_CONNS; i++)
+	for (unsigned i = SW_MAX_CONTROLLERS; i < SW_MAX_CONNS; i++)
 		if (a->conns[i].fd < 0) {
 			conn_start(a, &a->conns[i], fd);
 			return;
@@ -784,32 +1025,38 @@ static void conn_accept(struct sw_agent *a)
 
 /* ---- frames for the controller ---- */
 
+/* PACKET_IN to every connection whose role and async config take its reason (master and
+ * equal ones by default; a slave only after SET_ASYNC asks). The frame is cut to the
+ * output action's max_len. */
 static void drain_to_ctl(struct sw_agent *a)
 {
-	struct sw_conn *c = &a->conns[0]; /* PACKET_IN goes to the controller only */
 	void *bufs[SW_BURST];
 	unsigned n;
 	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0)
 		for (unsigned i = 0; i < n; i++) {
 			struct rf_pktbuf *b = bufs[i];
-			if (c->fd >= 0 && c->version) {
-				uint16_t max_len = (uint16_t)(b->flow >> 32);
-				uint32_t dl = b->data_len;
-				if (max_len != OFPCML_NO_BUFFER && dl > max_len)
-					dl = max_len;
-				struct of_msg m = {.version = c->version, .type = OF_PACKET_IN,
-						   .xid = 0};
-				struct of_packet_in *pi = &m.u.packet_in;
-				pi->buffer_id = OFP_NO_BUFFER;
-				pi->total_len = (uint16_t)b->data_len;
-				pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
-				pi->table_id = 0;
-				pi->cookie = b->timestamp_ns;
-				pi->match.fields = OF_MATCH_IN_PORT;
-				pi->match.in_port = (uint32_t)b->flow;
-				pi->data = rf_pktbuf_data(b);
-				pi->data_len = (uint16_t)dl;
-				send_bytes(a, c, a->wbuf, of_serialize(&m, a->wbuf, WBUF));
+			uint16_t max_len = (uint16_t)(b->flow >> 32);
+			uint32_t dl = b->data_len;
+			if (max_len != OFPCML_NO_BUFFER && dl > max_len)
+				dl = max_len;
+			struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PACKET_IN, .xid = 0};
+			struct of_packet_in *pi = &m.u.packet_in;
+			pi->buffer_id = OFP_NO_BUFFER;
+			pi->total_len = (uint16_t)b->data_len;
+			pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
+			pi->table_id = 0;
+			pi->cookie = b->timestamp_ns;
+			pi->match.fields = OF_MATCH_IN_PORT;
+			pi->match.in_port = (uint32_t)b->flow;
+			pi->data = rf_pktbuf_data(b);
+			pi->data_len = (uint16_t)dl;
+			ssize_t len = -1;
+			for (unsigned k = 0; k < SW_MAX_CONNS; k++) {
+				if (!wants(a, &a->conns[k], SW_ASYNC_PACKET_IN, pi->reason))
+					continue;
+				if (len < 0)
+					len = of_serialize(&m, a->wbuf, WBUF);
+				send_bytes(a, &a->conns[k], a->wbuf, len);
 			}
 			rf_pktbuf_free(b);
 		}
@@ -839,12 +1086,15 @@ static void timers(struct sw_agent *a, uint64_t now)
 	sw_table_reclaim(t, now, false);
 	a->dirty = false;
 	port_status_check(a);
+	uint64_t every = (a->cfg.echo_interval_s ? a->cfg.echo_interval_s : 5) * 1000000000ull;
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 		struct sw_conn *c = &a->conns[i];
-		if (c->fd >= 0 && now - c->last_rx_ns > 15000000000ull)
-			conn_close(a, c, "no answer to ECHO for 15 s");
-		else if (c->fd >= 0 && c->version && now - c->last_rx_ns > 5000000000ull &&
-			 now - c->last_echo_ns > 5000000000ull) {
+		if (c->fd < 0 || c->connecting)
+			continue;
+		if (now - c->last_rx_ns > 3 * every)
+			conn_close(a, c, "no answer to ECHO: dropped");
+		else if (c->version && now - c->last_rx_ns >= every &&
+			 now - c->last_echo_ns >= every) {
 			c->last_echo_ns = now;
 			send_bytes(a, c, a->wbuf, of_build_simple(a->wbuf, WBUF, c->version,
 								  OF_ECHO_REQUEST, a->xid++));
@@ -883,17 +1133,26 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 	a->dp = dp;
 	a->cfg = *cfg;
 	a->lfd = -1;
-	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 		a->conns[i].fd = -1;
-	a->miss_send_len = 128;
+		a->conns[i].ctl = i < cfg->ncontrollers ? (int)i : -1;
+		a->conns[i].backoff_ms = BACKOFF_MIN_MS;
+	}
+	a->rng = now_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)a;
+	a->rng += !a->rng; /* xorshift state must not be 0 */
 	a->xid = 1;
 	for (unsigned i = 0; i < dp->nports; i++)
 		a->link[i] = rf_io_link_up(dp->ports[i].dev);
 	a->idx = calloc(IDX_BUCKETS, sizeof(*a->idx));
 	if (!a->idx)
 		goto fail;
-	if (cfg->controller && parse_tcp("--controller", cfg->controller, &a->ctl))
+	if (cfg->ncontrollers > SW_MAX_CONTROLLERS) {
+		fprintf(stderr, "ringflow-switch: at most %d --controller\n", SW_MAX_CONTROLLERS);
 		goto fail;
+	}
+	for (unsigned i = 0; i < cfg->ncontrollers; i++)
+		if (parse_tcp("--controller", cfg->controllers[i], &a->ctl[i]))
+			goto fail;
 	if (cfg->listen) {
 		struct sockaddr_in la;
 		int one = 1;
@@ -943,36 +1202,42 @@ void sw_agent_destroy(struct sw_agent *a)
 void *sw_agent_run(void *arg)
 {
 	struct sw_agent *a = arg;
-	uint64_t backoff_ms = 250, next_try = 0;
+	struct pollfd pfd[SW_MAX_CONNS + 1];
 	rf_qsbr_register(); /* it writes the classifier's lock-free hashes (qsbr.h's rule) */
 	while (!rf_runtime_stopping(a->dp->rt)) {
 		uint64_t now = now_ns();
-		if (a->cfg.controller && a->conns[0].fd < 0 && now >= next_try) {
-			int r = conn_open(a);
-			if (r < 0) {
-				next_try = now + backoff_ms * 1000000ull;
-				backoff_ms = backoff_ms * 2 > 8000 ? 8000 : backoff_ms * 2;
-			} else {
-				backoff_ms = 250;
-			}
+		for (unsigned i = 0; i < a->cfg.ncontrollers; i++) {
+			struct sw_conn *c = &a->conns[i];
+			if (c->fd < 0 && now >= c->next_try_ns)
+				conn_open(a, c, now);
+			else if (c->connecting && now - c->connect_ns > CONNECT_TIMEOUT_NS)
+				conn_close(a, c, "connect timed out");
 		}
-		struct pollfd pfd[SW_MAX_CONNS + 1];
 		for (unsigned i = 0; i < SW_MAX_CONNS; i++)
-			pfd[i] = (struct pollfd){.fd = a->conns[i].fd, .events = POLLIN};
+			pfd[i] = (struct pollfd){.fd = a->conns[i].fd,
+						 .events = a->conns[i].connecting ? POLLOUT : POLLIN};
 		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
 		rf_qsbr_offline(); /* blocking: delay no grace period */
 		int pr = poll(pfd, SW_MAX_CONNS + 1, 1); /* 1 ms: PACKET_IN latency bound */
 		rf_qsbr_online();
-		for (unsigned i = 0; pr > 0 && i < SW_MAX_CONNS; i++)
-			if (a->conns[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				conn_read(a, &a->conns[i]);
+		for (unsigned i = 0; pr > 0 && i < SW_MAX_CONNS; i++) {
+			struct sw_conn *c = &a->conns[i];
+			if (c->fd < 0 || pfd[i].fd != c->fd)
+				continue; /* closed (or reopened) by an earlier one's handling */
+			if (c->connecting && (pfd[i].revents & (POLLOUT | POLLHUP | POLLERR)))
+				conn_connected(a, c);
+			else if (!c->connecting && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				conn_read(a, c);
+		}
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);
 		drain_to_ctl(a);
-		if (a->dp->macs) /* relaxed: see struct sw_dp */
-			atomic_store_explicit(&a->dp->standalone,
-					      a->conns[0].fd < 0 || !a->conns[0].version,
-					      memory_order_relaxed);
+		if (a->dp->macs) { /* relaxed: see struct sw_dp */
+			bool up = false; /* a controller session is up */
+			for (unsigned i = 0; i < a->cfg.ncontrollers; i++)
+				up = up || (a->conns[i].fd >= 0 && a->conns[i].version);
+			atomic_store_explicit(&a->dp->standalone, !up, memory_order_relaxed);
+		}
 		now = now_ns();
 		if (now - a->last_timer_ns >= 1000000000ull) {
 			a->last_timer_ns = now;

@@ -30,14 +30,18 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ringflow-switch --port SPEC [--port SPEC ...] --controller tcp:IP:PORT\n"
-		"                       [--listen tcp:IP:PORT] [--dpid N] [--cores LIST]\n"
+		"                       [--controller ...] [--listen tcp:IP:PORT] [--dpid N]\n"
+		"                       [--cores LIST] [--echo-interval S]\n"
 		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
-		"  --controller URL   tcp:IPV4:PORT; reconnects with backoff (0.25 s doubling to 8 s)\n"
+		"  --controller URL   tcp:IPV4:PORT; repeat for up to 8 controllers, each connected\n"
+		"                     on its own, reconnecting with backoff (0.25 s doubling to 8 s,\n"
+		"                     with jitter); roles by ROLE_REQUEST (all start EQUAL)\n"
 		"  --listen URL       tcp:IPV4:PORT: accept OpenFlow clients too (ovs-ofctl; up to 4;\n"
-		"                     they get no PACKET_IN)\n"
+		"                     no PACKET_IN to them until they set a miss_send_len)\n"
+		"  --echo-interval S  ECHO_REQUEST after S quiet seconds, drop after 3*S (default 5)\n"
 		"  --fail-mode M      without a controller session: secure (default) keeps forwarding\n"
 		"                     by the installed flows only; standalone also forwards what no\n"
 		"                     flow matches by MAC learning\n"
@@ -54,7 +58,8 @@ int main(int argc, char **argv)
 		{"dpid", required_argument, NULL, 'd'}, {"listen", required_argument, NULL, 'L'},
 		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
-		{"metrics", required_argument, NULL, 'M'}, {NULL, 0, NULL, 0}};
+		{"metrics", required_argument, NULL, 'M'},
+		{"echo-interval", required_argument, NULL, 'E'}, {NULL, 0, NULL, 0}};
 	const char *metrics = NULL;
 	struct rf_stats *reg = NULL;
 	struct rf_ctl *ctl = NULL;
@@ -63,7 +68,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -73,12 +78,24 @@ int main(int argc, char **argv)
 			specs[dp.nports++] = optarg;
 			break;
 		case 'C':
-			if (ac.controller) {
-				fprintf(stderr, "ringflow-switch: one --controller for now\n");
+			if (ac.ncontrollers == SW_MAX_CONTROLLERS) {
+				fprintf(stderr, "ringflow-switch: at most %d --controller\n",
+					SW_MAX_CONTROLLERS);
 				return 2;
 			}
-			ac.controller = optarg;
+			ac.controllers[ac.ncontrollers++] = optarg;
 			break;
+		case 'E': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 3600) {
+				fprintf(stderr, "ringflow-switch: --echo-interval %s: seconds, 1..3600\n",
+					optarg);
+				return 2;
+			}
+			ac.echo_interval_s = (unsigned)v;
+			break;
+		}
 		case 'd': {
 			char *end;
 			errno = 0;
@@ -119,7 +136,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || dp.nports < 1 || (!ac.controller && !ac.listen)) {
+	if (optind != argc || dp.nports < 1 || (!ac.ncontrollers && !ac.listen)) {
 		fprintf(stderr, "ringflow-switch: %s: see ringflow-switch --help\n",
 			optind != argc ? "unexpected argument" : "give --port SPEC and --controller URL (or --listen URL)");
 		return 2;
@@ -228,8 +245,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "ringflow-switch: %u ports, %u core(s), dpid 0x%016" PRIx64
-		", controller %s, listen %s; Ctrl-C stops\n", dp.nports, dp.ncores, ac.dpid,
-		ac.controller ? ac.controller : "-", ac.listen ? ac.listen : "-");
+		", %u controller(s)%s%s, listen %s; Ctrl-C stops\n", dp.nports, dp.ncores, ac.dpid,
+		ac.ncontrollers, ac.ncontrollers ? " first " : "",
+		ac.ncontrollers ? ac.controllers[0] : "", ac.listen ? ac.listen : "-");
 	rf_runtime_wait(rt);
 	status = 0;
 out:

@@ -2,7 +2,9 @@
  * tests/fuzz/gen_corpus.c: writes the seed corpus of fuzz_of_parser into a directory: the
  * hand-written golden vectors, every sample message of both versions, and a few whole
  * sessions (HELLO, FEATURES_REPLY, PORT_STATUS, PACKET_IN... back to back), so the fuzzer
- * starts from valid messages and from the negotiation path. Run by hand when the samples
+ * starts from valid messages and from the negotiation path; and one of each of_xmsg kind
+ * (roles, async config, GET_CONFIG, DESC/AGGREGATE/TABLE), alone and as a session after a
+ * HELLO, so of_xparse is reached from the start. Run by hand when the samples
  * change: build-fuzz/tests/fuzz/gen_corpus tests/fuzz/corpus/openflow
  */
 #include <stdio.h>
@@ -25,6 +27,64 @@ static int write_file(const char *dir, const char *name, const uint8_t *p, size_
 		return -1;
 	}
 	return fclose(f);
+}
+
+/* One seed per of_xmsg kind, then all of them after a HELLO in "session_x". */
+static int xmsg_seeds(const char *dir)
+{
+	static const char *names[OF_XTYPE_COUNT] = {
+		"get_config_request", "get_config_reply", "role_request", "role_reply",
+		"get_async_request", "get_async_reply", "set_async", "desc_request", "desc_reply",
+		"aggregate_request", "aggregate_reply", "table_request", "table_reply"};
+	static uint8_t session[32768];
+	struct of_table_stats ts[2] = {{0, 3, 1000, 900}, {1, 0, 5, 0}};
+	ssize_t sl = of_build_hello(session, sizeof(session), OF_VERSION_1_3, 1,
+				    1u << OF_VERSION_1_3);
+	int rc = 0;
+	if (sl < 0)
+		return -1;
+	for (unsigned t = 0; t < OF_XTYPE_COUNT; t++) {
+		struct of_xmsg x = {.version = OF_VERSION_1_3, .type = (enum of_xtype)t, .xid = 100 + t};
+		x.u.config = (struct of_config){.flags = 1, .miss_send_len = 128};
+		if (t == OF_X_ROLE_REQUEST || t == OF_X_ROLE_REPLY)
+			x.u.role = (struct of_role){OFPCR_ROLE_MASTER, 42};
+		if (t == OF_X_GET_ASYNC_REPLY || t == OF_X_SET_ASYNC)
+			x.u.async = (struct of_async){{3, 0}, {7, 7}, {15, 0}};
+		if (t == OF_X_DESC_REPLY) {
+			snprintf(x.u.desc.mfr, sizeof(x.u.desc.mfr), "ringflow");
+			snprintf(x.u.desc.serial, sizeof(x.u.desc.serial), "None");
+			snprintf(x.u.desc.dp, sizeof(x.u.desc.dp), "dpid 1");
+		}
+		if (t == OF_X_AGGREGATE_REQUEST) {
+			struct of_mp_request *r = &x.u.aggregate_request;
+			r->table_id = OFPTT_ALL;
+			r->out_port = OFPP_ANY;
+			r->out_group = OFPG_ANY;
+			r->cookie_mask = 0xff;
+			r->match.fields = OF_MATCH_IN_PORT | OF_MATCH_ETH_TYPE | OF_MATCH_IP_PROTO;
+			r->match.in_port = 1;
+			r->match.eth_type = 0x0800;
+			r->match.ip_proto = 1;
+		}
+		if (t == OF_X_AGGREGATE_REPLY)
+			x.u.aggregate = (struct of_aggregate){10, 980, 2};
+		if (t == OF_X_TABLE_REPLY) {
+			x.u.tables.n = 2;
+			x.u.tables.items = ts;
+		}
+		uint8_t buf[2048];
+		ssize_t n = of_xserialize(&x, buf, sizeof(buf));
+		if (n < 0)
+			return -1;
+		char name[64];
+		snprintf(name, sizeof(name), "xmsg_%s", names[t]);
+		rc |= write_file(dir, name, buf, (size_t)n);
+		if ((size_t)sl + (size_t)n <= sizeof(session)) {
+			memcpy(session + sl, buf, (size_t)n);
+			sl += n;
+		}
+	}
+	return rc | write_file(dir, "session_x", session, (size_t)sl);
 }
 
 int main(int argc, char **argv)
@@ -81,5 +141,6 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "session_v%u", versions[v]);
 		rc |= write_file(dir, name, session, slen);
 	}
+	rc |= xmsg_seeds(dir);
 	return rc ? 1 : 0;
 }

@@ -15,73 +15,35 @@
 # controller (secure: nothing without flows; standalone: MAC learning). Exit 77 (skip) when not root. Bounded: every
 # wait has a deadline; the whole script is killed by ctest's TIMEOUT at worst, and a
 # watchdog in its own session removes the namespaces then.
-set -u
 SWITCH=$1 CONTROLLER=$2 PROBE=$3
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root (network namespaces, AF_PACKET)"
-	exit 77
-fi
+. "$(dirname "$0")/bed.sh" # the namespaces, cleanup trap and watchdog (shared with the interop tests)
+bed_need_root
 if [ -n "${SW_CORES:-}" ] && [ "$(nproc)" -lt 2 ]; then
-	echo "SKIP: SW_CORES=$SW_CORES needs 2 CPUs, $(nproc) here"
-	exit 77
+	bed_skip "SW_CORES=$SW_CORES needs 2 CPUs, $(nproc) here"
 fi
-for t in ip ping ethtool; do
-	command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/deps.sh)"; exit 77; }
-done
+bed_need ip ping ethtool
 
-P=$$
 H1=rfsa$P SW=rfsw$P H2=rfsb$P
 I1=h1$P SA=sa$P SB=sb$P I2=h2$P
-A=$((P % 200 + 20)) B=$(((P / 200) % 250))
-IP1=10.$A.$B.1 IP2=10.$A.$B.2
+IP1=$BED_NET.1 IP2=$BED_NET.2
 OFPORT=$((20000 + P % 20000)) LPORT=$((40000 + P % 20000)) # loopback of our own namespace
-TMP=$(mktemp -d /tmp/rfswitch.XXXXXX)
-PIDS=$TMP/pids
-FAILS=0
+TMP=$BED_TMP
+PIDS=$BED_TMP/pids
 
-cleanup() {
-	[ -f "$PIDS" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$PIDS"
-	for n in $H1 $SW $H2; do ip netns del "$n" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-setsid bash -c "while kill -0 $P 2>/dev/null; do sleep 1; done
-	[ -f $PIDS ] && while read -r p; do kill -9 \$p 2>/dev/null; done <$PIDS
-	for n in $H1 $SW $H2; do ip netns del \$n 2>/dev/null; done; rm -rf $TMP" </dev/null >/dev/null 2>&1 &
-
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-
-ip netns add $H1 && ip netns add $SW && ip netns add $H2 || { echo "FAIL: netns"; exit 1; }
-ip link add $I1 netns $H1 type veth peer name $SA netns $SW || exit 1
-ip link add $SB netns $SW type veth peer name $I2 netns $H2 || exit 1
-ip -n $H1 addr add $IP1/24 dev $I1 && ip -n $H2 addr add $IP2/24 dev $I2 || exit 1
-for n in $H1 $SW $H2; do ip -n $n link set lo up; done
-ip -n $H1 link set $I1 up && ip -n $H2 link set $I2 up || exit 1
-ip -n $SW link set $SA up && ip -n $SW link set $SB up || exit 1
-for x in "$H1 $I1" "$H2 $I2"; do
-	set -- $x
-	ip netns exec $1 ethtool -K $2 tx off tso off gso off >/dev/null 2>&1
-done
+bed_ns $H1 $SW $H2
+bed_link $H1 $I1 $SW $SA
+bed_link $SW $SB $H2 $I2
+bed_host $H1 $I1 $IP1/24
+bed_host $H2 $I2 $IP2/24
 
 start_controller() {
-	ip netns exec $SW "$CONTROLLER" --listen 127.0.0.1:$OFPORT --idle adaptive \
-		>"$TMP/ctl.log" 2>&1 &
-	CP=$!
-	echo $CP >>"$PIDS"
-	for _ in $(seq 50); do # up to 5 s for the listener
-		ip netns exec $SW bash -c "exec 3<>/dev/tcp/127.0.0.1/$OFPORT" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
+	bed_bg $SW "$TMP/ctl.log" "$CONTROLLER" --listen 127.0.0.1:$OFPORT --idle adaptive
+	CP=$BED_PID
+	bed_wait_tcp $SW 127.0.0.1 $OFPORT 5 # up to 5 s for the listener
 }
 
 # ping_ok COUNT: H1 -> H2 within a deadline
-ping_ok() {
-	ip netns exec $H1 ping -q -c "$1" -i 0.2 -w 10 $IP2 >/dev/null 2>&1
-}
+ping_ok() { bed_ping $H1 $IP2 "$1"; }
 
 start_controller || { fail "controller did not listen on 127.0.0.1:$OFPORT in $SW"; exit 1; }
 ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 --cores "${SW_CORES:-0}" \

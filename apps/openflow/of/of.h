@@ -387,6 +387,93 @@ ssize_t of_build_packet_out(uint8_t *buf, size_t cap, uint8_t version, uint32_t 
 ssize_t of_build_get_config_reply(uint8_t *buf, size_t cap, uint32_t xid, uint16_t flags,
 				  uint16_t miss_send_len);
 
+/* ---- the 1.3 control-plane messages of_parse does not model (of_xmsg.c) ----
+ * Roles (ROLE_REQUEST/REPLY), the asynchronous configuration (GET_ASYNC/SET_ASYNC),
+ * GET_CONFIG and the multipart kinds DESC, AGGREGATE and TABLE. They have their own small
+ * view, struct of_xmsg, so of_parse's struct of_msg stays as it is: a switch calls
+ * of_xparse() first and of_parse() when it says -ENOENT ("not one of mine"). */
+#define OF13_ROLE_REQUEST 24
+#define OF13_ROLE_REPLY 25
+#define OF13_GET_ASYNC_REQUEST 26
+#define OF13_GET_ASYNC_REPLY 27
+#define OF13_SET_ASYNC 28
+#define OFPCR_ROLE_NOCHANGE 0
+#define OFPCR_ROLE_EQUAL 1
+#define OFPCR_ROLE_MASTER 2
+#define OFPCR_ROLE_SLAVE 3
+#define OFPBRC_IS_SLAVE 10
+#define OFPET_SWITCH_CONFIG_FAILED 10
+#define OFPSCFC_BAD_FLAGS 0
+#define OFPET_ROLE_REQUEST_FAILED 11
+#define OFPRRFC_STALE 0
+#define OFPRRFC_UNSUP 1
+#define OFPRRFC_BAD_ROLE 2
+#define OFPMP13_DESC 0
+#define OFPMP13_AGGREGATE 2
+#define OFPMP13_TABLE 3
+#define OF_DESC_STR_LEN 256
+#define OF_SERIAL_NUM_LEN 32
+#define OF13_TABLE_STATS_LEN 24
+
+enum of_xtype {
+	OF_X_GET_CONFIG_REQUEST, OF_X_GET_CONFIG_REPLY, OF_X_ROLE_REQUEST, OF_X_ROLE_REPLY,
+	OF_X_GET_ASYNC_REQUEST, OF_X_GET_ASYNC_REPLY, OF_X_SET_ASYNC,
+	OF_X_DESC_REQUEST, OF_X_DESC_REPLY, OF_X_AGGREGATE_REQUEST, OF_X_AGGREGATE_REPLY,
+	OF_X_TABLE_REQUEST, OF_X_TABLE_REPLY,
+	OF_XTYPE_COUNT
+};
+
+/* One table's statistics (OFPMP_TABLE reply item). */
+struct of_table_stats {
+	uint8_t table_id;
+	uint32_t active_count;
+	uint64_t lookup_count, matched_count;
+};
+
+struct of_xmsg {
+	uint8_t version; /* always OF_VERSION_1_3 */
+	enum of_xtype type;
+	uint32_t xid;
+	uint16_t mp_flags; /* multipart kinds: OFPMPF_MORE */
+	union {
+		struct of_config config; /* GET_CONFIG_REPLY */
+		struct of_role { uint32_t role; uint64_t generation_id; } role;
+		/* Bit r of packet_in[i] enables reason r; [0] master/equal, [1] slave. */
+		struct of_async {
+			uint32_t packet_in[2], port_status[2], flow_removed[2];
+		} async;
+		struct of_desc { /* NUL-terminated (the wire's fields may not be) */
+			char mfr[OF_DESC_STR_LEN], hw[OF_DESC_STR_LEN], sw[OF_DESC_STR_LEN];
+			char serial[OF_SERIAL_NUM_LEN], dp[OF_DESC_STR_LEN];
+		} desc;
+		/* AGGREGATE request: the flow stats request's fields (table_id, out_port,
+		 * out_group, cookie, cookie_mask, match); mp_type is OF_MP_FLOW's and unused. */
+		struct of_mp_request aggregate_request;
+		struct of_aggregate { uint64_t packet_count, byte_count; uint32_t flow_count; } aggregate;
+		struct of_array tables; /* TABLE reply: struct of_table_stats items */
+	} u;
+};
+
+/* Parses one framed 1.3 message if it is one of the types above: 0 with *m filled;
+ * -EBADMSG with *f filled (BAD_LEN and the like; the connection goes on); -ENOENT when it
+ * is none of them (hand it to of_parse). Reads nothing past buf+len. */
+int of_xparse(const uint8_t *buf, size_t len, struct of_xmsg *m, struct of_fault *f);
+
+/* Serializes *m. Returns the length, -ENOBUFS, or -EINVAL (a bad type or more tables
+ * than fit in a message). */
+ssize_t of_xserialize(const struct of_xmsg *m, uint8_t *buf, size_t cap);
+
+/* Item i of a TABLE reply (parsed or to serialize). 0 or -EINVAL. */
+int of_table_stats_at(const struct of_array *a, unsigned i, struct of_table_stats *out);
+
+/* A MASTER or SLAVE request's generation_id is stale when it is behind the switch's
+ * cached one, compared as a signed 64-bit difference (1.3.5 section 6.3.6), so the ids may
+ * wrap around. */
+static inline bool of_generation_stale(uint64_t cached, uint64_t requested)
+{
+	return (int64_t)(requested - cached) < 0;
+}
+
 /* ---- byte helpers for callers that peek at headers (explicit big-endian loads) ---- */
 static inline uint16_t of_get16(const uint8_t *p)
 {
