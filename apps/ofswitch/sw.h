@@ -240,6 +240,11 @@ struct sw_dp {
 /* The poll function of a unit (struct sw_unit: rx on queue c of one port; every port's
  * batch of core c is flushed at the end). */
 unsigned sw_dp_poll(struct rf_poller *p, void *arg);
+/* Runs program acts on frame b (in: port index it came in on, -1 for the controller; f: the
+ * flow, or NULL): rewrites in place, outputs appended to c's per-port batches (flushed by
+ * the poll functions) or handed to the agent. Consumes b. */
+void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
+		 const struct sw_flow *f);
 /* Poller 0's extra poll function: frames from the agent (PACKET_OUT). */
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
 

@@ -174,8 +174,8 @@ static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o
  * order: an OUTPUT sends the frame as modified so far. Every OUTPUT but the last sends
  * copies (later rewrites must not reach a frame already queued); the last one takes b, and
  * nothing after it runs. One OUTPUT to one port: no copy. Consumes b. */
-static void apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
-		  const struct sw_flow *f)
+void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
+		 const struct sw_flow *f)
 {
 	unsigned last = acts->last_out;
 	if (last >= acts->n) {
@@ -209,7 +209,7 @@ static void learning(struct sw_core *c, struct rf_pktbuf *b, unsigned in, const 
 		if (v)
 			one.op[0].arg = (uint32_t)(uintptr_t)v; /* the OpenFlow port number */
 	}
-	apply(c, b, (int)in, &one, NULL);
+	sw_dp_apply(c, b, (int)in, &one, NULL);
 }
 
 unsigned sw_dp_poll(struct rf_poller *p, void *arg)
@@ -247,7 +247,7 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 		/* Pairs with the agent's release store of a MODIFY: a complete list. */
 		const struct sw_actions *acts =
 			atomic_load_explicit(&f->actions, memory_order_acquire);
-		apply(c, b, (int)pi, acts, f);
+		sw_dp_apply(c, b, (int)pi, acts, f);
 	}
 	if (n == 0)
 		return 0;
@@ -271,7 +271,7 @@ unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg)
 		 * says we are through with it (the ring's dequeue made its contents visible). */
 		const struct sw_actions *prog = (const struct sw_actions *)(uintptr_t)b->timestamp_ns;
 		int in = in_no >= 1 && in_no <= dp->nports ? (int)in_no - 1 : -1;
-		apply(c, b, in, prog, NULL);
+		sw_dp_apply(c, b, in, prog, NULL);
 		/* Pairs with the agent's acquire load in packet_out(): our reads of the slot are
 		 * done before it may write the slot again. */
 		atomic_fetch_add_explicit(&dp->po_done, 1, memory_order_release);

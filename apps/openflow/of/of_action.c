@@ -315,7 +315,8 @@ bool of_actions_fit(uint8_t version, const struct of_actions *a)
 		if (version == OF_VERSION_1_0 && of_port_to10(x->port) < 0)
 			return false;
 		if (x->type == OF_ACT_SET_FIELD && x->field != OF_OXM_ETH_DST &&
-		    x->field != OF_OXM_ETH_SRC && x->value >> (8 * set_def(x->field)->width))
+		    x->field != OF_OXM_ETH_SRC &&
+		    (uint64_t)x->value >> (8 * set_def(x->field)->width))
 			return false; /* a value wider than its field */
 	}
 	return true;
