@@ -245,7 +245,12 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg);
  * the poll functions) or handed to the agent. Consumes b. */
 void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
 		 const struct sw_flow *f);
-/* Poller 0's extra poll function: frames from the agent (PACKET_OUT). */
+/* Agent side of a PACKET_OUT: the program slot to fill for the next frame, or NULL while
+ * poller 0 still uses all SW_PO_SLOTS. Fill it, enqueue the frame on from_ctl with
+ * timestamp_ns = the slot's address and flow = the in port, then count dp->po_sent++. */
+struct sw_actions *sw_dp_po_slot(struct sw_dp *dp);
+/* Poller 0's extra poll function: frames from the agent (PACKET_OUT), each run through the
+ * program its slot holds. */
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
 
 /* ---- the agent ---- */

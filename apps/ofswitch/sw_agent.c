@@ -533,9 +533,8 @@ static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_ms
 	sw_act_ctx_of_key(&k, dp->nports, &ctx);
 	if (sw_actions_decode(&po->actions, &ctx, &prog, &etype, &ecode))
 		return send_error(a, c, m->xid, etype, ecode, raw, len);
-	/* Pairs with poller 0's release increment: it no longer reads the slot we reuse. */
-	uint64_t done = atomic_load_explicit(&dp->po_done, memory_order_acquire);
-	if (dp->po_sent - done >= SW_PO_SLOTS || prog.last_out >= prog.n)
+	struct sw_actions *slot = sw_dp_po_slot(dp);
+	if (!slot || prog.last_out >= prog.n)
 		return; /* poller 0 is behind (dropped like a full queue), or nothing to send */
 	struct rf_pktbuf *b = rf_pktbuf_alloc(dp->pool);
 	if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
@@ -545,7 +544,6 @@ static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_ms
 	memcpy(rf_pktbuf_data(b), po->data, po->data_len);
 	b->data_len = po->data_len;
 	b->flow = po->in_port;
-	struct sw_actions *slot = &dp->po_prog[dp->po_sent % SW_PO_SLOTS];
 	*slot = prog;
 	b->timestamp_ns = (uint64_t)(uintptr_t)slot;
 	void *p = b;

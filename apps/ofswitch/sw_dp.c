@@ -257,6 +257,16 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 	return n;
 }
 
+struct sw_actions *sw_dp_po_slot(struct sw_dp *dp)
+{
+	/* Pairs with poller 0's release increment in sw_dp_poll_ctl(): it no longer reads the
+	 * slot we hand out. */
+	uint64_t done = atomic_load_explicit(&dp->po_done, memory_order_acquire);
+	if (dp->po_sent - done >= SW_PO_SLOTS)
+		return NULL;
+	return &dp->po_prog[dp->po_sent % SW_PO_SLOTS];
+}
+
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg)
 {
 	struct sw_core *c = arg;
@@ -272,8 +282,8 @@ unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg)
 		const struct sw_actions *prog = (const struct sw_actions *)(uintptr_t)b->timestamp_ns;
 		int in = in_no >= 1 && in_no <= dp->nports ? (int)in_no - 1 : -1;
 		sw_dp_apply(c, b, in, prog, NULL);
-		/* Pairs with the agent's acquire load in packet_out(): our reads of the slot are
-		 * done before it may write the slot again. */
+		/* Pairs with the agent's acquire load in sw_dp_po_slot(): our reads of the slot
+		 * are done before it may write the slot again. */
 		atomic_fetch_add_explicit(&dp->po_done, 1, memory_order_release);
 	}
 	for (unsigned pi = 0; n && pi < dp->nports; pi++)
