@@ -101,3 +101,36 @@ Test(sw_act, ttl_and_vlan)
 	cr_assert_eq(sw_act_push_vlan(f, &len, n + 3, 0x8100), -1);
 	cr_assert_eq(len, n);
 }
+
+Test(sw_act, set_ttl_dscp_vlan)
+{
+	uint8_t f[128];
+	uint32_t n = frame(f, 17);
+	cr_assert_eq(sw_act_set_nw_ttl(f, n, 9), 0);
+	cr_assert_eq(f[22], 9);
+	cr_assert_eq(sw_act_set_dscp(f, n, 46), 0);
+	cr_assert_eq(f[15], 46 << 2);
+	checks_ok(f, 17);
+	cr_assert_eq(sw_act_set_vlan(f, n, false, 5), -1, "no tag to set");
+	/* two tags (0x88a8 outside 0x8100): vid/pcp change the outer one, IPv4 still found */
+	uint32_t len = n;
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x88a8), 0);
+	cr_assert_eq(sw_act_set_vlan(f, len, false, 0xabc), 0);
+	cr_assert_eq(sw_act_set_vlan(f, len, true, 7), 0);
+	cr_assert_arr_eq(f + 12, ((uint8_t[]){0x88, 0xa8, 0xea, 0xbc, 0x81, 0x00, 0, 0}), 8);
+	cr_assert_eq(sw_act_set_ipv4(f, len, true, 0x0a0b0c0d), 0);
+	cr_assert_eq(sw_act_dec_nw_ttl(f, len), 0);
+	cr_assert_eq(f[22 + 8], 8);
+	checks_ok(f + 8, 17); /* the IPv4 frame behind the two tags */
+	/* IPv6: dscp in the traffic class (ECN bits kept), hop limit set; no checksum */
+	uint8_t h[80] = {0};
+	memcpy(h + 12, "\x86\xdd", 2);
+	h[14] = 0x60 | 0x0b, h[15] = 0x10 | 0x0a; /* traffic class 0xb1 (dscp 44, ecn 1) */
+	h[14 + 7] = 64;
+	cr_assert_eq(sw_act_set_dscp(h, sizeof(h), 10), 0);
+	cr_assert_eq(h[14], 0x62);
+	cr_assert_eq(h[15], 0x9a, "tc 0x29 = dscp 10, ecn 1; flow label bits kept");
+	cr_assert_eq(sw_act_set_nw_ttl(h, sizeof(h), 3), 0);
+	cr_assert_eq(h[21], 3);
+}
