@@ -100,7 +100,8 @@ struct sw_op {
 };
 
 /* A flow's (or a PACKET_OUT's) action program: apply-actions, in order. Immutable once
- * published; replaced as a whole. */
+ * published; replaced as a whole. A published one is allocated only up to op[n - 1]: read
+ * it through a pointer, never copy it as a whole struct. */
 struct sw_actions {
 	uint8_t n;
 	uint8_t last_out; /* index of the last OUTPUT, n if none: nothing after it runs */
