@@ -7,6 +7,8 @@
                                          after SECS or when every expected frame is in)
   actions_frames.py check OUT TAG        every case's frames arrived byte-exact, checksums
                                          valid (recomputed from scratch); one line per case
+  actions_frames.py po TAG               the PACKET_OUT case's frame as hex (ovs-ofctl
+                                         packet-out sends it COPIES times)
 
 The expected frames are built from scratch with the rewritten fields (fresh checksums), not
 derived from the input by the switch's incremental updates, so the two are independent.
@@ -111,6 +113,21 @@ def cases(tag):
     return out
 
 
+def po_case(tag):
+    """A PACKET_OUT (sent by ovs-ofctl, not by H1) with mod_dl_dst, mod_nw_dst, dec_ttl,
+    output:2."""
+    ip1, ip2, new_dst = os.environ["IP1"], os.environ["IP2"], os.environ["IP_NEW_DST"]
+    p = ("%s:packet-out:" % tag).encode().ljust(40, b".")
+    fin = eth(H2_MAC, H1_MAC, 0x0800, ipv4(ip1, ip2, 17, 64, udp(ip1, ip2, 40006, 7005, p)))
+    exp = eth(NEW_SRC_MAC, H1_MAC, 0x0800,
+              ipv4(ip1, new_dst, 17, 63, udp(ip1, new_dst, 40006, 7005, p)))
+    return ("PACKET_OUT mod_dl_dst,mod_nw_dst,dec_ttl,output", None, [exp]), fin
+
+
+def all_cases(tag):
+    return cases(tag) + [po_case(tag)[0]]
+
+
 def send(iface, tag):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((iface, 0))
@@ -125,7 +142,7 @@ def recv(iface, out, secs, tag):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
     s.bind((iface, 0))
-    want = COPIES * sum(len(e) for _, _, e in cases(tag))
+    want = COPIES * sum(len(e) for _, _, e in all_cases(tag))
     open(out + ".ready", "w").close()
     got = []
     end = time.monotonic() + secs
@@ -168,7 +185,7 @@ def l3_ok(frame):
 def check(out, tag):
     got = [bytes.fromhex(x) for x in open(out).read().split()]
     bad = 0
-    for name, _, exps in cases(tag):
+    for name, _, exps in all_cases(tag):
         mine = [g for g in got if any(e[-40:] == g[-40:] for e in exps)]
         want = exps * COPIES
         if sorted(mine) != sorted(want) or (len(exps) > 1 and mine[:2] != exps):
@@ -194,6 +211,8 @@ if __name__ == "__main__":
         send(sys.argv[2], sys.argv[3])
     elif cmd == "recv":
         recv(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
+    elif cmd == "po":
+        print(po_case(sys.argv[2])[1].hex())
     elif cmd == "check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
     else:

@@ -9,7 +9,8 @@
 # ovs-ofctl (run in SW) adds flows with mod_dl_src/mod_nw_dst/mod_tp_dst, mod_nw_src/
 # mod_tp_src/dec_ttl, push_vlan + vlan_vid, pop_vlan, and output/rewrite/output; flows the
 # switch must refuse get their OpenFlow ERROR (BAD_SET_TYPE, BAD_OUT_PORT); H1 sends raw
-# frames (actions_frames.py), H2 captures them and they must arrive byte-exact against
+# frames (actions_frames.py) and ovs-ofctl a PACKET_OUT with mod_dl_dst/mod_nw_dst/dec_ttl,
+# H2 captures them and they must arrive byte-exact against
 # frames built from scratch with the new fields, checksums recomputed and valid; dump-flows
 # shows the actions back. Exit 77 (skip) when not root or a tool is missing. Bounded: every
 # wait has a deadline; a watchdog in its own session removes the namespaces if we are killed.
@@ -105,6 +106,12 @@ echo $RP >>"$PIDS"
 for _ in $(seq 50); do [ -f "$TMP/got.ready" ] && break; sleep 0.1; done
 [ -f "$TMP/got.ready" ] || fail "receiver did not start: $(cat "$TMP/recv.err")"
 ip netns exec $H1 timeout 10 python3 "$FRAMES" send $I1 $TAG || fail "sender"
+# a PACKET_OUT runs its whole action list too (checked against its frame: IPv4/UDP)
+po=$(python3 "$FRAMES" po $TAG)
+for _ in 1 2 3; do
+	out=$($O packet-out $T "in_port=controller packet=$po actions=mod_dl_dst:02:00:00:00:aa:01,mod_nw_dst:$IP_NEW_DST,dec_ttl,output:2" 2>&1) ||
+		fail "packet-out: $out"
+done
 wait $RP || fail "receiver: $(cat "$TMP/recv.err")"
 python3 "$FRAMES" check "$TMP/got" $TAG >"$TMP/check" 2>&1
 rc=$?
