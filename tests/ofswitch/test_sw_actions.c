@@ -188,6 +188,10 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 4, a, n, OFPET_BAD_ACTION, OFPBAC_TOO_MANY);
 	/* WRITE_ACTIONS (3): an instruction this switch does not do */
 	expect_refused(NULL, 3, a, a_output(a, 1), OFPET_BAD_INSTRUCTION, OFPBIC_UNSUP_INST);
+	/* an instruction type 1.3 does not have, and an experimenter's */
+	expect_refused(NULL, 9, a, a_output(a, 1), OFPET_BAD_INSTRUCTION, OFPBIC_UNKNOWN_INST);
+	expect_refused(NULL, 0xffff, a, a_output(a, 1), OFPET_BAD_INSTRUCTION,
+		       OFPBIC_BAD_EXPERIMENTER);
 	/* the first problem names the error: an unknown type before a set-field of ipv6 */
 	n = a_hdr(a, 40, 8, 0);
 	n += a_set(a + n, 0x80003410, v6, 16, 0);

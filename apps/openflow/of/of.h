@@ -97,7 +97,9 @@ enum of_flow_mod_command {
 #define OFPBAC_BAD_SET_LEN 14
 #define OFPBAC_BAD_SET_ARGUMENT 15
 #define OFPET_BAD_INSTRUCTION 3 /* 1.3 only */
+#define OFPBIC_UNKNOWN_INST 0
 #define OFPBIC_UNSUP_INST 1
+#define OFPBIC_BAD_EXPERIMENTER 5
 #define OFPBIC_BAD_LEN 7
 #define OFPET_BAD_MATCH 4 /* 1.3 only */
 #define OFPBMC_BAD_TYPE 0
@@ -249,8 +251,8 @@ struct of_action {
  * length) what it does not model: other action types, SET_FIELD of other fields, instructions
  * other than APPLY_ACTIONS, actions past OF_MAX_ACTIONS. skip_type/skip_code is the ERROR a
  * switch answers for the first skipped one (BAD_ACTION/BAD_TYPE, BAD_SET_TYPE,
- * BAD_EXPERIMENTER, TOO_MANY; BAD_INSTRUCTION/UNSUP_INST). Malformed lists (lengths,
- * set-field values, push ethertype) fail the parse instead. */
+ * BAD_EXPERIMENTER, TOO_MANY; BAD_INSTRUCTION/UNSUP_INST, UNKNOWN_INST, BAD_EXPERIMENTER).
+ * Malformed lists (lengths, set-field values, push ethertype) fail the parse instead. */
 struct of_actions {
 	uint8_t n;                            /* actions in a[] */
 	uint16_t n_skipped;                   /* parse only */

@@ -215,7 +215,12 @@ int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
 			if (rc)
 				return rc;
 		} else {
-			skip(a, OFPET_BAD_INSTRUCTION, OFPBIC_UNSUP_INST);
+			/* 1..6 are the 1.3 instructions (goto_table, metadata, write/clear
+			 * actions, meter): known, not done here */
+			uint16_t it = of_get16(p + off);
+			skip(a, OFPET_BAD_INSTRUCTION, it >= 1 && it <= 6 ? OFPBIC_UNSUP_INST
+						       : it == 0xffff   ? OFPBIC_BAD_EXPERIMENTER
+									: OFPBIC_UNKNOWN_INST);
 		}
 		off += ilen;
 	}
