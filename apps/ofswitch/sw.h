@@ -34,6 +34,7 @@
 #define SW_MAX_FLOWS 131072  /* TABLE_FULL beyond this (a power of two) */
 #define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (2-way, a power of two) */
 #define SW_BURST 32
+#define SW_PO_SLOTS 256      /* PACKET_OUTs in flight to poller 0 */
 
 /* The flow key: every field the classifier can match, parsed once per frame. Fields a frame
  * does not have are zero. Fixed layout, no padding holes (it is a hash key, at most
@@ -72,20 +73,63 @@ void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
 /* Frame rewrites (sw_act.c), checksums fixed incrementally. Each returns 0, or -1 when the
  * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
- * and ports are host order. Not yet wired to FLOW_MOD actions. */
+ * and ports are host order. IPv4 and L4 are found behind up to two VLAN tags. */
 int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
 int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr);
 int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port);
 int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len);
+int sw_act_set_nw_ttl(uint8_t *f, uint32_t len, uint8_t ttl);
+int sw_act_set_dscp(uint8_t *f, uint32_t len, uint8_t dscp);
+/* The outer tag's VID (pcp false) or PCP (pcp true). */
+int sw_act_set_vlan(uint8_t *f, uint32_t len, bool pcp, uint16_t v);
 int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid);
 int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
 
-/* A flow's actions: output ports (OFPP_* specials allowed), applied in order. Immutable once
- * published; replaced as a whole. */
+/* One step of an action program (sw_actions.c builds it from the controller's list, sw_dp.c
+ * runs it). 16 bytes. */
+enum sw_op_code {
+	SW_OP_OUTPUT, SW_OP_SET_ETH_DST, SW_OP_SET_ETH_SRC, SW_OP_SET_VLAN_VID,
+	SW_OP_SET_VLAN_PCP, SW_OP_SET_IP_DSCP, SW_OP_SET_IPV4_SRC, SW_OP_SET_IPV4_DST,
+	SW_OP_SET_TCP_SRC, SW_OP_SET_TCP_DST, SW_OP_SET_UDP_SRC, SW_OP_SET_UDP_DST,
+	SW_OP_PUSH_VLAN, SW_OP_POP_VLAN, SW_OP_DEC_NW_TTL, SW_OP_SET_NW_TTL,
+};
+struct sw_op {
+	uint8_t code;     /* enum sw_op_code */
+	uint8_t mac[6];   /* SET_ETH_* */
+	uint16_t max_len; /* OUTPUT */
+	uint32_t arg;     /* OUTPUT port (OFPP_* specials allowed), address, L4 port, VID (no
+			     OFPVID_PRESENT), PCP, DSCP, push TPID, TTL: host order */
+};
+
+/* A flow's (or a PACKET_OUT's) action program: apply-actions, in order. Immutable once
+ * published; replaced as a whole. A published one is allocated only up to op[n - 1]: read
+ * it through a pointer, never copy it as a whole struct. */
 struct sw_actions {
 	uint8_t n;
-	struct { uint32_t port; uint16_t max_len; } out[OF_MAX_ACTIONS];
+	uint8_t last_out; /* index of the last OUTPUT, n if none: nothing after it runs */
+	struct sw_op op[OF_MAX_ACTIONS];
 };
+
+/* What a list is validated against (sw_actions.c): a FLOW_MOD's match or a PACKET_OUT's
+ * frame. vlan_depth: tags the frame is known to have. */
+struct sw_act_ctx {
+	bool has_eth_type, has_proto;
+	uint16_t eth_type;
+	uint8_t ip_proto;
+	uint8_t vlan_depth;
+	unsigned nports;
+};
+void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_act_ctx *c);
+void sw_act_ctx_of_key(const struct sw_key *k, unsigned nports, struct sw_act_ctx *c);
+
+/* Decodes and validates oa into *out. Returns 0, or -1 with the ERROR to send in *etype,
+ * *ecode (BAD_ACTION/BAD_OUT_PORT, MATCH_INCONSISTENT, the parser's skip code, ...). */
+int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
+		      struct sw_actions *out, uint16_t *etype, uint16_t *ecode);
+/* And back, for FLOW stats. */
+void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa);
+/* Does the program output to port (OFPP_ANY: always true)? */
+bool sw_actions_outputs_to(const struct sw_actions *x, uint32_t port);
 
 struct sw_flow_ctr {
 	RF_CACHE_ALIGNED _Atomic uint64_t pkts; /* written by one poller (relaxed: single writer) */
@@ -196,6 +240,8 @@ struct sw_core {
 	struct rf_pktbuf *tx[SW_MAX_PORTS][SW_BURST];
 	unsigned ntx[SW_MAX_PORTS];
 	_Atomic uint64_t rx, tx_pkts, drop_short, drop_nomatch, drop_tx, to_ctl, drop_ctl;
+	_Atomic uint64_t drop_act; /* dec_nw_ttl at TTL <= 1, push_vlan without room */
+	_Atomic uint64_t act_skip; /* rewrites skipped: the frame lacks that header */
 };
 
 /* What one poll function serves: rx queue `core` of port `port`. */
@@ -219,6 +265,12 @@ struct sw_dp {
 	 * Relaxed: a plain switch, it publishes nothing (macs exists before the pollers start). */
 	_Atomic bool standalone;
 	struct rf_hash *macs; /* NULL in secure mode */
+	/* PACKET_OUT programs (agent -> poller 0): the agent fills slot po_sent % SW_PO_SLOTS
+	 * and enqueues the frame with a pointer to it; poller 0 counts po_done after running
+	 * one. The agent reuses a slot only while po_sent - po_done < SW_PO_SLOTS. */
+	uint64_t po_sent;          /* agent only */
+	_Atomic uint64_t po_done;  /* poller 0 (release) -> agent (acquire) */
+	struct sw_actions po_prog[SW_PO_SLOTS];
 };
 
 /* What travels with a frame on to_ctl / from_ctl (in the pktbuf's `flow` and `timestamp_ns`
@@ -228,7 +280,17 @@ struct sw_dp {
 /* The poll function of a unit (struct sw_unit: rx on queue c of one port; every port's
  * batch of core c is flushed at the end). */
 unsigned sw_dp_poll(struct rf_poller *p, void *arg);
-/* Poller 0's extra poll function: frames from the agent (PACKET_OUT). */
+/* Runs program acts on frame b (in: port index it came in on, -1 for the controller; f: the
+ * flow, or NULL): rewrites in place, outputs appended to c's per-port batches (flushed by
+ * the poll functions) or handed to the agent. Consumes b. */
+void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
+		 const struct sw_flow *f);
+/* Agent side of a PACKET_OUT: the program slot to fill for the next frame, or NULL while
+ * poller 0 still uses all SW_PO_SLOTS. Fill it, enqueue the frame on from_ctl with
+ * timestamp_ns = the slot's address and flow = the in port, then count dp->po_sent++. */
+struct sw_actions *sw_dp_po_slot(struct sw_dp *dp);
+/* Poller 0's extra poll function: frames from the agent (PACKET_OUT), each run through the
+ * program its slot holds. */
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg);
 
 /* ---- the agent ---- */

@@ -6,10 +6,9 @@
  * over the frame: an IPv4 address is in the IPv4 header checksum and in the TCP/UDP
  * pseudo-header, a port only in the L4 checksum, the TTL only in the IPv4 header checksum.
  * A UDP checksum of 0 (none, over IPv4) stays 0; a computed 0 is sent as 0xffff. L4 headers
- * are touched only in a first fragment whose L4 header is all there.
- *
- * Not yet used by the datapath: the agent still refuses these actions (BAD_ACTION/BAD_TYPE)
- * until the protocol module decodes them and sw_dp.c runs them (docs/switch.md).
+ * are touched only in a first fragment whose L4 header is all there. IPv4/IPv6 are found
+ * behind up to two VLAN tags (0x8100 or 0x88a8), so a rewrite after a push_vlan still works.
+ * sw_dp.c runs these for a flow's set_field, push/pop_vlan, dec/set_nw_ttl actions.
  */
 #include <string.h>
 
@@ -35,14 +34,26 @@ static void csum_update16(uint8_t *p, uint16_t old, uint16_t new)
 	set16(p, (uint16_t)~s);
 }
 
-/* Where the headers are: IPv4 at *ip (after at most one tag), L4 at *l4 (0: none usable). */
+static bool is_tag(uint16_t tpid)
+{
+	return tpid == 0x8100 || tpid == 0x88a8;
+}
+
+/* Offset of the ethertype after up to two tags, or 0 when the frame is too short. */
+static uint32_t l3_type_off(const uint8_t *f, uint32_t len)
+{
+	uint32_t off = 12;
+	for (unsigned t = 0; t < 2 && len >= off + 2 && is_tag(get16(f + off)); t++)
+		off += 4;
+	return len >= off + 2 ? off : 0;
+}
+
+/* Where the headers are: IPv4 at *ip (after up to two tags), L4 at *l4 (0: none usable). */
 static int locate(const uint8_t *f, uint32_t len, uint32_t *ip, uint32_t *l4, uint8_t *proto)
 {
 	*l4 = 0;
-	if (len < 14)
-		return -1;
-	uint32_t off = get16(f + 12) == 0x8100 ? 16 : 12;
-	if (len < off + 2 || get16(f + off) != 0x0800 || len < off + 2 + 20)
+	uint32_t off = l3_type_off(f, len);
+	if (!off || get16(f + off) != 0x0800 || len < off + 2 + 20)
 		return -1;
 	*ip = off + 2;
 	const uint8_t *h = f + *ip;
@@ -54,6 +65,15 @@ static int locate(const uint8_t *f, uint32_t len, uint32_t *ip, uint32_t *l4, ui
 	if (need && (get16(h + 6) & 0x1fff) == 0 && tot >= ihl + need)
 		*l4 = *ip + ihl;
 	return 0;
+}
+
+/* Where an IPv6 header is (after up to two tags), or 0. */
+static uint32_t locate6(const uint8_t *f, uint32_t len)
+{
+	uint32_t off = l3_type_off(f, len);
+	if (!off || get16(f + off) != 0x86dd || len < off + 2 + 40 || (f[off + 2] >> 4) != 6)
+		return 0;
+	return off + 2;
 }
 
 /* Offset of the L4 checksum from the L4 header, or 0 for none to fix. */
@@ -111,16 +131,15 @@ int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16
 	return 0;
 }
 
-int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len)
+/* TTL (IPv4, header checksum fixed) or hop limit (IPv6) := ttl, or decremented (dec). */
+static int nw_ttl(uint8_t *f, uint32_t len, bool dec, uint8_t ttl)
 {
-	if (len < 14)
-		return -1;
-	uint32_t off = get16(f + 12) == 0x8100 ? 16 : 12;
-	if (len >= off + 2 + 40 && get16(f + off) == 0x86dd) {
-		uint8_t *hl = f + off + 2 + 7; /* IPv6 hop limit: no checksum */
-		if (*hl <= 1)
+	uint32_t ip6 = locate6(f, len);
+	if (ip6) {
+		uint8_t *hl = f + ip6 + 7; /* IPv6 hop limit: no checksum */
+		if (dec && *hl <= 1)
 			return -1;
-		--*hl;
+		*hl = dec ? (uint8_t)(*hl - 1) : ttl;
 		return 0;
 	}
 	uint32_t ip, l4;
@@ -128,11 +147,53 @@ int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len)
 	if (locate(f, len, &ip, &l4, &proto))
 		return -1;
 	uint8_t *h = f + ip;
-	if (h[8] <= 1)
+	if (dec && h[8] <= 1)
 		return -1; /* the caller drops it: an invalid TTL is not forwarded */
 	uint16_t old = get16(h + 8);
-	h[8]--;
+	h[8] = dec ? (uint8_t)(h[8] - 1) : ttl;
 	csum_update16(h + 10, old, get16(h + 8));
+	return 0;
+}
+
+int sw_act_dec_nw_ttl(uint8_t *f, uint32_t len)
+{
+	return nw_ttl(f, len, true, 0);
+}
+
+int sw_act_set_nw_ttl(uint8_t *f, uint32_t len, uint8_t ttl)
+{
+	return nw_ttl(f, len, false, ttl);
+}
+
+int sw_act_set_dscp(uint8_t *f, uint32_t len, uint8_t dscp)
+{
+	uint32_t ip6 = locate6(f, len);
+	if (ip6) { /* traffic class: the low 4 bits of byte 0, the high 4 of byte 1 */
+		uint8_t *h = f + ip6;
+		uint8_t tc = (uint8_t)((h[0] & 0x0f) << 4 | h[1] >> 4);
+		tc = (uint8_t)((dscp & 0x3f) << 2 | (tc & 3));
+		h[0] = (uint8_t)((h[0] & 0xf0) | tc >> 4);
+		h[1] = (uint8_t)((h[1] & 0x0f) | (tc & 0x0f) << 4);
+		return 0;
+	}
+	uint32_t ip, l4;
+	uint8_t proto;
+	if (locate(f, len, &ip, &l4, &proto))
+		return -1;
+	uint8_t *h = f + ip;
+	uint16_t old = get16(h);
+	h[1] = (uint8_t)((dscp & 0x3f) << 2 | (h[1] & 3)); /* ECN bits kept */
+	csum_update16(h + 10, old, get16(h));
+	return 0;
+}
+
+int sw_act_set_vlan(uint8_t *f, uint32_t len, bool pcp, uint16_t v)
+{
+	if (len < 18 || !is_tag(get16(f + 12)))
+		return -1;
+	uint16_t tci = get16(f + 14);
+	tci = pcp ? (uint16_t)((tci & 0x1fff) | (v & 7) << 13) : (uint16_t)((tci & 0xf000) | (v & 0xfff));
+	set16(f + 14, tci);
 	return 0;
 }
 
@@ -141,7 +202,7 @@ int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid)
 	if (*len < 14 || cap < *len + 4)
 		return -1;
 	/* 1.3: the new tag copies VID and PCP from the outer tag if there is one, else 0. */
-	uint16_t tci = get16(f + 12) == 0x8100 || get16(f + 12) == 0x88a8 ? get16(f + 14) : 0;
+	uint16_t tci = *len >= 18 && is_tag(get16(f + 12)) ? get16(f + 14) : 0;
 	memmove(f + 16, f + 12, *len - 12);
 	set16(f + 12, tpid);
 	set16(f + 14, tci);
@@ -151,7 +212,7 @@ int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid)
 
 int sw_act_pop_vlan(uint8_t *f, uint32_t *len)
 {
-	if (*len < 18 || (get16(f + 12) != 0x8100 && get16(f + 12) != 0x88a8))
+	if (*len < 18 || !is_tag(get16(f + 12)))
 		return -1;
 	memmove(f + 12, f + 16, *len - 16);
 	*len -= 4;

@@ -44,7 +44,6 @@
 #define OFPBRC_BAD_TABLE_ID 9
 #define OFPBRC_MULTIPART_BUFFER_OVERFLOW 13
 #define OFPBMC_BAD_FIELD 6
-#define OFPBAC_BAD_OUT_PORT 4
 #define OFPET_FLOW_MOD_FAILED 5
 #define OFPFMFC_TABLE_FULL 1
 #define OFPFMFC_OVERLAP 3
@@ -236,11 +235,7 @@ static bool outputs_to(const struct sw_flow *f, uint32_t port)
 {
 	if (port == OFPP_ANY)
 		return true;
-	const struct sw_actions *acts = atomic_load_explicit(&f->actions, memory_order_relaxed);
-	for (unsigned i = 0; i < acts->n; i++)
-		if (acts->out[i].port == port)
-			return true;
-	return false;
+	return sw_actions_outputs_to(atomic_load_explicit(&f->actions, memory_order_relaxed), port);
 }
 
 static bool cookie_ok(const struct sw_flow *f, uint64_t cookie, uint64_t mask)
@@ -250,32 +245,26 @@ static bool cookie_ok(const struct sw_flow *f, uint64_t cookie, uint64_t mask)
 
 /* ---- FLOW_MOD ---- */
 
-/* -1 when every action is one this switch does; else the ERROR code (type BAD_ACTION;
- * OFPBAC_BAD_TYPE is 0). */
-static int check_actions(struct sw_agent *a, const struct of_actions *acts)
+/* Decodes and checks a FLOW_MOD's actions against its match (sw_actions.c) into *prog.
+ * 0, or -1 with the ERROR to send in *etype, *ecode. */
+static int check_actions(struct sw_agent *a, const struct of_actions *acts,
+			 const struct of_match *m, struct sw_actions *prog, uint16_t *etype,
+			 uint16_t *ecode)
 {
-	if (acts->n_skipped)
-		return OFPBAC_BAD_TYPE;
-	for (unsigned i = 0; i < acts->n; i++) {
-		uint32_t p = acts->a[i].port;
-		bool ok = (p >= 1 && p <= a->dp->nports) || p == OFPP_IN_PORT || p == OFPP_FLOOD ||
-			  p == OFPP_ALL || p == OFPP_CONTROLLER;
-		if (!ok)
-			return OFPBAC_BAD_OUT_PORT;
-	}
-	return -1;
+	struct sw_act_ctx ctx;
+	sw_act_ctx_of_match(m, a->dp->nports, &ctx);
+	return sw_actions_decode(acts, &ctx, prog, etype, ecode);
 }
 
-static struct sw_actions *actions_new(const struct of_actions *oa)
+/* A published copy of a checked program, only as long as its steps (a one-output flow
+ * takes 20 bytes, not the 260 of a full struct; nothing reads past op[n - 1]). Freed after
+ * a grace period (retire()). */
+static struct sw_actions *actions_new(const struct sw_actions *prog)
 {
-	struct sw_actions *x = calloc(1, sizeof(*x));
-	if (!x)
-		return NULL;
-	x->n = oa->n;
-	for (unsigned i = 0; i < oa->n; i++) {
-		x->out[i].port = oa->a[i].port;
-		x->out[i].max_len = oa->a[i].max_len;
-	}
+	size_t size = offsetof(struct sw_actions, op) + (size_t)prog->n * sizeof(prog->op[0]);
+	struct sw_actions *x = malloc(size);
+	if (x)
+		memcpy(x, prog, size);
 	return x;
 }
 
@@ -387,7 +376,8 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 {
 	const struct of_flow_mod *fm = &m->u.flow_mod;
 	uint32_t xid = m->xid;
-	int code;
+	struct sw_actions prog;
+	uint16_t etype, ecode;
 	if (fm->command > OFPFC_DELETE_STRICT)
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_COMMAND, raw, len);
 	if (fm->match.n_other)
@@ -395,8 +385,8 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	bool del = fm->command == OFPFC_DELETE || fm->command == OFPFC_DELETE_STRICT;
 	if (fm->table_id != 0 && !(del && fm->table_id == OFPTT_ALL))
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
-	if (!del && (code = check_actions(a, &fm->actions)) >= 0)
-		return send_error(a, c, xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
+	if (!del && check_actions(a, &fm->actions, &fm->match, &prog, &etype, &ecode))
+		return send_error(a, c, xid, etype, ecode, raw, len);
 	if (fm->flags & ~(OFPFF_SEND_FLOW_REM | OFPFF_CHECK_OVERLAP)) /* RESET_COUNTS, NO_*_COUNTS */
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
 	if (!del && fm->buffer_id != OFP_NO_BUFFER) /* n_buffers = 0 */
@@ -416,7 +406,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		if (!replace && a->nflows >= SW_MAX_FLOWS)
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		struct sw_flow *f = sw_flow_alloc(a->dp->ncores ? a->dp->ncores : 1);
-		struct sw_actions *acts = actions_new(&fm->actions);
+		struct sw_actions *acts = actions_new(&prog);
 		if (!f || !acts) {
 			free(f);
 			free(acts);
@@ -460,7 +450,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 			unlink_flow(a, f, OFPRR_DELETE);
 			continue;
 		}
-		struct sw_actions *acts = actions_new(&fm->actions);
+		struct sw_actions *acts = actions_new(&prog);
 		if (!acts)
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
 		/* Pairs with the pollers' acquire load of f->actions: a complete list. The old
@@ -501,13 +491,8 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 			s->cookie = f->cookie;
 			sw_flow_counts(f, &s->packet_count, &s->byte_count);
 			sw_match_of_flow(f, &s->match);
-			const struct sw_actions *acts =
-				atomic_load_explicit(&f->actions, memory_order_relaxed);
-			s->actions.n = acts->n;
-			for (unsigned i = 0; i < acts->n; i++) {
-				s->actions.a[i].port = acts->out[i].port;
-				s->actions.a[i].max_len = acts->out[i].max_len;
-			}
+			sw_actions_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed),
+					 &s->actions);
 		}
 		struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
 		rep.u.mp_reply.mp_type = OF_MP_FLOW;
@@ -645,26 +630,40 @@ static void mp_desc(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg 
 static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw, size_t len)
 {
 	const struct of_packet_out *po = &m->u.packet_out;
-	int code;
+	struct sw_dp *dp = a->dp;
 	if (po->buffer_id != OFP_NO_BUFFER)
 		return send_error(a, c, m->xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
-	if ((code = check_actions(a, &po->actions)) >= 0)
-		return send_error(a, c, m->xid, OFPET_BAD_ACTION, (uint16_t)code, raw, len);
-	for (unsigned i = 0; i < po->actions.n; i++) {
-		struct rf_pktbuf *b = rf_pktbuf_alloc(a->dp->pool);
-		if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
-			rf_pktbuf_free(b);
-			continue; /* no buffer now, or not a frame: dropped like a full queue */
-		}
-		memcpy(rf_pktbuf_data(b), po->data, po->data_len);
-		b->data_len = po->data_len;
-		b->flow = po->in_port;
-		b->timestamp_ns = po->actions.a[i].port;
-		void *p = b;
-		if (rf_ring_enqueue_burst(a->dp->from_ctl, &p, 1, NULL) != 1)
-			rf_pktbuf_free(b);
+	/* The actions are checked against the frame itself (as OVS does). */
+	struct sw_key k;
+	struct sw_act_ctx ctx;
+	struct sw_actions prog;
+	uint16_t etype, ecode;
+	uint32_t in_no = po->in_port >= 1 && po->in_port <= dp->nports ? po->in_port : 0;
+	if (sw_key_parse(po->data, po->data_len, in_no, &k) != 0)
+		memset(&k, 0, sizeof(k)); /* not a whole frame: no header can be relied on */
+	sw_act_ctx_of_key(&k, dp->nports, &ctx);
+	if (sw_actions_decode(&po->actions, &ctx, &prog, &etype, &ecode))
+		return send_error(a, c, m->xid, etype, ecode, raw, len);
+	struct sw_actions *slot = sw_dp_po_slot(dp);
+	if (!slot || prog.last_out >= prog.n)
+		return; /* poller 0 is behind (dropped like a full queue), or nothing to send */
+	struct rf_pktbuf *b = rf_pktbuf_alloc(dp->pool);
+	if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
+		rf_pktbuf_free(b);
+		return; /* no buffer now, or not a frame: dropped like a full queue */
 	}
-	rf_runtime_wake(a->dp->rt, 0);
+	memcpy(rf_pktbuf_data(b), po->data, po->data_len);
+	b->data_len = po->data_len;
+	b->flow = po->in_port;
+	*slot = prog;
+	b->timestamp_ns = (uint64_t)(uintptr_t)slot;
+	void *p = b;
+	if (rf_ring_enqueue_burst(dp->from_ctl, &p, 1, NULL) != 1) {
+		rf_pktbuf_free(b);
+		return;
+	}
+	dp->po_sent++;
+	rf_runtime_wake(dp->rt, 0);
 }
 
 /* ---- TABLE_FEATURES (ovs-ofctl asks before a FLOW_MOD) ---- */
@@ -690,13 +689,18 @@ static uint8_t *put_prop(uint8_t *p, uint16_t type, const uint32_t *items, unsig
 	return p + pad;
 }
 
-/* The one table, described as it is: APPLY_ACTIONS with OUTPUT, matches on the fields the
- * agent decodes, no next tables, no write actions, no
- * set-field. */
+/* The one table, described as it is: APPLY_ACTIONS with the actions sw_actions.c takes,
+ * matches on the fields the agent decodes, no next tables, no write actions. */
 static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
 {
 	static const uint32_t instr[] = {0x00040004};      /* APPLY_ACTIONS, len 4 */
-	static const uint32_t acts[] = {0x00000004};       /* OUTPUT, len 4 */
+	/* OUTPUT, PUSH_VLAN, POP_VLAN, SET_NW_TTL, DEC_NW_TTL, SET_FIELD (headers, len 4) */
+	static const uint32_t acts[] = {0x00000004, 0x00110004, 0x00120004, 0x00170004,
+					0x00180004, 0x00190004};
+	/* the fields a SET_FIELD may set: eth_dst/src, vlan_vid/pcp, ip_dscp, ipv4, tcp, udp */
+	static const uint32_t setf[] = {0x80000606, 0x80000806, 0x80000c02, 0x80000e01,
+					0x80001001, 0x80001604, 0x80001804, 0x80001a02,
+					0x80001c02, 0x80001e02, 0x80002002};
 	/* OXM headers without the HM bit: OVS refuses a TABLE_FEATURES reply whose MATCH
 	 * property has masked headers (OFPBMC_BAD_MASK), so which fields take a mask is not
 	 * said here (docs/switch.md lists them). */
@@ -712,11 +716,11 @@ static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
 	p = put_prop(p, 0, instr, 1, 4);  /* INSTRUCTIONS */
 	p = put_prop(p, 2, NULL, 0, 1);   /* NEXT_TABLES */
 	p = put_prop(p, 4, NULL, 0, 4);   /* WRITE_ACTIONS */
-	p = put_prop(p, 6, acts, 1, 4);   /* APPLY_ACTIONS */
+	p = put_prop(p, 6, acts, sizeof(acts) / sizeof(acts[0]), 4); /* APPLY_ACTIONS */
 	p = put_prop(p, 8, oxm, NOXM, 4);  /* MATCH */
 	p = put_prop(p, 10, oxm, NOXM, 4); /* WILDCARDS */
 	p = put_prop(p, 12, NULL, 0, 4);  /* WRITE_SETFIELD */
-	p = put_prop(p, 14, NULL, 0, 4);  /* APPLY_SETFIELD */
+	p = put_prop(p, 14, setf, sizeof(setf) / sizeof(setf[0]), 4); /* APPLY_SETFIELD */
 	size_t total = (size_t)(p - r);
 	put_be(r, OF_VERSION_1_3, 1);
 	put_be(r + 1, 19, 1); /* MULTIPART_REPLY */

@@ -6,7 +6,8 @@
  * between threads. Per frame: parse the flow key once (sw_key.c), look it up in
  * the table (sw_emc.c: this core's EMC, then sw_table.c: tuple-space search), count it on the
  * flow's line for this core, and apply the flow's actions: each output appends the frame to
- * this core's batch for that port (a copy for every output but the last); batches go out
+ * this core's batch for that port, rewrites change the frame in place (a copy for every
+ * output but the last, so a queued frame never changes); batches go out
  * with one rf_io_tx_burst per port at the end of the round. OUTPUT:CONTROLLER hands the
  * frame to the agent over an MPSC ring (PACKET_IN); no flow means drop (OpenFlow 1.3).
  */
@@ -67,36 +68,36 @@ static struct rf_pktbuf *frame_copy(struct sw_dp *dp, const struct rf_pktbuf *b)
 	return n;
 }
 
-/* Apply acts to b, which came in on port index in (-1: from the controller). Consumes b. */
-static void apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
-		  const struct sw_flow *f)
+/* The ports one OUTPUT reaches: indices, or -1 for the controller. */
+static unsigned targets(const struct sw_dp *dp, uint32_t p, int in, int *tgt)
 {
-	struct sw_dp *dp = c->dp;
-	/* targets: port indices, or -1 - k for "controller with max_len of action k" */
-	int tgt[SW_MAX_PORTS * OF_MAX_ACTIONS + OF_MAX_ACTIONS];
 	unsigned nt = 0;
-	for (unsigned a = 0; a < acts->n; a++) {
-		uint32_t p = acts->out[a].port;
-		if (p == OFPP_FLOOD || p == OFPP_ALL) {
-			for (unsigned i = 0; i < dp->nports; i++)
-				if ((int)i != in)
-					tgt[nt++] = (int)i;
-		} else if (p == OFPP_IN_PORT) {
-			if (in >= 0)
-				tgt[nt++] = in;
-		} else if (p == OFPP_CONTROLLER) {
-			tgt[nt++] = -1 - (int)a;
-		} else if (p >= 1 && p <= dp->nports && (int)(p - 1) != in) {
-			tgt[nt++] = (int)(p - 1); /* OpenFlow: output to the in port needs IN_PORT */
-		}
+	if (p == OFPP_FLOOD || p == OFPP_ALL) {
+		for (unsigned i = 0; i < dp->nports; i++)
+			if ((int)i != in)
+				tgt[nt++] = (int)i;
+	} else if (p == OFPP_IN_PORT) {
+		if (in >= 0)
+			tgt[nt++] = in;
+	} else if (p == OFPP_CONTROLLER) {
+		tgt[nt++] = -1;
+	} else if (p >= 1 && p <= dp->nports && (int)(p - 1) != in) {
+		tgt[nt++] = (int)(p - 1); /* OpenFlow: output to the in port needs IN_PORT */
 	}
-	if (nt == 0) {
+	return nt;
+}
+
+/* One OUTPUT of the frame as it is now. consume: b itself goes to the last target (or is
+ * freed when there is none); otherwise every target gets a copy and b stays ours. */
+static void output(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_op *o,
+		   const struct sw_flow *f, bool consume)
+{
+	int tgt[SW_MAX_PORTS];
+	unsigned nt = targets(c->dp, o->arg, in, tgt);
+	if (consume && nt == 0)
 		rf_pktbuf_free(b);
-		return;
-	}
-	uint32_t in_no = in >= 0 ? (uint32_t)in + 1 : OFPP_CONTROLLER;
 	for (unsigned i = 0; i < nt; i++) {
-		struct rf_pktbuf *x = i + 1 == nt ? b : frame_copy(dp, b);
+		struct rf_pktbuf *x = consume && i + 1 == nt ? b : frame_copy(c->dp, b);
 		if (!x) {
 			rf_counter_add(&c->drop_tx, 1);
 			continue;
@@ -104,9 +105,90 @@ static void apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct s
 		if (tgt[i] >= 0) {
 			push(c, (unsigned)tgt[i], x);
 		} else {
-			unsigned k = (unsigned)(-1 - tgt[i]);
+			uint32_t in_no = in >= 0 ? (uint32_t)in + 1 : OFPP_CONTROLLER;
 			bool miss = f && f->priority == 0 && f->fields == 0;
-			to_controller(c, x, in_no, acts->out[k].max_len, miss, f ? f->cookie : 0);
+			to_controller(c, x, in_no, o->max_len, miss, f ? f->cookie : 0);
+		}
+	}
+}
+
+/* One rewrite on b. Returns 0 (done, or skipped on a frame without that header: counted in
+ * act_skip, as OVS leaves such a frame alone), or -1: drop the frame (TTL expired, no room
+ * for a tag). */
+static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o)
+{
+	uint8_t *d = rf_pktbuf_data(b);
+	uint32_t len = b->data_len;
+	int rc;
+	switch (o->code) {
+	case SW_OP_SET_ETH_DST:
+	case SW_OP_SET_ETH_SRC:
+		rc = sw_act_set_eth(d, len, o->code == SW_OP_SET_ETH_DST, o->mac);
+		break;
+	case SW_OP_SET_VLAN_VID:
+	case SW_OP_SET_VLAN_PCP:
+		rc = sw_act_set_vlan(d, len, o->code == SW_OP_SET_VLAN_PCP, (uint16_t)o->arg);
+		break;
+	case SW_OP_SET_IP_DSCP:
+		rc = sw_act_set_dscp(d, len, (uint8_t)o->arg);
+		break;
+	case SW_OP_SET_IPV4_SRC:
+	case SW_OP_SET_IPV4_DST:
+		rc = sw_act_set_ipv4(d, len, o->code == SW_OP_SET_IPV4_DST, o->arg);
+		break;
+	case SW_OP_SET_TCP_SRC:
+	case SW_OP_SET_TCP_DST:
+		rc = sw_act_set_l4_port(d, len, 6, o->code == SW_OP_SET_TCP_DST, (uint16_t)o->arg);
+		break;
+	case SW_OP_SET_UDP_SRC:
+	case SW_OP_SET_UDP_DST:
+		rc = sw_act_set_l4_port(d, len, 17, o->code == SW_OP_SET_UDP_DST, (uint16_t)o->arg);
+		break;
+	case SW_OP_SET_NW_TTL:
+		rc = sw_act_set_nw_ttl(d, len, (uint8_t)o->arg);
+		break;
+	case SW_OP_POP_VLAN:
+		rc = sw_act_pop_vlan(d, &b->data_len);
+		break;
+	case SW_OP_DEC_NW_TTL:
+		if (sw_act_dec_nw_ttl(d, len) == 0)
+			return 0;
+		rf_counter_add(&c->drop_act, 1); /* TTL 0 or 1, or no IP header: not forwarded */
+		return -1;
+	case SW_OP_PUSH_VLAN:
+		if (sw_act_push_vlan(d, &b->data_len, len + rf_pktbuf_tailroom(b),
+				     (uint16_t)o->arg) == 0)
+			return 0;
+		rf_counter_add(&c->drop_act, 1);
+		return -1;
+	default:
+		rc = -1;
+		break;
+	}
+	if (rc)
+		rf_counter_add(&c->act_skip, 1);
+	return 0;
+}
+
+/* Runs program acts on b, which came in on port index in (-1: from the controller), in
+ * order: an OUTPUT sends the frame as modified so far. Every OUTPUT but the last sends
+ * copies (later rewrites must not reach a frame already queued); the last one takes b, and
+ * nothing after it runs. One OUTPUT to one port: no copy. Consumes b. */
+void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
+		 const struct sw_flow *f)
+{
+	unsigned last = acts->last_out;
+	if (last >= acts->n) {
+		rf_pktbuf_free(b); /* no output: dropped (OpenFlow 1.3) */
+		return;
+	}
+	for (unsigned i = 0; i <= last; i++) {
+		const struct sw_op *o = &acts->op[i];
+		if (o->code == SW_OP_OUTPUT) {
+			output(c, b, in, o, f, i == last);
+		} else if (rewrite(c, b, o) != 0) {
+			rf_pktbuf_free(b);
+			return;
 		}
 	}
 }
@@ -119,14 +201,15 @@ static void learning(struct sw_core *c, struct rf_pktbuf *b, unsigned in, const 
 	void *want = (void *)(uintptr_t)(in + 1);
 	if (!(k->eth_src[0] & 1) && rf_hash_lookup(dp->macs, k->eth_src) != want)
 		(void)rf_hash_upsert(dp->macs, k->eth_src, want, NULL); /* -ENOSPC: not learned */
-	struct sw_actions one = {.n = 1};
-	one.out[0].port = OFPP_FLOOD;
+	struct sw_actions one = {.n = 1, .last_out = 0};
+	one.op[0].code = SW_OP_OUTPUT;
+	one.op[0].arg = OFPP_FLOOD;
 	if (!(k->eth_dst[0] & 1)) {
 		void *v = rf_hash_lookup(dp->macs, k->eth_dst);
 		if (v)
-			one.out[0].port = (uint32_t)(uintptr_t)v; /* the OpenFlow port number */
+			one.op[0].arg = (uint32_t)(uintptr_t)v; /* the OpenFlow port number */
 	}
-	apply(c, b, (int)in, &one, NULL);
+	sw_dp_apply(c, b, (int)in, &one, NULL);
 }
 
 unsigned sw_dp_poll(struct rf_poller *p, void *arg)
@@ -164,7 +247,7 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 		/* Pairs with the agent's release store of a MODIFY: a complete list. */
 		const struct sw_actions *acts =
 			atomic_load_explicit(&f->actions, memory_order_acquire);
-		apply(c, b, (int)pi, acts, f);
+		sw_dp_apply(c, b, (int)pi, acts, f);
 	}
 	if (n == 0)
 		return 0;
@@ -174,22 +257,36 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 	return n;
 }
 
+struct sw_actions *sw_dp_po_slot(struct sw_dp *dp)
+{
+	/* Pairs with poller 0's release increment in sw_dp_poll_ctl(): it no longer reads the
+	 * slot we hand out. */
+	uint64_t done = atomic_load_explicit(&dp->po_done, memory_order_acquire);
+	if (dp->po_sent - done >= SW_PO_SLOTS)
+		return NULL;
+	return &dp->po_prog[dp->po_sent % SW_PO_SLOTS];
+}
+
 unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg)
 {
 	struct sw_core *c = arg;
+	struct sw_dp *dp = c->dp;
 	void *bufs[SW_BURST];
 	(void)p;
-	unsigned n = rf_ring_dequeue_burst(c->dp->from_ctl, bufs, SW_BURST, NULL);
+	unsigned n = rf_ring_dequeue_burst(dp->from_ctl, bufs, SW_BURST, NULL);
 	for (unsigned i = 0; i < n; i++) {
 		struct rf_pktbuf *b = bufs[i];
 		uint32_t in_no = (uint32_t)b->flow;
-		struct sw_actions one = {.n = 1};
-		one.out[0].port = (uint32_t)b->timestamp_ns;
-		one.out[0].max_len = OFPCML_NO_BUFFER;
-		int in = in_no >= 1 && in_no <= c->dp->nports ? (int)in_no - 1 : -1;
-		apply(c, b, in, &one, NULL);
+		/* The agent's PACKET_OUT program, in a slot it does not reuse before po_done
+		 * says we are through with it (the ring's dequeue made its contents visible). */
+		const struct sw_actions *prog = (const struct sw_actions *)(uintptr_t)b->timestamp_ns;
+		int in = in_no >= 1 && in_no <= dp->nports ? (int)in_no - 1 : -1;
+		sw_dp_apply(c, b, in, prog, NULL);
+		/* Pairs with the agent's acquire load in sw_dp_po_slot(): our reads of the slot
+		 * are done before it may write the slot again. */
+		atomic_fetch_add_explicit(&dp->po_done, 1, memory_order_release);
 	}
-	for (unsigned pi = 0; n && pi < c->dp->nports; pi++)
+	for (unsigned pi = 0; n && pi < dp->nports; pi++)
 		flush(c, pi);
 	return n;
 }

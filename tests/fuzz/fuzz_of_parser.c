@@ -6,8 +6,12 @@
  * copied into an exact-size heap buffer (so ASan sees any over-read) and parsed; a HELLO
  * negotiates the version the framer then enforces; a fault builds its ERROR reply. Every
  * message that parses is serialized, parsed again and serialized again: the two outputs must
- * be byte-identical (the parser and serializer agree), or the target traps. The same input
- * also drives a controller-side of_session, whose replies must frame cleanly.
+ * be byte-identical (the parser and serializer agree), or the target traps. Every action
+ * list parsed holds only modelled actions with valid values (else it was skipped with the
+ * ERROR to answer), and ringflow-switch's checker (sw_actions.c) either refuses it with a
+ * BAD_ACTION/BAD_INSTRUCTION error or turns it into a program that converts back to the same
+ * list. The same input also drives a controller-side of_session, whose replies must frame
+ * cleanly.
  *
  * Build and run: `make fuzz` (clang, -fsanitize=fuzzer,address,undefined; see docs/openflow.md).
  *
@@ -22,6 +26,7 @@
 #include "of.h"
 #include "of_eth.h"
 #include "of_session.h"
+#include "sw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -92,6 +97,40 @@ static void walk_arrays(const struct of_msg *m)
 	}
 }
 
+/* An action list as the parser left it, then through the switch's checker. */
+static void check_actions(const struct of_actions *a, const struct of_match *m)
+{
+	if (a->n > OF_MAX_ACTIONS)
+		__builtin_trap();
+	if (a->n_skipped && a->skip_type != OFPET_BAD_ACTION &&
+	    a->skip_type != OFPET_BAD_INSTRUCTION)
+		__builtin_trap();
+	for (unsigned i = 0; i < a->n; i++) {
+		const struct of_action *x = &a->a[i];
+		if (x->type > OF_ACT_SET_NW_TTL)
+			__builtin_trap();
+		if (x->type == OF_ACT_SET_FIELD &&
+		    (!of_oxm_name(x->field) ||
+		     (x->field == OF_OXM_VLAN_VID && !(x->value & OFPVID_PRESENT))))
+			__builtin_trap();
+		if (x->type == OF_ACT_PUSH_VLAN && x->ethertype != 0x8100 && x->ethertype != 0x88a8)
+			__builtin_trap();
+	}
+	struct sw_act_ctx ctx;
+	sw_act_ctx_of_match(m, 4, &ctx);
+	struct sw_actions prog;
+	struct of_actions back;
+	uint16_t et, ec;
+	if (sw_actions_decode(a, &ctx, &prog, &et, &ec) != 0) {
+		if (et != OFPET_BAD_ACTION && et != OFPET_BAD_INSTRUCTION)
+			__builtin_trap();
+		return;
+	}
+	sw_actions_to_of(&prog, &back);
+	if (back.n != a->n || memcmp(back.a, a->a, a->n * sizeof(a->a[0])) != 0)
+		__builtin_trap();
+}
+
 static void one_message(const uint8_t *msg, size_t len)
 {
 	struct of_msg m, m2;
@@ -104,6 +143,16 @@ static void one_message(const uint8_t *msg, size_t len)
 		return;
 	}
 	walk_arrays(&m);
+	if (m.type == OF_FLOW_MOD)
+		check_actions(&m.u.flow_mod.actions, &m.u.flow_mod.match);
+	if (m.type == OF_PACKET_OUT)
+		check_actions(&m.u.packet_out.actions, &(struct of_match){0});
+	if (m.type == OF_MULTIPART_REPLY && m.u.mp_reply.mp_type == OF_MP_FLOW) {
+		struct of_flow_stats fs;
+		unsigned cur = 0;
+		while (of_flow_stats_next(m.version, &m.u.mp_reply.body, &cur, &fs))
+			check_actions(&fs.actions, &fs.match);
+	}
 	if (m.type == OF_PACKET_IN || m.type == OF_PACKET_OUT) { /* the frame inside */
 		const uint8_t *d = m.type == OF_PACKET_IN ? m.u.packet_in.data : m.u.packet_out.data;
 		size_t dl = m.type == OF_PACKET_IN ? m.u.packet_in.data_len : m.u.packet_out.data_len;

@@ -5,7 +5,8 @@
  * (2 ports numbered 1, 2); FLOW stats (at least two flows matching in_port + eth_dst, the
  * learning switch's, with packet counters > 0, and the table-miss flow); a FLOW_MOD cut
  * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching ip_ecn gets ERROR
- * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD action gets BAD_ACTION; after each the
+ * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD of ip_ecn gets BAD_ACTION/BAD_SET_TYPE;
+ * after each the
  * connection is still up (ECHO answered); GET_CONFIG and BARRIER answered; CHECK_OVERLAP
  * refused with FLOW_MOD_FAILED/OVERLAP; FLOW_REMOVED after a hard timeout; with a second
  * argument, runs it (a command taking a port's link down) and expects PORT_STATUS. Exit 0
@@ -216,7 +217,7 @@ int main(int argc, char **argv)
 	     m.u.error.code == 6 /* OFPBMC_BAD_FIELD */;
 	CHECK(ok && alive(fd, 8), "FLOW_MOD on ip_ecn: ERROR BAD_MATCH/BAD_FIELD, connection up");
 
-	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD eth_dst]: not done yet. */
+	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD ip_ecn]: a field this switch does not set. */
 	flow_mod_head(b, 48 + 8 + 24, 9);
 	put16(b + 48, 1);
 	put16(b + 50, 4);             /* empty match, padded to 8 */
@@ -226,12 +227,14 @@ int main(int argc, char **argv)
 	memset(b + 60, 0, 4);
 	put16(b + 64, 25);            /* OFPAT_SET_FIELD */
 	put16(b + 66, 16);
-	put32(b + 68, 0x80000606);    /* eth_dst */
-	memcpy(b + 72, "\x02\x00\x00\x00\x00\x01", 6);
+	put32(b + 68, 0x80001201);    /* ip_ecn */
+	memcpy(b + 72, "\x01\x00\x00\x00\x00\x00", 6); /* value 1, then padding */
 	memset(b + 78, 0, 2);
 	ok = ask(fd, b, 80, OF_ERROR, 9, &m) == 0;
-	CHECK(ok && m.u.error.type == OFPET_BAD_ACTION && alive(fd, 10),
-	      "FLOW_MOD with SET_FIELD: ERROR BAD_ACTION (got %s %u/%u), connection up",
+	CHECK(ok && m.u.error.type == OFPET_BAD_ACTION && m.u.error.code == OFPBAC_BAD_SET_TYPE &&
+	      alive(fd, 10),
+	      "FLOW_MOD with SET_FIELD ip_ecn: ERROR BAD_ACTION/BAD_SET_TYPE (got %s %u/%u), "
+	      "connection up",
 	      ok ? "ERROR" : "nothing", m.u.error.type, m.u.error.code);
 
 	/* GET_CONFIG and BARRIER. */

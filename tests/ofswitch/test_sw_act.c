@@ -2,83 +2,14 @@
  * tests/ofswitch/test_sw_act.c: the frame rewrites of sw_act.c applied to real frames:
  * every byte that should change did, nothing else did, and the IPv4 header and TCP/UDP
  * checksums fixed incrementally equal a full recomputation (RFC 1071 sum over the header,
- * over pseudo-header + segment). Not yet reached from a FLOW_MOD (docs/switch.md).
+ * over pseudo-header + segment). test_sw_actions.c runs them through whole programs.
  */
 #include "rf_test.h"
 
 #include <string.h>
 
 #include "sw.h"
-
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-/* Full checksums of the IPv4 frame at ip (header) and its L4 segment. */
-static uint16_t ip_csum(const uint8_t *ip)
-{
-	uint8_t h[60];
-	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
-	memcpy(h, ip, ihl);
-	h[10] = h[11] = 0;
-	return fold(sum16(h, ihl, 0));
-}
-
-static uint16_t l4_csum(const uint8_t *ip, unsigned coff)
-{
-	size_t ihl = (size_t)(ip[0] & 0x0f) * 4, tot = (size_t)ip[2] << 8 | ip[3], n = tot - ihl;
-	uint8_t seg[128];
-	memcpy(seg, ip + ihl, n);
-	seg[coff] = seg[coff + 1] = 0;
-	uint32_t s = sum16(ip + 12, 8, 0) + ip[9] + (uint32_t)n;
-	uint16_t c = fold(sum16(seg, n, s));
-	return c ? c : 0xffff;
-}
-
-static uint16_t at16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* Ethernet + IPv4 (TTL 64) + TCP (20 bytes + 5 of data) or UDP (8 + 5), checksums set. */
-static uint32_t frame(uint8_t *f, uint8_t proto)
-{
-	memset(f, 0, 128);
-	memcpy(f, "\x02\x00\x00\x00\x00\x0b\x02\x00\x00\x00\x00\x0a\x08\x00", 14);
-	uint8_t *ip = f + 14, *l4 = ip + 20;
-	unsigned l4len = (proto == 6 ? 20 : 8) + 5;
-	ip[0] = 0x45;
-	ip[2] = 0, ip[3] = (uint8_t)(20 + l4len);
-	ip[8] = 64;
-	ip[9] = proto;
-	memcpy(ip + 12, "\xc0\xa8\x01\x02\x0a\x00\xfe\x07", 8);
-	l4[0] = 0x9c, l4[1] = 0x41, l4[2] = 0x00, l4[3] = 0x50; /* 40001 -> 80 */
-	if (proto == 6) {
-		l4[12] = 0x50, l4[13] = 0x18;
-		memcpy(l4 + 20, "hello", 5);
-	} else {
-		l4[5] = (uint8_t)l4len;
-		memcpy(l4 + 8, "hello", 5);
-	}
-	unsigned c = proto == 6 ? 16 : 6;
-	uint16_t x = l4_csum(ip, c);
-	l4[c] = (uint8_t)(x >> 8), l4[c + 1] = (uint8_t)x;
-	x = ip_csum(ip);
-	ip[10] = (uint8_t)(x >> 8), ip[11] = (uint8_t)x;
-	return 14 + 20 + l4len;
-}
+#include "sw_frames.h"
 
 static void checks_ok(const uint8_t *f, uint8_t proto)
 {
@@ -169,4 +100,37 @@ Test(sw_act, ttl_and_vlan)
 	len = n;
 	cr_assert_eq(sw_act_push_vlan(f, &len, n + 3, 0x8100), -1);
 	cr_assert_eq(len, n);
+}
+
+Test(sw_act, set_ttl_dscp_vlan)
+{
+	uint8_t f[128];
+	uint32_t n = frame(f, 17);
+	cr_assert_eq(sw_act_set_nw_ttl(f, n, 9), 0);
+	cr_assert_eq(f[22], 9);
+	cr_assert_eq(sw_act_set_dscp(f, n, 46), 0);
+	cr_assert_eq(f[15], 46 << 2);
+	checks_ok(f, 17);
+	cr_assert_eq(sw_act_set_vlan(f, n, false, 5), -1, "no tag to set");
+	/* two tags (0x88a8 outside 0x8100): vid/pcp change the outer one, IPv4 still found */
+	uint32_t len = n;
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x88a8), 0);
+	cr_assert_eq(sw_act_set_vlan(f, len, false, 0xabc), 0);
+	cr_assert_eq(sw_act_set_vlan(f, len, true, 7), 0);
+	cr_assert_arr_eq(f + 12, ((uint8_t[]){0x88, 0xa8, 0xea, 0xbc, 0x81, 0x00, 0, 0}), 8);
+	cr_assert_eq(sw_act_set_ipv4(f, len, true, 0x0a0b0c0d), 0);
+	cr_assert_eq(sw_act_dec_nw_ttl(f, len), 0);
+	cr_assert_eq(f[22 + 8], 8);
+	checks_ok(f + 8, 17); /* the IPv4 frame behind the two tags */
+	/* IPv6: dscp in the traffic class (ECN bits kept), hop limit set; no checksum */
+	uint8_t h[80] = {0};
+	memcpy(h + 12, "\x86\xdd", 2);
+	h[14] = 0x60 | 0x0b, h[15] = 0x10 | 0x0a; /* traffic class 0xb1 (dscp 44, ecn 1) */
+	h[14 + 7] = 64;
+	cr_assert_eq(sw_act_set_dscp(h, sizeof(h), 10), 0);
+	cr_assert_eq(h[14], 0x62);
+	cr_assert_eq(h[15], 0x9a, "tc 0x29 = dscp 10, ecn 1; flow label bits kept");
+	cr_assert_eq(sw_act_set_nw_ttl(h, sizeof(h), 3), 0);
+	cr_assert_eq(h[21], 3);
 }

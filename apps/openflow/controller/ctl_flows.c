@@ -144,9 +144,12 @@ void ctl_flows_reply(struct ctl_flow_req *r, const struct of_session *s, const s
 		if (fs.match.fields & OF_MATCH_ETH_TYPE)
 			fprintf(r->f, ",\"eth_type\":%u", fs.match.eth_type);
 		fprintf(r->f, ",\"other_fields\":%u},\"output\":[", fs.match.n_other);
+		unsigned nout = 0;
 		for (unsigned i = 0; i < fs.actions.n; i++)
-			fprintf(r->f, "%s%u", i ? "," : "", fs.actions.a[i].port);
-		fprintf(r->f, "],\"other_actions\":%u}", fs.actions.n_skipped);
+			if (fs.actions.a[i].type == OF_ACT_OUTPUT)
+				fprintf(r->f, "%s%u", nout++ ? "," : "", fs.actions.a[i].port);
+		/* rewrites (set_field, push/pop_vlan, ttl) are counted with the skipped ones */
+		fprintf(r->f, "],\"other_actions\":%u}", fs.actions.n_skipped + fs.actions.n - nout);
 	}
 	if (more)
 		return;

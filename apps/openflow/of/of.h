@@ -23,9 +23,10 @@
  * description, flow and port statistics. Match fields in_port, eth_src, eth_dst, eth_type
  * (OXM in 1.3, struct ofp_match wildcards in 1.0), and in 1.3 also vlan_vid, vlan_pcp,
  * ip_dscp, ip_proto, ipv4/tcp/udp/icmpv4/arp/ipv6 fields (masks, prerequisites: struct
- * of_match); other match fields, actions other than
- * OUTPUT and 1.3 instructions other than APPLY_ACTIONS are length-checked, skipped and
- * counted (n_other / n_skipped), never guessed at.
+ * of_match); actions OUTPUT, SET_FIELD (eth, vlan, ip_dscp, ipv4, tcp/udp ports), PUSH_VLAN,
+ * POP_VLAN, DEC_NW_TTL, SET_NW_TTL (struct of_actions; 1.0: OUTPUT only). Other match
+ * fields, actions and 1.3 instructions other than APPLY_ACTIONS are length-checked, skipped
+ * and counted (n_other / n_skipped, with the error a switch answers), never guessed at.
  *
  * Errors: functions return a length or 0 on success and a negative errno on failure
  * (-EBADMSG for malformed input, with a struct of_fault filled; -ENOBUFS when the output
@@ -50,7 +51,7 @@ extern "C" {
 #define OF_HEADER_LEN 8
 #define OF_MAX_MSG_LEN 65535 /* the header's 16-bit length */
 #define OF_ERROR_DATA_MAX 64 /* bytes of the offending message echoed in an ERROR */
-#define OF_MAX_ACTIONS 8     /* OUTPUT actions kept per message; more are counted, skipped */
+#define OF_MAX_ACTIONS 16    /* actions kept per list; more are counted, skipped (TOO_MANY) */
 
 /* Bitmap of the versions this module speaks (bit v = wire version v). */
 #define OF_VERSIONS_SUPPORTED ((1u << OF_VERSION_1_0) | (1u << OF_VERSION_1_3))
@@ -87,7 +88,18 @@ enum of_flow_mod_command {
 #define OFPET_BAD_ACTION 2
 #define OFPBAC_BAD_TYPE 0
 #define OFPBAC_BAD_LEN 1
+#define OFPBAC_BAD_EXPERIMENTER 2
+#define OFPBAC_BAD_OUT_PORT 4
+#define OFPBAC_BAD_ARGUMENT 5
+#define OFPBAC_TOO_MANY 7
+#define OFPBAC_MATCH_INCONSISTENT 10
+#define OFPBAC_BAD_SET_TYPE 13 /* 1.3 only, as the three below */
+#define OFPBAC_BAD_SET_LEN 14
+#define OFPBAC_BAD_SET_ARGUMENT 15
 #define OFPET_BAD_INSTRUCTION 3 /* 1.3 only */
+#define OFPBIC_UNKNOWN_INST 0
+#define OFPBIC_UNSUP_INST 1
+#define OFPBIC_BAD_EXPERIMENTER 5
 #define OFPBIC_BAD_LEN 7
 #define OFPET_BAD_MATCH 4 /* 1.3 only */
 #define OFPBMC_BAD_TYPE 0
@@ -200,17 +212,63 @@ struct of_match {
 	uint16_t n_other;  /* parse only: fields not modelled (skipped, not kept) */
 };
 
-struct of_action { /* OFPAT_OUTPUT, the one action modelled */
-	uint32_t port;
-	uint16_t max_len;
+/* The actions modelled (1.3 apply-actions; 1.0 has OUTPUT only). OUTPUT is 0, so a zeroed
+ * struct of_action with a port is an OUTPUT. */
+enum of_action_type {
+	OF_ACT_OUTPUT = 0,    /* port, max_len */
+	OF_ACT_SET_FIELD,     /* field (OF_OXM_*), value / mac */
+	OF_ACT_PUSH_VLAN,     /* ethertype (0x8100 or 0x88a8; parse refuses others: BAD_ARGUMENT) */
+	OF_ACT_POP_VLAN,
+	OF_ACT_DEC_NW_TTL,
+	OF_ACT_SET_NW_TTL,    /* value = the TTL */
 };
 
+/* OXM field numbers (class OPENFLOW_BASIC) a SET_FIELD may carry here. Values parse as host
+ * order integers; vlan_vid carries OFPVID_PRESENT (1.3 requires it: BAD_SET_ARGUMENT). */
+#define OF_OXM_ETH_DST 3
+#define OF_OXM_ETH_SRC 4
+#define OF_OXM_VLAN_VID 6
+#define OF_OXM_VLAN_PCP 7
+#define OF_OXM_IP_DSCP 8
+#define OF_OXM_IPV4_SRC 11
+#define OF_OXM_IPV4_DST 12
+#define OF_OXM_TCP_SRC 13
+#define OF_OXM_TCP_DST 14
+#define OF_OXM_UDP_SRC 15
+#define OF_OXM_UDP_DST 16
+
+struct of_action {
+	uint8_t type;     /* enum of_action_type */
+	uint8_t field;    /* SET_FIELD: OF_OXM_* */
+	uint16_t max_len; /* OUTPUT */
+	uint32_t port;    /* OUTPUT */
+	uint16_t ethertype; /* PUSH_VLAN */
+	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src */
+	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL */
+};
+
+/* An action list. Parsing keeps the modelled actions in order and skips (by their checked
+ * length) what it does not model: other action types, SET_FIELD of other fields, instructions
+ * other than APPLY_ACTIONS, actions past OF_MAX_ACTIONS. skip_type/skip_code is the ERROR a
+ * switch answers for the first skipped one (BAD_ACTION/BAD_TYPE, BAD_SET_TYPE,
+ * BAD_EXPERIMENTER, TOO_MANY; BAD_INSTRUCTION/UNSUP_INST, UNKNOWN_INST, BAD_EXPERIMENTER).
+ * Malformed lists (lengths, set-field values, push ethertype) fail the parse instead. */
 struct of_actions {
-	uint8_t n;                            /* OUTPUT actions in a[] */
-	uint16_t n_skipped;                   /* parse only: other actions/instructions, or
-						 OUTPUTs past OF_MAX_ACTIONS */
+	uint8_t n;                            /* actions in a[] */
+	uint16_t n_skipped;                   /* parse only */
+	uint16_t skip_type, skip_code;        /* parse only: valid when n_skipped */
 	struct of_action a[OF_MAX_ACTIONS];
 };
+
+/* Appends to a (false when full): helpers for building lists. */
+bool of_act_output(struct of_actions *a, uint32_t port, uint16_t max_len);
+bool of_act_set_field(struct of_actions *a, uint8_t field, uint32_t value);
+bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6]);
+/* PUSH_VLAN (arg: ethertype), POP_VLAN, DEC_NW_TTL, SET_NW_TTL (arg: the TTL). */
+bool of_act_simple(struct of_actions *a, enum of_action_type type, uint16_t arg);
+
+/* Name of an OXM field a SET_FIELD carries ("eth_dst"), or NULL when not modelled. */
+const char *of_oxm_name(uint8_t field);
 
 struct of_port {
 	uint32_t port_no;

@@ -1,10 +1,10 @@
 /*
  * apps/openflow/of/of_match.c: the nested variable parts of messages, both directions:
- * matches (1.3 OXM TLVs, 1.0 struct ofp_match), OUTPUT actions, 1.3 instructions, ports.
+ * matches (1.3 OXM TLVs, 1.0 struct ofp_match) and ports (actions: of_action.c).
  *
  * Each parser gets a pointer and the number of bytes it may look at, checks every length it
  * finds against that, and reports the error the spec names (BAD_MATCH/BAD_LEN, DUP_FIELD,
- * BAD_ACTION/BAD_LEN, BAD_INSTRUCTION/BAD_LEN, and for OXM fields BAD_MASK, BAD_VALUE,
+ * and for OXM fields BAD_MASK, BAD_VALUE,
  * BAD_WILDCARDS and the 1.3 prerequisites' BAD_PREREQ). What we do not model is skipped by its own
  * (checked) length and counted, so the caller can tell "not understood" from "absent".
  */
@@ -17,8 +17,6 @@
 #define OFPXMC_OPENFLOW_BASIC 0x8000
 #define OFPXMC_EXPERIMENTER 0xffff
 
-#define OFPAT_OUTPUT 0
-#define OFPIT_APPLY_ACTIONS 4
 
 /* struct ofp_match (1.0) wildcard bits. */
 #define OFPFW10_IN_PORT (1u << 0)
@@ -315,107 +313,6 @@ bool of_match_fits(uint8_t version, const struct of_match *m)
 			   OF_MATCH_ETH_TYPE)) || m->masked)
 		return false; /* 1.0's struct ofp_match: only the four fields, exact */
 	return !(m->fields & OF_MATCH_IN_PORT) || of_port_to10(m->in_port) >= 0;
-}
-
-int of_actions_parse(uint8_t version, const uint8_t *p, size_t len, struct of_actions *a,
-		     struct of_fault *f)
-{
-	size_t out_len = version == OF_VERSION_1_0 ? 8 : 16;
-	for (size_t off = 0; off < len;) {
-		if (len - off < 4)
-			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "truncated action header");
-		size_t alen = of_get16(p + off + 2);
-		if (alen < 8 || alen % 8 || alen > len - off)
-			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "action length is bad");
-		if (of_get16(p + off) == OFPAT_OUTPUT) {
-			if (alen != out_len)
-				return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "OUTPUT action length");
-			if (a->n < OF_MAX_ACTIONS) {
-				struct of_action *x = &a->a[a->n++];
-				if (version == OF_VERSION_1_0) {
-					x->port = of_port_from10(of_get16(p + off + 4));
-					x->max_len = of_get16(p + off + 6);
-				} else {
-					x->port = of_get32(p + off + 4);
-					x->max_len = of_get16(p + off + 8);
-				}
-			} else {
-				a->n_skipped++;
-			}
-		} else {
-			a->n_skipped++;
-		}
-		off += alen;
-	}
-	return 0;
-}
-
-int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
-			  struct of_fault *f)
-{
-	for (size_t off = 0; off < len;) {
-		if (len - off < 4)
-			return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "truncated instruction");
-		size_t ilen = of_get16(p + off + 2);
-		if (ilen < 8 || ilen % 8 || ilen > len - off)
-			return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "instruction length is bad");
-		if (of_get16(p + off) == OFPIT_APPLY_ACTIONS) {
-			int rc = of_actions_parse(OF_VERSION_1_3, p + off + 8, ilen - 8, a, f);
-			if (rc)
-				return rc;
-		} else {
-			a->n_skipped++;
-		}
-		off += ilen;
-	}
-	return 0;
-}
-
-size_t of_actions_len(uint8_t version, const struct of_actions *a)
-{
-	return (size_t)a->n * (version == OF_VERSION_1_0 ? 8 : 16);
-}
-
-void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions *a)
-{
-	for (unsigned i = 0; i < a->n && i < OF_MAX_ACTIONS; i++) {
-		of_put16(w, OFPAT_OUTPUT);
-		if (version == OF_VERSION_1_0) {
-			of_put16(w, 8);
-			of_put16(w, (uint16_t)of_port_to10(a->a[i].port));
-			of_put16(w, a->a[i].max_len);
-		} else {
-			of_put16(w, 16);
-			of_put32(w, a->a[i].port);
-			of_put16(w, a->a[i].max_len);
-			of_put_zeros(w, 6);
-		}
-	}
-}
-
-bool of_actions_fit(uint8_t version, const struct of_actions *a)
-{
-	if (a->n > OF_MAX_ACTIONS)
-		return false;
-	for (unsigned i = 0; version == OF_VERSION_1_0 && i < a->n; i++)
-		if (of_port_to10(a->a[i].port) < 0)
-			return false;
-	return true;
-}
-
-size_t of_instructions_len(const struct of_actions *a)
-{
-	return a->n ? 8 + of_actions_len(OF_VERSION_1_3, a) : 0;
-}
-
-void of_instructions_put(struct of_wbuf *w, const struct of_actions *a)
-{
-	if (!a->n)
-		return;
-	of_put16(w, OFPIT_APPLY_ACTIONS);
-	of_put16(w, (uint16_t)of_instructions_len(a));
-	of_put_zeros(w, 4);
-	of_actions_put(w, OF_VERSION_1_3, a);
 }
 
 void of_port_decode(uint8_t version, const uint8_t *p, struct of_port *o)

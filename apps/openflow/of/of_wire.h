@@ -149,14 +149,15 @@ int of_match_parse(uint8_t version, const uint8_t *p, size_t avail, struct of_ma
 		   struct of_fault *f);
 void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m);
 
-/* Parses an action list of exactly len bytes. Returns 0 or -EBADMSG. */
+/* Parses an action list of exactly len bytes, appending to *a (of_action.c). Returns 0 or
+ * -EBADMSG. */
 int of_actions_parse(uint8_t version, const uint8_t *p, size_t len, struct of_actions *a,
 		     struct of_fault *f);
 /* 1.3 instruction list of exactly len bytes (APPLY_ACTIONS kept, others skipped). */
 int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
 			  struct of_fault *f);
 void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions *a);
-/* Wire bytes of the actions (1.0: 8 each, 1.3: 16 each). */
+/* Wire bytes of the actions (1.0: OUTPUT, 8 each; 1.3: 8 or 16 each by type). */
 size_t of_actions_len(uint8_t version, const struct of_actions *a);
 /* Bytes of the 1.3 instruction list carrying the actions (0 when there are none). */
 size_t of_instructions_len(const struct of_actions *a);
@@ -164,7 +165,8 @@ void of_instructions_put(struct of_wbuf *w, const struct of_actions *a);
 
 void of_port_decode(uint8_t version, const uint8_t *p, struct of_port *out);
 void of_port_put(struct of_wbuf *w, uint8_t version, const struct of_port *port);
-/* True when every port number in m/actions fits the version (1.0: 16 bits). */
+/* True when every port number in m/actions fits the version (1.0: 16 bits), and every
+ * action has a form there (1.0: OUTPUT only; set-field values no wider than the field). */
 bool of_match_fits(uint8_t version, const struct of_match *m);
 bool of_actions_fit(uint8_t version, const struct of_actions *a);
 

@@ -1,0 +1,83 @@
+/*
+ * tests/ofswitch/sw_frames.h: test frames and checksums computed from scratch (RFC 1071 over
+ * the IPv4 header, over pseudo-header + segment), shared by the action tests. Header-only,
+ * static functions.
+ */
+#ifndef RF_TESTS_SW_FRAMES_H
+#define RF_TESTS_SW_FRAMES_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+static inline uint16_t fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* Full checksums of the IPv4 frame at ip (header) and its L4 segment. */
+static inline uint16_t ip_csum(const uint8_t *ip)
+{
+	uint8_t h[60];
+	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+	memcpy(h, ip, ihl);
+	h[10] = h[11] = 0;
+	return fold(sum16(h, ihl, 0));
+}
+
+static inline uint16_t l4_csum(const uint8_t *ip, unsigned coff)
+{
+	size_t ihl = (size_t)(ip[0] & 0x0f) * 4, tot = (size_t)ip[2] << 8 | ip[3], n = tot - ihl;
+	uint8_t seg[128];
+	memcpy(seg, ip + ihl, n);
+	seg[coff] = seg[coff + 1] = 0;
+	uint32_t s = sum16(ip + 12, 8, 0) + ip[9] + (uint32_t)n;
+	uint16_t c = fold(sum16(seg, n, s));
+	return c ? c : 0xffff;
+}
+
+static inline uint16_t at16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Ethernet + IPv4 (TTL 64) + TCP (20 bytes + 5 of data) or UDP (8 + 5), checksums set. */
+static inline uint32_t frame(uint8_t *f, uint8_t proto)
+{
+	memset(f, 0, 128);
+	memcpy(f, "\x02\x00\x00\x00\x00\x0b\x02\x00\x00\x00\x00\x0a\x08\x00", 14);
+	uint8_t *ip = f + 14, *l4 = ip + 20;
+	unsigned l4len = (proto == 6 ? 20 : 8) + 5;
+	ip[0] = 0x45;
+	ip[2] = 0, ip[3] = (uint8_t)(20 + l4len);
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, "\xc0\xa8\x01\x02\x0a\x00\xfe\x07", 8);
+	l4[0] = 0x9c, l4[1] = 0x41, l4[2] = 0x00, l4[3] = 0x50; /* 40001 -> 80 */
+	if (proto == 6) {
+		l4[12] = 0x50, l4[13] = 0x18;
+		memcpy(l4 + 20, "hello", 5);
+	} else {
+		l4[5] = (uint8_t)l4len;
+		memcpy(l4 + 8, "hello", 5);
+	}
+	unsigned c = proto == 6 ? 16 : 6;
+	uint16_t x = l4_csum(ip, c);
+	l4[c] = (uint8_t)(x >> 8), l4[c + 1] = (uint8_t)x;
+	x = ip_csum(ip);
+	ip[10] = (uint8_t)(x >> 8), ip[11] = (uint8_t)x;
+	return 14 + 20 + l4len;
+}
+
+
+#endif
