@@ -35,7 +35,9 @@
 #   bench/switch/run.sh [--build DIR] [--quick] [--rounds N (3)] [--duration S (3)]
 #                       [--warmup S (1)] [--impls "LIST"] [--cases "LIST"] [--setup-flows N]
 #                       [--setup-window N] [--setup-idle busy|adaptive] [--churn-rate N (10000)]
-#                       [--install-timeout S] [--wild-rounds N] [--out DIR] [--quiet]
+#                       [--install-timeout S] [--wild-rounds N] [--switch-bin PATH]
+#                       [--out DIR] [--quiet]
+# --switch-bin: another build of ringflow-switch (e.g. a branch's), the rest from --build.
 # --quick: 1 round of 1 s, ringflow-packet and ovs-system, cases one exact1k churn setup, 200
 # setup flows (options given explicitly win): a smoke test (ctest switch_bed), under 90 s.
 # Needs root. Touches nothing in the root namespace; the bed's teardown removes everything.
@@ -43,6 +45,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=build
+sw_bin=
 rounds=3
 duration=3
 warmup=1
@@ -72,9 +75,10 @@ while [ $# -gt 0 ]; do
     --setup-window) setup_window=$2; shift 2 ;;
     --install-timeout) install_timeout=$2; shift 2 ;;
     --wild-rounds) wild_rounds=$2; shift 2 ;;
+    --switch-bin) sw_bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -106,7 +110,7 @@ for t in trafgen ip ovs-vswitchd ovs-ofctl python3; do
 done
 shim=$build/bench/fwd/librf_sndbuf_shim.so
 xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
-sw_bin=$build/apps/ofswitch/ringflow-switch
+sw_bin=${sw_bin:-$build/apps/ofswitch/ringflow-switch}
 ctl_bin=$build/apps/openflow/controller/ringflow-controller
 churn_bin=$build/bench/switch/ofchurn
 setup_bin=$build/bench/switch/flowsetup
@@ -132,9 +136,10 @@ sink_rx() { devpk "$apid_s" "$sdev" | cut -d' ' -f1; }
 for c in one exact1k wild100k; do python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"; done
 # fwd_probe sends 20 frames from $tg_conf: the case's traffic
 stat0=$(cpu_sample)
-printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s"}\n' \
+printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
   "$tag" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk '/^procs_running/ {print $2}' /proc/stat)" \
-  "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" >> "$res"
+  "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" \
+  "$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$res"
 
 # ---- the switch under test ----
 # Its OpenFlow listener and the controller's port are on FWD's own loopback (private to this
