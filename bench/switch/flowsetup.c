@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 
 	/* 2. measure: slot[k] holds a flow in flight (or -1). */
 	static long slot[1024];
-	long next = 0, done = 0, inflight = 0;
+	long next = 0, done = 0;
 	uint64_t resends = 0, gave_up = 0, dups = 0;
 	for (long k = 0; k < window; k++)
 		slot[k] = -1;
@@ -214,7 +214,6 @@ int main(int argc, char **argv)
 			if (send_frame(gfd, gidx, mac, gmac, (uint32_t)next))
 				return 1;
 			slot[k] = next++;
-			inflight++;
 		}
 		struct pollfd pf = {.fd = sfd, .events = POLLIN};
 		if (poll(&pf, 1, 5) > 0) {
@@ -244,7 +243,7 @@ int main(int argc, char **argv)
 				continue;
 			struct flow *f = &fl[i];
 			if (f->seen) {
-				slot[k] = -1, inflight--;
+				slot[k] = -1;
 				continue;
 			}
 			if (t - f->first_sent < (int64_t)f->tries * RESEND_NS)
@@ -252,7 +251,7 @@ int main(int argc, char **argv)
 			if (f->tries == MAX_TRIES) {
 				f->tries++;
 				gave_up++;
-				slot[k] = -1, inflight--;
+				slot[k] = -1;
 				continue;
 			}
 			f->tries++;
@@ -262,7 +261,6 @@ int main(int argc, char **argv)
 				return 1;
 		}
 	}
-	(void)inflight;
 	int64_t *lat = calloc((size_t)nflows, sizeof(*lat));
 	if (!lat)
 		return 1;

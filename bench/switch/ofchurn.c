@@ -12,9 +12,9 @@
  * A BARRIER_REQUEST follows every 500 FLOW_MODs; with 8 barriers unanswered the client waits
  * (the switch is behind): the rate it reports is what the switch took, not what was offered.
  * ECHO_REQUESTs are answered, ERRORs counted. At the end: one JSON line on stdout with the
- * FLOW_MODs sent, the applied rate (FLOW_MODs answered by a barrier, per second from the start to the
- * last answer), errors and
- * the seconds spent waiting for barriers. Exit 0, or 1 with a one-line reason.
+ * FLOW_MODs sent, the applied rate (FLOW_MODs answered by a barrier, per second from the start
+ * to the last answer), the errors and the seconds spent waiting for barriers. Exit 0, or 1
+ * with a one-line reason.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -134,28 +134,41 @@ if inst:
         lines.append(f"  {impl:16s} " + ";  ".join(cells))
 
 # ---- churn: each switch against its own exact1k of the same round ----
+# The churn client shares CPU 0 with trafgen, so the offer under churn differs from the offer
+# without: besides the raw ratio of forwarded rates, the ratio of the fractions of the offer
+# that got through (per offered frame) is given, and the churn rounds where the switch kept
+# up with trafgen (it lost nothing to the churn that this bed can see).
 churn_lines = []
 for impl in [i for _, o, p in PAIRS for i in (o, p)]:
     base = {p["round"]: p for p in pts(impl, "exact1k")}
-    ch = [p for p in pts(impl, "churn") if p["round"] in base and base[p["round"]]["value"] > 0]
+    ch = [p for p in pts(impl, "churn") if p["round"] in base and base[p["round"]]["value"] > 0
+          and p.get("offered_mpps", 0) > 0 and base[p["round"]].get("offered_mpps", 0) > 0]
     if not ch:
         continue
     rel = sorted(p["value"] / base[p["round"]]["value"] for p in ch)
+    frac = sorted((p["value"] / p["offered_mpps"]) /
+                  (base[p["round"]]["value"] / base[p["round"]]["offered_mpps"]) for p in ch)
+    kept = sum(1 for p in ch if p.get("gen_limited"))
     cl = [r for r in rows if r.get("impl") == impl and r.get("case") == "churn_client"]
     applied = statistics.median(r["applied_per_s"] for r in cl) if cl else 0
     errs = sum(r.get("errors", 0) for r in cl)
-    med = statistics.median(rel)
-    churn_lines.append(f"  {impl:16s} {med:5.2f}x ({rel[0]:.2f}..{rel[-1]:.2f}, {len(rel)} rounds)   "
-                       f"FLOW_MODs applied {applied:8.0f}/s, errors {errs}   goal >= {GOALS['churn']}"
-                       + ("   MISSED" if med < GOALS["churn"] else ""))
+    med, fmed = statistics.median(rel), statistics.median(frac)
+    verdict = "met" if med >= GOALS["churn"] else (
+        "met per offered frame" if fmed >= GOALS["churn"] else "MISSED")
+    churn_lines.append(f"  {impl:16s} {med:5.2f}x ({rel[0]:.2f}..{rel[-1]:.2f})  per offered frame "
+                       f"{fmed:5.2f}x ({frac[0]:.2f}..{frac[-1]:.2f})  kept up {kept}/{len(ch)}  "
+                       f"FLOW_MODs applied {applied:6.0f}/s, errors {errs}  goal >= {GOALS['churn']}: {verdict}")
     ratios.append({"bench": "switch", "impl": "ratio", "case": "churn_vs_exact1k", "switch": impl,
                    "value": round(med, 3), "min": round(rel[0], 3), "max": round(rel[-1], 3),
+                   "per_offered": round(fmed, 3), "per_offered_min": round(frac[0], 3),
+                   "per_offered_max": round(frac[-1], 3), "kept_up_rounds": kept,
                    "unit": "x", "goal": GOALS["churn"], "flow_mods_applied_per_s": round(applied, 1),
                    "errors": errs})
 if churn_lines:
     lines.append("")
-    lines.append("forwarding under churn / without (exact1k, same switch, same round); "
-                 "FLOW_MODs the switch answered per second")
+    lines.append("forwarding under churn / without (exact1k, same switch, same round): forwarded Mpps, and "
+                 "per offered frame; rounds the switch kept up with trafgen under churn; FLOW_MODs it "
+                 "answered per second")
     lines += churn_lines
 
 # ---- flow setup ----
