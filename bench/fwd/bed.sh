@@ -17,6 +17,7 @@
 #                      no flows: the caller adds them. Sets ovs_ofa ovs_ofb; on failure fwd_err.
 # The caller sets before bed_up: here_fwd (this directory), shim, xdp_obj, out, cpu_gen,
 # cpu_fwd, quiet; and fwd_log (a log file) before ovs_up.
+# shellcheck shell=bash disable=SC2034,SC2154 # variables are shared with the sourcing script
 
 bed_up() {
   tag=$$

@@ -157,7 +157,7 @@ ofdump() { in_f timeout 10 ovs-ofctl -O OpenFlow13 dump-flows "$OF" 2>/dev/null;
 
 sw_start() { # impl [with-controller]
   local impl=$1 ctl=${2:-} i
-  fwd_pid= fwd_err=
+  fwd_pid='' fwd_err=''
   sw_n=$((sw_n + 1))
   of_port=$((7000 + sw_n)) OF=tcp:127.0.0.1:$((7000 + sw_n))
   fwd_log=$out/sw-$impl.log
