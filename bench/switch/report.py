@@ -59,6 +59,14 @@ lines.append("forwarded Mpps, median of rounds (range); offered = what trafgen g
 lines.append(f"{'case':9s} {'ports':9s} {'ringflow':>22s} {'offered':>7s} {'OVS':>22s} {'offered':>7s} "
              f"{'ratio':>6s} {'goal':>5s}  note")
 fig = []  # rows of the plot
+gen = pts("gen-only", "ceiling")
+if gen:
+    g = summ(gen)
+    summary.append({"bench": "switch", "impl": "gen-only", "case": "ceiling", "stat": "median",
+                    "value": round(g["median"], 4), "unit": "Mpps", "min": round(g["min"], 4),
+                    "max": round(g["max"], 4), "rounds": g["n"]})
+    lines.insert(2, f"trafgen alone (no switch, the generator's ceiling this run): {g['median']:.3f} Mpps "
+                    f"({g['min']:.3f}..{g['max']:.3f}, {g['n']} rounds)")
 for case in FWD_CASES:
     for kind, ours, peer in PAIRS:
         a, b = pts(ours, case), pts(peer, case)

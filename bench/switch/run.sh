@@ -13,6 +13,8 @@
 # Both take their flows from the same file through `ovs-ofctl -O OpenFlow13 add-flows` over TCP
 # (ringflow: --listen tcp:127.0.0.1:PORT in FWD; OVS: set-controller ptcp:PORT in FWD); ports
 # are OpenFlow 1 (GEN side) and 2 (SINK side) in both.
+# Each round also measures trafgen alone (no switch; an XDP drop on FWD's first veth): the
+# generator's ceiling, printed beside the switches' figures.
 # Cases (--cases; flows and frames from bench/switch/flows.py):
 #   one       forwarded Mpps, 64 B, trafgen flat out, 1 flow
 #   exact1k   1000 exact 5-tuple flows, traffic over all of them
@@ -78,7 +80,7 @@ while [ $# -gt 0 ]; do
     --switch-bin) sw_bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -132,7 +134,11 @@ here_fwd=$(cd "$here/../fwd" && pwd)
 # shellcheck source=bench/fwd/bed.sh
 source "$here_fwd/bed.sh"
 bed_up
-sink_rx() { devpk "$apid_s" "$sdev" | cut -d' ' -f1; }
+ceiling=0 # 1 while the generator's ceiling is measured (frames counted at FWD's first veth)
+sink_rx() {
+  if [ "$ceiling" = 1 ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
+  else devpk "$apid_s" "$sdev" | cut -d' ' -f1; fi
+}
 for c in one exact1k wild100k; do python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"; done
 # fwd_probe sends 20 frames from $tg_conf: the case's traffic
 stat0=$(cpu_sample)
@@ -296,12 +302,27 @@ setup_case() { # impl round
   fi
 }
 
+# trafgen's own ceiling this round: no switch, an XDP drop on FWD's first veth counts what
+# arrives (as bench/fwd's gen-only): what the generator could offer at all.
+gen_ceiling() { # round
+  ceiling=1 tg_conf=$state/one.cfg fwd_pid='' fwd_log=$out/gen-only.log
+  if ip -n "$F" link set dev "$fa" xdpdrv obj "$xdp_obj" sec xdp 2>>"$fwd_log" && fwd_probe; then
+    point gen-only ceiling 0 "$1" || true
+  else
+    note gen-only ceiling "$1" "could not measure the generator alone"
+  fi
+  ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
+  ceiling=0
+}
+
 read -r -a impl_list <<< "$impls"
 n=${#impl_list[@]}
 last_installed=
 log "GEN $G ($gdev, CPU $cpu_gen) -> FWD $F ($fa, $fb; CPU $cpu_fwd) -> SINK $S ($sdev, XDP drop)"
 log "$rounds round(s); cases: $cases; ${warmup}s warm-up + ${duration}s per point"
 for ((r = 1; r <= rounds; r++)); do
+  log "[round $r/$rounds] trafgen alone (the generator's ceiling)"
+  gen_ceiling "$r"
   for ((j = 0; j < n; j++)); do
     impl=${impl_list[$(( (j + r - 1) % n ))]}
     if [[ " $cases " =~ \ (one|exact1k|churn|wild100k)\  ]]; then
