@@ -108,6 +108,13 @@ bench-observe: build
 bench-fwd: build
 	bash bench/fwd/run.sh --build $(BUILD) $(FWD_ARGS)
 
+# ringflow-switch vs OVS userspace on the forwarding bed (issue 14, docs/switch.md "Figures"):
+# 1 flow, 1K exact, 100K wildcard flows, churn, flow setup. SWITCH_ARGS passes options, e.g.
+# make bench-switch SWITCH_ARGS=--quick
+.PHONY: bench-switch
+bench-switch: build
+	bash bench/switch/run.sh --build $(BUILD) $(SWITCH_ARGS)
+
 # The controller under a mixed attack (issue 15), SOAK_S seconds (default 180): prints RSS,
 # fds, CPU and the good switches' PACKET_IN -> reply p99 every 5 s. Not in CI.
 SOAK_S ?= 180

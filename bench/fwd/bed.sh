@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# bench/fwd/bed.sh: the forwarding bed's shared part, sourced by bench/fwd/run.sh (`make
+# bench-fwd`) and bench/switch/run.sh (`make bench-switch`). Defines functions only; nothing
+# runs at source time.
+#   bed_up             three namespaces in a line, GEN --veth-- FWD --veth-- SINK, named from
+#                      the caller's PID (rffg/rfff/rffs + PID; devices fg, fa/fb, fs + PID),
+#                      SINK's veth dropping every frame in XDP (but ethertype 0x88b5), one
+#                      anchor process per namespace for its counters, teardown.sh on any exit
+#                      (trap + a watchdog for SIGKILL). Sets tag G F S gdev fa fb sdev state
+#                      apid_g apid_f apid_s gmac smac.
+#   devpk now_ns cpu_sample cpu_json    counters and /proc/stat samples
+#   fwd_probe          a few frames reach SINK within 15 s (else fwd_err says why)
+#   point IMPL CASE RATE ROUND    one throughput point as a JSON line in $res
+#   tg_start tg_stop   trafgen on GEN (CPU cpu_gen) from $tg_conf (default $state/frame.cfg)
+#   ovs_up TYPE / ovs_down   private ovsdb-server + ovs-vswitchd in FWD, a netdev bridge
+#                      ovs$tag with fa, fb as OpenFlow ports 1, 2 (TYPE system or afxdp);
+#                      no flows: the caller adds them. Sets ovs_ofa ovs_ofb; on failure fwd_err.
+# The caller sets before bed_up: here_fwd (this directory), shim, xdp_obj, out, cpu_gen,
+# cpu_fwd, quiet; and fwd_log (a log file) before ovs_up.
+# shellcheck shell=bash disable=SC2034,SC2154 # variables are shared with the sourcing script
+
+bed_up() {
+  tag=$$
+  G=rffg$tag F=rfff$tag S=rffs$tag
+  gdev=fg$tag fa=fa$tag fb=fb$tag sdev=fs$tag
+  state=$(mktemp -d "/tmp/ringflow-fwd-$tag.XXXXXX")
+  # The watchdog: a detached shell that waits for this script to end, however it ends, then runs
+  # teardown.sh (idempotent: the exit trap normally ran it already). Bounded by the run's own end.
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$2" "$3" "$4"' \
+    _ "$$" "$here_fwd/teardown.sh" "$tag" "$state" </dev/null >/dev/null 2>&1 &
+  watchdog=$!
+  cleanup() {
+    trap - EXIT INT TERM HUP
+    bash "$here_fwd/teardown.sh" "$tag" "$state"
+    kill "$watchdog" 2>/dev/null || true
+  }
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM HUP
+
+  for ns in "$G" "$F" "$S"; do
+    ip netns add "$ns"
+    ip netns exec "$ns" sh -c 'sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1' \
+      || true # no router solicitations or MLD reports counted as forwarded frames
+    ip -n "$ns" link set lo up
+  done
+  ip link add "$gdev" netns "$G" type veth peer name "$fa" netns "$F"
+  ip link add "$fb" netns "$F" type veth peer name "$sdev" netns "$S"
+  ip -n "$G" link set "$gdev" up
+  ip -n "$F" link set "$fa" up
+  ip -n "$F" link set "$fb" up
+  ip -n "$S" link set "$sdev" up
+  # The sink: native XDP drops every frame but the latency tool's (ethertype 0x88b5).
+  ip -n "$S" link set dev "$sdev" xdpdrv obj "$xdp_obj" sec xdp \
+    || die "could not attach $xdp_obj to $sdev in $S"
+  # One anchor process per namespace: its /proc/PID/net/dev is that namespace's counters, read
+  # without starting a process per sample. Bounded (the run's own limit), killed by teardown.
+  anchor() { ip netns exec "$1" sleep 7200 </dev/null >/dev/null 2>&1 & echo $!; }
+  apid_g=$(anchor "$G") apid_f=$(anchor "$F") apid_s=$(anchor "$S")
+  mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+  gmac=$(mac_of "$G" "$gdev") smac=$(mac_of "$S" "$sdev")
+  ovs_dir=$state/ovs
+}
+
+# ---- counters and CPU samples ----
+# rx and tx packets of one device, from a namespace's anchor: "rx tx".
+# /proc/net/dev: "name: rx-bytes rx-packets ... (8 rx fields) tx-bytes tx-packets ..."; a large
+# count may touch the colon, so split on it.
+devpk() {
+  awk -v d="$2" '{ i = index($0, ":"); if (i == 0) next; name = substr($0, 1, i - 1); gsub(/ /, "", name)
+    if (name != d) next; split(substr($0, i + 1), f, " "); print f[2], f[10] }' "/proc/$1/net/dev"
+}
+now_ns() { date +%s%N; }
+# /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
+cpu_sample() {
+  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
+}
+cpu_json() { # sample-a sample-b: "steal_pct":..,"cpu_busy_pct":[..]
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    na = split(a, x, " "); split(b, y, " "); list = ""
+    for (i = 1; i <= na; i += 4) {
+      dt = y[i+1] - x[i+1]; db = y[i+2] - x[i+2]; ds = y[i+3] - x[i+3]
+      if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
+      else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
+    }
+    printf "\"steal_pct\":%.2f,\"cpu_busy_pct\":[%s]", steal, list }'
+}
+# ---- trafgen: started in its own session, stopped by its process group (its fork) ----
+tg_pid=
+tg_start() { # rate-pps (0: as fast as it can) [count]
+  local rate=() num=()
+  [ "$1" -gt 0 ] && rate=(--rate "${1}pps")
+  [ -n "${2:-}" ] && num=(--num "$2")
+  ip netns exec "$G" env LD_PRELOAD="$shim" setsid taskset -c "$cpu_gen" trafgen --no-sock-mem \
+    --cpus 1 --no-cpu-stats --dev "$gdev" --conf "${tg_conf:-$state/frame.cfg}" "${rate[@]}" "${num[@]}" \
+    </dev/null >> "$out/trafgen.log" 2>&1 &
+  tg_pid=$!
+}
+tg_stop() {
+  [ -n "$tg_pid" ] || return 0
+  kill -INT -- "-$tg_pid" 2>/dev/null || true
+  for _ in $(seq 30); do kill -0 "$tg_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$tg_pid" 2>/dev/null || true
+  wait "$tg_pid" 2>/dev/null || true
+  tg_pid=
+}
+
+ovs_lock_held=0
+in_f() { ip netns exec "$F" "$@"; }
+vsctl() { ovs-vsctl --db="unix:$ovs_dir/db.sock" --timeout=10 "$@"; }
+
+ovs_up() { # system|afxdp
+  local type=$1
+  command -v ovs-vswitchd >/dev/null || { fwd_err="ovs-vswitchd not installed (openvswitch-switch)"; return 1; }
+  # As tests/openflow/ovs_bed.sh: private daemons in a private run directory, one userspace
+  # datapath at a time on the host (its lock: every netdev datapath opens a tap "ovs-netdev"
+  # and the OVS tests refuse a foreign holder), 60 s of waiting at most.
+  exec 8>/tmp/ringflow-ovs-bed.lock
+  flock -w 60 8 || { fwd_err="another OVS bed held /tmp/ringflow-ovs-bed.lock for 60 s"; exec 8>&-; return 1; }
+  ovs_lock_held=1
+  rm -rf "$ovs_dir"; mkdir -p "$ovs_dir"
+  export OVS_RUNDIR=$ovs_dir OVS_DBDIR=$ovs_dir OVS_LOGDIR=$ovs_dir OVS_SYSCONFDIR=$ovs_dir
+  ovsdb-tool create "$ovs_dir/conf.db" /usr/share/openvswitch/vswitch.ovsschema >>"$fwd_log" 2>&1 &&
+  in_f taskset -c "$cpu_fwd" ovsdb-server "$ovs_dir/conf.db" --remote="punix:$ovs_dir/db.sock" \
+    --pidfile="$ovs_dir/ovsdb-server.pid" --log-file="$ovs_dir/ovsdb-server.log" \
+    --unixctl="$ovs_dir/ovsdb-server.ctl" --detach --no-chdir -vconsole:off >>"$fwd_log" 2>&1 8>&- &&
+  vsctl --no-wait init >/dev/null &&
+  in_f taskset -c "$cpu_fwd" ovs-vswitchd "unix:$ovs_dir/db.sock" --pidfile="$ovs_dir/ovs-vswitchd.pid" \
+    --log-file="$ovs_dir/ovs-vswitchd.log" --detach --no-chdir -vconsole:off >>"$fwd_log" 2>&1 8>&- \
+    || { fwd_err="OVS daemons did not start: $(tail -n 1 "$fwd_log")"; return 1; }
+  local ptype=()
+  [ "$type" = afxdp ] && ptype=(-- set interface "$fa" type=afxdp options:xdp-mode=native
+    -- set interface "$fb" type=afxdp options:xdp-mode=native)
+  vsctl set Open_vSwitch . other_config:pmd-cpu-mask=$(printf '0x%x' $((1 << cpu_fwd))) \
+    -- add-br "ovs$tag" -- set bridge "ovs$tag" datapath_type=netdev fail_mode=secure \
+    -- add-port "ovs$tag" "$fa" -- set interface "$fa" ofport_request=1 \
+    -- add-port "ovs$tag" "$fb" -- set interface "$fb" ofport_request=2 "${ptype[@]}" >>"$fwd_log" 2>&1 \
+    || { fwd_err="ovs-vsctl failed: $(tail -n 1 "$fwd_log")"; return 1; }
+  local i
+  for i in $(seq 50); do
+    ovs_ofa=$(vsctl get interface "$fa" ofport 2>/dev/null || echo -1)
+    ovs_ofb=$(vsctl get interface "$fb" ofport 2>/dev/null || echo -1)
+    [ "${ovs_ofa:--1}" -gt 0 ] 2>/dev/null && [ "${ovs_ofb:--1}" -gt 0 ] 2>/dev/null && break
+    sleep 0.1
+  done
+  [ "${ovs_ofa:--1}" -gt 0 ] 2>/dev/null && [ "${ovs_ofb:--1}" -gt 0 ] 2>/dev/null \
+    || { fwd_err="OVS gave the ports no OpenFlow number ($type ports; see $ovs_dir/ovs-vswitchd.log): $(vsctl get interface "$fa" error 2>/dev/null)"; return 1; }
+}
+
+ovs_down() {
+  local pf pid i
+  for pf in "$ovs_dir/ovs-vswitchd.pid" "$ovs_dir/ovsdb-server.pid"; do
+    [ -r "$pf" ] || continue
+    pid=$(cat "$pf")
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || continue
+    for i in $(seq 51); do
+      case "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" in ""|Z) break ;; esac
+      [ "$i" -le 50 ] && sleep 0.05 || kill -9 "$pid" 2>/dev/null
+    done
+  done
+  cp "$ovs_dir/ovs-vswitchd.log" "$out/ovs-vswitchd-last.log" 2>/dev/null || true
+  # the datapath's tap and the bridge's internal port outlive ovs-vswitchd
+  ip -n "$F" link del "ovs$tag" 2>/dev/null || true
+  ip -n "$F" link del ovs-netdev 2>/dev/null || true
+  # OVS took the ports' addresses of nothing, but an afxdp port leaves its program: detach.
+  ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
+  ip -n "$F" link set dev "$fb" xdp off 2>/dev/null || true
+  rm -rf "$ovs_dir"
+  unset OVS_RUNDIR OVS_DBDIR OVS_LOGDIR OVS_SYSCONFDIR
+  if [ "$ovs_lock_held" = 1 ]; then exec 8>&-; ovs_lock_held=0; fi
+}
+
+# ---- one throughput point: trafgen at a rate (0: flat out) through the running forwarder ----
+# Appends a JSON line to $res (bench ${bed_bench:-fwd}); the caller defines sink_rx (frames
+# that reached the far end) and sets warmup, duration.
+point() { # impl case rate round
+  local impl=$1 case=$2 rate=$3 round=$4
+  local s0 s1 g0 g1 t0 t1 c0 c1
+  tg_start "$rate"
+  sleep "$warmup"
+  kill -0 "$tg_pid" 2>/dev/null || { log "$impl: trafgen stopped: $(tail -n 1 "$out/trafgen.log")"; tg_pid=; return 1; }
+  c0=$(cpu_sample); t0=$(now_ns); s0=$(sink_rx); g0=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2)
+  sleep "$duration"
+  t1=$(now_ns); s1=$(sink_rx); g1=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2); c1=$(cpu_sample)
+  local alive=1
+  kill -0 "$tg_pid" 2>/dev/null || alive=0
+  tg_stop
+  [ "$alive" = 1 ] || { log "$impl: trafgen stopped during the point: $(tail -n 1 "$out/trafgen.log")"; return 1; }
+  awk -v bench="${bed_bench:-fwd}" -v impl="$impl" -v c="$case" -v r="$rate" -v round="$round" -v dt=$((t1 - t0)) \
+      -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" 'BEGIN {
+    s = dt / 1e9; f = fw / s / 1e6; o = off / s / 1e6
+    printf "{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"round\":%d,\"value\":%.4f,\"unit\":\"Mpps\",", bench, impl, c, round, f
+    printf "\"offered_mpps\":%.4f,\"target_pps\":%d,\"forwarded\":%d,\"sent\":%d,\"seconds\":%.3f,", o, r, fw, off, s
+    printf "\"gen_limited\":%s,%s}\n", (off > 0 && fw >= 0.97 * off) ? "true" : "false", cpu }' >> "$res"
+  tail -n 1 "$res" | sed 's/^/  /' >&2
+}
+
+# Forwarding works: a few frames from GEN reach SINK (or FWD's first veth for gen-only). A
+# frame cannot reach SINK any other way: IPv6 is off and nothing else sends there. Uses the
+# caller's sink_rx, fwd_pid (0 or the forwarder's PID) and fwd_log; the reason in fwd_err.
+fwd_probe() {
+  local i a b
+  for i in $(seq 30); do
+    if [ -n "$fwd_pid" ] && ! kill -0 "$fwd_pid" 2>/dev/null; then
+      fwd_err="it exited: $( (grep -iE 'cause|error|fail|cannot|usage' "$fwd_log" || cat "$fwd_log") | tail -n 1)"
+      return 1
+    fi
+    a=$(sink_rx)
+    tg_start 0 20; wait "$tg_pid" 2>/dev/null || true; tg_pid=
+    sleep 0.2
+    b=$(sink_rx)
+    [ $((b - a)) -ge 10 ] && return 0
+    sleep 0.3
+  done
+  return 1
+}

@@ -1,0 +1,128 @@
+/*
+ * tests/bench/test_switch_bed.c: the switch benchmark (bench/switch/run.sh, `make
+ * bench-switch`) end to end in its quick mode: ringflow-switch and OVS userspace on packet /
+ * system ports, cases one, exact1k, churn and setup. Checks that the script exits 0; that
+ * frames reached SINK through each switch with its flows installed by ovs-ofctl (the `one`
+ * and `exact1k` points forwarded > 0, all 1000 exact flows in each table); that the churn
+ * client's FLOW_MODs were all answered without an ERROR; that every new flow of the setup
+ * case reached SINK and its flow is in the switch's table; that the summary and ratio lines
+ * are there; and that the run left none of its namespaces. Figures are not judged: timing
+ * never decides a test. Root only; skips with the reason otherwise. The deadline is generous:
+ * the run waits for the host's one OVS userspace bed (a lock other OVS tests hold too).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The number after "key": in line, or -1. */
+static double field(const char *line, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	const char *p = strstr(line, pat);
+	return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+static int missing(const char *tool)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	return system(cmd) != 0;
+}
+
+static int is(const char *line, const char *impl, const char *c)
+{
+	char a[64], b[64];
+	snprintf(a, sizeof(a), "\"impl\":\"%s\"", impl);
+	snprintf(b, sizeof(b), "\"case\":\"%s\"", c);
+	return strstr(line, a) && strstr(line, b);
+}
+
+Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root: network namespaces, veth pairs and XDP");
+	if (missing("trafgen") || missing("ovs-vswitchd") || missing("ovs-ofctl"))
+		cr_skip_test("trafgen or Open vSwitch missing: run scripts/deps.sh");
+	char out[] = "/tmp/rf-test-switch-bed.XXXXXX";
+	cr_assert_not_null(mkdtemp(out));
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "timeout -k 5 200 bash %s/run.sh --build %s --quick --quiet --out %s "
+		 "> %s/stdout.txt 2> %s/stderr.txt",
+		 RF_SWITCH_DIR, RF_BUILD_DIR, out, out, out);
+	int st = system(cmd);
+	char path[512];
+	snprintf(path, sizeof(path), "cat %s/stderr.txt %s/stdout.txt >&2", out, out);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		(void)system(path);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "run.sh failed (status %d)", st);
+
+	snprintf(path, sizeof(path), "%s/results.jsonl", out);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "no %s", path);
+	const char *impls[] = {"ringflow-packet", "ovs-system"};
+	double one[2] = {-1, -1}, exact[2] = {-1, -1}, installed[2] = {-1, -1};
+	double applied[2] = {-1, -1}, sent[2] = {-1, -1}, errors[2] = {-1, -1};
+	double setup_flows[2] = {-1, -1}, set_up[2] = {-1, -1}, in_table[2] = {-1, -1};
+	int summary = 0, ratio = 0, tag = 0;
+	char line[8192];
+	while (fgets(line, sizeof(line), f)) {
+		for (int i = 0; i < 2; i++) {
+			int point = strstr(line, "\"round\"") && !strstr(line, "\"stat\"");
+			if (point && is(line, impls[i], "one"))
+				one[i] = field(line, "forwarded");
+			if (point && is(line, impls[i], "exact1k"))
+				exact[i] = field(line, "forwarded");
+			if (is(line, impls[i], "install_exact1k"))
+				installed[i] = field(line, "flows_installed");
+			if (is(line, impls[i], "churn_client")) {
+				applied[i] = field(line, "flow_mods_applied");
+				sent[i] = field(line, "flow_mods_sent");
+				errors[i] = field(line, "errors");
+			}
+			if (point && is(line, impls[i], "setup")) {
+				setup_flows[i] = field(line, "flows");
+				set_up[i] = field(line, "set_up");
+				in_table[i] = field(line, "flows_in_table");
+			}
+			if (is(line, impls[i], "one") && strstr(line, "\"stat\":\"median\""))
+				summary++;
+		}
+		if (strstr(line, "\"impl\":\"ratio\""))
+			ratio++;
+		if (strstr(line, "\"case\":\"bed\""))
+			tag = (int)field(line, "tag");
+	}
+	fclose(f);
+	for (int i = 0; i < 2; i++) {
+		cr_expect_gt(one[i], 0, "%s: no frame reached SINK with one flow", impls[i]);
+		cr_expect_gt(exact[i], 0, "%s: no frame reached SINK with 1000 exact flows", impls[i]);
+		cr_expect_eq(installed[i], 1000, "%s: %.0f of the 1000 exact flows in its table",
+			     impls[i], installed[i]);
+		cr_expect_gt(sent[i], 0, "%s: the churn client sent no FLOW_MOD", impls[i]);
+		cr_expect_eq(applied[i], sent[i], "%s: %.0f of %.0f churn FLOW_MODs answered",
+			     impls[i], applied[i], sent[i]);
+		cr_expect_eq(errors[i], 0, "%s: %.0f ERRORs to the churn client", impls[i], errors[i]);
+		cr_expect_gt(setup_flows[i], 0, "%s: no flow-setup result", impls[i]);
+		cr_expect_eq(set_up[i], setup_flows[i], "%s: %.0f of %.0f new flows reached SINK",
+			     impls[i], set_up[i], setup_flows[i]);
+		cr_expect_geq(in_table[i], set_up[i], "%s: %.0f learned flows in its table for %.0f "
+			      "set up", impls[i], in_table[i], set_up[i]);
+	}
+	cr_expect_eq(summary, 2, "summary lines for the one-flow case: %d of 2", summary);
+	cr_expect_gt(ratio, 0, "no ratio line");
+	cr_assert_gt(tag, 0, "the run did not say its tag (a \"case\":\"bed\" line)");
+	const char *nss[] = {"rffg", "rfff", "rffs"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/run/netns/%s%d", nss[i], tag);
+		struct stat sb;
+		cr_expect_neq(stat(path, &sb), 0, "namespace %s%d left behind", nss[i], tag);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", out);
+	(void)system(cmd);
+}
