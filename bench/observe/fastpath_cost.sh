@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # bench/observe/fastpath_cost.sh BUILD BASE_COMMIT [ROUNDS] [SUBCOMMANDS]: did the counters the
 # observability work added (mempool cache hits on the get fast path, failed-enqueue counters
-# on the ring failure path) slow the fast path? Builds ringflow-bench at BASE_COMMIT (a copy of
-# that tree in BUILD/fastpath-base, `git archive`), then runs the base and the current
-# BUILD/bench/ringflow-bench in turns, ROUNDS times (default 5; the order flips every round so
-# drift hits both alike), for each subcommand (default "mempool ring"). Each run is a whole
-# `ringflow-bench SUB --json`, whose peers (rte_mempool, rte_ring) also give a per-run ratio
-# ours/peer that host placement moves less than absolute figures.
+# on the ring failure path) slow the fast path? Builds the library and ringflow-bench at
+# BASE_COMMIT (a copy of that tree in BUILD/fastpath-base, `git archive`), then runs base and
+# current in turns, ROUNDS times (default 5; the order flips every round so drift hits both
+# alike), for each subcommand (default "micro mempool ring"):
+#   micro    bench/observe/fastpath_micro.c, compiled the same way against each tree's headers
+#            and library: ring and mempool fast paths on ONE thread (the figure that can
+#            resolve a few instructions on this VM; cross-core figures swing 3-8x)
+#   mempool, ring   a whole `ringflow-bench SUB --json`, whose peers (rte_mempool, rte_ring)
+#            also give a per-run ratio ours/peer that host placement moves less
 # Prints one JSON line per (build, round, case, impl) and a table: per case and impl the median
 # of each build, new/base of the medians, and the spread (min..max) of the per-round new/base.
 set -euo pipefail
 B=${1:?usage: fastpath_cost.sh BUILD BASE_COMMIT [ROUNDS] [SUBCOMMANDS]}
 BASE=${2:?usage: fastpath_cost.sh BUILD BASE_COMMIT [ROUNDS] [SUBCOMMANDS]}
-ROUNDS=${3:-5} SUBS=${4:-mempool ring}
+ROUNDS=${3:-5} SUBS=${4:-micro mempool ring}
 B=$(cd "$B" && pwd)
 src=$(git rev-parse --show-toplevel)
 base_dir=$B/fastpath-base
@@ -23,13 +26,20 @@ if [ "$(cat "$base_dir/COMMIT" 2>/dev/null)" != "$want" ]; then
   rm -rf "$base_dir"; mkdir -p "$base_dir/src"
   git -C "$src" archive "$want" | tar -x -C "$base_dir/src"
   cmake -S "$base_dir/src" -B "$base_dir/b" -DCMAKE_BUILD_TYPE=Release >"$base_dir/cmake.log" 2>&1
-  nice cmake --build "$base_dir/b" -j 2 --target ringflow-bench >"$base_dir/build.log" 2>&1 ||
-    { tail -5 "$base_dir/build.log" >&2; exit 1; }
   echo "$want" >"$base_dir/COMMIT"
 fi
+nice cmake --build "$base_dir/b" -j 2 --target ringflow-bench ringflow_static >"$base_dir/build.log" 2>&1 ||
+  { tail -5 "$base_dir/build.log" >&2; exit 1; }
 base_bin=$base_dir/b/bench/ringflow-bench
 tmp=$(mktemp -d /tmp/rf-fastpath.$$.XXXX)
 trap 'rm -rf "$tmp"' EXIT
+# The micro benchmark, the same source and flags (CMake's Release ones) against both trees.
+micro_cc() { # INCLUDE_DIR LIBRARY OUT
+  ${CC:-cc} -O3 -DNDEBUG -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -I"$1" \
+    "$src/bench/observe/fastpath_micro.c" "$2" -lpthread -lm -o "$3"
+}
+micro_cc "$base_dir/src/include" "$base_dir/b/libringflow.a" "$tmp/micro-base"
+micro_cc "$src/include" "$B/libringflow.a" "$tmp/micro-new"
 out=$tmp/all.jsonl
 : >"$out"
 for sub in $SUBS; do
@@ -38,8 +48,11 @@ for sub in $SUBS; do
     for which in $order; do
       bin=$base_bin; [ "$which" = new ] && bin=$new_bin
       echo "fastpath: $sub round $r/$ROUNDS $which (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-      "$bin" "$sub" --json >"$tmp/run.json" 2>"$tmp/run.err" ||
-        { tail -3 "$tmp/run.err" >&2; exit 1; }
+      if [ "$sub" = micro ]; then
+        "$tmp/micro-$which" ringflow 7 0.2 >"$tmp/run.json" 2>"$tmp/run.err"
+      else
+        "$bin" "$sub" --json >"$tmp/run.json" 2>"$tmp/run.err"
+      fi || { tail -3 "$tmp/run.err" >&2; exit 1; }
       sed "s/^{/{\"build\":\"$which\",\"round\":$r,/" "$tmp/run.json" | tee -a "$out"
     done
   done
