@@ -51,7 +51,7 @@ run_echo() { # RATE
   local echo_pid=$!; pids+=($echo_pid)
   wait_sock "$XDG_RUNTIME_DIR/ringflow/echo.$echo_pid.sock" || { cat "$tmp/echo.err" >&2; exit 1; }
   "$LG" --backend "udp:connect=127.0.0.1:$udp" --rates "$offer" --warmup 1 \
-    --duration $((PAIRS * 2 + 2)) --cores 1 >/dev/null 2>"$tmp/lg.err" &
+    --duration $((PAIRS * 2 + 8)) --cores 1 >/dev/null 2>"$tmp/lg.err" &
   local lg_pid=$!; pids+=($lg_pid)
   wait_sock "$XDG_RUNTIME_DIR/ringflow/loadgen.$lg_pid.sock" || { cat "$tmp/lg.err" >&2; exit 1; }
   sleep 1.5

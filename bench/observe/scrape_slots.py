@@ -66,7 +66,7 @@ def scraper():
         time.sleep(max(0.0, nxt - time.monotonic()))
 
 
-th = threading.Thread(target=scraper)
+th = threading.Thread(target=scraper, daemon=True) # never outlives a failed main thread
 th.start()
 rows, ctl0, total_scrapes = [], ctl_thread_ns(), 0
 last, t_last = app.read(), time.monotonic()
@@ -84,7 +84,11 @@ for p in range(pairs):
         row = {"bench": "observe", "impl": impl, "case": f"{case}_{kind}", "value": round(rate, 1),
                "unit": "msg/s", "pair": p, "scrapes": scrapes[0]}
         if gen:
-            g = gen.read()
+            try:
+                g = gen.read()
+            except OSError: # the generator ended (its run is bounded): no offered figure
+                gen, g = None, glast
+        if gen:
             row["offered"] = round((g - glast) / (t - t_last), 1)
             offered.append(row["offered"])
             glast = g
