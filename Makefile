@@ -97,10 +97,14 @@ bench-echo: build
 .PHONY: bench-modes
 bench-modes: build
 	bash bench/echo/modes.sh --build $(BUILD)
-# What scraping /metrics every 100 ms costs ringflow-echo (docs/observing.md), loopback.
+# What scraping /metrics every 100 ms costs ringflow-echo (100k msg/s and saturated, loopback)
+# and ringflow-l2fwd (the forwarding bed's namespaces, root), with vs without, same run; and
+# whether the new counters slowed the mempool and ring fast paths (docs/observing.md).
+OBSERVE_BASE ?= c856988
 .PHONY: bench-observe
 bench-observe: build
-	bash bench/observe/scrape_cost.sh $(BUILD) 20 100k
+	bash bench/observe/scrape_cost.sh $(BUILD) 20 echo:100k,echo:max,l2fwd
+	bash bench/observe/fastpath_cost.sh $(BUILD) $(OBSERVE_BASE) 5 "mempool ring"
 # The forwarding bed (issue 13): GEN -> FWD -> SINK namespaces, ringflow-l2fwd on every frame
 # backend beside dpdk-testpmd, OVS userspace and the Linux bridge (docs/forwarding-benchmark.md).
 # FWD_ARGS passes options, e.g. make bench-fwd FWD_ARGS=--quick

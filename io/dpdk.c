@@ -618,6 +618,14 @@ static void dpdk_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 		st->rx_drops += es.imissed + es.ierrors;
 }
 
+/* One queue's own counters; the port-level imissed/ierrors belong to no queue (dpdk_stats
+ * adds them to the device total only). */
+static void dpdk_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st)
+{
+	struct dpdk_dev *x = dev->priv;
+	rf_io_qstats_sum(&x->q[queue].st, st);
+}
+
 /* Ours, then the PMD's own (prefixed "pmd."), as names that fit RF_IO_XSTAT_NAME_MAX. */
 static unsigned dpdk_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
 {
@@ -1015,6 +1023,7 @@ const struct rf_io_ops rf_io_dpdk_ops = {
 	.rx_burst = dpdk_rx_burst,
 	.tx_burst = dpdk_tx_burst,
 	.stats = dpdk_stats,
+	.queue_stats = dpdk_queue_stats,
 	.xstats = dpdk_xstats,
 	.link_up = dpdk_link_up,
 	.close = dpdk_close,

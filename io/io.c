@@ -610,6 +610,21 @@ void rf_io_stats_get(struct rf_io_dev *dev, struct rf_io_stats *st)
 		dev->ops->stats(dev, st);
 }
 
+int rf_io_queue_stats_get(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (queue >= dev->nqueues)
+		return -EINVAL;
+	if (dev->ops->queue_stats) {
+		dev->ops->queue_stats(dev, queue, st);
+		return 0;
+	}
+	if (dev->nqueues != 1)
+		return -ENOTSUP;
+	rf_io_stats_get(dev, st);
+	return 0;
+}
+
 /* ---- fast path ------------------------------------------------------------------------- */
 
 unsigned rf_io_rx_burst(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,

@@ -395,6 +395,14 @@ static void pkt_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 	}
 }
 
+/* A queue's receive side (rst) and send side (tst), which may be two threads. */
+static void pkt_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st)
+{
+	struct pkt_dev *p = dev->priv;
+	rf_io_qstats_sum(&p->q[queue].rst, st);
+	rf_io_qstats_sum(&p->q[queue].tst, st);
+}
+
 static unsigned pkt_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
 {
 	struct pkt_dev *p = dev->priv;
@@ -586,6 +594,7 @@ const struct rf_io_ops rf_io_packet_ops = {
 	.tx_burst = pkt_tx_burst,
 	.wait_fd = pkt_wait_fd,
 	.stats = pkt_stats,
+	.queue_stats = pkt_queue_stats,
 	.xstats = pkt_xstats,
 	.link_up = pkt_link_up,
 	.close = pkt_close,

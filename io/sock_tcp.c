@@ -641,6 +641,12 @@ static void tcp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 		rf_io_qstats_sum(&t->q[i].st, st);
 }
 
+static void tcp_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st)
+{
+	struct tcp_dev *t = dev->priv;
+	rf_io_qstats_sum(&t->q[queue].st, st);
+}
+
 const struct rf_io_ops rf_io_tcp_ops = {
 	.name = "tcp",
 	.usage = "tcp:listen=IP:PORT[,max_conns=N] | tcp:connect=IP:PORT[,bind=IP:PORT,timeout_ms=MS] "
@@ -654,5 +660,6 @@ const struct rf_io_ops rf_io_tcp_ops = {
 	.tx_burst = tcp_tx_burst,
 	.wait_fd = tcp_wait_fd,
 	.stats = tcp_stats,
+	.queue_stats = tcp_queue_stats,
 	.close = tcp_close,
 };

@@ -229,6 +229,12 @@ static void udp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 		rf_io_qstats_sum(&u->q[i].st, st);
 }
 
+static void udp_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st)
+{
+	struct udp_dev *u = dev->priv;
+	rf_io_qstats_sum(&u->q[queue].st, st);
+}
+
 const struct rf_io_ops rf_io_udp_ops = {
 	.name = "udp",
 	.usage = "udp:listen=IP:PORT | udp:connect=IP:PORT[,bind=IP:PORT] "
@@ -241,6 +247,7 @@ const struct rf_io_ops rf_io_udp_ops = {
 	.tx_burst = udp_tx_burst,
 	.wait_fd = udp_wait_fd,
 	.stats = udp_stats,
+	.queue_stats = udp_queue_stats,
 	.close = udp_close,
 	.caps = RF_IO_CAP_SPLIT_RXTX,
 };

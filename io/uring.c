@@ -272,6 +272,13 @@ static void ur_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 #undef RD
 }
 
+/* One queue (max_queues 1): the queue's counters are the device's. */
+static void ur_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st)
+{
+	(void)queue;
+	ur_stats(dev, st);
+}
+
 /* Cancels every request and waits (bounded) until the kernel is done with our memory. */
 static void ur_quiesce(struct ur_dev *d)
 {
@@ -518,5 +525,6 @@ const struct rf_io_ops rf_io_uring_ops = {
 	.wait_fd = ur_wait_fd,
 	.wait = ur_wait,
 	.stats = ur_stats,
+	.queue_stats = ur_queue_stats,
 	.close = ur_close,
 };

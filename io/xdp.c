@@ -359,17 +359,22 @@ static uint64_t ld(const _Atomic uint64_t *c)
 	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
+/* One queue's counters: ours, plus what the kernel dropped before its socket's ring (too
+ * long for a chunk, ring full): frames meant for us, so receive drops too. */
+static void xdp_queue_stats(struct rf_io_dev *dev, unsigned i, struct rf_io_stats *st)
+{
+	struct xdp_dev *x = dev->priv;
+	struct xdp_statistics ks;
+	rf_io_qstats_sum(&x->q[i].st, st);
+	if (rf_xsk_port_stats(x->q[i].port, &ks))
+		st->rx_drops += ks.rx_dropped + ks.rx_ring_full;
+}
+
 static void xdp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 {
 	struct xdp_dev *x = dev->priv;
-	for (unsigned i = 0; i < x->nq; i++) {
-		struct xdp_statistics ks;
-		rf_io_qstats_sum(&x->q[i].st, st);
-		/* Frames the kernel dropped before our ring (too long for a chunk, ring full)
-		 * were meant for us: they are receive drops too. */
-		if (rf_xsk_port_stats(x->q[i].port, &ks))
-			st->rx_drops += ks.rx_dropped + ks.rx_ring_full;
-	}
+	for (unsigned i = 0; i < x->nq; i++)
+		xdp_queue_stats(dev, i, st);
 }
 
 static unsigned xdp_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
@@ -607,6 +612,7 @@ const struct rf_io_ops rf_io_xdp_ops = {
 	.tx_burst = xdp_tx_burst,
 	.wait_fd = xdp_wait_fd,
 	.stats = xdp_stats,
+	.queue_stats = xdp_queue_stats,
 	.xstats = xdp_xstats,
 	.link_up = xdp_link_up,
 	.close = xdp_close,

@@ -80,6 +80,7 @@ static struct rf_mempool_cache *rf_mp_cache_attach(struct rf_mempool *mp)
 		return NULL; /* the caller goes to the ring directly */
 	memset(c, 0, sizeof(*c));
 	atomic_init(&c->len, 0);
+	atomic_init(&c->hits, 0);
 	c->size = mp->cache_size;
 	c->flushthresh = mp->flushthresh;
 	c->mp = mp;
@@ -122,6 +123,7 @@ void rf_mempool_stats_get(const struct rf_mempool *mp, struct rf_mempool_stats *
 	for (struct rf_mempool_cache *k = atomic_load_explicit(&mp->slow->caches, memory_order_relaxed);
 	     k; k = atomic_load_explicit(&k->next, memory_order_relaxed)) {
 		/* Relaxed: single-writer counters, a snapshot. */
+		st->cache_hits += atomic_load_explicit(&k->hits, memory_order_relaxed);
 		st->cache_misses += atomic_load_explicit(&k->misses, memory_order_relaxed);
 		st->cache_flushes += atomic_load_explicit(&k->flushes, memory_order_relaxed);
 		st->empty += atomic_load_explicit(&k->empty, memory_order_relaxed);
@@ -172,6 +174,9 @@ int rf_mp_get_raw(struct rf_mempool *mp, void **objs, unsigned n)
 	unsigned len = atomic_load_explicit(&c->len, memory_order_relaxed); /* ours only */
 	if (n > c->size || len < n)
 		rf_mp_count(&c->misses, 1);
+	else
+		rf_mp_count(&c->hits, 1); /* served below from the cache alone (a debug pool's
+					   * gets, a thread's first get with a warm cache) */
 	if (n > c->size) {
 		/* Too big for the cache: straight from the ring, or ring and cache together. */
 		if (rf_ring_dequeue_bulk(mp->ring, objs, n, NULL) == n)

@@ -1,7 +1,8 @@
 /*
  * ring/ring.c: creating and freeing rings. The fast path lives inline in ringflow/ring.h;
  * this file only lays out memory: header, then the producer and consumer blocks (each a
- * private head block and a tail block, 128 B apart), then the slot array.
+ * private head block and a tail block, 128 B apart), the failed-enqueue counters on a block
+ * of their own, then the slot array.
  */
 #include <ringflow/ring.h>
 
@@ -31,6 +32,8 @@ static void layout_init(struct rf_ring *r, const char *name, unsigned count, uns
 	atomic_init(&r->prod.tail, 0);
 	atomic_init(&r->cons.head, 0);
 	atomic_init(&r->cons.tail, 0);
+	atomic_init(&r->enq_fail.calls, 0);
+	atomic_init(&r->enq_fail.objs, 0);
 }
 
 size_t rf_ring_get_memsize(unsigned count)

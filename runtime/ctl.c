@@ -453,6 +453,8 @@ void rf_ctl_stop(struct rf_ctl *ctl)
 		close(ctl->epfd);
 	pthread_mutex_destroy(&ctl->lock);
 	free(ctl->clients);
+	if (ctl->own_stats)
+		rf_stats_destroy(ctl->cfg.stats);
 	free(ctl);
 }
 

@@ -32,6 +32,7 @@ struct rf_ctl {
 	struct rf_ctl_client **clients; /* max_clients slots */
 	unsigned nclients;
 	uint64_t start_ns;
+	bool own_stats; /* made by rf_ctl_start_app: rf_ctl_stop destroys the registry */
 };
 
 /* Answer one request line (without its newline) into out: one JSON line with '\n'. */

@@ -244,6 +244,11 @@ int rf_stats_add_ring(struct rf_stats *st, const char *name, const struct rf_rin
 	return r ? add(st, mk(SRC_RING, name, r)) : -EINVAL;
 }
 
+int rf_stats_add_slotring(struct rf_stats *st, const char *name, const struct rf_slotring *r)
+{
+	return r ? add(st, mk(SRC_SLOTRING, name, r)) : -EINVAL;
+}
+
 int rf_stats_add_pool(struct rf_stats *st, const char *name, const struct rf_pktbuf_pool *p)
 {
 	return p ? add(st, mk(SRC_POOL, name, p)) : -EINVAL;

@@ -18,7 +18,7 @@ struct rf_stats_base {
 };
 
 /* A registered source: what it is and how to read it. */
-enum src_kind { SRC_RUNTIME, SRC_DEV, SRC_RING, SRC_POOL, SRC_COUNTER, SRC_GAUGE, SRC_GAUGE_FN,
+enum src_kind { SRC_RUNTIME, SRC_DEV, SRC_RING, SRC_SLOTRING, SRC_POOL, SRC_COUNTER, SRC_GAUGE, SRC_GAUGE_FN,
 		SRC_HIST, SRC_FN };
 
 struct rf_stats_src {

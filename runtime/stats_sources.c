@@ -1,6 +1,6 @@
 /*
  * runtime/stats_sources.c: how the registry reads each kind of source into samples: a
- * runtime's pollers, a device, a ring, a packet-buffer pool, an app's counters.
+ * runtime's pollers, a device (and each of its queues), a ring (or slot ring), a packet-buffer pool, an app's counters.
  *
  * Reading a source is only loads of counters their owners write with relaxed stores, plus
  * the mempool's slow-path lock (rf_mempool_stats_get: the lock the pollers take only when a
@@ -14,6 +14,7 @@
 #include <ringflow/pktbuf.h>
 #include <ringflow/ring.h>
 #include <ringflow/runtime.h>
+#include <ringflow/slotring.h>
 #include <ringflow/stats.h>
 
 #include "stats_pvt.h"
@@ -136,6 +137,32 @@ static void read_dev(struct rf_stat_set *s, const char *name, struct rf_io_dev *
 			  "Connections open now (connection drivers)", io.conns_open);
 	rf_stats_emit_u64(s, RF_STAT_COUNTER, D("conns_total"), "port_connections_total", lab,
 			  "Connections accepted or made since open", io.conns_total);
+	/* Each queue's own counters (its poller writes them, on the queue's own line), under
+	 * ports/NAME/per_queue/Q/ and as ringflow_queue_* with a queue label. */
+	for (unsigned q = 0; q < rf_io_nqueues(dev); q++) {
+		struct rf_io_stats qs;
+		if (rf_io_queue_stats_get(dev, q, &qs))
+			break;
+		char ql[128];
+		snprintf(ql, sizeof(ql), "%s,queue=%u", lab, q);
+#define Q(field) (snprintf(path, sizeof(path), "ports/%.40s/per_queue/%u/%s", name, q, field), path)
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("rx_pkts"), "queue_rx_packets_total", ql,
+				  "Messages the driver handed to the app on this queue", qs.rx_pkts);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("rx_bytes"), "queue_rx_bytes_total", ql,
+				  "Payload bytes the driver handed to the app on this queue", qs.rx_bytes);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("tx_pkts"), "queue_tx_packets_total", ql,
+				  "Messages the driver sent or queued on this queue", qs.tx_pkts);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("tx_bytes"), "queue_tx_bytes_total", ql,
+				  "Payload bytes the driver sent or queued on this queue", qs.tx_bytes);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("rx_nobuf"), "queue_rx_nobuf_total", ql,
+				  "Receive bursts of this queue that found the buffer pool empty",
+				  qs.rx_nobuf);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("rx_drops"), "queue_rx_drops_total", ql,
+				  "Messages dropped on receive on this queue", qs.rx_drops);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, Q("tx_drops"), "queue_tx_drops_total", ql,
+				  "Messages this queue took but could not send", qs.tx_drops);
+#undef Q
+	}
 	int up = rf_io_link_up(dev);
 	if (up >= 0)
 		rf_stats_emit_u64(s, RF_STAT_GAUGE, D("link_up"), "port_link_up", lab,
@@ -154,6 +181,19 @@ static void read_dev(struct rf_stat_set *s, const char *name, struct rf_io_dev *
 #undef D
 }
 
+/* A ring's failed enqueues: calls that fell short, and the objects they could not place. */
+static void emit_fail(struct rf_stat_set *s, const char *name, const char *lab, uint64_t calls,
+		      uint64_t objs)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "rings/%s/enqueue_failures", name);
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "ring_enqueue_failures_total", lab,
+			  "Enqueue calls that found the ring too full for all their objects", calls);
+	snprintf(path, sizeof(path), "rings/%s/enqueue_failed_objects", name);
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "ring_enqueue_failed_objects_total", lab,
+			  "Objects those enqueue calls could not place", objs);
+}
+
 static void read_ring(struct rf_stat_set *s, const char *name, const struct rf_ring *r)
 {
 	char path[128], lab[64];
@@ -164,6 +204,16 @@ static void read_ring(struct rf_stat_set *s, const char *name, const struct rf_r
 	snprintf(path, sizeof(path), "rings/%s/capacity", name);
 	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "ring_capacity", lab, "Slots of the ring",
 			  rf_ring_get_capacity(r));
+	uint64_t objs, calls = rf_ring_enqueue_failures(r, &objs);
+	emit_fail(s, name, lab, calls, objs);
+}
+
+static void read_slotring(struct rf_stat_set *s, const char *name, const struct rf_slotring *r)
+{
+	char lab[64];
+	snprintf(lab, sizeof(lab), "ring=%s", name);
+	uint64_t objs, calls = rf_slotring_enqueue_failures(r, &objs);
+	emit_fail(s, name, lab, calls, objs);
 }
 
 static void read_pool(struct rf_stat_set *s, const char *name, const struct rf_pktbuf_pool *p)
@@ -183,6 +233,14 @@ static void read_pool(struct rf_stat_set *s, const char *name, const struct rf_p
 	snprintf(path, sizeof(path), "mempools/%s/in_use", name);
 	rf_stats_emit_u64(s, RF_STAT_GAUGE, path, "mempool_in_use", lab, "Objects handed out",
 			  n >= avail ? n - avail : 0);
+	snprintf(path, sizeof(path), "mempools/%s/cache_hits", name);
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_cache_hits_total", lab,
+			  "Gets a thread's cache served alone (no ring access)", ms.cache_hits);
+	uint64_t gets = ms.cache_hits + ms.cache_misses;
+	snprintf(path, sizeof(path), "mempools/%s/cache_hit_rate", name);
+	rf_stats_emit_double(s, path, "mempool_cache_hit_ratio", lab,
+			     "Cache hits over all cached gets since start (0 before the first get)",
+			     gets ? (double)ms.cache_hits / (double)gets : 0.0);
 	snprintf(path, sizeof(path), "mempools/%s/cache_misses", name);
 	rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "mempool_cache_misses_total", lab,
 			  "Gets a thread's cache could not serve alone (they went to the ring)",
@@ -206,6 +264,7 @@ void rf_stats_read_src(struct rf_stat_set *s, const struct rf_stats_src *x)
 	case SRC_RUNTIME: read_runtime(s, x->ptr); break;
 	case SRC_DEV: read_dev(s, x->name, (struct rf_io_dev *)x->ptr); break;
 	case SRC_RING: read_ring(s, x->name, x->ptr); break;
+	case SRC_SLOTRING: read_slotring(s, x->name, x->ptr); break;
 	case SRC_POOL: read_pool(s, x->name, x->ptr); break;
 	case SRC_COUNTER:
 	case SRC_GAUGE: {

@@ -162,6 +162,14 @@ static void on_int(int s)
 	stop_top = 1;
 }
 
+/* Cache hits over all cached gets between two snapshots of a pool, in %; -1 when none. */
+static double hit_pct(const struct rf_json *c, const struct rf_json *p)
+{
+	double h = num(c, "cache_hits") - num(p, "cache_hits");
+	double m = num(c, "cache_misses") - num(p, "cache_misses");
+	return h + m > 0 ? 100 * h / (h + m) : -1;
+}
+
 /* top: two snapshots an interval apart; per-second rates from the difference. */
 static int cmd_top(int fd, long iterations, double interval)
 {
@@ -188,6 +196,8 @@ static int cmd_top(int fd, long iterations, double interval)
 		const struct rf_json *cp = rf_json_get(cr, "pollers"), *pp = rf_json_get(pr, "pollers");
 		const struct rf_json *cports = rf_json_get(cr, "ports"), *pports = rf_json_get(pr, "ports");
 		const struct rf_json *pools = rf_json_get(cr, "mempools");
+		const struct rf_json *ppools = rf_json_get(pr, "mempools");
+		const struct rf_json *crings = rf_json_get(cr, "rings"), *prings = rf_json_get(pr, "rings");
 #define D(a, b, k) (num(a, k) - num(b, k))
 		if (json_out) {
 			printf("{\"pollers\":[");
@@ -203,10 +213,32 @@ static int cmd_top(int fd, long iterations, double interval)
 			for (const struct rf_json *p = cports ? cports->child : NULL; p; p = p->next) {
 				const struct rf_json *o = rf_json_get(pports, p->key);
 				printf("%s{\"port\":\"%s\",\"rx_per_s\":%.0f,\"tx_per_s\":%.0f,"
-				       "\"drops_per_s\":%.0f}", p == cports->child ? "" : ",", p->key,
-				       D(p, o, "rx_pkts") / interval, D(p, o, "tx_pkts") / interval,
+				       "\"drops_per_s\":%.0f,\"queues\":[", p == cports->child ? "" : ",",
+				       p->key, D(p, o, "rx_pkts") / interval, D(p, o, "tx_pkts") / interval,
 				       (D(p, o, "rx_drops") + D(p, o, "tx_drops") + D(p, o, "rx_nobuf")) /
 					       interval);
+				const struct rf_json *cq = rf_json_get(p, "per_queue");
+				const struct rf_json *pq = rf_json_get(o, "per_queue");
+				for (const struct rf_json *q = cq ? cq->child : NULL; q; q = q->next) {
+					const struct rf_json *oq = rf_json_get(pq, q->key);
+					printf("%s{\"queue\":%s,\"rx_per_s\":%.0f,\"tx_per_s\":%.0f,"
+					       "\"drops_per_s\":%.0f}", q == cq->child ? "" : ",", q->key,
+					       D(q, oq, "rx_pkts") / interval, D(q, oq, "tx_pkts") / interval,
+					       (D(q, oq, "rx_drops") + D(q, oq, "tx_drops") +
+						D(q, oq, "rx_nobuf")) / interval);
+				}
+				printf("]}");
+			}
+			printf("],\"mempools\":[");
+			for (const struct rf_json *p = pools ? pools->child : NULL; p; p = p->next) {
+				double h = hit_pct(p, rf_json_get(ppools, p->key));
+				printf("%s{\"pool\":\"%s\",\"in_use\":%.0f,\"size\":%.0f,"
+				       "\"cache_hit_pct\":", p == pools->child ? "" : ",", p->key,
+				       num(p, "in_use"), num(p, "size"));
+				if (h < 0)
+					printf("null}");
+				else
+					printf("%.2f}", h);
 			}
 			printf("]}\n");
 		} else {
@@ -226,21 +258,48 @@ static int cmd_top(int fd, long iterations, double interval)
 				       num(p, "cpu"), 100 * b / t, 100 * i / t, 100 * s / t,
 				       D(p, o, "rx") / interval, D(p, o, "tx") / interval);
 			}
-			printf("\n%-12s %-6s %6s %12s %12s %10s %10s\n", "PORT", "DRIVER", "QUEUES",
+			printf("\n%-12s %-6s %6s %12s %12s %10s %10s\n", "PORT", "DRIVER", "QUEUE",
 			       "RX/s", "TX/s", "DROPS/s", "NOBUF/s");
 			for (const struct rf_json *p = cports ? cports->child : NULL; p; p = p->next) {
 				const struct rf_json *o = rf_json_get(pports, p->key);
-				printf("%-12s %-6s %6.0f %12.0f %12.0f %10.0f %10.0f\n", p->key,
-				       rf_json_get_str(p, "driver", "?"), num(p, "queues"),
+				printf("%-12s %-6s %6s %12.0f %12.0f %10.0f %10.0f\n", p->key,
+				       rf_json_get_str(p, "driver", "?"), "all",
 				       D(p, o, "rx_pkts") / interval, D(p, o, "tx_pkts") / interval,
 				       (D(p, o, "rx_drops") + D(p, o, "tx_drops")) / interval,
 				       D(p, o, "rx_nobuf") / interval);
+				/* One row per queue (its poller's own counters). */
+				const struct rf_json *cq = rf_json_get(p, "per_queue");
+				const struct rf_json *pq = rf_json_get(o, "per_queue");
+				for (const struct rf_json *q = cq ? cq->child : NULL; q; q = q->next) {
+					const struct rf_json *oq = rf_json_get(pq, q->key);
+					printf("%-12s %-6s %6s %12.0f %12.0f %10.0f %10.0f\n", "", "",
+					       q->key, D(q, oq, "rx_pkts") / interval,
+					       D(q, oq, "tx_pkts") / interval,
+					       (D(q, oq, "rx_drops") + D(q, oq, "tx_drops")) / interval,
+					       D(q, oq, "rx_nobuf") / interval);
+				}
 			}
-			printf("\n%-12s %10s %10s %6s\n", "POOL", "IN USE", "SIZE", "USE%");
-			for (const struct rf_json *p = pools ? pools->child : NULL; p; p = p->next)
-				printf("%-12s %10.0f %10.0f %5.1f%%\n", p->key, num(p, "in_use"),
+			printf("\n%-12s %10s %10s %6s %8s\n", "POOL", "IN USE", "SIZE", "USE%", "HIT%");
+			for (const struct rf_json *p = pools ? pools->child : NULL; p; p = p->next) {
+				double h = hit_pct(p, rf_json_get(ppools, p->key));
+				char hs[16];
+				if (h < 0)
+					snprintf(hs, sizeof(hs), "-");
+				else
+					snprintf(hs, sizeof(hs), "%.2f%%", h);
+				printf("%-12s %10.0f %10.0f %5.1f%% %8s\n", p->key, num(p, "in_use"),
 				       num(p, "size"),
-				       num(p, "size") > 0 ? 100 * num(p, "in_use") / num(p, "size") : 0);
+				       num(p, "size") > 0 ? 100 * num(p, "in_use") / num(p, "size") : 0, hs);
+			}
+			if (crings && crings->child) {
+				printf("\n%-12s %10s %10s %12s\n", "RING", "ENTRIES", "CAPACITY",
+				       "ENQ FAIL/s");
+				for (const struct rf_json *p = crings->child; p; p = p->next) {
+					const struct rf_json *o = rf_json_get(prings, p->key);
+					printf("%-12s %10.0f %10.0f %12.0f\n", p->key, num(p, "count"),
+					       num(p, "capacity"), D(p, o, "enqueue_failures") / interval);
+				}
+			}
 		}
 #undef D
 		fflush(stdout);

@@ -209,14 +209,14 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	/* The control socket and --metrics (docs/observing.md), served by their own thread. */
-	struct rf_stats *reg = rf_stats_create("echo");
 	struct rf_ctl *ctl = NULL;
-	if (!status && reg) {
-		rf_stats_add_runtime(reg, rt);
-		rf_stats_add_dev(reg, "echo0", dev);
-		rf_stats_add_pool(reg, "echo", pool);
-		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, err,
-				   sizeof(err));
+	if (!status) {
+		const char *dev_name = "echo0";
+		ctl = rf_ctl_start_app(&(struct rf_ctl_app){.app = "echo", .metrics = metrics,
+							    .rt = rt, .devs = &dev,
+							    .dev_names = &dev_name, .ndevs = 1,
+							    .pool = pool},
+				       err, sizeof(err));
 		if (!ctl)
 			fprintf(stderr, "ringflow-echo: %s\n", err);
 		if (!ctl && metrics)
@@ -259,7 +259,6 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	rf_ctl_stop(ctl);
-	rf_stats_destroy(reg);
 	rf_runtime_destroy(rt);
 	rf_io_close(dev);
 	rf_pktbuf_pool_free(pool);

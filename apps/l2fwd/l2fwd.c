@@ -283,7 +283,6 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = 1;
 	struct rf_pktbuf_pool *pool = NULL;
-	struct rf_stats *reg = NULL;
 	struct rf_ctl *ctl = NULL;
 	/* The runtime first: it checks --cores against this thread's affinity, which the EAL
 	 * changes (it pins the calling thread to its main lcore). */
@@ -344,17 +343,18 @@ int main(int argc, char **argv)
 			up == 1 ? "up" : up == 0 ? "down" : "unknown");
 	}
 	/* The control socket and --metrics, served by their own thread (docs/observing.md). */
-	reg = rf_stats_create("l2fwd");
-	if (reg) {
-		rf_stats_add_runtime(reg, rt);
+	{
+		char names[L2F_MAX_PORTS][16];
+		const char *np[L2F_MAX_PORTS];
 		for (unsigned i = 0; i < f.nports; i++) {
-			char name[16];
-			snprintf(name, sizeof(name), "port%u", i);
-			rf_stats_add_dev(reg, name, f.ports[i]);
+			snprintf(names[i], sizeof(names[i]), "port%u", i);
+			np[i] = names[i];
 		}
-		rf_stats_add_pool(reg, "l2fwd", pool);
-		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, err,
-				   sizeof(err));
+		ctl = rf_ctl_start_app(&(struct rf_ctl_app){.app = "l2fwd", .metrics = metrics,
+							    .rt = rt, .devs = f.ports,
+							    .dev_names = np, .ndevs = f.nports,
+							    .pool = pool},
+				       err, sizeof(err));
 		if (!ctl)
 			fprintf(stderr, "ringflow-l2fwd: %s\n", err);
 		else
@@ -372,8 +372,7 @@ int main(int argc, char **argv)
 	rf_runtime_join(rt);
 	status = l2f_print_totals(&f, f.json ? stdout : stderr);
 out:
-	rf_ctl_stop(ctl); /* before the runtime and the ports go */
-	rf_stats_destroy(reg);
+	rf_ctl_stop(ctl); /* before the runtime and the ports go (and the registry with it) */
 	rf_runtime_destroy(rt);
 	bool dpdk = eal;
 	for (unsigned i = 0; i < f.nports; i++) {

@@ -45,6 +45,9 @@ extern "C" {
 
 struct rf_stats;
 struct rf_ctl;
+struct rf_runtime;
+struct rf_io_dev;
+struct rf_pktbuf_pool;
 
 #define RF_CTL_MAX_REQUEST 4096
 
@@ -68,7 +71,8 @@ typedef int (*rf_ctl_cmd_fn)(const struct rf_json *req, struct rf_buf *out, void
  * use by a live process, metrics address bad or taken). */
 struct rf_ctl *rf_ctl_start(const struct rf_ctl_config *cfg, char *err, size_t len);
 
-/* Stop the thread, close every client, remove the socket file, free. NULL: no-op. */
+/* Stop the thread, close every client, remove the socket file, free (and the registry,
+ * when rf_ctl_start_app made it). NULL: no-op. */
 void rf_ctl_stop(struct rf_ctl *ctl);
 
 /* Add a command (name: [a-z0-9_-], at most 31 characters; help: one line, static
@@ -80,6 +84,27 @@ int rf_ctl_register(struct rf_ctl *ctl, const char *name, const char *help, rf_c
 /* The socket's path ("" when none), and the metrics port actually bound (0: none). */
 const char *rf_ctl_path(const struct rf_ctl *ctl);
 int rf_ctl_metrics_port(const struct rf_ctl *ctl);
+
+/* The usual sources of a dataplane app, for rf_ctl_start_app. */
+struct rf_ctl_app {
+	const char *app;                /* registry and socket name ("echo", "l2fwd") */
+	const char *metrics;            /* the app's --metrics IP:PORT, or NULL */
+	struct rf_runtime *rt;          /* its pollers, or NULL */
+	struct rf_io_dev *const *devs;  /* ndevs devices, named dev_names[i] in the tree */
+	const char *const *dev_names;
+	unsigned ndevs;
+	struct rf_pktbuf_pool *pool;    /* the packet pool, or NULL */
+	const char *pool_name;          /* its name (NULL: the app's) */
+};
+
+/* Make a registry named a->app holding a's sources and start the control thread on it
+ * (socket at the default path, Prometheus at a->metrics). NULL + errno and one line in err;
+ * nothing is left behind. The app may add more sources to rf_ctl_stats(ctl) and commands
+ * with rf_ctl_register; rf_ctl_stop then also destroys the registry. */
+struct rf_ctl *rf_ctl_start_app(const struct rf_ctl_app *a, char *err, size_t len);
+
+/* The registry ctl serves (NULL for NULL). */
+struct rf_stats *rf_ctl_stats(const struct rf_ctl *ctl);
 
 /* The directory sockets go in (see above), without creating it. Returns the length as
  * snprintf. */

@@ -225,6 +225,14 @@ void rf_io_close(struct rf_io_dev *dev);
 /* Sum of the device's counters. Any thread, any time. */
 void rf_io_stats_get(struct rf_io_dev *dev, struct rf_io_stats *st);
 
+/* Counters of one queue alone, as its poller keeps them (each driver counts per queue, on
+ * the queue's own line, so nothing is shared on the fast path). Over every queue, rx/tx
+ * packets and bytes, rx_nobuf and tx_drops add up to rf_io_stats_get's; rx_drops too, except
+ * drops a device counts for no queue (dpdk's imissed/ierrors: the device total only).
+ * 0; -EINVAL queue >= nqueues; -ENOTSUP a driver without per-queue counters (and more than
+ * one queue). Any thread, any time (relaxed loads: each value exact, not a joint snapshot). */
+int rf_io_queue_stats_get(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st);
+
 /* Block up to timeout_ms until queue may have work: the driver's wait(), else poll() on its
  * wait fd, else sleep. >0 ready, 0 timeout, -errno. Only queue's own thread. */
 int rf_io_wait(struct rf_io_dev *dev, unsigned queue, int timeout_ms);

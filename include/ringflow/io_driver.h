@@ -62,6 +62,9 @@ struct rf_io_ops {
 	int (*wait)(struct rf_io_dev *dev, unsigned queue, int timeout_ms);
 	/* Add this device's counters into *st (already zeroed by the caller). Any thread. */
 	void (*stats)(struct rf_io_dev *dev, struct rf_io_stats *st);
+	/* Optional (NULL: a one-queue device reports stats() for queue 0): add queue's own
+	 * counters into *st (zeroed by the caller; queue < nqueues checked by io.c). Any thread. */
+	void (*queue_stats)(struct rf_io_dev *dev, unsigned queue, struct rf_io_stats *st);
 	/* Optional: the device's extended counters, as rf_io_xstats_get (fill xs[0..min(n,
 	 * total)), return total). rf_io_xstat_put helps. Any thread. */
 	unsigned (*xstats)(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n);

@@ -78,6 +78,10 @@ struct rf_mempool_cache {
 	_Atomic unsigned len;  /* objects in objs[0..len) */
 	unsigned size;         /* target fill after a refill (the pool's cache_size) */
 	unsigned flushthresh;  /* a put that would pass this flushes down to size / 2 first */
+	/* Gets the cache served alone (no ring access): written by this cache's thread only,
+	 * on the line it already writes (len), with a relaxed load + store, no read-modify-write;
+	 * rf_mempool_stats_get sums it over every cache. */
+	_Atomic uint64_t hits;
 	/* The pool's list of caches: pushed at the head (under the mempool lock), never unlinked
 	 * until the pool is freed, so rf_mempool_avail_count walks it without a lock. A cache
 	 * whose thread exited is drained and kept for the next thread (owned false). */
@@ -137,10 +141,12 @@ unsigned rf_mempool_avail_count(const struct rf_mempool *mp);
 /* Objects handed out: n - avail_count (same snapshot rules). */
 unsigned rf_mempool_in_use_count(const struct rf_mempool *mp);
 
-/* A pool's counters (rf_mempool_stats_get). The fast path (a get or put the thread's cache
- * serves) counts nothing, so there is no hit count; misses are gets that went to the ring. */
+/* A pool's counters (rf_mempool_stats_get). Each thread's cache counts its own hits and
+ * misses (a plain store to a line only that thread writes); a read sums every cache, so the
+ * hit rate is cache_hits / (cache_hits + cache_misses). Puts are not counted on the fast path. */
 struct rf_mempool_stats {
 	unsigned n, avail;     /* objects; free now (as rf_mempool_avail_count) */
+	uint64_t cache_hits;   /* gets the calling thread's cache served alone (no ring access) */
 	uint64_t cache_misses; /* gets the calling thread's cache could not serve alone */
 	uint64_t cache_flushes; /* puts that flushed a cache to the ring */
 	uint64_t empty;        /* gets that failed: the pool had too few free objects */
@@ -212,6 +218,10 @@ static inline int rf_mempool_get_bulk(struct rf_mempool *mp, void **objs, unsign
 			for (unsigned i = 0; i < n; i++)
 				objs[i] = src[i];
 			atomic_store_explicit(&c->len, len - n, memory_order_relaxed);
+			/* relaxed load + store: this thread is the only writer (a statistic). */
+			atomic_store_explicit(&c->hits,
+					      atomic_load_explicit(&c->hits, memory_order_relaxed) + 1,
+					      memory_order_relaxed);
 			return 0;
 		}
 	}

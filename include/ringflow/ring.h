@@ -26,6 +26,10 @@
  *     of the same ring until it runs again; waiters spin with `pause`, then yield the CPU,
  *     so an oversubscribed core makes progress.
  *   - rf_ring_count() and friends are snapshots: exact only when the ring is quiescent.
+ *   - Failed enqueues (a bulk that found too little room, a burst that placed fewer than
+ *     asked) are counted on the failure path only, on a line of their own (struct
+ *     rf_ring_fail), so a successful enqueue writes nothing new; rf_ring_enqueue_failures
+ *     reads the count from any thread.
  *
  * Errors: functions that move objects return the number moved (0 when nothing could be);
  * invalid arguments (NULL ring, NULL array with n > 0, bulk n larger than the ring can ever
@@ -72,6 +76,17 @@ struct rf_ring_headtail {
 	alignas(RF_RING_HEADTAIL_ALIGN) _Atomic uint32_t tail;
 };
 
+/*
+ * Failure counters, written only when an enqueue could not place all its objects: a block of
+ * their own, so neither side's head or tail line is touched by them (a full ring is the
+ * moment the consumer polls prod.tail hardest). Producers on different threads may fail
+ * together, so the count is a relaxed read-modify-write (a statistic; it orders nothing).
+ */
+struct rf_ring_fail {
+	_Atomic uint64_t calls; /* enqueue calls that placed fewer objects than asked */
+	_Atomic uint64_t objs;  /* objects those calls could not place */
+};
+
 struct rf_ring {
 	char name[RF_RING_NAMESIZE];
 	unsigned flags;
@@ -80,6 +95,7 @@ struct rf_ring {
 	uint32_t capacity; /* usable slots (== size) */
 	alignas(RF_RING_HEADTAIL_ALIGN) struct rf_ring_headtail prod;
 	alignas(RF_RING_HEADTAIL_ALIGN) struct rf_ring_headtail cons;
+	alignas(RF_RING_HEADTAIL_ALIGN) struct rf_ring_fail enq_fail;
 	alignas(RF_RING_HEADTAIL_ALIGN) void *slots[];
 };
 
@@ -225,6 +241,15 @@ static inline void rf_ring_update_tail_pvt(struct rf_ring_headtail *ht, uint32_t
 	atomic_store_explicit(&ht->tail, old_head + n, memory_order_release);
 }
 
+/* The failure path of an enqueue: want objects asked, got placed (got < want). Out of line
+ * in spirit: only a full (or nearly full) ring gets here. */
+static inline void rf_ring_count_fail_pvt(struct rf_ring *r, unsigned want, unsigned got)
+{
+	/* relaxed: a statistic, read by rf_ring_enqueue_failures; no data is published by it. */
+	atomic_fetch_add_explicit(&r->enq_fail.calls, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->enq_fail.objs, want - got, memory_order_relaxed);
+}
+
 /* Published entries (a snapshot, clamped to the capacity). */
 static inline uint32_t rf_ring_used_pvt(const struct rf_ring *r)
 {
@@ -247,7 +272,10 @@ static inline unsigned rf_ring_do_enqueue_pvt(struct rf_ring *r, void *const *ob
 		return 0;
 	}
 	uint32_t head, free_n;
+	unsigned want = n;
 	n = rf_ring_move_prod_head_pvt(r, n, behavior, &head, &free_n);
+	if (rf_unlikely(n < want))
+		rf_ring_count_fail_pvt(r, want, n);
 	if (n) {
 		uint32_t idx = head & r->mask;
 		if (rf_likely(idx + n <= r->size)) {
@@ -364,6 +392,22 @@ static inline bool rf_ring_empty(const struct rf_ring *r)
 static inline bool rf_ring_full(const struct rf_ring *r)
 {
 	return r && rf_ring_count(r) == r->capacity;
+}
+
+/* Enqueue calls that placed fewer objects than asked since creation (a full ring: a bulk
+ * that placed none, a burst cut short), and in *objs (may be NULL) the objects they could
+ * not place. Calls with n == 0 and invalid arguments are not counted. Any thread, any time
+ * (relaxed loads; exact when quiescent). 0 for NULL. */
+static inline uint64_t rf_ring_enqueue_failures(const struct rf_ring *r, uint64_t *objs)
+{
+	uint64_t calls = 0, o = 0;
+	if (r) {
+		calls = atomic_load_explicit(&r->enq_fail.calls, memory_order_relaxed);
+		o = atomic_load_explicit(&r->enq_fail.objs, memory_order_relaxed);
+	}
+	if (objs)
+		*objs = o;
+	return calls;
 }
 
 /* Usable slots of the ring (== count given at creation). */

@@ -53,6 +53,11 @@ struct rf_slotring {
 	uint32_t cons_cache;                       /* last value read of cons_pos */
 	/* Consumer only, but read by the producer when the ring looks full. */
 	alignas(RF_SLOTRING_ALIGN) _Atomic uint32_t cons_pos; /* every index below it is read */
+	/* Written by the producer only when an enqueue falls short (its failure path): apart
+	 * from head so a successful enqueue writes nothing new, apart from cons_pos so the
+	 * consumer's line is not disturbed. */
+	alignas(RF_SLOTRING_ALIGN) _Atomic uint64_t fail_calls; /* enqueues that fell short */
+	_Atomic uint64_t fail_objs;                              /* objects they could not place */
 	alignas(RF_SLOTRING_ALIGN) struct rf_slotring_slot slots[];
 };
 
@@ -78,8 +83,17 @@ static inline unsigned rf_slotring_enqueue_burst(struct rf_slotring *r, void *co
 		 * the slots we are about to overwrite are finished. */
 		r->cons_cache = atomic_load_explicit(&r->cons_pos, memory_order_acquire);
 		free_n = r->size - (head - r->cons_cache);
-		if (free_n < n)
+		if (free_n < n) {
+			/* relaxed load + store: the producer is the only writer; a statistic. */
+			atomic_store_explicit(&r->fail_calls,
+					      atomic_load_explicit(&r->fail_calls, memory_order_relaxed) + 1,
+					      memory_order_relaxed);
+			atomic_store_explicit(&r->fail_objs,
+					      atomic_load_explicit(&r->fail_objs, memory_order_relaxed) +
+						      (n - free_n),
+					      memory_order_relaxed);
 			n = free_n;
+		}
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct rf_slotring_slot *s = &r->slots[(head + i) & r->mask];
@@ -119,6 +133,20 @@ static inline unsigned rf_slotring_dequeue_burst(struct rf_slotring *r, void **o
 		 * slots happen before it overwrites them. */
 		atomic_store_explicit(&r->cons_pos, pos + got, memory_order_release);
 	return got;
+}
+
+/* Enqueues that placed fewer objects than asked since creation, and in *objs (may be NULL)
+ * the objects they could not place. Any thread (relaxed loads). 0 for NULL. */
+static inline uint64_t rf_slotring_enqueue_failures(const struct rf_slotring *r, uint64_t *objs)
+{
+	uint64_t calls = 0, o = 0;
+	if (r) {
+		calls = atomic_load_explicit(&r->fail_calls, memory_order_relaxed);
+		o = atomic_load_explicit(&r->fail_objs, memory_order_relaxed);
+	}
+	if (objs)
+		*objs = o;
+	return calls;
 }
 
 /* Enqueues one object; 0 or -ENOBUFS (full). Producer only. */

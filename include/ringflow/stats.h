@@ -40,6 +40,7 @@ extern "C" {
 struct rf_runtime;
 struct rf_io_dev;
 struct rf_ring;
+struct rf_slotring;
 struct rf_pktbuf_pool;
 struct rf_stats;
 
@@ -151,6 +152,8 @@ const char *rf_stats_app(const struct rf_stats *st);
 int rf_stats_add_runtime(struct rf_stats *st, struct rf_runtime *rt); /* "pollers/..." */
 int rf_stats_add_dev(struct rf_stats *st, const char *name, struct rf_io_dev *dev); /* "ports/NAME/..." */
 int rf_stats_add_ring(struct rf_stats *st, const char *name, const struct rf_ring *r); /* "rings/NAME/..." */
+/* A slot ring (slotring.h) under "rings/NAME/...": its failed enqueues (it has no entry count). */
+int rf_stats_add_slotring(struct rf_stats *st, const char *name, const struct rf_slotring *r);
 int rf_stats_add_pool(struct rf_stats *st, const char *name, const struct rf_pktbuf_pool *p); /* "mempools/NAME/..." */
 /* App values under "app/NAME": a counter or gauge one thread writes, a histogram, a
  * gauge computed by fn, or a callback that adds any samples. help: static storage. */

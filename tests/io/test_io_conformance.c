@@ -281,6 +281,18 @@ static void server_stop(struct server *s)
 {
 	atomic_store(&s->stop, 1);
 	pthread_join(s->th, NULL);
+	/* One queue: its own counters are the device's (rx_drops aside: dpdk's imissed belongs
+	 * to no queue), and there is no queue 1. */
+	struct rf_io_stats dev_st, q_st;
+	rf_io_stats_get(s->dev, &dev_st);
+	cr_assert_eq(rf_io_queue_stats_get(s->dev, 0, &q_st), 0, "%s", s->row->name);
+	cr_assert_eq(q_st.rx_pkts, dev_st.rx_pkts, "%s: queue 0 rx", s->row->name);
+	cr_assert_eq(q_st.tx_pkts, dev_st.tx_pkts, "%s: queue 0 tx", s->row->name);
+	cr_assert_eq(q_st.rx_bytes, dev_st.rx_bytes, "%s", s->row->name);
+	cr_assert_eq(q_st.tx_bytes, dev_st.tx_bytes, "%s", s->row->name);
+	cr_assert_eq(q_st.tx_drops, dev_st.tx_drops, "%s", s->row->name);
+	cr_assert_geq(q_st.rx_pkts, atomic_load(&s->echoed), "%s", s->row->name);
+	cr_assert_eq(rf_io_queue_stats_get(s->dev, 1, &q_st), -EINVAL, "%s", s->row->name);
 	rf_io_close(s->dev);
 	s->dev = NULL;
 }

@@ -348,6 +348,7 @@ Test(mempool_api, stats_count_misses_flushes_and_empty_gets)
 	cr_assert_eq(rf_mempool_get_bulk(mp, o + 8, 8), 0); /* from the cache */
 	rf_mempool_stats_get(mp, &st);
 	cr_assert_eq(st.cache_misses, 1);
+	cr_assert_eq(st.cache_hits, 1);
 	void *big[256];
 	cr_assert_eq(rf_mempool_get_bulk(mp, big, 241), -ENOBUFS); /* 240 free */
 	rf_mempool_put_bulk(mp, o, 16);                    /* cache: 24 (the threshold) */
@@ -360,8 +361,38 @@ Test(mempool_api, stats_count_misses_flushes_and_empty_gets)
 	cr_assert_eq(st.avail, 256);
 	cr_assert_eq(st.cache_misses, 3, "first get, the failed bulk, the refill");
 	cr_assert_eq(st.cache_flushes, 2);
+	cr_assert_eq(st.cache_hits, 2, "the second get and the get of 16 from 24");
 	rf_mempool_free(mp);
 }
+
+/* Hits: gets the thread's cache served alone. A cache of 32 refilled by its first get of
+ * one object (a miss) serves the next 32 single gets, and a get/put pair after that is a
+ * hit every time. Same counts in debug mode (every call through the checked slow path). */
+static void check_cache_hits_exact(unsigned flags)
+{
+	struct rf_mempool *mp = rf_mempool_create("hits", 1024, 64, 32, RF_MEMPOOL_NO_HUGE | flags);
+	cr_assert_not_null(mp);
+	void *o[40];
+	struct rf_mempool_stats st;
+	for (unsigned i = 0; i < 34; i++)
+		cr_assert_eq(rf_mempool_get(mp, &o[i]), 0);
+	rf_mempool_stats_get(mp, &st);
+	cr_assert_eq(st.cache_misses, 2, "the first get and the 34th");
+	cr_assert_eq(st.cache_hits, 32);
+	rf_mempool_put_bulk(mp, o, 34);
+	for (unsigned i = 0; i < 1000; i++) {
+		cr_assert_eq(rf_mempool_get(mp, &o[0]), 0);
+		rf_mempool_put(mp, o[0]);
+	}
+	rf_mempool_stats_get(mp, &st);
+	cr_assert_eq(st.cache_misses, 2);
+	cr_assert_eq(st.cache_hits, 1032);
+	rf_mempool_free(mp);
+}
+
+Test(mempool_api, cache_hits_counted_exactly) { check_cache_hits_exact(0); }
+Test(mempool_api, cache_hits_counted_exactly_debug) { check_cache_hits_exact(RF_MEMPOOL_DEBUG); }
+
 
 /* avail_count takes no lock: it runs while the mempool's process-wide lock is held (by this
  * very thread, so a lock inside would deadlock, not race), and still counts every cache. */

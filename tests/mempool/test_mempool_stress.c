@@ -249,3 +249,46 @@ Test(mempool_stress, four_threads_debug_mode)
 	/* the cookies' CAS under contention; any report would also count as a failure below */
 	run_stress(4, 1024, 64, RF_MEMPOOL_DEBUG, 2);
 }
+
+/* Each thread counts in its own cache; a read sums them, threads that exited included. */
+#define HIT_THREADS 3
+#define HIT_PAIRS 5000
+static void *hit_pairs(void *arg)
+{
+	struct rf_mempool *mp = arg;
+	for (unsigned i = 0; i < HIT_PAIRS; i++) {
+		void *x;
+		if (rf_mempool_get(mp, &x))
+			return (void *)1;
+		rf_mempool_put(mp, x);
+	}
+	return NULL;
+}
+
+Test(mempool_stress, cache_hits_of_every_thread_add_up)
+{
+	struct rf_mempool *mp = rf_mempool_create("hitmt", 1024, 64, 32, RF_MEMPOOL_NO_HUGE);
+	cr_assert_not_null(mp);
+	pthread_t t[HIT_THREADS];
+	for (unsigned i = 0; i < HIT_THREADS; i++)
+		pthread_create(&t[i], NULL, hit_pairs, mp);
+	/* A reader meanwhile (as the stats registry would be): counts only grow. */
+	uint64_t last = 0;
+	for (unsigned k = 0; k < 200; k++) {
+		struct rf_mempool_stats s;
+		rf_mempool_stats_get(mp, &s);
+		cr_assert_geq(s.cache_hits, last);
+		last = s.cache_hits;
+	}
+	for (unsigned i = 0; i < HIT_THREADS; i++) {
+		void *rv;
+		pthread_join(t[i], &rv);
+		cr_assert_null(rv);
+	}
+	struct rf_mempool_stats st;
+	rf_mempool_stats_get(mp, &st);
+	/* each thread: its first get misses (empty cache), every later one hits */
+	cr_assert_eq(st.cache_misses, HIT_THREADS);
+	cr_assert_eq(st.cache_hits, (uint64_t)HIT_THREADS * (HIT_PAIRS - 1));
+	rf_mempool_free(mp);
+}

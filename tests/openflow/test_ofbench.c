@@ -32,7 +32,7 @@ struct responder {
 static void *responder_main(void *arg)
 {
 	struct responder *r = arg;
-	ofb_responder_run(r->fd, 30.0, false, &r->stop);
+	ofb_responder_run(r->fd, 30.0, false, &r->stop, NULL);
 	return NULL;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ringflow/ring.h>
@@ -203,4 +204,48 @@ Test(ring_api, producer_and_consumer_state_on_separate_lines)
 	cr_assert_eq(offsetof(struct rf_ring, prod) % 64, 0);
 	cr_assert_eq(offsetof(struct rf_ring, cons) % 64, 0);
 	cr_assert_eq(offsetof(struct rf_ring, slots) % 64, 0);
+}
+
+/* Failed enqueues: every call that placed fewer than asked, and the objects it left out. */
+static void check_enqueue_failures_counted(unsigned flags)
+{
+	struct rf_ring *r = rf_ring_create("fail", 8, flags);
+	void *in[8], *out[8];
+	for (unsigned i = 0; i < 8; i++)
+		in[i] = P(i + 1);
+	cr_assert_eq(rf_ring_enqueue_failures(r, NULL), 0);
+	cr_assert_eq(rf_ring_enqueue_bulk(r, in, 8, NULL), 8);
+	cr_assert_eq(rf_ring_enqueue_failures(r, NULL), 0, "a success counts nothing");
+	const unsigned N = 37;
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(rf_ring_enqueue(r, P(99)), -ENOBUFS);
+	uint64_t objs = 0;
+	cr_assert_eq(rf_ring_enqueue_failures(r, &objs), N);
+	cr_assert_eq(objs, N);
+	cr_assert_eq(rf_ring_enqueue_bulk(r, in, 3, NULL), 0);   /* +1 call, +3 objects */
+	cr_assert_eq(rf_ring_dequeue_bulk(r, out, 2, NULL), 2);
+	cr_assert_eq(rf_ring_enqueue_burst(r, in, 5, NULL), 2);  /* +1 call, +3 objects */
+	cr_assert_eq(rf_ring_enqueue_burst(r, in, 0, NULL), 0);  /* n == 0: not a failure */
+	errno = 0;
+	cr_assert_eq(rf_ring_enqueue_bulk(r, in, 9, NULL), 0);   /* EINVAL: not counted */
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(rf_ring_enqueue_failures(r, &objs), N + 2);
+	cr_assert_eq(objs, N + 6);
+	cr_assert_eq(rf_ring_enqueue_failures(NULL, &objs), 0);
+	cr_assert_eq(objs, 0);
+	rf_ring_free(r);
+}
+
+Test(ring_api, enqueue_failures_counted_mpmc) { check_enqueue_failures_counted(0); }
+Test(ring_api, enqueue_failures_counted_spsc)
+{
+	check_enqueue_failures_counted(RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+}
+
+Test(ring_api, failure_counters_share_no_line_with_head_or_tail)
+{
+	size_t f = offsetof(struct rf_ring, enq_fail);
+	cr_assert_eq(f % RF_RING_HEADTAIL_ALIGN, 0);
+	cr_assert_geq(f, offsetof(struct rf_ring, cons.tail) + RF_RING_HEADTAIL_ALIGN);
+	cr_assert_geq(offsetof(struct rf_ring, slots), f + RF_RING_HEADTAIL_ALIGN);
 }

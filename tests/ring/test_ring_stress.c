@@ -240,3 +240,41 @@ Test(ring_stress, spmc_1p3c_per_producer_order)
 {
 	run_stress(1, 3, RF_RING_SP_ENQ, 512);
 }
+
+/* Producers racing on a full ring: every failed call is counted once, none lost to the race
+ * (the counter is a read-modify-write because producers fail together). */
+#define FAIL_THREADS 4
+#define FAIL_CALLS 20000
+static void *fail_loop(void *arg)
+{
+	struct rf_ring *r = arg;
+	void *objs[3] = {NULL, NULL, NULL};
+	for (unsigned i = 0; i < FAIL_CALLS; i++)
+		if (rf_ring_enqueue_bulk(r, objs, (i % 3) + 1, NULL) != 0)
+			return (void *)1; /* the ring is full: a success is a bug */
+	return NULL;
+}
+
+Test(ring_stress, concurrent_failed_enqueues_are_all_counted)
+{
+	struct rf_ring *r = rf_ring_create("full", 16, 0);
+	cr_assert_not_null(r);
+	void *fill[16] = {0};
+	cr_assert_eq(rf_ring_enqueue_bulk(r, fill, 16, NULL), 16);
+	pthread_t t[FAIL_THREADS];
+	for (unsigned i = 0; i < FAIL_THREADS; i++)
+		pthread_create(&t[i], NULL, fail_loop, r);
+	for (unsigned i = 0; i < FAIL_THREADS; i++) {
+		void *rv;
+		pthread_join(t[i], &rv);
+		cr_assert_null(rv, "an enqueue succeeded on a full ring");
+	}
+	uint64_t objs, calls = rf_ring_enqueue_failures(r, &objs);
+	/* per thread: i % 3 + 1 over FAIL_CALLS calls */
+	uint64_t per = 0;
+	for (unsigned i = 0; i < FAIL_CALLS; i++)
+		per += i % 3 + 1;
+	cr_assert_eq(calls, (uint64_t)FAIL_THREADS * FAIL_CALLS);
+	cr_assert_eq(objs, FAIL_THREADS * per);
+	rf_ring_free(r);
+}

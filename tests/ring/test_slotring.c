@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,26 @@ Test(slotring, empty_full_and_fifo_order)
 	for (unsigned i = 0; i < 7; i++)
 		cr_assert_eq(out[i], P(103 + i));
 	cr_assert_eq(rf_slotring_dequeue_burst(r, out, 4), 0);
+	rf_slotring_free(r);
+}
+
+Test(slotring, enqueue_failures_counted_on_a_full_ring)
+{
+	struct rf_slotring *r = rf_slotring_create(8);
+	void *in[12] = {0}, *out[4];
+	cr_assert_eq(rf_slotring_enqueue_burst(r, in, 8), 8);
+	cr_assert_eq(rf_slotring_enqueue_failures(r, NULL), 0, "a success counts nothing");
+	for (unsigned i = 0; i < 25; i++)
+		cr_assert_eq(rf_slotring_enqueue(r, P(1)), -ENOBUFS);
+	cr_assert_eq(rf_slotring_dequeue_burst(r, out, 4), 4);
+	cr_assert_eq(rf_slotring_enqueue_burst(r, in, 12), 4); /* +1 call, +8 objects */
+	uint64_t objs = 0;
+	cr_assert_eq(rf_slotring_enqueue_failures(r, &objs), 26);
+	cr_assert_eq(objs, 25 + 8);
+	cr_assert_geq(offsetof(struct rf_slotring, fail_calls),
+		      offsetof(struct rf_slotring, cons_pos) + RF_SLOTRING_ALIGN);
+	cr_assert_geq(offsetof(struct rf_slotring, slots),
+		      offsetof(struct rf_slotring, fail_calls) + RF_SLOTRING_ALIGN);
 	rf_slotring_free(r);
 }
 

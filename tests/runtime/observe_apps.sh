@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# tests/runtime/observe_apps.sh ECHO LOADGEN CONTROLLER CTL: every app has the control socket
+# tests/runtime/observe_apps.sh ECHO LOADGEN CONTROLLER CTL [OFBENCH]: every app has the control socket
 # and --metrics: ringflow-loadgen (its device counts what it sends, seen while it runs, two
 # processes listed), ringflow-controller (its commands, the plain learning switch saying it
-# keeps no network view, promtool on its metrics including a histogram). Loopback only;
+# keeps no network view, promtool on its metrics including a histogram), ringflow-ofbench
+# (generator and responder: live counters while it runs, and the responder's PACKET_IN count
+# equal to what the generator reports it sent). Loopback only;
 # bounded; everything started is stopped by PID on any exit.
 set -euo pipefail
-ECHO=$1 LG=$2 CTLR=$3 CTL=$4
+ECHO=$1 LG=$2 CTLR=$3 CTL=$4 OFB=${5:-}
 tmp=$(mktemp -d /tmp/rf-observe-apps.$$.XXXX)
 pids=()
 cleanup() {
@@ -66,4 +68,34 @@ curl -sf "http://127.0.0.1:$cm/metrics" >"$tmp/c.txt" || fail "controller /metri
 promtool check metrics <"$tmp/c.txt" || fail "promtool on controller (apps)"
 grep -q '^ringflow_controller_packet_in_reply_seconds_bucket{app="controller",le="+Inf"} 0$' "$tmp/c.txt" ||
   fail "latency histogram missing"
-echo "PASS: loadgen and controller answer on their sockets and --metrics"
+kill -TERM "$c_pid"; wait "$c_pid" || fail "controller exit $?"
+
+# ofbench: the trivial responder and the generator against it, both observed
+if [ -n "$OFB" ]; then
+  ofp=$(free_port) rm_=$(free_port) gm=$(free_port)
+  "$OFB" --responder --listen "127.0.0.1:$ofp" -t 30 --metrics "127.0.0.1:$rm_" >"$tmp/resp.out" 2>&1 &
+  pids+=($!); r_pid=$!
+  wait_sock ofbench "$r_pid" || fail "ofbench responder socket ($(cat "$tmp/resp.out"))"
+  "$OFB" --controller "127.0.0.1:$ofp" -s 2 -M 10 -w 0 -l 2 -t 1 --json --metrics "127.0.0.1:$gm" \
+    >"$tmp/gen.json" 2>"$tmp/gen.err" &
+  pids+=($!); g_pid=$!
+  wait_sock ofbench "$g_pid" || fail "ofbench generator socket ($(cat "$tmp/gen.err"))"
+  sleep 1
+  [ "$("$CTL" -p "$g_pid" --json stats app/ofbench_switches)" = 2 ] ||
+    fail "generator switches: $("$CTL" -p "$g_pid" --json stats app 2>&1)"
+  [ "$("$CTL" -p "$g_pid" --json stats app/ofbench_packet_ins)" -gt 0 ] || fail "generator packet_ins"
+  curl -sf "http://127.0.0.1:$gm/metrics" >"$tmp/g.txt" || fail "ofbench /metrics"
+  promtool check metrics <"$tmp/g.txt" || fail "promtool on ofbench"
+  grep -q '^ringflow_ofbench_rtt_seconds_count{app="ofbench"} [1-9]' "$tmp/g.txt" || fail "rtt histogram: $(grep rtt "$tmp/g.txt")"
+  wait "$g_pid" || fail "ofbench generator exit ($(cat "$tmp/gen.err"))"
+  [ ! -e "$XDG_RUNTIME_DIR/ringflow/ofbench.$g_pid.sock" ] || fail "generator socket left behind"
+  sent=$(python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).readline()); assert j["lost"] == 0, j; print(j["sent"])' "$tmp/gen.json") ||
+    fail "generator report: $(cat "$tmp/gen.json")"
+  got=$("$CTL" -p "$r_pid" --json stats app/ofbench_packet_ins)
+  [ "$got" = "$sent" ] || fail "responder counted $got PACKET_INs, the generator sent $sent"
+  [ "$("$CTL" -p "$r_pid" --json stats app/ofbench_responses)" = "$sent" ] || fail "responder responses"
+  [ "$("$CTL" -p "$r_pid" --json stats app/ofbench_switches)" = 0 ] || fail "responder still counts connections"
+  kill -TERM "$r_pid"; wait "$r_pid" || fail "responder exit $?"
+  [ ! -e "$XDG_RUNTIME_DIR/ringflow/ofbench.$r_pid.sock" ] || fail "responder socket left behind"
+fi
+echo "PASS: loadgen, controller${OFB:+ and ofbench} answer on their sockets and --metrics"

@@ -55,13 +55,20 @@ t = json.load(sys.stdin)
 assert t["ports"]["echo0"]["tx_pkts"] == '"$N"', t["ports"]
 assert t["pollers"]["0"]["rx"] == '"$N"', t["pollers"]
 assert t["mempools"]["echo"]["size"] == 16384
+q = t["ports"]["echo0"]["per_queue"]
+assert sum(v["rx_pkts"] for v in q.values()) == t["ports"]["echo0"]["rx_pkts"] == '"$N"', q
+assert q["0"]["tx_pkts"] == '"$N"', q
+m = t["mempools"]["echo"]
+assert m["cache_hits"] > 0 and 0 < m["cache_hit_rate"] <= 1, m
 ' || fail "ringflow-ctl --json stats"
 "$CTL" pollers | grep -q "^poller cpu" || fail "pollers table"
 "$CTL" pollers | awk '$1 == "0" { ok = ($7 == '"$N"') } END { exit !ok }' || fail "pollers rx column: $("$CTL" pollers)"
 out=$("$CTL" top --iterations 2 --interval 0.2)
 [ "$(grep -c '^POLLER' <<<"$out")" = 2 ] || fail "top did not refresh twice: $out"
-grep -q '^echo0 *udp *1 ' <<<"$out" || fail "top port line: $out"
-"$CTL" --json top --iterations 1 --interval 0.2 | python3 -c 'import json,sys; j=json.loads(sys.stdin.readline()); assert j["ports"][0]["port"]=="echo0"' ||
+grep -q '^echo0 *udp *all ' <<<"$out" || fail "top port line: $out"
+grep -q '^ *0 *[0-9]' <<<"$out" || fail "top queue row: $out"
+grep -q '^POOL .*HIT%' <<<"$out" || fail "top pool hit column: $out"
+"$CTL" --json top --iterations 1 --interval 0.2 | python3 -c 'import json,sys; j=json.loads(sys.stdin.readline()); assert j["ports"][0]["port"]=="echo0"; assert j["ports"][0]["queues"][0]["queue"]==0; assert j["mempools"][0]["pool"]=="echo"' ||
   fail "top --json"
 [ "$("$CTL" log-level debug)" = debug ] && [ "$("$CTL" --json log-level)" = '"debug"' ] || fail "log-level"
 "$CTL" peers | grep -q '^driver *"udp"' || fail "peers: $("$CTL" peers)"
@@ -75,6 +82,12 @@ curl -sf "http://127.0.0.1:$metrics/metrics" >"$tmp/metrics.txt" || fail "GET /m
 promtool check metrics <"$tmp/metrics.txt" || fail "promtool check metrics: $(promtool check metrics <"$tmp/metrics.txt" 2>&1)"
 grep -q "^ringflow_port_rx_packets_total{app=\"echo\",port=\"echo0\",driver=\"udp\"} $N\$" "$tmp/metrics.txt" ||
   fail "rx counter line missing: $(grep port_rx_packets "$tmp/metrics.txt")"
+grep -q "^ringflow_queue_rx_packets_total{app=\"echo\",port=\"echo0\",driver=\"udp\",queue=\"0\"} $N\$" "$tmp/metrics.txt" ||
+  fail "per-queue rx line missing: $(grep queue_rx_packets "$tmp/metrics.txt")"
+grep -q '^ringflow_mempool_cache_hits_total{app="echo",pool="echo"} [1-9]' "$tmp/metrics.txt" ||
+  fail "cache hits line missing: $(grep cache_hit "$tmp/metrics.txt")"
+grep -q '^ringflow_mempool_cache_hit_ratio{app="echo",pool="echo"} 0\.[0-9]' "$tmp/metrics.txt" ||
+  fail "cache hit ratio line missing: $(grep cache_hit "$tmp/metrics.txt")"
 
 # a real Prometheus scraping it every second
 cat >"$tmp/prometheus.yml" <<YML

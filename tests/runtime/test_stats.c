@@ -19,6 +19,7 @@
 #include <ringflow/json.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/ring.h>
+#include <ringflow/slotring.h>
 #include <ringflow/runtime.h>
 #include <ringflow/stats.h>
 
@@ -242,6 +243,73 @@ Test(stats, app_sources_and_subtrees)
 	rf_pktbuf_free_bulk(held, 3);
 	rf_stats_destroy(st);
 	rf_pktbuf_pool_free(pool);
+	rf_ring_free(r);
+}
+
+/* The new counters, end to end: N failed enqueues on a full ring (and slot ring) and a known
+ * number of cache hits reach the JSON tree and the Prometheus text exactly. */
+Test(stats, ring_failures_and_cache_hits_exact)
+{
+	struct rf_stats *st = rf_stats_create("obs");
+	struct rf_ring *r = rf_ring_create("r", 16, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+	struct rf_slotring *sr = rf_slotring_create(8);
+	struct rf_pktbuf_pool *pool = rf_pktbuf_pool_create("p", 512, 256, 32, RF_MEMPOOL_NO_HUGE);
+	cr_assert(st && r && sr && pool);
+	cr_assert_eq(rf_stats_add_ring(st, "r0", r), 0);
+	cr_assert_eq(rf_stats_add_slotring(st, "s0", sr), 0);
+	cr_assert_eq(rf_stats_add_pool(st, "p0", pool), 0);
+	void *objs[16] = {0};
+	cr_assert_eq(rf_ring_enqueue_burst(r, objs, 16, NULL), 16);
+	const unsigned N = 23;
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(rf_ring_enqueue_burst(r, objs, 2, NULL), 0);
+	cr_assert_eq(rf_slotring_enqueue_burst(sr, objs, 8), 8);
+	for (unsigned i = 0; i < 5; i++)
+		cr_assert_eq(rf_slotring_enqueue_burst(sr, objs, 3), 0);
+	/* 1 miss (empty cache, refilled to 33), then K hits: alloc/free pairs of one buffer */
+	const unsigned K = 777;
+	struct rf_pktbuf *b;
+	cr_assert_eq(rf_pktbuf_alloc_bulk(pool, &b, 1), 0);
+	rf_pktbuf_free_bulk(&b, 1);
+	for (unsigned i = 0; i < K; i++) {
+		cr_assert_eq(rf_pktbuf_alloc_bulk(pool, &b, 1), 0);
+		rf_pktbuf_free_bulk(&b, 1);
+	}
+	struct rf_json *j = read_tree(st, "");
+	cr_assert_eq(get_u64(j, "rings/r0/enqueue_failures"), N);
+	cr_assert_eq(get_u64(j, "rings/r0/enqueue_failed_objects"), 2 * N);
+	cr_assert_eq(get_u64(j, "rings/r0/count"), 16);
+	cr_assert_eq(get_u64(j, "rings/s0/enqueue_failures"), 5);
+	cr_assert_eq(get_u64(j, "rings/s0/enqueue_failed_objects"), 15);
+	cr_assert_eq(get_u64(j, "mempools/p0/cache_hits"), K);
+	cr_assert_eq(get_u64(j, "mempools/p0/cache_misses"), 1);
+	const struct rf_json *rate = rf_json_path(j, "mempools/p0/cache_hit_rate");
+	cr_assert_not_null(rate);
+	double want = (double)K / (K + 1), d = rate->num - want;
+	cr_assert(d < 1e-9 && d > -1e-9, "hit rate %.12f, want %.12f", rate->num, want);
+	rf_json_free(j);
+	/* reset: the JSON counts from zero, the ring keeps its own count */
+	rf_stats_reset(st);
+	cr_assert_eq(rf_ring_enqueue_burst(r, objs, 1, NULL), 0);
+	j = read_tree(st, "rings/r0");
+	cr_assert_eq(get_u64(j, "enqueue_failures"), 1);
+	rf_json_free(j);
+	cr_assert_eq(rf_ring_enqueue_failures(r, NULL), N + 1);
+	struct rf_buf bb;
+	rf_buf_init(&bb, 1u << 20);
+	cr_assert_eq(rf_stats_write_prometheus(st, &bb), 0);
+	char line[160];
+	snprintf(line, sizeof(line), "ringflow_ring_enqueue_failures_total{app=\"obs\",ring=\"r0\"} %u\n",
+		 N + 1);
+	cr_assert(strstr(bb.p, line), "%s not in\n%s", line, bb.p);
+	cr_assert(strstr(bb.p, "ringflow_ring_enqueue_failures_total{app=\"obs\",ring=\"s0\"} 5\n"));
+	snprintf(line, sizeof(line), "ringflow_mempool_cache_hits_total{app=\"obs\",pool=\"p0\"} %u\n", K);
+	cr_assert(strstr(bb.p, line), "%s not in\n%s", line, bb.p);
+	cr_assert(strstr(bb.p, "# TYPE ringflow_mempool_cache_hit_ratio gauge\n"));
+	rf_buf_free(&bb);
+	rf_stats_destroy(st);
+	rf_pktbuf_pool_free(pool);
+	rf_slotring_free(sr);
 	rf_ring_free(r);
 }
 

@@ -24,6 +24,35 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <ringflow/stats.h>
+
+/* Live counters for the control socket and --metrics (ofbench.c registers them in its stats
+ * registry): the generator's or the responder's one thread writes them (ofb_live_add, a
+ * relaxed load + store), the control thread reads them. NULL where the tool runs without. */
+struct ofb_live {
+	_Atomic uint64_t switches_up; /* gauge: connections that finished the handshake (open, responder) */
+	_Atomic uint64_t packet_ins;  /* PACKET_INs sent (generator) or received (responder), warm-up included */
+	_Atomic uint64_t responses;   /* answers matched (generator) or PACKET_OUTs sent (responder) */
+	_Atomic uint64_t errors;      /* OpenFlow ERRORs received */
+	_Atomic uint64_t rounds;      /* rounds finished, warm-up included (generator) */
+	struct rf_stats_hist rtt;     /* round-trip time of each matched answer, ns (generator) */
+};
+
+/* Add n to counter `field` of live counters l (its one writer only: a relaxed load + store,
+ * no read-modify-write); nothing when l is NULL. */
+#define OFB_LIVE_ADD(l, field, n)                                                            \
+	do {                                                                                 \
+		struct ofb_live *l_ = (l);                                                   \
+		if (l_)                                                                      \
+			atomic_store_explicit(&l_->field,                                    \
+					      atomic_load_explicit(&l_->field,               \
+								   memory_order_relaxed) + (n), \
+					      memory_order_relaxed);                         \
+	} while (0)
+
+/* Zero l and set up its RTT histogram (1 us .. ~8 s, doubling; seconds in Prometheus). */
+void ofb_live_init(struct ofb_live *l);
+
 enum ofb_mode { OFB_THROUGHPUT, OFB_LATENCY, OFB_RATE };
 
 struct ofb_opts {
@@ -39,6 +68,7 @@ struct ofb_opts {
 	double rate;       /* rate mode: PACKET_IN/s over all switches */
 	uint8_t version;   /* -O: OF_VERSION_1_3 (default) or OF_VERSION_1_0 */
 	bool no_buffer;    /* --no-buffer: n_buffers=0, buffer_id NO_BUFFER, data in PACKET_OUT */
+	struct ofb_live *live; /* live counters to keep, or NULL */
 };
 
 /* Log-linear latency histogram in ns: 16 sub-buckets per power of two (<= 6.25 % error). */
@@ -89,8 +119,10 @@ int ofb_responder_listen(const char *host, uint16_t port, uint16_t *bound);
 /* Serves controller-side: HELLO (1.3 and 1.0), FEATURES_REQUEST, the 1.3 table-miss entry,
  * ECHO; every PACKET_IN gets one PACKET_OUT (flood, buffer_id echoed, data when unbuffered).
  * Runs until *stop is set or max_s seconds pass (0: no limit). busy: spin instead of
- * blocking in epoll_wait. Returns 0 or -errno. Closes listen_fd. */
-int ofb_responder_run(int listen_fd, double max_s, bool busy, atomic_bool *stop);
+ * blocking in epoll_wait. live: counters to keep, or NULL. Returns 0 or -errno. Closes
+ * listen_fd. */
+int ofb_responder_run(int listen_fd, double max_s, bool busy, atomic_bool *stop,
+		      struct ofb_live *live);
 
 /* Monotonic time in ns. */
 uint64_t ofb_now_ns(void);

@@ -68,6 +68,12 @@ struct gen {
 	unsigned errlen;
 };
 
+void ofb_live_init(struct ofb_live *l)
+{
+	memset(l, 0, sizeof(*l));
+	rf_stats_hist_init(&l->rtt, 1000, 2.0, 24, 1e-9);
+}
+
 uint64_t ofb_now_ns(void)
 {
 	struct timespec ts;
@@ -180,6 +186,7 @@ static bool send_packet_in(struct gen *g, struct sw *s, uint64_t t)
 	s->seq = (seq + 1) & 0x7fffffffu;
 	if (g->measuring)
 		g->r->sent++;
+	OFB_LIVE_ADD(o->live, packet_ins, 1);
 	return true;
 }
 
@@ -216,6 +223,11 @@ static void answered(struct gen *g, struct sw *s, uint32_t seq, uint64_t now)
 		return; /* a second response, or one for a PACKET_IN written off as lost */
 	if (sl->measured)
 		add_rtt(g, sl->t, now);
+	struct ofb_live *l = g->o->live;
+	if (l) {
+		OFB_LIVE_ADD(l, responses, 1);
+		rf_stats_hist_record(&l->rtt, now > sl->t ? now - sl->t : 0);
+	}
 	g->round_responses += g->measuring; /* the rate: any answer inside a measured round */
 	sl->t = 0;
 	s->outstanding--;
@@ -278,6 +290,7 @@ static int handle(struct gen *g, struct sw *s, const uint8_t *b, size_t len, uin
 		}
 		queue_msg(s, &out);
 		s->ready = true;
+		OFB_LIVE_ADD(g->o->live, switches_up, 1);
 		return 0;
 	case OF_ECHO_REQUEST:
 		out.type = OF_ECHO_REPLY;
@@ -300,6 +313,7 @@ static int handle(struct gen *g, struct sw *s, const uint8_t *b, size_t len, uin
 		return 0;
 	case OF_ERROR:
 		g->r->errors_received++;
+		OFB_LIVE_ADD(g->o->live, errors, 1);
 		return 0;
 	case OF_PACKET_OUT:
 		if (g->measuring)
@@ -586,6 +600,7 @@ int ofb_run(const struct ofb_opts *o, struct ofb_result *r, char *err, unsigned 
 		if ((rc = run_until(&g, start + round_ns, t0, &sent_total, true)) < 0)
 			goto out;
 		double secs = (double)(ofb_now_ns() - start) * 1e-9;
+		OFB_LIVE_ADD(o->live, rounds, 1);
 		if (g.measuring) {
 			r->per_s[r->rounds++] = (double)g.round_responses / secs;
 			r->seconds += secs;
@@ -613,6 +628,8 @@ out:
 		for (unsigned i = 0; i < o->switches; i++) {
 			if (g.sw[i].c.fd >= 0 || g.sw[i].c.rx)
 				ofb_conn_close(&g.sw[i].c);
+			if (g.sw[i].ready)
+				OFB_LIVE_ADD(o->live, switches_up, (uint64_t)-1);
 			free(g.sw[i].slots);
 		}
 		free(g.sw);

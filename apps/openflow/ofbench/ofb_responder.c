@@ -49,11 +49,14 @@ int ofb_responder_listen(const char *host, uint16_t port, uint16_t *bound)
 static bool on_message(void *arg, struct of_session *s, const struct of_msg *m,
 		       const uint8_t *raw, size_t raw_len, struct of_out *out)
 {
-	(void)arg;
+	struct ofb_live *live = arg;
 	(void)raw;
 	(void)raw_len;
+	if (m->type == OF_ERROR)
+		OFB_LIVE_ADD(live, errors, 1);
 	if (m->type != OF_PACKET_IN)
 		return true;
+	OFB_LIVE_ADD(live, packet_ins, 1);
 	const struct of_packet_in *pi = &m->u.packet_in;
 	bool unbuffered = pi->buffer_id == OFP_NO_BUFFER;
 	ssize_t n = of_build_packet_out(out->p + out->len, out->cap - out->len, s->framer.version,
@@ -62,13 +65,15 @@ static bool on_message(void *arg, struct of_session *s, const struct of_msg *m,
 									    : OFPP_CONTROLLER,
 					OFPP_FLOOD, unbuffered ? pi->data : NULL,
 					unbuffered ? pi->data_len : 0);
-	if (n > 0)
+	if (n > 0) {
 		out->len += (size_t)n;
+		OFB_LIVE_ADD(live, responses, 1);
+	}
 	return true;
 }
 
 /* Runs the session over what conn c has received; false when it must be closed. */
-static bool serve(struct ofb_conn *c, struct of_session *s)
+static bool serve(struct ofb_conn *c, struct of_session *s, struct ofb_live *live)
 {
 	size_t room;
 	uint8_t *q = ofb_conn_reserve(c, OF_MAX_MSG_LEN, &room);
@@ -77,12 +82,13 @@ static bool serve(struct ofb_conn *c, struct of_session *s)
 	struct of_out out = {.p = q, .cap = room, .len = 0};
 	bool close;
 	c->rx_off += of_session_input(s, c->rx + c->rx_off, c->rx_len - c->rx_off, on_message,
-				      NULL, &out, &close);
+				      live, &out, &close);
 	ofb_conn_commit(c, out.len);
 	return !close;
 }
 
-int ofb_responder_run(int lfd, double max_s, bool busy, atomic_bool *stop)
+int ofb_responder_run(int lfd, double max_s, bool busy, atomic_bool *stop,
+		      struct ofb_live *live)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct ofb_conn *conns = calloc(MAX_CONNS, sizeof(*conns));
@@ -124,15 +130,17 @@ int ofb_responder_run(int lfd, double max_s, bool busy, atomic_bool *stop)
 				uint8_t *q = ofb_conn_reserve(&conns[k], 64, &room);
 				struct of_out out = {.p = q, .cap = room, .len = 0};
 				of_session_start(&sessions[k], 0, 0, &out);
+				OFB_LIVE_ADD(live, switches_up, 1);
 				ofb_conn_commit(&conns[k], out.len);
 				ofb_conn_flush(&conns[k]);
 				continue;
 			}
 			struct ofb_conn *c = &conns[id];
-			bool dead = ofb_conn_read(c) < 0 || !serve(c, &sessions[id]);
+			bool dead = ofb_conn_read(c) < 0 || !serve(c, &sessions[id], live);
 			if (ofb_conn_flush(c) < 0 || dead) {
 				epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
 				ofb_conn_close(c);
+				OFB_LIVE_ADD(live, switches_up, (uint64_t)-1);
 			}
 		}
 		for (unsigned k = 0; k < MAX_CONNS; k++) /* leftovers a full socket refused */

@@ -1,7 +1,8 @@
 /*
  * apps/openflow/ofbench/ofbench.c: command line of ringflow-ofbench (options, pinning,
- * mlock and SCHED_FIFO, steal time, JSON lines and the table). The generator is ofb_gen.c,
- * the trivial responder ofb_responder.c; see ofb.h for what each mode measures.
+ * mlock and SCHED_FIFO, steal time, JSON lines and the table, the control socket and
+ * --metrics). The generator is ofb_gen.c, the trivial responder ofb_responder.c; see ofb.h
+ * for what each mode measures.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +13,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <ringflow/ctl.h>
+#include <ringflow/stats.h>
 
 #include "of.h"
 #include "ofb.h"
@@ -42,6 +46,8 @@ static void usage(FILE *f)
 		"  --rt        SCHED_FIFO priority 1 (needs root). Beware: RT throttling\n"
 		"              (sched_rt_runtime_us) stops a spinning RT thread ~50 ms a second\n"
 		"  --json      JSON lines on stdout, the table on stderr\n"
+		"  --metrics IP:PORT  serve Prometheus metrics there; the control socket is always on\n"
+		"              (ringflow-ctl; docs/observing.md)\n"
 		"responder mode answers every PACKET_IN with one PACKET_OUT: the generator's ceiling.\n");
 }
 
@@ -213,6 +219,21 @@ static void report(const struct ofb_opts *o, const struct ofb_result *r, const c
 	report_table(json ? stderr : stdout, o, r, impl, &f);
 }
 
+/* The live counters in the registry the control socket and --metrics serve. */
+static void add_live(struct rf_stats *st, struct ofb_live *l)
+{
+	rf_stats_add_gauge(st, "ofbench_switches", "Emulated switches connected (generator) or "
+			   "connections open (responder)", &l->switches_up);
+	rf_stats_add_counter(st, "ofbench_packet_ins", "PACKET_INs sent (generator) or received "
+			     "(responder), warm-up included", &l->packet_ins);
+	rf_stats_add_counter(st, "ofbench_responses", "Answers matched (generator) or PACKET_OUTs "
+			     "sent (responder)", &l->responses);
+	rf_stats_add_counter(st, "ofbench_errors", "OpenFlow ERROR messages received", &l->errors);
+	rf_stats_add_counter(st, "ofbench_rounds", "Rounds finished, warm-up included", &l->rounds);
+	rf_stats_add_hist(st, "ofbench_rtt_seconds", "Round-trip time of each matched answer",
+			  &l->rtt);
+}
+
 static int pin(int cpu)
 {
 	if (cpu < 0)
@@ -223,18 +244,21 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+static int run(struct ofb_opts *op, bool responder, char *host, const char *listen_at,
+	       bool busy, bool t_given, const char *impl, bool json, const struct run_env *envp);
+
 int main(int argc, char **argv)
 {
 	struct ofb_opts o = {.mode = OFB_THROUGHPUT, .switches = 16, .macs = 1000, .window = 1024,
 			     .loops = 5, .warmup = 1, .round_s = 1.0, .rate = 100000,
 			     .version = OF_VERSION_1_3};
-	const char *controller = NULL, *listen_at = NULL, *impl = "controller";
+	const char *controller = NULL, *listen_at = NULL, *impl = "controller", *metrics = NULL;
 	bool json = false, responder = false, busy = false, t_given = false;
 	bool want_mlock = false, want_rt = false;
 	struct run_env env;
 	int cpu = -1;
 	enum { O_CONTROLLER = 256, O_MODE, O_WINDOW, O_RATE, O_NOBUF, O_CPU, O_NAME, O_JSON,
-	       O_RESPONDER, O_LISTEN, O_BUSY, O_MLOCK, O_RT, O_HELP };
+	       O_RESPONDER, O_LISTEN, O_BUSY, O_MLOCK, O_RT, O_HELP, O_METRICS };
 	static const struct option lo[] = {
 		{"controller", required_argument, 0, O_CONTROLLER}, {"mode", required_argument, 0, O_MODE},
 		{"window", required_argument, 0, O_WINDOW}, {"rate", required_argument, 0, O_RATE},
@@ -242,7 +266,8 @@ int main(int argc, char **argv)
 		{"name", required_argument, 0, O_NAME}, {"json", no_argument, 0, O_JSON},
 		{"responder", no_argument, 0, O_RESPONDER}, {"listen", required_argument, 0, O_LISTEN},
 		{"busy", no_argument, 0, O_BUSY}, {"mlock", no_argument, 0, O_MLOCK},
-		{"rt", no_argument, 0, O_RT}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+		{"rt", no_argument, 0, O_RT}, {"help", no_argument, 0, O_HELP},
+		{"metrics", required_argument, 0, O_METRICS}, {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "s:M:l:w:t:O:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -282,6 +307,7 @@ int main(int argc, char **argv)
 		case O_BUSY: busy = true; break;
 		case O_MLOCK: want_mlock = true; break;
 		case O_RT: want_rt = true; break;
+		case O_METRICS: metrics = optarg; break;
 		case O_HELP: case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -293,13 +319,40 @@ int main(int argc, char **argv)
 	}
 	setup_env(want_mlock, want_rt, &env);
 	char host[256];
+	if (responder ? !listen_at || split_hostport(listen_at, host, sizeof(host), &o.port)
+		      : !controller || split_hostport(controller, host, sizeof(host), &o.port)) {
+		fprintf(stderr, responder ? "ringflow-ofbench: --responder needs --listen IPV4:PORT (e.g. 127.0.0.1:6653)\n"
+					  : "ringflow-ofbench: --controller HOST:PORT is required (e.g. 127.0.0.1:6653); see --help\n");
+		return 2;
+	}
+	/* The control socket and --metrics (docs/observing.md): the live counters. */
+	static struct ofb_live live; /* outlives the control thread (stopped before return) */
+	ofb_live_init(&live);
+	char cerr[512];
+	struct rf_ctl *ctl = rf_ctl_start_app(&(struct rf_ctl_app){.app = "ofbench", .metrics = metrics},
+					      cerr, sizeof(cerr));
+	if (!ctl) {
+		fprintf(stderr, "ringflow-ofbench: %s\n", cerr);
+		if (metrics)
+			return 1;
+	} else {
+		add_live(rf_ctl_stats(ctl), &live);
+	}
+	o.live = &live;
+	int status = run(&o, responder, host, listen_at, busy, t_given, impl, json, &env);
+	rf_ctl_stop(ctl);
+	return status;
+}
+
+/* The responder or the generator, after the options; the exit status. */
+static int run(struct ofb_opts *op, bool responder, char *host, const char *listen_at,
+	       bool busy, bool t_given, const char *impl, bool json, const struct run_env *envp)
+{
+	struct ofb_opts o = *op;
+	struct run_env env = *envp;
 	if (responder) {
-		uint16_t port, bound;
-		if (!listen_at || split_hostport(listen_at, host, sizeof(host), &port)) {
-			fprintf(stderr, "ringflow-ofbench: --responder needs --listen IPV4:PORT (e.g. 127.0.0.1:6653)\n");
-			return 2;
-		}
-		int fd = ofb_responder_listen(host, port, &bound);
+		uint16_t bound;
+		int fd = ofb_responder_listen(host, o.port, &bound);
 		if (fd < 0) {
 			fprintf(stderr, "ringflow-ofbench: cannot listen on %s: %s; pick a free port\n",
 				listen_at, strerror(-fd));
@@ -309,13 +362,8 @@ int main(int argc, char **argv)
 		signal(SIGTERM, on_signal);
 		printf("listening %s:%u\n", host, bound);
 		fflush(stdout);
-		int rc = ofb_responder_run(fd, t_given ? o.round_s : 0, busy,
-					   &stop_flag);
+		int rc = ofb_responder_run(fd, t_given ? o.round_s : 0, busy, &stop_flag, o.live);
 		return rc ? 1 : 0;
-	}
-	if (!controller || split_hostport(controller, host, sizeof(host), &o.port)) {
-		fprintf(stderr, "ringflow-ofbench: --controller HOST:PORT is required (e.g. 127.0.0.1:6653); see --help\n");
-		return 2;
 	}
 	o.host = host;
 	if (o.mode == OFB_RATE && o.switches == 16)
