@@ -302,7 +302,18 @@ struct sw_agent_cfg {
 	bool standalone;        /* --fail-mode standalone */
 	uint64_t dpid;
 	unsigned echo_interval_s; /* ECHO_REQUEST after this long quiet, drop after 3x (0: 5) */
+	struct sw_ctlcmd *ctlcmd; /* the control socket's `flows` asks the agent here, or NULL */
 };
+
+/* The control socket's commands (sw_ctlcmd.c): `ports` and `flows`. The agent calls
+ * sw_ctlcmd_serve every loop; it answers a pending `flows` from the master list. */
+struct sw_ctlcmd;
+struct rf_ctl;
+struct sw_ctlcmd *sw_ctlcmd_create(struct sw_dp *dp);
+int sw_ctlcmd_register(struct sw_ctlcmd *cc, struct rf_ctl *ctl);
+void sw_ctlcmd_serve(struct sw_ctlcmd *cc, const struct sw_flow *list, unsigned nflows,
+		     uint64_t now_ns);
+void sw_ctlcmd_destroy(struct sw_ctlcmd *cc);
 
 /* Roles and the asynchronous configuration (sw_role.c), kept apart from the sockets so
  * they can be tested alone. A connection starts EQUAL with the spec's default async

@@ -1236,6 +1236,7 @@ void *sw_agent_run(void *arg)
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);
 		drain_to_ctl(a);
+		sw_ctlcmd_serve(a->cfg.ctlcmd, a->flows, a->nflows, now_ns());
 		if (a->dp->macs) { /* relaxed: see struct sw_dp */
 			bool up = false; /* a controller session is up */
 			for (unsigned i = 0; i < a->cfg.ncontrollers; i++)

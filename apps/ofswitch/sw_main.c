@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		{"metrics", required_argument, NULL, 'M'},
 		{"echo-interval", required_argument, NULL, 'E'}, {NULL, 0, NULL, 0}};
 	const char *metrics = NULL;
-	struct rf_stats *reg = NULL;
+	struct sw_ctlcmd *ctlcmd = NULL;
 	struct rf_ctl *ctl = NULL;
 	static struct sw_dp dp; /* large: not on the stack */
 	const char *specs[SW_MAX_PORTS];
@@ -194,6 +194,8 @@ int main(int argc, char **argv)
 		}
 		atomic_store_explicit(&dp.standalone, true, memory_order_relaxed);
 	}
+	ctlcmd = sw_ctlcmd_create(&dp);
+	ac.ctlcmd = ctlcmd; /* NULL (no memory): no `flows` command, nothing else lost */
 	agent = sw_agent_create(&dp, &ac);
 	if (!agent)
 		goto out;
@@ -223,22 +225,30 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	agent_started = true;
-	/* The control socket and --metrics (docs/observing.md): pollers, ports, pool, rings. */
-	reg = rf_stats_create("switch");
-	if (reg) {
-		rf_stats_add_runtime(reg, rt);
-		for (unsigned i = 0; i < dp.nports; i++)
-			rf_stats_add_dev(reg, dp.ports[i].name, dp.ports[i].dev);
-		rf_stats_add_pool(reg, "switch", dp.pool);
-		if (dp.to_ctl)
-			rf_stats_add_ring(reg, "to_controller", dp.to_ctl);
-		if (dp.from_ctl)
-			rf_stats_add_ring(reg, "from_controller", dp.from_ctl);
+	/* The control socket and --metrics (docs/observing.md): pollers, ports, pool, rings;
+	 * the `ports` and `flows` commands (sw_ctlcmd.c). */
+	{
+		struct rf_io_dev *devs[SW_MAX_PORTS];
+		const char *names[SW_MAX_PORTS];
+		for (unsigned i = 0; i < dp.nports; i++) {
+			devs[i] = dp.ports[i].dev;
+			names[i] = dp.ports[i].name;
+		}
 		char cerr[256];
-		ctl = rf_ctl_start(&(struct rf_ctl_config){.stats = reg, .metrics = metrics}, cerr,
-				   sizeof(cerr));
-		if (!ctl)
+		ctl = rf_ctl_start_app(&(struct rf_ctl_app){.app = "switch", .metrics = metrics,
+							    .rt = rt, .devs = devs,
+							    .dev_names = names, .ndevs = dp.nports,
+							    .pool = dp.pool},
+				       cerr, sizeof(cerr));
+		if (!ctl) {
 			fprintf(stderr, "ringflow-switch: %s\n", cerr);
+		} else {
+			struct rf_stats *reg = rf_ctl_stats(ctl);
+			rf_stats_add_ring(reg, "to_controller", dp.to_ctl);
+			rf_stats_add_ring(reg, "from_controller", dp.from_ctl);
+			if (ctlcmd)
+				sw_ctlcmd_register(ctlcmd, ctl);
+		}
 	}
 	if (!ctl && metrics) {
 		rf_runtime_stop(rt);
@@ -251,8 +261,7 @@ int main(int argc, char **argv)
 	rf_runtime_wait(rt);
 	status = 0;
 out:
-	rf_ctl_stop(ctl); /* before the runtime and the ports go */
-	rf_stats_destroy(reg);
+	rf_ctl_stop(ctl); /* before the runtime and the ports go (and the registry with it) */
 	if (agent_started)
 		pthread_join(agent_tid, NULL);
 	if (rt) {
@@ -260,6 +269,7 @@ out:
 		rf_runtime_join(rt);
 	}
 	sw_agent_destroy(agent);
+	sw_ctlcmd_destroy(ctlcmd); /* the control thread and the agent are gone */
 	for (unsigned c = 0; c < dp.ncores && status == 0; c++) {
 		struct sw_core *k = &dp.cores[c];
 		fprintf(stderr, "ringflow-switch: core %u: rx %" PRIu64 " tx %" PRIu64 " to_controller %"

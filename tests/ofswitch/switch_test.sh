@@ -70,6 +70,24 @@ echo "$m" | grep -E "^ringflow_port_rx_packets_total\{[^}]*port=\"$SA\"[^}]*\} [
 if [ -n "${RF_CTL:-}" ]; then
 	"$RF_CTL" --json -p $SP stats ports/$SB >"$TMP/ctl" 2>&1 && grep -q tx_pkts "$TMP/ctl" &&
 		pass "ringflow-ctl stats ports/$SB" || fail "ringflow-ctl: $(head -c 300 "$TMP/ctl")"
+	# The switch's own commands: `ports` (frames counted on both ports) and `flows` (the
+	# learned flows, asked of the agent: eth_dst matches whose counters moved, and the
+	# table-miss flow with an empty match).
+	"$RF_CTL" --json -p $SP ports >"$TMP/ports" 2>&1 && python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert [x["port"] for x in p] == [1, 2], p
+assert all(x["rx_packets"] > 0 and x["tx_packets"] > 0 and x["link_up"] for x in p), p' "$TMP/ports" &&
+		pass "ringflow-ctl ports: both ports up, frames both ways" ||
+		fail "ringflow-ctl ports: $(head -c 300 "$TMP/ports")"
+	"$RF_CTL" --json -p $SP flows limit=1000 >"$TMP/flows" 2>&1 && python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert f["count"] == len(f["flows"]) == f["shown"] >= 3, f
+assert any(x["priority"] == 0 and x["match"] == "" for x in f["flows"]), f
+assert sum(1 for x in f["flows"] if "eth_dst=" in x["match"] and x["packets"] > 0) >= 2, f' "$TMP/flows" &&
+		pass "ringflow-ctl flows: the learned flows with moving counters, the table-miss flow" ||
+		fail "ringflow-ctl flows: $(head -c 400 "$TMP/flows")"
 fi
 
 # 2. the learned flows in the switch's FLOW stats, over OpenFlow (the probe is a second
