@@ -12,27 +12,10 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-/* The number after "key": in line, or -1. */
-static double field(const char *line, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	const char *p = strstr(line, pat);
-	return p ? strtod(p + strlen(pat), NULL) : -1;
-}
-
-static int missing(const char *tool)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
-	return system(cmd) != 0;
-}
+#include "bed_run.h"
 
 static int is(const char *line, const char *impl, const char *c)
 {
@@ -46,25 +29,11 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root: network namespaces, veth pairs and XDP");
-	if (missing("trafgen") || missing("ovs-vswitchd") || missing("ovs-ofctl"))
+	if (bed_tool_missing("trafgen") || bed_tool_missing("ovs-vswitchd") ||
+	    bed_tool_missing("ovs-ofctl"))
 		cr_skip_test("trafgen or Open vSwitch missing: run scripts/deps.sh");
 	char out[] = "/tmp/rf-test-switch-bed.XXXXXX";
-	cr_assert_not_null(mkdtemp(out));
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd),
-		 "timeout -k 5 200 bash %s/run.sh --build %s --quick --quiet --out %s "
-		 "> %s/stdout.txt 2> %s/stderr.txt",
-		 RF_SWITCH_DIR, RF_BUILD_DIR, out, out, out);
-	int st = system(cmd);
-	char path[512];
-	snprintf(path, sizeof(path), "cat %s/stderr.txt %s/stdout.txt >&2", out, out);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		(void)system(path);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "run.sh failed (status %d)", st);
-
-	snprintf(path, sizeof(path), "%s/results.jsonl", out);
-	FILE *f = fopen(path, "r");
-	cr_assert_not_null(f, "no %s", path);
+	FILE *f = bed_run(out, RF_SWITCH_DIR, 200, "");
 	const char *impls[] = {"ringflow-packet", "ovs-system"};
 	double one[2] = {-1, -1}, exact[2] = {-1, -1}, installed[2] = {-1, -1};
 	double applied[2] = {-1, -1}, sent[2] = {-1, -1}, errors[2] = {-1, -1};
@@ -75,20 +44,20 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 		for (int i = 0; i < 2; i++) {
 			int point = strstr(line, "\"round\"") && !strstr(line, "\"stat\"");
 			if (point && is(line, impls[i], "one"))
-				one[i] = field(line, "forwarded");
+				one[i] = bed_field(line, "forwarded");
 			if (point && is(line, impls[i], "exact1k"))
-				exact[i] = field(line, "forwarded");
+				exact[i] = bed_field(line, "forwarded");
 			if (is(line, impls[i], "install_exact1k"))
-				installed[i] = field(line, "flows_installed");
+				installed[i] = bed_field(line, "flows_installed");
 			if (is(line, impls[i], "churn_client")) {
-				applied[i] = field(line, "flow_mods_applied");
-				sent[i] = field(line, "flow_mods_sent");
-				errors[i] = field(line, "errors");
+				applied[i] = bed_field(line, "flow_mods_applied");
+				sent[i] = bed_field(line, "flow_mods_sent");
+				errors[i] = bed_field(line, "errors");
 			}
 			if (point && is(line, impls[i], "setup")) {
-				setup_flows[i] = field(line, "flows");
-				set_up[i] = field(line, "set_up");
-				in_table[i] = field(line, "flows_in_table");
+				setup_flows[i] = bed_field(line, "flows");
+				set_up[i] = bed_field(line, "set_up");
+				in_table[i] = bed_field(line, "flows_in_table");
 			}
 			if (is(line, impls[i], "one") && strstr(line, "\"stat\":\"median\""))
 				summary++;
@@ -96,7 +65,7 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 		if (strstr(line, "\"impl\":\"ratio\""))
 			ratio++;
 		if (strstr(line, "\"case\":\"bed\""))
-			tag = (int)field(line, "tag");
+			tag = (int)bed_field(line, "tag");
 	}
 	fclose(f);
 	for (int i = 0; i < 2; i++) {
@@ -117,12 +86,6 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 	cr_expect_eq(summary, 2, "summary lines for the one-flow case: %d of 2", summary);
 	cr_expect_gt(ratio, 0, "no ratio line");
 	cr_assert_gt(tag, 0, "the run did not say its tag (a \"case\":\"bed\" line)");
-	const char *nss[] = {"rffg", "rfff", "rffs"};
-	for (int i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "/run/netns/%s%d", nss[i], tag);
-		struct stat sb;
-		cr_expect_neq(stat(path, &sb), 0, "namespace %s%d left behind", nss[i], tag);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", out);
-	(void)system(cmd);
+	bed_expect_no_netns(tag);
+	bed_remove(out);
 }

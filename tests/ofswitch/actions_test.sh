@@ -14,67 +14,32 @@
 # frames built from scratch with the new fields, checksums recomputed and valid; dump-flows
 # shows the actions back. Exit 77 (skip) when not root or a tool is missing. Bounded: every
 # wait has a deadline; a watchdog in its own session removes the namespaces if we are killed.
-set -u
 SWITCH=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 FRAMES="$HERE/actions_frames.py"
+. "$HERE/bed.sh" # the namespaces, cleanup trap and watchdog (shared with the other switch tests)
+bed_need_root
+bed_need ip ethtool python3 ovs-ofctl timeout
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root (network namespaces, AF_PACKET)"
-	exit 77
-fi
-for t in ip ethtool python3 ovs-ofctl timeout; do
-	command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/deps.sh)"; exit 77; }
-done
-
-P=$$
 H1=rfaa$P SW=rfaw$P H2=rfab$P
 I1=ah1$P SA=asa$P SB=asb$P I2=ah2$P
-A=$((P % 200 + 20)) B=$(((P / 200) % 250))
-export IP1=10.$A.$B.1 IP2=10.$A.$B.2 IP_NEW_DST=10.$A.$B.99 IP_NEW_SRC=10.$A.$B.77
+export IP1=$BED_NET.1 IP2=$BED_NET.2 IP_NEW_DST=$BED_NET.99 IP_NEW_SRC=$BED_NET.77
 LPORT=$((40000 + P % 20000)) # on the loopback of our own namespace
 TAG=rfact$P
-TMP=$(mktemp -d /tmp/rfactions.XXXXXX)
-PIDS=$TMP/pids
-FAILS=0
+TMP=$BED_TMP
 
-cleanup() {
-	[ -f "$PIDS" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$PIDS"
-	for n in $H1 $SW $H2; do ip netns del "$n" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-setsid bash -c "while kill -0 $P 2>/dev/null; do sleep 1; done
-	[ -f $PIDS ] && while read -r p; do kill -9 \$p 2>/dev/null; done <$PIDS
-	for n in $H1 $SW $H2; do ip netns del \$n 2>/dev/null; done; rm -rf $TMP" </dev/null >/dev/null 2>&1 &
+bed_ns $H1 $SW $H2
+bed_link $H1 $I1 $SW $SA
+bed_link $SW $SB $H2 $I2
+bed_mac $H1 $I1 02:00:00:00:0a:01
+bed_mac $H2 $I2 02:00:00:00:0b:02
+bed_host $H1 $I1 $IP1/24
+bed_host $H2 $I2 $IP2/24
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-
-ip netns add $H1 && ip netns add $SW && ip netns add $H2 || { echo "FAIL: netns"; exit 1; }
-ip link add $I1 netns $H1 type veth peer name $SA netns $SW || exit 1
-ip link add $SB netns $SW type veth peer name $I2 netns $H2 || exit 1
-ip -n $H1 link set $I1 address 02:00:00:00:0a:01 && ip -n $H2 link set $I2 address 02:00:00:00:0b:02 || exit 1
-ip -n $H1 addr add $IP1/24 dev $I1 && ip -n $H2 addr add $IP2/24 dev $I2 || exit 1
-for n in $H1 $SW $H2; do ip -n $n link set lo up; done
-ip -n $H1 link set $I1 up && ip -n $H2 link set $I2 up || exit 1
-ip -n $SW link set $SA up && ip -n $SW link set $SB up || exit 1
-for x in "$H1 $I1" "$H2 $I2"; do
-	set -- $x
-	ip netns exec $1 ethtool -K $2 tx off tso off gso off >/dev/null 2>&1
-done
-
-ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 \
-	--cores 0 --listen tcp:127.0.0.1:$LPORT --dpid 0x$P >"$TMP/sw.log" 2>&1 &
-SP=$!
-echo $SP >>"$PIDS"
-up=0
-for _ in $(seq 50); do # up to 5 s for the listener
-	ip netns exec $SW bash -c "exec 3<>/dev/tcp/127.0.0.1/$LPORT" 2>/dev/null && { up=1; break; }
-	sleep 0.1
-done
-[ $up = 1 ] || { fail "switch did not listen on 127.0.0.1:$LPORT"; sed 's/^/  sw: /' "$TMP/sw.log"; exit 1; }
+bed_switch $SW "$TMP/sw.log" 0x$P $LPORT "" $SA $SB # no controller: only the flows added here
+SP=$BED_PID
+bed_wait_tcp $SW 127.0.0.1 $LPORT 5 || # up to 5 s for the listener
+	{ fail "switch did not listen on 127.0.0.1:$LPORT"; sed 's/^/  sw: /' "$TMP/sw.log"; exit 1; }
 
 O="ip netns exec $SW timeout 10 ovs-ofctl -O OpenFlow13"
 T=tcp:127.0.0.1:$LPORT
@@ -100,9 +65,8 @@ refused "priority=50,ipv6,actions=set_field:fe80::1->ipv6_src,output:2" OFPBAC_B
 refused "priority=50,in_port=1,actions=output:9" OFPBAC_BAD_OUT_PORT
 
 # 3. traffic: H2 captures, H1 sends, the frames must be the expected ones
-ip netns exec $H2 timeout 20 python3 "$FRAMES" recv $I2 "$TMP/got" 10 $TAG 2>"$TMP/recv.err" &
-RP=$!
-echo $RP >>"$PIDS"
+bed_bg $H2 "$TMP/recv.err" timeout 20 python3 "$FRAMES" recv $I2 "$TMP/got" 10 $TAG
+RP=$BED_PID
 for _ in $(seq 50); do [ -f "$TMP/got.ready" ] && break; sleep 0.1; done
 [ -f "$TMP/got.ready" ] || fail "receiver did not start: $(cat "$TMP/recv.err")"
 ip netns exec $H1 timeout 10 python3 "$FRAMES" send $I1 $TAG || fail "sender"
@@ -131,14 +95,9 @@ has "dl_vlan=10 actions=pop_vlan,output:2"
 has "tp_dst=7004 actions=output:2,set_field:$IP_NEW_DST->ip_dst,output:2"
 echo "$d" | grep 'tp_dst=700[0-4]' | grep -q 'n_packets=0,' && fail "a flow's counters did not move"
 
-kill $SP 2>/dev/null
-for _ in $(seq 50); do kill -0 $SP 2>/dev/null || break; sleep 0.1; done
-kill -0 $SP 2>/dev/null && fail "switch did not stop on SIGTERM in 5 s"
-wait $SP 2>/dev/null
+bed_stop $SP
 rc=$?
-[ $rc = 0 ] && pass "switch exited 0 on SIGTERM" || fail "switch exit status $rc"
+[ $rc = 0 ] && pass "switch exited 0 on SIGTERM" || fail "switch exit status $rc (SIGKILLed: 137)"
 grep -q 'Sanitizer\|runtime error' "$TMP/sw.log" && fail "sanitizer report in the switch's log"
 sed 's/^/  sw: /' "$TMP/sw.log" | tail -5
-[ $FAILS = 0 ] && { echo "PASS"; exit 0; }
-echo "$FAILS failure(s)"
-exit 1
+bed_done

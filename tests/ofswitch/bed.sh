@@ -6,17 +6,23 @@
 # here touches the root namespace: every link is created inside namespaces of the run.
 #
 #   bed_need_root / bed_need TOOL...     exit 77 (skip) with the reason
+#   bed_need_cores                       skip when SW_CORES is set and there are < 2 CPUs
 #   bed_ns NAME...                       new namespaces (lo up), deleted at exit
 #   bed_link NS1 IF1 NS2 IF2             a veth pair between two of them, both ends up
 #   bed_host NS IF IP/LEN                a host end: address, tx checksum offload off
+#   bed_mac NS IF MAC / bed_mac_of NS IF set / print an interface's MAC address
 #   bed_mgmt CTLNS NS IF N               a control link: CTLNS gets BED_MGMT_NET.(4N+1)/30,
 #                                        NS gets .(4N+2) (returned in BED_IP); the switches'
 #                                        way to a controller living in its own namespace
 #   bed_bg NS LOG CMD...                 CMD in NS in the background (PID in BED_PID), killed at exit
 #   bed_wait_tcp NS IP PORT SECS         until something listens there
 #   bed_switch NS LOG DPID LISTEN CTL DEV...  ringflow-switch ($SWITCH) with packet ports
+#                                        (CTL "": no controller, only the --listen)
 #   bed_ping NS IP COUNT                 COUNT echoes answered within 10 s
 #   bed_wait_ping NS IP SECS             a first echo answered within SECS
+#   bed_reach NS IP SECS WHAT            bed_wait_ping then 5 echoes: pass or fail WHAT
+#   bed_lldp_links NS REST WANT WHAT     the controller's /api/links become WANT (10 s)
+#   bed_learned_flows NAME NS TARGET MAC1 MAC2  a learning controller's two flows in TARGET
 #   bed_stop PID                         SIGTERM, 5 s, then SIGKILL; its exit status (a child's)
 #   bed_ovs_start NS / bed_ovs_vsctl ARGS... / bed_ovs_stop   private Open vSwitch daemons
 #                                        (ovs-vsctl's --timeout: BED_OVS_TIMEOUT, default 30 s)
@@ -28,6 +34,11 @@ set -u
 bed_skip() { echo "SKIP: $*"; exit 77; }
 bed_need_root() {
 	[ "$(id -u)" -eq 0 ] || bed_skip "needs root (network namespaces, AF_PACKET)"
+}
+bed_need_cores() { # SW_CORES (bed_switch's --cores, e.g. 0,1): the two-poller runs
+	if [ -n "${SW_CORES:-}" ] && [ "$(nproc)" -lt 2 ]; then
+		bed_skip "SW_CORES=$SW_CORES needs 2 CPUs, $(nproc) here"
+	fi
 }
 bed_need() {
 	local t
@@ -76,6 +87,9 @@ bed_host() {
 	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off >/dev/null 2>&1
 }
 
+bed_mac() { ip -n "$1" link set "$2" address "$3" || { echo "FAIL: MAC $3 on $1/$2"; exit 1; }; }
+bed_mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+
 bed_mgmt() {
 	local c=$BED_MGMT_NET.$((4 * $4 + 1))
 	BED_IP=$BED_MGMT_NET.$((4 * $4 + 2))
@@ -100,12 +114,14 @@ bed_wait_tcp() {
 }
 
 # bed_switch NS LOG DPID LISTENPORT CTLURL DEV...: ringflow-switch ($SWITCH) on packet ports
-# DEV... (OpenFlow ports 1, 2, ... in that order), its --listen on NS's loopback
+# DEV... (OpenFlow ports 1, 2, ... in that order), its --listen on NS's loopback; an empty
+# CTLURL starts it without a controller (fail-mode secure: only the flows added over --listen)
 bed_switch() {
 	local ns=$1 log=$2 dpid=$3 lport=$4 ctl=$5 d ports=()
 	shift 5
 	for d; do ports+=(--port "packet:dev=$d,frames=1"); done
-	bed_bg "$ns" "$log" "$SWITCH" "${ports[@]}" --cores "${SW_CORES:-0}" --controller "$ctl" \
+	[ -n "$ctl" ] && ports+=(--controller "$ctl")
+	bed_bg "$ns" "$log" "$SWITCH" "${ports[@]}" --cores "${SW_CORES:-0}" \
 		--listen "tcp:127.0.0.1:$lport" --dpid "$dpid"
 }
 
@@ -120,6 +136,53 @@ bed_wait_ping() {
 		sleep 0.2
 	done
 	return 1
+}
+
+# bed_reach NS IP SECS WHAT: a first echo from NS to IP answered within SECS (the controller's
+# flows being set up), then 5 more within 10 s: pass "WHAT (first answer after N s)", or fail
+# WHAT and return 1 (the caller shows its logs)
+bed_reach() {
+	local t0=$SECONDS
+	if bed_wait_ping "$1" "$2" "$3" && bed_ping "$1" "$2" 5; then
+		pass "$4 (first answer after $((SECONDS - t0)) s)"
+		return 0
+	fi
+	fail "$4"
+	return 1
+}
+
+# bed_lldp_links NS REST WANT WHAT: polls a ringflow-controller's GET /api/links (REST port on
+# NS's loopback) for at most 10 s (LLDP goes out every second) until its links, one word a
+# direction "srcdpid:port-dstdpid:port", sorted, are exactly WANT: pass "LLDP discovery: WHAT,
+# both ways", or fail with the words last seen and the last answer.
+bed_lldp_links() {
+	local links got
+	for _ in $(seq 50); do
+		links=$(ip netns exec "$1" curl -s --max-time 2 "http://127.0.0.1:$2/api/links")
+		got=$(echo "$links" | grep -o '"src":{"dpid":"[0-9a-f]*","port":[0-9]*},"dst":{"dpid":"[0-9a-f]*","port":[0-9]*}' |
+			sed -E 's/"src":\{"dpid":"0*([0-9a-f]+)","port":([0-9]+)\},"dst":\{"dpid":"0*([0-9a-f]+)","port":([0-9]+)\}/\1:\2-\3:\4/' |
+			sort | tr '\n' ' ')
+		[ "$got" = "$3 " ] && break
+		sleep 0.2
+	done
+	[ "$got" = "$3 " ] && pass "LLDP discovery: $4, both ways ($got)" ||
+		fail "LLDP discovery: got '$got', want '$3'; /api/links: $links"
+}
+
+# bed_learned_flows NAME NS TARGET MAC1 MAC2: in TARGET's flow stats (ovs-ofctl -O OpenFlow13
+# dump-flows, run in NS), the flows a learning controller installed for two hosts on ports 1
+# (MAC1) and 2 (MAC2): in_port=1,dl_dst=MAC2 -> output:2 and in_port=2,dl_dst=MAC1 -> output:1,
+# both with counters that moved. One pass or fail, as NAME (the flows shown on failure).
+bed_learned_flows() {
+	local d
+	d=$(ip netns exec "$2" timeout 10 ovs-ofctl -O OpenFlow13 dump-flows "$3" 2>&1)
+	if echo "$d" | grep -E "n_packets=[1-9].*in_port=1,dl_dst=$5 actions=output:2" >/dev/null &&
+		echo "$d" | grep -E "n_packets=[1-9].*in_port=2,dl_dst=$4 actions=output:1" >/dev/null; then
+		pass "$1 flow stats: the learned flows to H2 (out 2) and H1 (out 1), counters moved"
+	else
+		fail "$1 flow stats"
+		echo "$d" | sed "s/^/  $1: /"
+	fi
 }
 
 bed_stop() {

@@ -14,61 +14,26 @@
 # ERROR, and the table ends with exactly N flood flows (FLOW stats), the 2 forwarding flows
 # kept, and 0 after DELETE by cookie. Exit 77 (skip) when not root. Every wait is bounded; a
 # watchdog in its own session removes the namespaces if the script is killed.
-set -u
 SWITCH=$1 CHURN=$2 N=${3:-100000}
+. "$(dirname "$0")/bed.sh" # the namespaces, cleanup trap and watchdog (shared with the other switch tests)
+bed_need_root
+bed_need_cores
+bed_need ip ping ethtool
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root (network namespaces, AF_PACKET)"
-	exit 77
-fi
-if [ -n "${SW_CORES:-}" ] && [ "$(nproc)" -lt 2 ]; then
-	echo "SKIP: SW_CORES=$SW_CORES needs 2 CPUs, $(nproc) here"
-	exit 77
-fi
-for t in ip ping ethtool; do
-	command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/deps.sh)"; exit 77; }
-done
-
-P=$$
 H1=rfca$P SW=rfcw$P H2=rfcb$P
 I1=ch1$P SA=csa$P SB=csb$P I2=ch2$P
-A=$((P % 200 + 20)) B=$(((P / 200) % 250))
-IP1=10.$A.$B.1 IP2=10.$A.$B.2
+IP1=$BED_NET.1 IP2=$BED_NET.2
 LPORT=$((40000 + P % 20000)) # loopback of our own namespace
-TMP=$(mktemp -d /tmp/rfchurn.XXXXXX)
-PIDS=$TMP/pids
-FAILS=0
+TMP=$BED_TMP
 
-cleanup() {
-	[ -f "$PIDS" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$PIDS"
-	for n in $H1 $SW $H2; do ip netns del "$n" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-setsid bash -c "while kill -0 $P 2>/dev/null; do sleep 1; done
-	[ -f $PIDS ] && while read -r p; do kill -9 \$p 2>/dev/null; done <$PIDS
-	for n in $H1 $SW $H2; do ip netns del \$n 2>/dev/null; done; rm -rf $TMP" </dev/null >/dev/null 2>&1 &
+bed_ns $H1 $SW $H2
+bed_link $H1 $I1 $SW $SA
+bed_link $SW $SB $H2 $I2
+bed_host $H1 $I1 $IP1/24
+bed_host $H2 $I2 $IP2/24
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-
-ip netns add $H1 && ip netns add $SW && ip netns add $H2 || { echo "FAIL: netns"; exit 1; }
-ip link add $I1 netns $H1 type veth peer name $SA netns $SW || exit 1
-ip link add $SB netns $SW type veth peer name $I2 netns $H2 || exit 1
-ip -n $H1 addr add $IP1/24 dev $I1 && ip -n $H2 addr add $IP2/24 dev $I2 || exit 1
-for n in $H1 $SW $H2; do ip -n $n link set lo up; done
-ip -n $H1 link set $I1 up && ip -n $H2 link set $I2 up || exit 1
-ip -n $SW link set $SA up && ip -n $SW link set $SB up || exit 1
-for x in "$H1 $I1" "$H2 $I2"; do
-	set -- $x
-	ip netns exec $1 ethtool -K $2 tx off tso off gso off >/dev/null 2>&1
-done
-
-ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 \
-	--cores "${SW_CORES:-0}" --listen tcp:127.0.0.1:$LPORT --dpid 0x$P >"$TMP/sw.log" 2>&1 &
-SP=$!
-echo $SP >>"$PIDS"
+bed_switch $SW "$TMP/sw.log" 0x$P $LPORT "" $SA $SB # no controller: forwarding by flows only
+SP=$BED_PID
 
 # The ping that must go through while the flood is applied: bounded in count (200) and
 # time (-w 60); each reply may take up to 5 s (-W 5). It passes when all 200 come back.
@@ -82,12 +47,9 @@ sed 's/^/  ping: /' "$TMP/ping.log" 2>/dev/null | grep -E "transmitted|rtt" || t
 [ $rc = 0 ] && pass "$N FLOW_MODs while 200 pings crossed: all answered, table as expected" ||
 	fail "ofchurn exit $rc"
 # and forwarding still works afterwards
-ip netns exec $H1 ping -q -c 3 -i 0.2 -w 10 $IP2 >/dev/null 2>&1 && pass "ping after the flood" ||
-	fail "ping after the flood"
-kill -TERM $SP 2>/dev/null
-for _ in $(seq 50); do kill -0 $SP 2>/dev/null || break; sleep 0.1; done
-if kill -0 $SP 2>/dev/null; then fail "switch still running 5 s after SIGTERM"
-else wait $SP; r=$?; [ $r = 0 ] && pass "switch exited 0 on SIGTERM" || fail "switch exit $r"; fi
+bed_ping $H1 $IP2 3 && pass "ping after the flood" || fail "ping after the flood"
+bed_stop $SP
+rc=$?
+[ $rc = 0 ] && pass "switch exited 0 on SIGTERM" || fail "switch exit status $rc (SIGKILLed: 137)"
 [ $FAILS = 0 ] || sed 's/^/  sw: /' "$TMP/sw.log"
-echo "$FAILS failure(s)"
-[ $FAILS = 0 ]
+bed_done

@@ -40,44 +40,19 @@ for i in 1 2 3; do
 	SPS[$i]=$BED_PID
 done
 
-t0=$SECONDS
-if bed_wait_ping $H1 $BED_NET.2 20 && bed_ping $H1 $BED_NET.2 5; then
-	pass "ping H1 -> H2 across three ringflow-switches (first answer after $((SECONDS - t0)) s)"
-else
-	fail "ping H1 -> H2 across three switches"
+bed_reach $H1 $BED_NET.2 20 "ping H1 -> H2 across three ringflow-switches" ||
 	for i in 1 2 3; do sed "s/^/  sw$i: /" "$BED_TMP/sw$i.log" | tail -5; done
-fi
 bed_ping $H2 $BED_NET.1 3 && pass "ping H2 -> H1" || fail "ping H2 -> H1"
 
 # LLDP: one entry per direction; 2 links = 4 entries, polled (the controller sends LLDP on
 # switch up and every second) for at most 10 s.
-want='1:2-2:1 2:1-1:2 2:2-3:1 3:1-2:2'
-for _ in $(seq 50); do
-	links=$(ip netns exec $C curl -s --max-time 2 http://127.0.0.1:$REST/api/links)
-	got=$(echo "$links" | grep -o '"src":{"dpid":"[0-9a-f]*","port":[0-9]*},"dst":{"dpid":"[0-9a-f]*","port":[0-9]*}' |
-		sed -E 's/"src":\{"dpid":"0*([0-9a-f]+)","port":([0-9]+)\},"dst":\{"dpid":"0*([0-9a-f]+)","port":([0-9]+)\}/\1:\2-\3:\4/' |
-		sort | tr '\n' ' ')
-	[ "$got" = "$want " ] && break
-	sleep 0.2
-done
-[ "$got" = "$want " ] && pass "LLDP discovery: exactly the two inter-switch links, both ways ($got)" ||
-	fail "LLDP discovery: got '$got', want '$want'; /api/links: $links"
+bed_lldp_links $C $REST '1:2-2:1 2:1-1:2 2:2-3:1 3:1-2:2' "exactly the two inter-switch links"
 
 # The learned flows in each switch's flow stats, over OpenFlow from ovs-ofctl (a client
 # nobody here wrote): in_port + eth_dst for both hosts, counters moved by the pings above.
 bed_ping $H1 $BED_NET.2 3
-m1=$(ip -n $H1 -br link show dev h$P | awk '{print $3}')
-m2=$(ip -n $H2 -br link show dev h$P | awk '{print $3}')
-for i in 1 2 3; do
-	d=$(ip netns exec rfs$i$P timeout 10 ovs-ofctl -O OpenFlow13 dump-flows tcp:127.0.0.1:$LPORT 2>&1)
-	if echo "$d" | grep -E "n_packets=[1-9].*in_port=1,dl_dst=$m2 actions=output:2" >/dev/null &&
-		echo "$d" | grep -E "n_packets=[1-9].*in_port=2,dl_dst=$m1 actions=output:1" >/dev/null; then
-		pass "S$i flow stats: the learned flows to H2 (out 2) and H1 (out 1), counters moved"
-	else
-		fail "S$i flow stats"
-		echo "$d" | sed "s/^/  S$i: /"
-	fi
-done
+m1=$(bed_mac_of $H1 h$P) m2=$(bed_mac_of $H2 h$P)
+for i in 1 2 3; do bed_learned_flows S$i rfs$i$P tcp:127.0.0.1:$LPORT "$m1" "$m2"; done
 
 for i in 1 2 3; do
 	bed_stop "${SPS[$i]}"

@@ -40,21 +40,16 @@ bed_mgmt $C $S2 m$P 2
 bed_switch $S2 "$BED_TMP/sw2.log" 2 $LPORT tcp:$BED_MGMT_NET.9:$OFPORT a$P b$P
 SP2=$BED_PID
 
-t0=$SECONDS
-if bed_wait_ping $H1 $BED_NET.3 20 && bed_ping $H1 $BED_NET.3 5; then
-	pass "ping H1 -> H3 through one ringflow-switch under os-ken (first answer after $((SECONDS - t0)) s)"
-else
-	fail "ping H1 -> H3 through one switch under os-ken"
+bed_reach $H1 $BED_NET.3 20 "ping H1 -> H3 through one ringflow-switch under os-ken" || {
 	tail -20 "$BED_TMP/osken.log" | sed 's/^/  os-ken: /'
 	sed 's/^/  sw1: /' "$BED_TMP/sw1.log" | tail -5
-fi
-bed_wait_ping $H1 $BED_NET.2 10 && bed_ping $H1 $BED_NET.2 5 &&
-	pass "ping H1 -> H2 through two ringflow-switches under os-ken" || fail "ping H1 -> H2 through two switches"
+}
+bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 through two ringflow-switches under os-ken"
 bed_ping $H2 $BED_NET.1 3 && pass "ping H2 -> H1" || fail "ping H2 -> H1"
 bed_ping $H3 $BED_NET.2 3 && pass "ping H3 -> H2" || fail "ping H3 -> H2"
 
 if command -v ovs-ofctl >/dev/null; then
-	m3=$(ip -n $H3 -br link show dev h$P | awk '{print $3}')
+	m3=$(bed_mac_of $H3 h$P)
 	d=$(ip netns exec $S1 timeout 10 ovs-ofctl -O OpenFlow13 dump-flows tcp:127.0.0.1:$LPORT 2>&1)
 	echo "$d" | grep -E "n_packets=[1-9].*priority=1,in_port=1,dl_dst=$m3 actions=output:3" >/dev/null &&
 		echo "$d" | grep -q 'priority=0 actions=CONTROLLER:65535' &&

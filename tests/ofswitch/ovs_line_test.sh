@@ -60,43 +60,20 @@ echo "$dp" | grep -q '^netdev@ovs-netdev:' && ! echo "$dp" | grep -q '^system@' 
 bed_switch $S "$BED_TMP/sw.log" 2 $LPORT tcp:$BED_MGMT_NET.9:$OFPORT a$P b$P
 SP=$BED_PID
 
-t0=$SECONDS
-if bed_wait_ping $H1 $BED_NET.2 20 && bed_ping $H1 $BED_NET.2 5; then
-	pass "ping H1 -> H2 across OVS1 - ringflow-switch - OVS2 (first answer after $((SECONDS - t0)) s)"
-else
-	fail "ping H1 -> H2 across OVS - ringflow-switch - OVS"
+bed_reach $H1 $BED_NET.2 20 "ping H1 -> H2 across OVS1 - ringflow-switch - OVS2" || {
 	sed 's/^/  sw: /' "$BED_TMP/sw.log" | tail -5
 	grep -iE 'warn|err' "$BED_TMP/ovs/ovs-vswitchd.log" | tail -10 | sed 's/^/  ovs: /'
-fi
+}
 bed_ping $H2 $BED_NET.1 3 && pass "ping H2 -> H1" || fail "ping H2 -> H1"
 
-want='1:2-2:1 2:1-1:2 2:2-3:1 3:1-2:2'
-for _ in $(seq 50); do # LLDP every second; 10 s at most
-	links=$(ip netns exec $C curl -s --max-time 2 http://127.0.0.1:$REST/api/links)
-	got=$(echo "$links" | grep -o '"src":{"dpid":"[0-9a-f]*","port":[0-9]*},"dst":{"dpid":"[0-9a-f]*","port":[0-9]*}' |
-		sed -E 's/"src":\{"dpid":"0*([0-9a-f]+)","port":([0-9]+)\},"dst":\{"dpid":"0*([0-9a-f]+)","port":([0-9]+)\}/\1:\2-\3:\4/' |
-		sort | tr '\n' ' ')
-	[ "$got" = "$want " ] && break
-	sleep 0.2
-done
-[ "$got" = "$want " ] && pass "LLDP discovery: exactly OVS1 - RFS and RFS - OVS2, both ways ($got)" ||
-	fail "LLDP discovery: got '$got', want '$want'; /api/links: $links"
+bed_lldp_links $C $REST '1:2-2:1 2:1-1:2 2:2-3:1 3:1-2:2' "exactly OVS1 - RFS and RFS - OVS2"
 
 # The learned flows (in_port + eth_dst, both hosts, counters moved) in all three switches.
 bed_ping $H1 $BED_NET.2 3
-m1=$(ip -n $H1 -br link show dev h$P | awk '{print $3}')
-m2=$(ip -n $H2 -br link show dev h$P | awk '{print $3}')
-for x in "OVS1 ob1$P" "RFS tcp:127.0.0.1:$LPORT" "OVS2 ob2$P"; do
-	set -- $x
-	d=$(ip netns exec $S timeout 10 ovs-ofctl -O OpenFlow13 dump-flows $2 2>&1)
-	if echo "$d" | grep -E "n_packets=[1-9].*in_port=1,dl_dst=$m2 actions=output:2" >/dev/null &&
-		echo "$d" | grep -E "n_packets=[1-9].*in_port=2,dl_dst=$m1 actions=output:1" >/dev/null; then
-		pass "$1 flow stats: the learned flows to H2 (out 2) and H1 (out 1), counters moved"
-	else
-		fail "$1 flow stats"
-		echo "$d" | sed "s/^/  $1: /"
-	fi
-done
+m1=$(bed_mac_of $H1 h$P) m2=$(bed_mac_of $H2 h$P)
+bed_learned_flows OVS1 $S ob1$P "$m1" "$m2"
+bed_learned_flows RFS $S tcp:127.0.0.1:$LPORT "$m1" "$m2"
+bed_learned_flows OVS2 $S ob2$P "$m1" "$m2"
 
 bed_stop $SP
 rc=$?
