@@ -161,6 +161,17 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 	return rt;
 }
 
+int rf_idle_parse(const char *s, enum rf_idle *idle)
+{
+	if (strcmp(s, "busy") == 0)
+		*idle = RF_IDLE_BUSY;
+	else if (strcmp(s, "adaptive") == 0)
+		*idle = RF_IDLE_ADAPTIVE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 unsigned rf_runtime_ncores(const struct rf_runtime *rt)
 {
 	return rt->n;

@@ -122,11 +122,7 @@ int main(int argc, char **argv)
 		case 'b': spec = optarg; break;
 		case 'c': rc.cores = optarg; break;
 		case 'i':
-			if (strcmp(optarg, "busy") == 0)
-				rc.idle = RF_IDLE_BUSY;
-			else if (strcmp(optarg, "adaptive") == 0)
-				rc.idle = RF_IDLE_ADAPTIVE;
-			else {
+			if (rf_idle_parse(optarg, &rc.idle) != 0) {
 				fprintf(stderr, "ringflow-echo: --idle %s: use busy or adaptive\n", optarg);
 				return 2;
 			}

@@ -247,11 +247,7 @@ int main(int argc, char **argv)
 		}
 		case 'j': f.json = true; break;
 		case 'i':
-			if (strcmp(optarg, "busy") == 0)
-				rc.idle = RF_IDLE_BUSY;
-			else if (strcmp(optarg, "adaptive") == 0)
-				rc.idle = RF_IDLE_ADAPTIVE;
-			else {
+			if (rf_idle_parse(optarg, &rc.idle) != 0) {
 				fprintf(stderr, "ringflow-l2fwd: --idle %s: use busy or adaptive\n", optarg);
 				return 2;
 			}

@@ -125,6 +125,10 @@ static inline void rf_counter_add(_Atomic uint64_t *c, uint64_t n)
  */
 int rf_cpulist_parse(const char *s, int *cpus, unsigned max, char *err, size_t len);
 
+/* The idle policy named s ("busy" or "adaptive", as the apps' --idle takes it) into *idle:
+ * 0, or -EINVAL (*idle untouched). */
+int rf_idle_parse(const char *s, enum rf_idle *idle);
+
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
 /* A runtime with one (not yet started) poller per CPU in cfg->cores. NULL + errno and one

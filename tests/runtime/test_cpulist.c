@@ -1,6 +1,6 @@
 /*
- * tests/runtime/test_cpulist.c: --cores parsing (lists, ranges, hex masks, errors) and the
- * runtime's refusal of CPUs the process cannot use.
+ * tests/runtime/test_cpulist.c: --cores parsing (lists, ranges, hex masks, errors), --idle
+ * names, and the runtime's refusal of CPUs the process cannot use.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -54,4 +54,17 @@ Test(cpulist, runtime_refuses_unusable_cpu)
 	cfg.cores = "zz";
 	cr_assert_null(rf_runtime_create(&cfg, err, sizeof(err)));
 	cr_assert(strstr(err, "bad core list 'zz'"), "%s", err);
+}
+
+Test(cpulist, idle_policy_names)
+{
+	enum rf_idle idle = RF_IDLE_ADAPTIVE;
+	cr_assert_eq(rf_idle_parse("busy", &idle), 0);
+	cr_assert_eq(idle, RF_IDLE_BUSY);
+	cr_assert_eq(rf_idle_parse("adaptive", &idle), 0);
+	cr_assert_eq(idle, RF_IDLE_ADAPTIVE);
+	for (const char *const *s = (const char *const[]){"spin", "", "Busy", "busy ", NULL}; *s; s++) {
+		cr_assert_eq(rf_idle_parse(*s, &idle), -EINVAL, "'%s'", *s);
+		cr_assert_eq(idle, RF_IDLE_ADAPTIVE, "'%s' changed the policy", *s);
+	}
 }

@@ -120,11 +120,7 @@ int main(int argc, char **argv)
 		case 'X': metrics = optarg; break;
 		case 'T': rest_token = optarg; break;
 		case 'i':
-			if (!strcmp(optarg, "busy"))
-				cfg.idle = RF_IDLE_BUSY;
-			else if (!strcmp(optarg, "adaptive"))
-				cfg.idle = RF_IDLE_ADAPTIVE;
-			else {
+			if (rf_idle_parse(optarg, &cfg.idle) != 0) {
 				fprintf(stderr, "ringflow-controller: --idle %s: use busy or adaptive\n", optarg);
 				return 2;
 			}
