@@ -388,8 +388,33 @@ static inline unsigned pin_burst(int fd, uint32_t first, unsigned n, unsigned wi
 	return got;
 }
 
+/* Everything fd sends until EOF (or an error) or secs pass, as text (malloc'd, never NULL:
+ * "" when nothing came). */
+static inline char *recv_text(int fd, double secs)
+{
+	size_t have = 0, cap = 1 << 16;
+	char *buf = malloc(cap + 1);
+	cr_assert_not_null(buf);
+	double end = now_s() + secs;
+	while (now_s() < end) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		if (have == cap) {
+			buf = realloc(buf, (cap *= 2) + 1);
+			cr_assert_not_null(buf);
+		}
+		ssize_t k = recv(fd, buf + have, cap - have, 0);
+		if (k <= 0)
+			break;
+		have += (size_t)k;
+	}
+	buf[have] = '\0';
+	return buf;
+}
+
 /* One HTTP request (raw bytes) to the REST port; the response's status in *status (0: none)
- * and its whole text (malloc'd; NULL when nothing came). Reads until EOF or secs. */
+ * and its whole text (malloc'd; NULL when the connection failed). Reads until EOF or secs. */
 static inline char *http_raw(const char *raw, size_t len, int *status, double secs)
 {
 	*status = 0;
@@ -397,23 +422,9 @@ static inline char *http_raw(const char *raw, size_t len, int *status, double se
 	if (fd < 0)
 		return NULL;
 	send_all(fd, (const uint8_t *)raw, len);
-	size_t have = 0, cap = 1 << 16;
-	char *buf = malloc(cap + 1);
-	double end = now_s() + secs;
-	while (now_s() < end) {
-		struct pollfd pf = {.fd = fd, .events = POLLIN};
-		if (poll(&pf, 1, 50) <= 0)
-			continue;
-		if (have == cap)
-			buf = realloc(buf, (cap *= 2) + 1);
-		ssize_t k = recv(fd, buf + have, cap - have, 0);
-		if (k <= 0)
-			break;
-		have += (size_t)k;
-	}
+	char *buf = recv_text(fd, secs);
 	close(fd);
-	buf[have] = '\0';
-	if (have > 12 && !strncmp(buf, "HTTP/1.", 7))
+	if (strlen(buf) > 12 && !strncmp(buf, "HTTP/1.", 7))
 		*status = atoi(buf + 9);
 	return buf;
 }

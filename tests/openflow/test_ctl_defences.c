@@ -558,18 +558,7 @@ Test(ctl_defences, rest_flows_wait_for_a_switch_without_blocking_the_api, .timeo
 		if (poll(&pf, 1, 0) > 0 && served < 5)
 			flows_first = true; /* the flows answer came before the others: they waited */
 	}
-	char resp[4096] = "";
-	size_t got = 0;
-	for (double end = now_s() + 5; now_s() < end && got < sizeof(resp) - 1;) {
-		struct pollfd pf = {.fd = fl, .events = POLLIN};
-		if (poll(&pf, 1, 100) <= 0)
-			continue;
-		ssize_t k = recv(fl, resp + got, sizeof(resp) - 1 - got, 0);
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-	}
-	resp[got] = '\0';
+	char *resp = recv_text(fl, 5);
 	fprintf(stderr, "REST: %u of 5 GET /api/stats answered while /api/flows waited for a "
 		"silent switch (%s); flows answer: %.60s\n", served,
 		flows_first ? "after it" : "meanwhile", strstr(resp, "\r\n\r\n") ? strstr(resp, "\r\n\r\n") + 4 : resp);
@@ -581,6 +570,7 @@ Test(ctl_defences, rest_flows_wait_for_a_switch_without_blocking_the_api, .timeo
 	cr_assert_eq(served, 5);
 	cr_assert_not(flows_first, "the API waited for the switch");
 	cr_assert(strstr(resp, "did not answer"), "%s", resp);
+	free(resp);
 }
 
 Test(ctl_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout = 60)
@@ -613,18 +603,7 @@ Test(ctl_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout =
 	m.u.mp_reply.body.items = &fs;
 	m.u.mp_reply.body.n = 1;
 	cr_assert(send_msg(other, &m));
-	char resp[8192] = "";
-	size_t got = 0;
-	for (double end = now_s() + 5; now_s() < end && got < sizeof(resp) - 1;) {
-		struct pollfd pf = {.fd = fl, .events = POLLIN};
-		if (poll(&pf, 1, 100) <= 0)
-			continue;
-		ssize_t k = recv(fl, resp + got, sizeof(resp) - 1 - got, 0);
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-	}
-	resp[got] = '\0';
+	char *resp = recv_text(fl, 5);
 	fprintf(stderr, "REST: a flow stats reply from switch 2 with switch 1's xid: %s\n",
 		strstr(resp, "7777") ? "taken as switch 1's" : "ignored");
 	atomic_store(&q.stop, true);
@@ -635,4 +614,5 @@ Test(ctl_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout =
 	free(ctl_stop());
 	cr_assert_null(strstr(resp, "7777"), "switch 2's flows were shown as switch 1's: %s", resp);
 	cr_assert(strstr(resp, "\"flows\":null"), "%s", resp);
+	free(resp);
 }
