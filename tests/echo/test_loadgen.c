@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "free_port.h"
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 
@@ -49,19 +50,6 @@ static void *reflect(void *arg)
 			rf_io_wait(r->dev, 0, 1);
 	}
 	return NULL;
-}
-
-/* A port nobody uses now (each test runs in its own process: derived ports could collide). */
-static unsigned free_port(int type)
-{
-	int fd = socket(AF_INET, type, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t l = sizeof(a);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 /* prefix: the driver part of the specs ("uring:udp", "udp"); rx_cpu >= 0: the split mode. */
@@ -123,12 +111,12 @@ static void check_clean_point(const char *prefix, unsigned port, int rx_cpu)
 #if RF_HAVE_URING /* the io_uring driver is optional (RF_WITH_URING) */
 Test(loadgen, uring_udp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("uring:udp", free_port(SOCK_DGRAM), -1);
+	check_clean_point("uring:udp", free_port_of(SOCK_DGRAM), -1);
 }
 
 Test(loadgen, uring_tcp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("uring:tcp", free_port(SOCK_STREAM), -1);
+	check_clean_point("uring:tcp", free_port_of(SOCK_STREAM), -1);
 }
 #define LG_DGRAM "uring:udp" /* a datagram driver without RF_IO_CAP_SPLIT_RXTX */
 #else
@@ -137,7 +125,7 @@ Test(loadgen, uring_tcp_loopback_low_rate_loses_nothing)
 
 Test(loadgen, udp_loopback_low_rate_loses_nothing)
 {
-	check_clean_point("udp", free_port(SOCK_DGRAM), -1);
+	check_clean_point("udp", free_port_of(SOCK_DGRAM), -1);
 }
 
 Test(loadgen, udp_receiver_on_other_cpu_loses_nothing)
@@ -145,7 +133,7 @@ Test(loadgen, udp_receiver_on_other_cpu_loses_nothing)
 	/* Split mode: the replies are taken by a thread pinned to the last CPU while this thread
 	 * sends; the same content checks as the one-loop points. */
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	check_clean_point("udp", free_port(SOCK_DGRAM), (int)(ncpu > 1 ? ncpu - 1 : 0));
+	check_clean_point("udp", free_port_of(SOCK_DGRAM), (int)(ncpu > 1 ? ncpu - 1 : 0));
 }
 
 Test(loadgen, split_mode_refused_without_the_capability)
@@ -157,7 +145,7 @@ Test(loadgen, split_mode_refused_without_the_capability)
 	char spec[64];
 	/* tcp: a driver without RF_IO_CAP_SPLIT_RXTX (uring's neither, but it is optional). Its
 	 * connect waits for the handshake, so a listener first. */
-	unsigned port = free_port(SOCK_STREAM);
+	unsigned port = free_port_of(SOCK_STREAM);
 	snprintf(spec, sizeof(spec), "tcp:listen=127.0.0.1:%u", port);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s: %s", spec, err);
@@ -179,7 +167,7 @@ Test(loadgen, split_mode_refused_without_the_capability)
 Test(loadgen, dropping_reflector_is_saturated)
 {
 	struct rf_lg_point p = {0};
-	run_against(LG_DGRAM, free_port(SOCK_DGRAM), 2, -1, &p, &hist);
+	run_against(LG_DGRAM, free_port_of(SOCK_DGRAM), 2, -1, &p, &hist);
 	/* The reflector drops every other message it sees (warm-up ones included), so at most
 	 * half of the measured ones can come back. */
 	cr_assert_eq(p.sent, 1000);

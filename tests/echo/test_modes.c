@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "free_port.h"
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 
@@ -59,18 +60,6 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static unsigned free_port(int type)
-{
-	int fd = socket(AF_INET, type, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t l = sizeof(a);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static struct rf_pktbuf_pool *pool;
 static struct server sv;
 static pthread_t th;
@@ -82,7 +71,7 @@ static void start(const char *prefix, bool sink)
 {
 	char spec[128], err[256];
 	bool tcp = strstr(prefix, "tcp") != NULL;
-	unsigned port = free_port(tcp ? SOCK_STREAM : SOCK_DGRAM);
+	unsigned port = free_port_of(tcp ? SOCK_STREAM : SOCK_DGRAM);
 	pool = rf_pktbuf_pool_create("lgm", 8192, 2048, 64, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 	cr_assert_not_null(pool);
 	memset(&sv, 0, sizeof(sv));
@@ -266,7 +255,7 @@ Test(modes, crr_to_a_closed_port_fails_with_a_reason)
 	char err[256] = "";
 	pool = rf_pktbuf_pool_create("lgc", 1024, 2048, 32, RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 	cr_assert_not_null(pool);
-	snprintf(cspec, sizeof(cspec), "tcp:connect=127.0.0.1:%u", free_port(SOCK_STREAM));
+	snprintf(cspec, sizeof(cspec), "tcp:connect=127.0.0.1:%u", free_port_of(SOCK_STREAM));
 	struct rf_lg_mopts o = opts;
 	o.warmup_s = 0;
 	struct rf_lg_mpoint p = {.backend = cspec, .lat = &hist};

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "free_port.h"
 #include <ringflow/io.h>
 #include <ringflow/pktbuf.h>
 
@@ -31,20 +32,6 @@ static void setup(void)
 static void teardown(void)
 {
 	rf_pktbuf_pool_free(pool);
-}
-
-/* A port nobody uses now: the kernel picks one for a throw-away socket of that type (each test
- * runs in its own process, so fixed or pid-derived ports could collide). */
-static unsigned free_port(int type)
-{
-	int fd = socket(AF_INET, type, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t l = sizeof(a);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 static uint64_t now_ms(void)
@@ -95,7 +82,7 @@ Test(uring, bad_config_strings_are_rejected_with_one_line, .init = setup, .fini 
 static void udp_echo(const char *extra)
 {
 	char spec[256], err[512];
-	unsigned port = free_port(SOCK_DGRAM);
+	unsigned port = free_port_of(SOCK_DGRAM);
 	snprintf(spec, sizeof(spec), "uring:udp:listen=127.0.0.1:%u%s", port, extra);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s", err);
@@ -176,7 +163,7 @@ Test(uring, udp_echo_sqpoll, .init = setup, .fini = teardown)
 Test(uring, tcp_framing_across_split_reads, .init = setup, .fini = teardown)
 {
 	char spec[128], err[512];
-	unsigned port = free_port(SOCK_STREAM);
+	unsigned port = free_port_of(SOCK_STREAM);
 	snprintf(spec, sizeof(spec), "uring:tcp:listen=127.0.0.1:%u", port);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s", err);
@@ -242,7 +229,7 @@ static void check_msg(struct rf_pktbuf *b, unsigned want, unsigned len)
 Test(uring, tcp_backpressure_keeps_the_stream, .init = setup, .fini = teardown)
 {
 	char spec[128], err[512];
-	unsigned port = free_port(SOCK_STREAM);
+	unsigned port = free_port_of(SOCK_STREAM);
 	snprintf(spec, sizeof(spec), "uring:tcp:listen=127.0.0.1:%u", port);
 	struct rf_io_dev *srv = rf_io_open(spec, pool, err, sizeof(err));
 	cr_assert_not_null(srv, "%s", err);
