@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,16 @@ static double num(const struct rf_json *o, const char *k)
 	return rf_json_get_num(o, k, 0);
 }
 
+/* Counter k of a minus the same of b. Counters come as exact 64-bit integers: subtract those
+ * (two ns counters past 2^53 differ in bits a double drops), then make it a double. */
+static double delta(const struct rf_json *a, const struct rf_json *b, const char *k)
+{
+	uint64_t x, y;
+	if (rf_json_u64(rf_json_get(a, k), &x) == 0 && rf_json_u64(rf_json_get(b, k), &y) == 0)
+		return x >= y ? (double)(x - y) : -(double)(y - x);
+	return num(a, k) - num(b, k);
+}
+
 static void pollers_table(const struct rf_json *pol)
 {
 	printf("%-6s %-4s %12s %7s %7s %7s %12s %12s %10s %8s %10s\n", "poller", "cpu", "rounds",
@@ -165,8 +176,7 @@ static void on_int(int s)
 /* Cache hits over all cached gets between two snapshots of a pool, in %; -1 when none. */
 static double hit_pct(const struct rf_json *c, const struct rf_json *p)
 {
-	double h = num(c, "cache_hits") - num(p, "cache_hits");
-	double m = num(c, "cache_misses") - num(p, "cache_misses");
+	double h = delta(c, p, "cache_hits"), m = delta(c, p, "cache_misses");
 	return h + m > 0 ? 100 * h / (h + m) : -1;
 }
 
@@ -198,7 +208,7 @@ static int cmd_top(int fd, long iterations, double interval)
 		const struct rf_json *pools = rf_json_get(cr, "mempools");
 		const struct rf_json *ppools = rf_json_get(pr, "mempools");
 		const struct rf_json *crings = rf_json_get(cr, "rings"), *prings = rf_json_get(pr, "rings");
-#define D(a, b, k) (num(a, k) - num(b, k))
+#define D(a, b, k) delta(a, b, k)
 		if (json_out) {
 			printf("{\"pollers\":[");
 			for (const struct rf_json *p = cp ? cp->child : NULL; p; p = p->next) {
