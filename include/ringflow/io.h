@@ -65,9 +65,12 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 struct rf_pktbuf;      /* pktbuf.h */
 struct rf_pktbuf_pool; /* pktbuf.h */
@@ -304,6 +307,7 @@ int rf_io_xstats_get(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n);
 /* The value of the extended counter called name: 0 and *value, or -ENOENT. */
 int rf_io_xstat_get(struct rf_io_dev *dev, const char *name, uint64_t *value);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

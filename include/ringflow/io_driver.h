@@ -27,6 +27,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 /*
  * The layout of struct rf_io_ops and struct rf_io_dev below. It goes up with any change to
@@ -124,6 +125,7 @@ static inline unsigned rf_io_xstat_put(struct rf_io_xstat *xs, unsigned n, unsig
 	return i + 1;
 }
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -15,9 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_JSON_MAX_DEPTH 32
 #define RF_JSON_MAX_LEN (16u << 20) /* longest text rf_json_parse accepts */
@@ -81,6 +84,7 @@ int64_t rf_json_get_i64(const struct rf_json *o, const char *key, int64_t def);
 /* Write j as compact JSON into b (a number with is_int set exactly as its integer). */
 void rf_json_write(struct rf_buf *b, const struct rf_json *j);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -34,9 +34,12 @@
 
 #include <stdbool.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 /* Registers the calling thread as a QSBR reader (online). Idempotent per thread is NOT
  * promised: call once. */
@@ -70,6 +73,7 @@ void rf_qsbr_reclaim_begin(void);
  * reclamation callback that rf_qsbr_barrier() waits for (no-op without TSan). */
 void rf_qsbr_retire_note(void);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif
