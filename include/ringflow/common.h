@@ -24,9 +24,15 @@
  */
 #ifdef __cplusplus
 #include <atomic>
+#ifndef _Atomic /* C++23's <stdatomic.h> defines it the same way */
 #define _Atomic(T) std::atomic<T>
+#endif
+#ifndef _Static_assert
 #define _Static_assert static_assert
+#endif
+#ifndef _Thread_local
 #define _Thread_local thread_local
+#endif
 using std::memory_order;
 using std::memory_order_relaxed;
 using std::memory_order_consume;
