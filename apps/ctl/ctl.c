@@ -421,6 +421,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct rf_json *hello = ctl_read(fd, err, sizeof(err));
+	if (!hello && strncmp(err, "process exited", 14) == 0) {
+		fprintf(stderr, "ringflow-ctl: %s: %s\n", path, err);
+		close(fd);
+		return 1;
+	}
 	if (!hello || !rf_json_get(hello, "ringflow")) {
 		fprintf(stderr, "ringflow-ctl: %s: not a ringflow control socket (%s)\n", path,
 			hello ? "no hello line" : err);
