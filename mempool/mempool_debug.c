@@ -9,17 +9,40 @@
  * is intact, which catches writes through a pointer kept after put.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ringflow/log.h>
 
 #include "mempool_pvt.h"
 
-static void rf_mp_report(struct rf_mempool *mp, const char *what, const void *obj)
+static void rf_mp_report(struct rf_mempool *mp, const char *what, const void *obj,
+			 const char *fatal_call)
 {
 	atomic_fetch_add_explicit(&mp->debug_errors, 1, memory_order_relaxed); /* a counter */
+	if (fatal_call) {
+		rf_log(RF_LOG_ERR, "%s: buffer %p (pool '%s', buffer %ld of %u): %s", fatal_call,
+		       obj, mp->name, rf_mempool_obj_index(mp, obj), mp->n, what);
+		abort();
+	}
 	rf_log(RF_LOG_ERR, "mempool '%s': %s %p (object %ld of %u)", mp->name, what,
 		obj, rf_mempool_obj_index(mp, obj), mp->n);
+}
+
+void rf_mp_debug_fatal(struct rf_mempool *mp, const char *get_call, const char *put_call)
+{
+	mp->slow->fatal_get_call = get_call;
+	mp->slow->fatal_put_call = put_call;
+}
+
+int rf_mp_debug_state(const struct rf_mempool *mp, const void *obj)
+{
+	long idx = rf_mempool_obj_index(mp, obj);
+	if (idx < 0 || !mp->debug)
+		return -1;
+	/* relaxed: the caller owns obj (or claims to); only its cookie's value is asked. */
+	return atomic_load_explicit(&mp->slow->cookie[idx], memory_order_relaxed) ==
+	       RF_MP_COOKIE_INUSE;
 }
 
 void rf_mp_debug_init(struct rf_mempool *mp)
@@ -52,10 +75,12 @@ int rf_mp_get_debug(struct rf_mempool *mp, void **objs, unsigned n)
 						       memory_order_relaxed);
 		if (old != RF_MP_COOKIE_FREE)
 			rf_mp_report(mp, "get returned an object that is in use (pool corrupted):",
-				     objs[i]);
+				     objs[i], mp->slow->fatal_get_call);
 		else if (!rf_mp_poison_intact(mp, objs[i]))
-			rf_mp_report(mp, "object written after it was put (use after free):",
-				     objs[i]);
+			rf_mp_report(mp, mp->slow->fatal_get_call
+					 ? "written after it was freed (use after free)"
+					 : "object written after it was put (use after free):",
+				     objs[i], mp->slow->fatal_get_call);
 	}
 	return 0;
 }
@@ -68,7 +93,7 @@ void rf_mp_put_debug(struct rf_mempool *mp, void *const *objs, unsigned n)
 		long idx = rf_mempool_obj_index(mp, objs[i]);
 		if (idx < 0) {
 			rf_mp_report(mp, "put of a pointer that is not one of its objects, rejected:",
-				     objs[i]);
+				     objs[i], mp->slow->fatal_put_call);
 			continue;
 		}
 		uint8_t expect = RF_MP_COOKIE_INUSE;
@@ -76,7 +101,10 @@ void rf_mp_put_debug(struct rf_mempool *mp, void *const *objs, unsigned n)
 		if (!atomic_compare_exchange_strong_explicit(&mp->slow->cookie[idx], &expect,
 							     RF_MP_COOKIE_FREE, memory_order_relaxed,
 							     memory_order_relaxed)) {
-			rf_mp_report(mp, "double put (object already free), rejected:", objs[i]);
+			rf_mp_report(mp, mp->slow->fatal_put_call
+					 ? "already free (double free)"
+					 : "double put (object already free), rejected:",
+				     objs[i], mp->slow->fatal_put_call);
 			continue;
 		}
 		memset(objs[i], RF_MEMPOOL_POISON, mp->elt_size);

@@ -19,6 +19,9 @@ struct rf_mempool_slow_pvt {
 	/* Gets without a cache that failed (any thread: a read-modify-write, on failure only).
 	 * Caches keep their own counters: a cache outlives its thread (reused, freed with the pool). */
 	_Atomic uint64_t empty_nocache;
+	/* Debug mode, set once before the pool is shared (rf_mp_debug_fatal): non-NULL makes a
+	 * report fatal (one line naming this call, then abort), as pktbuf pools want. */
+	const char *fatal_get_call, *fatal_put_call;
 };
 
 /* Add n to a counter only its thread writes (no read-modify-write). */
@@ -64,5 +67,12 @@ void rf_mp_put_raw(struct rf_mempool *mp, void *const *objs, unsigned n);
 void rf_mp_debug_init(struct rf_mempool *mp);
 int rf_mp_get_debug(struct rf_mempool *mp, void **objs, unsigned n);
 void rf_mp_put_debug(struct rf_mempool *mp, void *const *objs, unsigned n);
+
+/* mempool_debug.c: makes mp's debug reports fatal: one line "<call>: buffer <p> (pool ...)
+ * <what>" through rf_log, then abort(). Call names are static strings. Before sharing mp. */
+void rf_mp_debug_fatal(struct rf_mempool *mp, const char *get_call, const char *put_call);
+
+/* mempool_debug.c: a debug pool's view of obj: -1 not one of its objects, 0 free, 1 in use. */
+int rf_mp_debug_state(const struct rf_mempool *mp, const void *obj);
 
 #endif

@@ -5,12 +5,21 @@
  * on every alloc (debug mode poisons free objects, and drivers leave fields set), so a
  * buffer never carries the previous packet's peer or lengths. Pointer arrays go through a
  * small local void * array rather than casting struct rf_pktbuf ** to void **.
+ *
+ * Debug pools (RF_MEMPOOL_DEBUG, every pool with RF_DEBUG_CHECKS) check ownership: a free
+ * object is poisoned, pool pointer included, so a free must not trust b->pool. Debug pools
+ * are listed in a small table; free and rf_pktbuf_debug_check find a buffer's pool by its
+ * address there and ask the mempool's cookie whether it is in use. A misuse is one log line
+ * naming the call and the buffer, then abort(): the program stops where the bug is.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
+
+#include "mempool_pvt.h"
 
 #define RF_PKTBUF_CHUNK 64
 
@@ -21,6 +30,86 @@ struct rf_pktbuf_pool {
 	unsigned data_room;
 	char name[RF_PKTBUF_NAMESIZE];
 };
+
+/* The debug pools, for finding a buffer's pool without reading the buffer. A slot is
+ * claimed with a CAS at create and cleared at pool free (which may not run concurrently with
+ * the pool's use, so a lookup never meets a pool being freed). */
+#define RF_PB_DEBUG_MAX 64
+static struct rf_pktbuf_pool *_Atomic rf_pb_debug[RF_PB_DEBUG_MAX];
+static _Atomic unsigned rf_pb_debug_n; /* pools listed: 0 skips every check */
+
+static void rf_pb_debug_add(struct rf_pktbuf_pool *p)
+{
+	for (unsigned i = 0; i < RF_PB_DEBUG_MAX; i++) {
+		struct rf_pktbuf_pool *none = NULL;
+		/* release: pairs with the acquire load in rf_pb_debug_owner: the pool's fields
+		 * are set before a lookup can see it. */
+		if (atomic_compare_exchange_strong_explicit(&rf_pb_debug[i], &none, p,
+							    memory_order_release,
+							    memory_order_relaxed)) {
+			/* relaxed: only a hint that the table is non-empty; the slot orders. */
+			atomic_fetch_add_explicit(&rf_pb_debug_n, 1, memory_order_relaxed);
+			return;
+		}
+	}
+	rf_log(RF_LOG_WARN, "pktbuf pool '%s': more than %d debug pools, its buffers are checked "
+	       "by the mempool only (no abort on misuse)", p->name, RF_PB_DEBUG_MAX);
+}
+
+static void rf_pb_debug_del(struct rf_pktbuf_pool *p)
+{
+	for (unsigned i = 0; i < RF_PB_DEBUG_MAX; i++) {
+		/* relaxed: the pool is quiescent (pool free's contract) */
+		if (atomic_load_explicit(&rf_pb_debug[i], memory_order_relaxed) == p) {
+			atomic_store_explicit(&rf_pb_debug[i], NULL, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&rf_pb_debug_n, 1, memory_order_relaxed);
+			return;
+		}
+	}
+}
+
+static struct rf_pktbuf_pool *rf_pb_debug_owner(const struct rf_pktbuf *b, long *idx)
+{
+	for (unsigned i = 0; i < RF_PB_DEBUG_MAX; i++) {
+		/* acquire: pairs with the release CAS in rf_pb_debug_add */
+		struct rf_pktbuf_pool *p = atomic_load_explicit(&rf_pb_debug[i],
+								memory_order_acquire);
+		if (p && (*idx = rf_mempool_obj_index(p->mp, b)) >= 0)
+			return p;
+	}
+	return NULL;
+}
+
+static _Noreturn void rf_pb_fatal(const char *call, const struct rf_pktbuf *b,
+				  const struct rf_pktbuf_pool *p, long idx, const char *what)
+{
+	rf_log(RF_LOG_ERR, "%s: buffer %p (pool '%s', buffer %ld of %u): %s", call, (void *)b,
+	       p->name, idx, p->mp->n, what);
+	abort();
+}
+
+/* Debug pools: aborts unless b is a buffer in use. `what` says what a free buffer means
+ * for this call (double free, use after free, send after free). */
+static void rf_pb_check(const struct rf_pktbuf *b, const char *call, const char *what)
+{
+	/* relaxed: a hint; a pool is listed before any of its buffers exists. */
+	if (b == NULL || atomic_load_explicit(&rf_pb_debug_n, memory_order_relaxed) == 0)
+		return;
+	long idx;
+	struct rf_pktbuf_pool *p = rf_pb_debug_owner(b, &idx);
+	if (!p)
+		return; /* not a debug pool's buffer (or an external pool's) */
+	if (rf_mp_debug_state(p->mp, b) != 1)
+		rf_pb_fatal(call, b, p, idx, what);
+	if (b->pool != p)
+		rf_pb_fatal(call, b, p, idx, "its pool pointer was overwritten (a stray write)");
+}
+
+void rf_pktbuf_debug_check(const struct rf_pktbuf *b, const char *call)
+{
+	rf_pb_check(b, call ? call : "rf_pktbuf_debug_check",
+		    "used after it was freed (use after free)");
+}
 
 static void rf_pktbuf_reset(struct rf_pktbuf *b, struct rf_pktbuf_pool *p)
 {
@@ -81,6 +170,10 @@ struct rf_pktbuf_pool *rf_pktbuf_pool_create(const char *name, unsigned n, unsig
 		errno = e;
 		return NULL;
 	}
+	if (p->mp->debug) {
+		rf_mp_debug_fatal(p->mp, "rf_pktbuf_alloc", "rf_pktbuf_free");
+		rf_pb_debug_add(p);
+	}
 	return p;
 }
 
@@ -103,6 +196,8 @@ void rf_pktbuf_pool_free(struct rf_pktbuf_pool *p)
 {
 	if (!p)
 		return;
+	if (p->mp && p->mp->debug)
+		rf_pb_debug_del(p);
 	if (p->mp)
 		rf_mempool_free(p->mp);
 	else if (p->ops->destroy)
@@ -175,6 +270,8 @@ static void rf_pktbuf_free_run(struct rf_pktbuf_pool *p, struct rf_pktbuf **b, u
 
 void rf_pktbuf_free_bulk(struct rf_pktbuf **b, unsigned n)
 {
+	for (unsigned k = 0; k < n; k++)
+		rf_pb_check(b[k], "rf_pktbuf_free_bulk", "already freed (double free)");
 	unsigned i = 0;
 	while (i < n) {
 		if (!b[i]) {
@@ -192,8 +289,10 @@ void rf_pktbuf_free_bulk(struct rf_pktbuf **b, unsigned n)
 
 void rf_pktbuf_free(struct rf_pktbuf *b)
 {
-	if (b)
-		rf_pktbuf_free_run(b->pool, &b, 1);
+	if (!b)
+		return;
+	rf_pb_check(b, "rf_pktbuf_free", "already freed (double free)");
+	rf_pktbuf_free_run(b->pool, &b, 1);
 }
 
 struct rf_mempool *rf_pktbuf_pool_mempool(struct rf_pktbuf_pool *p)

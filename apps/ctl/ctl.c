@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include <ringflow/json.h>
 
@@ -180,6 +181,158 @@ static double hit_pct(const struct rf_json *c, const struct rf_json *p)
 	return h + m > 0 ? 100 * h / (h + m) : -1;
 }
 
+/* Columns to lay top out for: $COLUMNS, else the terminal's width, else 80; at least 60
+ * (narrower terminals wrap). Below 80 the tables drop the driver column and narrow the rest. */
+static int term_cols(void)
+{
+	const char *c = getenv("COLUMNS");
+	long v = c ? strtol(c, NULL, 10) : 0;
+	struct winsize ws;
+	if (v <= 0)
+		v = isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
+	return v < 60 ? 60 : v > 400 ? 400 : (int)v;
+}
+
+/* v in at most w characters: all digits when they fit, else k/M/G/T/P/E with one decimal. */
+static const char *fit_num(char *buf, size_t n, double v, int w)
+{
+	snprintf(buf, n, "%.0f", v);
+	for (const char *u = "kMGTPE"; (int)strlen(buf) > w && *u; u++) {
+		v /= 1000;
+		snprintf(buf, n, "%.1f%c", v, *u);
+		if ((int)strlen(buf) > w)
+			snprintf(buf, n, "%.0f%c", v, *u);
+	}
+	return buf;
+}
+
+/* s in at most w characters: cut, with '~' as its last one, when longer. */
+static const char *fit_str(char *buf, size_t n, const char *s, int w)
+{
+	snprintf(buf, n, "%s", s);
+	if ((int)strlen(buf) > w && w > 0 && (size_t)w < n) {
+		buf[w - 1] = '~';
+		buf[w] = '\0';
+	}
+	return buf;
+}
+
+/* One row of top's port table: a device ("all") or one of its queues. */
+static void port_row(const char *name, const char *driver, const char *queue,
+		     const struct rf_json *c, const struct rf_json *p, double interval, bool wide)
+{
+	int wpn = wide ? 12 : 10, wq = wide ? 6 : 5, wpr = wide ? 12 : 9, wd = wide ? 10 : 8;
+	char a[64], dr[16], q[16], b1[32], b2[32], b3[32], b4[32];
+	fit_str(a, sizeof(a), name, wpn);
+	if (wide)
+		printf("%-*s %-6s ", wpn, a, fit_str(dr, sizeof(dr), driver, 6));
+	else
+		printf("%-*s ", wpn, a);
+	printf("%*s %*s %*s %*s %*s\n", wq, fit_str(q, sizeof(q), queue, wq), wpr,
+	       fit_num(b1, sizeof(b1), delta(c, p, "rx_pkts") / interval, wpr), wpr,
+	       fit_num(b2, sizeof(b2), delta(c, p, "tx_pkts") / interval, wpr), wd,
+	       fit_num(b3, sizeof(b3), (delta(c, p, "rx_drops") + delta(c, p, "tx_drops")) / interval, wd),
+	       wd, fit_num(b4, sizeof(b4), delta(c, p, "rx_nobuf") / interval, wd));
+}
+
+/* The human view of top: rates from two snapshots, laid out for term_cols(). */
+static void top_table(const struct rf_json *cr, const struct rf_json *pr, double interval,
+		      bool tty)
+{
+	int cols = term_cols();
+	bool wide = cols >= 80;
+	/* widths: name, cpu, pct, rate (pollers); port name, queue, rate, drops (ports) */
+	int wn = wide ? 8 : 6, wc = wide ? 4 : 3, wp = wide ? 7 : 6, wr = wide ? 12 : 10;
+	int wpn = wide ? 12 : 10, wq = wide ? 6 : 5, wpr = wide ? 12 : 9, wd = wide ? 10 : 8;
+	char a[64], b1[32], b2[32], b3[32];
+	const struct rf_json *cp = rf_json_get(cr, "pollers"), *pp = rf_json_get(pr, "pollers");
+	const struct rf_json *cports = rf_json_get(cr, "ports"), *pports = rf_json_get(pr, "ports");
+	const struct rf_json *pools = rf_json_get(cr, "mempools");
+	const struct rf_json *ppools = rf_json_get(pr, "mempools");
+	const struct rf_json *crings = rf_json_get(cr, "rings"), *prings = rf_json_get(pr, "rings");
+	const struct rf_json *capp = rf_json_get(cr, "app"), *papp = rf_json_get(pr, "app");
+#define D(a, b, k) delta(a, b, k)
+	if (tty)
+		printf("\033[H\033[2J");
+	char hello[64];
+	time_t now = time(NULL);
+	strftime(hello, sizeof(hello), "%H:%M:%S", localtime(&now));
+	printf("ringflow-ctl top  %s  every %.1f s  (Ctrl-C quits)\n\n", hello, interval);
+	printf("%-*s %-*s %*s %*s %*s %*s %*s\n", wn, "POLLER", wc, "CPU", wp, "BUSY%", wp, "IDLE%",
+	       wp, "SLEEP%", wr, "RX/s", wr, "TX/s");
+	for (const struct rf_json *p = cp ? cp->child : NULL; p; p = p->next) {
+		const struct rf_json *o = rf_json_get(pp, p->key);
+		double b = D(p, o, "busy_ns"), i = D(p, o, "idle_ns"), s = D(p, o, "sleep_ns");
+		double t = b + i + s > 0 ? b + i + s : 1;
+		printf("%-*s %-*.0f %*.1f%% %*.1f%% %*.1f%% %*s %*s\n", wn,
+		       fit_str(a, sizeof(a), p->key, wn), wc, num(p, "cpu"), wp - 1, 100 * b / t,
+		       wp - 1, 100 * i / t, wp - 1, 100 * s / t, wr,
+		       fit_num(b1, sizeof(b1), D(p, o, "rx") / interval, wr), wr,
+		       fit_num(b2, sizeof(b2), D(p, o, "tx") / interval, wr));
+	}
+	if (wide)
+		printf("\n%-*s %-6s %*s %*s %*s %*s %*s\n", wpn, "PORT", "DRIVER", wq, "QUEUE", wpr,
+		       "RX/s", wpr, "TX/s", wd, "DROPS/s", wd, "NOBUF/s");
+	else
+		printf("\n%-*s %*s %*s %*s %*s %*s\n", wpn, "PORT", wq, "QUEUE", wpr, "RX/s", wpr,
+		       "TX/s", wd, "DROPS/s", wd, "NOBUF/s");
+	for (const struct rf_json *p = cports ? cports->child : NULL; p; p = p->next) {
+		const struct rf_json *o = rf_json_get(pports, p->key);
+		/* the device's row ("all"), then one row per queue (its poller's own counters) */
+		port_row(p->key, rf_json_get_str(p, "driver", "?"), "all", p, o, interval, wide);
+		const struct rf_json *cq = rf_json_get(p, "per_queue");
+		const struct rf_json *pq = rf_json_get(o, "per_queue");
+		for (const struct rf_json *q = cq ? cq->child : NULL; q; q = q->next)
+			port_row("", "", q->key, q, rf_json_get(pq, q->key), interval, wide);
+	}
+	printf("\n%-12s %10s %10s %6s %8s\n", "POOL", "IN USE", "SIZE", "USE%", "HIT%");
+	for (const struct rf_json *p = pools ? pools->child : NULL; p; p = p->next) {
+		double h = hit_pct(p, rf_json_get(ppools, p->key));
+		char hs[16];
+		if (h < 0)
+			snprintf(hs, sizeof(hs), "-");
+		else
+			snprintf(hs, sizeof(hs), "%.2f%%", h);
+		printf("%-12s %10s %10s %5.1f%% %8s\n", fit_str(a, sizeof(a), p->key, 12),
+		       fit_num(b1, sizeof(b1), num(p, "in_use"), 10),
+		       fit_num(b2, sizeof(b2), num(p, "size"), 10),
+		       num(p, "size") > 0 ? 100 * num(p, "in_use") / num(p, "size") : 0, hs);
+	}
+	if (crings && crings->child) {
+		printf("\n%-12s %10s %10s %12s\n", "RING", "ENTRIES", "CAPACITY", "ENQ FAIL/s");
+		for (const struct rf_json *p = crings->child; p; p = p->next) {
+			const struct rf_json *o = rf_json_get(prings, p->key);
+			printf("%-12s %10s %10s %12s\n", fit_str(a, sizeof(a), p->key, 12),
+			       fit_num(b1, sizeof(b1), num(p, "count"), 10),
+			       fit_num(b2, sizeof(b2), num(p, "capacity"), 10),
+			       fit_num(b3, sizeof(b3), D(p, o, "enqueue_failures") / interval, 12));
+		}
+	}
+	/* The app's own values (rf_stats_add_counter/_gauge/_hist: "app/NAME"): the value
+	 * (a histogram's count) and its change per second. */
+	if (capp && capp->child) {
+		int wname = cols - 2 * 13 > 40 ? 40 : cols - 2 * 13;
+		printf("\n%-*s %12s %12s\n", wname, "APP", "VALUE", "CHANGE/s");
+		for (const struct rf_json *p = capp->child; p; p = p->next) {
+			const struct rf_json *o = rf_json_get(papp, p->key);
+			double v, ov;
+			if (p->type == RF_JSON_NUM) {
+				v = p->num;
+				ov = o && o->type == RF_JSON_NUM ? o->num : v;
+			} else if (rf_json_get(p, "count")) {
+				v = num(p, "count");
+				ov = o ? num(o, "count") : v;
+			} else {
+				continue; /* a subtree of a callback's own: `stats app` shows it */
+			}
+			printf("%-*s %12s %12s\n", wname, fit_str(a, sizeof(a), p->key, wname),
+			       fit_num(b1, sizeof(b1), v, 12),
+			       fit_num(b2, sizeof(b2), (v - ov) / interval, 12));
+		}
+	}
+#undef D
+}
+
 /* top: two snapshots an interval apart; per-second rates from the difference. */
 static int cmd_top(int fd, long iterations, double interval)
 {
@@ -207,7 +360,6 @@ static int cmd_top(int fd, long iterations, double interval)
 		const struct rf_json *cports = rf_json_get(cr, "ports"), *pports = rf_json_get(pr, "ports");
 		const struct rf_json *pools = rf_json_get(cr, "mempools");
 		const struct rf_json *ppools = rf_json_get(pr, "mempools");
-		const struct rf_json *crings = rf_json_get(cr, "rings"), *prings = rf_json_get(pr, "rings");
 #define D(a, b, k) delta(a, b, k)
 		if (json_out) {
 			printf("{\"pollers\":[");
@@ -250,66 +402,26 @@ static int cmd_top(int fd, long iterations, double interval)
 				else
 					printf("%.2f}", h);
 			}
+			printf("],\"app\":[");
+			const struct rf_json *capp = rf_json_get(cr, "app"), *papp = rf_json_get(pr, "app");
+			bool first = true;
+			for (const struct rf_json *p = capp ? capp->child : NULL; p; p = p->next) {
+				if (p->type != RF_JSON_NUM)
+					continue; /* histograms and callbacks' subtrees: `stats app` */
+				const struct rf_json *o = rf_json_get(papp, p->key);
+				double ov = o && o->type == RF_JSON_NUM ? o->num : p->num;
+				printf("%s{\"name\":", first ? "" : ",");
+				struct rf_buf nb;
+				rf_buf_init(&nb, 1024);
+				rf_json_str(&nb, p->key);
+				printf("%s,\"value\":%.0f,\"per_s\":%.2f}", nb.p ? nb.p : "\"\"", p->num,
+				       (p->num - ov) / interval);
+				rf_buf_free(&nb);
+				first = false;
+			}
 			printf("]}\n");
 		} else {
-			if (tty)
-				printf("\033[H\033[2J");
-			char hello[64];
-			time_t now = time(NULL);
-			strftime(hello, sizeof(hello), "%H:%M:%S", localtime(&now));
-			printf("ringflow-ctl top  %s  every %.1f s  (Ctrl-C quits)\n\n", hello, interval);
-			printf("%-8s %-4s %7s %7s %7s %12s %12s\n", "POLLER", "CPU", "BUSY%", "IDLE%",
-			       "SLEEP%", "RX/s", "TX/s");
-			for (const struct rf_json *p = cp ? cp->child : NULL; p; p = p->next) {
-				const struct rf_json *o = rf_json_get(pp, p->key);
-				double b = D(p, o, "busy_ns"), i = D(p, o, "idle_ns"), s = D(p, o, "sleep_ns");
-				double t = b + i + s > 0 ? b + i + s : 1;
-				printf("%-8s %-4.0f %6.1f%% %6.1f%% %6.1f%% %12.0f %12.0f\n", p->key,
-				       num(p, "cpu"), 100 * b / t, 100 * i / t, 100 * s / t,
-				       D(p, o, "rx") / interval, D(p, o, "tx") / interval);
-			}
-			printf("\n%-12s %-6s %6s %12s %12s %10s %10s\n", "PORT", "DRIVER", "QUEUE",
-			       "RX/s", "TX/s", "DROPS/s", "NOBUF/s");
-			for (const struct rf_json *p = cports ? cports->child : NULL; p; p = p->next) {
-				const struct rf_json *o = rf_json_get(pports, p->key);
-				printf("%-12s %-6s %6s %12.0f %12.0f %10.0f %10.0f\n", p->key,
-				       rf_json_get_str(p, "driver", "?"), "all",
-				       D(p, o, "rx_pkts") / interval, D(p, o, "tx_pkts") / interval,
-				       (D(p, o, "rx_drops") + D(p, o, "tx_drops")) / interval,
-				       D(p, o, "rx_nobuf") / interval);
-				/* One row per queue (its poller's own counters). */
-				const struct rf_json *cq = rf_json_get(p, "per_queue");
-				const struct rf_json *pq = rf_json_get(o, "per_queue");
-				for (const struct rf_json *q = cq ? cq->child : NULL; q; q = q->next) {
-					const struct rf_json *oq = rf_json_get(pq, q->key);
-					printf("%-12s %-6s %6s %12.0f %12.0f %10.0f %10.0f\n", "", "",
-					       q->key, D(q, oq, "rx_pkts") / interval,
-					       D(q, oq, "tx_pkts") / interval,
-					       (D(q, oq, "rx_drops") + D(q, oq, "tx_drops")) / interval,
-					       D(q, oq, "rx_nobuf") / interval);
-				}
-			}
-			printf("\n%-12s %10s %10s %6s %8s\n", "POOL", "IN USE", "SIZE", "USE%", "HIT%");
-			for (const struct rf_json *p = pools ? pools->child : NULL; p; p = p->next) {
-				double h = hit_pct(p, rf_json_get(ppools, p->key));
-				char hs[16];
-				if (h < 0)
-					snprintf(hs, sizeof(hs), "-");
-				else
-					snprintf(hs, sizeof(hs), "%.2f%%", h);
-				printf("%-12s %10.0f %10.0f %5.1f%% %8s\n", p->key, num(p, "in_use"),
-				       num(p, "size"),
-				       num(p, "size") > 0 ? 100 * num(p, "in_use") / num(p, "size") : 0, hs);
-			}
-			if (crings && crings->child) {
-				printf("\n%-12s %10s %10s %12s\n", "RING", "ENTRIES", "CAPACITY",
-				       "ENQ FAIL/s");
-				for (const struct rf_json *p = crings->child; p; p = p->next) {
-					const struct rf_json *o = rf_json_get(prings, p->key);
-					printf("%-12s %10.0f %10.0f %12.0f\n", p->key, num(p, "count"),
-					       num(p, "capacity"), D(p, o, "enqueue_failures") / interval);
-				}
-			}
+			top_table(cr, pr, interval, tty);
 		}
 #undef D
 		fflush(stdout);
@@ -431,6 +543,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct rf_json *hello = ctl_read(fd, err, sizeof(err));
+	if (!hello && strncmp(err, "process exited", 14) == 0) {
+		fprintf(stderr, "ringflow-ctl: %s: %s\n", path, err);
+		close(fd);
+		return 1;
+	}
 	if (!hello || !rf_json_get(hello, "ringflow")) {
 		fprintf(stderr, "ringflow-ctl: %s: not a ringflow control socket (%s)\n", path,
 			hello ? "no hello line" : err);

@@ -77,8 +77,16 @@ int ctl_connect(const char *path, char *err, size_t len)
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		snprintf(err, len, "cannot connect to %s: %s (is the process running? "
-			 "ringflow-ctl list)", path, strerror(errno));
+		int e = errno;
+		if (fd >= 0 && e == ECONNREFUSED) /* the file is there, nobody listens on it */
+			snprintf(err, len, "%s: process exited (nobody listens on its control socket; "
+				 "the file is left over: remove it)", path);
+		else if (fd >= 0 && e == ENOENT)
+			snprintf(err, len, "%s: no such socket: the process exited or never ran "
+				 "(ringflow-ctl list shows those running)", path);
+		else
+			snprintf(err, len, "cannot connect to %s: %s (is the process running? "
+				 "ringflow-ctl list)", path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -126,8 +134,13 @@ static char *read_line(int fd, char *err, size_t len)
 			return NULL;
 		}
 		ssize_t r = read(fd, buf + have, cap - have);
-		if (r <= 0) {
-			snprintf(err, len, "the process closed the connection%s", have ? " mid-answer" : "");
+		if (r == 0 || (r < 0 && errno == ECONNRESET)) {
+			snprintf(err, len, "process exited (it closed the control connection%s)",
+				 have ? " mid-answer" : "");
+			return NULL;
+		}
+		if (r < 0) {
+			snprintf(err, len, "cannot read the answer: %s", strerror(errno));
 			return NULL;
 		}
 		have += (size_t)r;
@@ -146,6 +159,10 @@ struct rf_json *ctl_ask(int fd, const char *req, char *err, size_t len)
 	line[n] = '\n';
 	ssize_t w = send(fd, line, n + 1, MSG_NOSIGNAL);
 	free(line);
+	if (w < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+		snprintf(err, len, "process exited (it closed the control connection)");
+		return NULL;
+	}
 	if (w != (ssize_t)(n + 1)) {
 		snprintf(err, len, "cannot send the request: %s", strerror(errno));
 		return NULL;

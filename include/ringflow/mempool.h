@@ -36,9 +36,10 @@
  * Debug checks (flag RF_MEMPOOL_DEBUG, or every pool in a build with RF_DEBUG_CHECKS, as
  * `make asan-test` does): each object has a cookie (FREE/IN USE) kept outside the region, and
  * free objects are filled with a poison byte. A put of a pointer that is not an object of this
- * pool, or of an object already free (double put), prints one line to stderr and is rejected:
+ * pool, or of an object already free (double put), logs one line (rf_log) and is rejected:
  * the object is not put (not UB). A get that finds the poison overwritten reports a write
- * after put. rf_mempool_debug_errors() counts the reports.
+ * after put. rf_mempool_debug_errors() counts the reports. The pools under pktbuf.h make
+ * these reports fatal (one line naming the pktbuf call, then abort: see pktbuf.h).
  *
  * Errors: rf_mempool_create returns NULL with errno (EINVAL: bad arguments, ENOMEM: n * size
  * beyond memory, ENAMETOOLONG: name); calls that move objects return 0 or -ENOBUFS (nothing

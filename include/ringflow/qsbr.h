@@ -13,13 +13,26 @@
  *   2. A registered thread is *online*: it is inside a read-side section all the time, and it
  *      must call rf_qsbr_quiescent() regularly (between operations, never while holding a node
  *      or value pointer it still uses). A thread that forgets stalls every grace period: deleted
- *      nodes pile up and inserts start failing with -ENOSPC.
+ *      nodes pile up. What waits on rf_qsbr_defer is bounded: at RF_QSBR_DEFER_LIMIT objects
+ *      (rf_qsbr_set_defer_limit) a defer fails with -EAGAIN instead of memory growing, and one
+ *      line through the log hook names the registered thread(s) holding the grace period. The
+ *      hash reclaims through liburcu itself and does not stop at this limit yet: its memory
+ *      grows while a grace period is stalled (it rebuilds tables, it does not fail inserts).
  *   3. A thread that is not a poller and is about to block (sleep, wait on a socket, a condition
  *      variable, join a thread) goes offline first: rf_qsbr_offline() ... block ... rf_qsbr_online().
  *      Offline it may not touch the structures; it does not delay grace periods either.
  *   4. Values (void *) returned by lookups are the caller's: the hash only reclaims its own
  *      nodes. If the value points at memory you free after a delete, defer that free the same
- *      way (rf_qsbr_synchronize() then free, or liburcu's call_rcu()).
+ *      way: rf_qsbr_defer(free_fn, value) (no liburcu call in the app), or rf_qsbr_synchronize()
+ *      then free on a thread that may block.
+ *   5. The runtime's service thread (timers, stats callbacks): timers run ONLINE, and it passes
+ *      a quiescent state after each timer, so a timer may look up and delete but must not keep
+ *      pointers to the next run. It must NEVER block for a grace period (rf_qsbr_synchronize,
+ *      rf_qsbr_barrier): it would wait for itself and every timer would stop. Free what a
+ *      timer deleted with rf_qsbr_defer; if it fails with -EAGAIN, keep the object and retry on
+ *      a later run.
+ *   6. Debug builds (RF_DEBUG_CHECKS) can check a reader: rf_qsbr_assert_reader(call) aborts
+ *      with one line when the calling thread is not registered and online.
  *
  * These are thin wrappers over liburcu-qsbr (rcu_register_thread, rcu_quiescent_state, ...);
  * calling liburcu directly is equivalent, except under ThreadSanitizer: liburcu is not
@@ -33,6 +46,8 @@
 #define RINGFLOW_QSBR_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <ringflow/common.h>
 
@@ -41,9 +56,16 @@ extern "C" {
 #endif
 RF_API_BEGIN
 
-/* Registers the calling thread as a QSBR reader (online). Idempotent per thread is NOT
- * promised: call once. */
+#define RF_QSBR_NAMESIZE 32          /* thread names kept for stall reports, with the NUL */
+#define RF_QSBR_DEFER_LIMIT (1u << 20) /* default bound on deferred, not yet reclaimed objects */
+
+/* Registers the calling thread as a QSBR reader (online), named by its pthread name.
+ * Idempotent per thread is NOT promised: call once. */
 void rf_qsbr_register(void);
+
+/* As rf_qsbr_register, under `name` (truncated to RF_QSBR_NAMESIZE - 1; NULL or "": the
+ * thread's pthread name): the name stall reports give. */
+void rf_qsbr_register_named(const char *name);
 
 /* Unregisters the calling thread (it must not hold node pointers). */
 void rf_qsbr_unregister(void);
@@ -64,6 +86,32 @@ void rf_qsbr_synchronize(void);
 /* Waits until every reclamation callback queued before the call has run (rcu_barrier).
  * Blocking; goes offline meanwhile if online. */
 void rf_qsbr_barrier(void);
+
+/* Runs fn(arg) after a grace period, on liburcu's call_rcu thread. Call from a registered
+ * thread (online or offline); never blocks. Returns 0, -EINVAL (fn NULL), -ENOMEM, or -EAGAIN
+ * when rf_qsbr_defer_pending() is at the limit (a stalled grace period, reported once by one
+ * log line naming the holder): nothing is queued, the caller keeps arg and retries later. */
+int rf_qsbr_defer(void (*fn)(void *), void *arg);
+
+/* The bound for structures that queue their own call_rcu callbacks (e.g. the hash): reserve
+ * one pending object before queuing (0, or -EAGAIN at the limit, reported as above) and
+ * release it at the end of the callback. Any thread; never blocks. */
+int rf_qsbr_defer_reserve(void);
+void rf_qsbr_defer_release(void);
+
+/* Deferred objects whose callback has not run yet (a snapshot). */
+size_t rf_qsbr_defer_pending(void);
+
+/* Sets the bound on pending deferred objects (0: RF_QSBR_DEFER_LIMIT); returns the old one.
+ * Any thread, any time; lowering it below the pending count fails new defers until they drain. */
+size_t rf_qsbr_set_defer_limit(size_t n);
+
+/* Stall reports logged since the process started (one per stall). */
+uint64_t rf_qsbr_stall_reports(void);
+
+/* Debug builds (RF_DEBUG_CHECKS): when the calling thread is not a registered, online reader,
+ * logs one line naming `call` and the thread, then abort()s. Otherwise does nothing. */
+void rf_qsbr_assert_reader(const char *call);
 
 /* TSan bookkeeping for a reclamation callback: call at the start of a callback that reuses
  * memory readers may have seen (no-op without TSan). */

@@ -25,7 +25,9 @@
  *   - A thread preempted between reserve and publish stalls other producers (or consumers)
  *     of the same ring until it runs again; waiters spin with `pause`, then yield the CPU,
  *     so an oversubscribed core makes progress.
- *   - rf_ring_count() and friends are snapshots: exact only when the ring is quiescent.
+ *   - rf_ring_count() and friends are snapshots: 0..capacity, exact when the ring is quiescent
+ *     and, under concurrent use, the count at one instant (or a lower bound when consumers
+ *     never pause); a ring kept near-empty never reads as full.
  *   - Failed enqueues (a bulk that found too little room, a burst that placed fewer than
  *     asked) are counted on the failure path only, on a line of their own (struct
  *     rf_ring_fail), so a successful enqueue writes nothing new; rf_ring_enqueue_failures
@@ -250,14 +252,34 @@ static inline void rf_ring_count_fail_pvt(struct rf_ring *r, unsigned want, unsi
 	atomic_fetch_add_explicit(&r->enq_fail.objs, want - got, memory_order_relaxed);
 }
 
-/* Published entries (a snapshot, clamped to the capacity). */
+/* Published entries: a consistent snapshot, never more than the capacity and never "full"
+ * from a wrap. cons.tail is read first, prod.tail second, then cons.tail again: if it did not
+ * move, (prod, cons) held together at the prod.tail read and the difference is exact. If a
+ * consumer kept moving, after a few tries the later cons.tail gives a lower bound (clamped at
+ * 0), so a ring a consumer keeps near-empty never reads as full. */
 static inline uint32_t rf_ring_used_pvt(const struct rf_ring *r)
 {
-	/* relaxed: a statistic; no slot is read on the strength of it. */
-	uint32_t prod_tail = atomic_load_explicit(&r->prod.tail, memory_order_relaxed);
-	uint32_t cons_tail = atomic_load_explicit(&r->cons.tail, memory_order_relaxed);
-	uint32_t used = prod_tail - cons_tail;
-	return used > r->capacity ? r->capacity : used;
+	uint32_t prod_tail = 0, cons_tail = 0;
+	for (int tries = 0; tries < 8; tries++) {
+		/* acquire: pairs with the consumer's release store of cons.tail; that consumer
+		 * had read prod.tail >= this value before its store, so (coherence) the prod.tail
+		 * read below, ordered after this one by the acquire, is >= it: no wrap. */
+		uint32_t cons_first = atomic_load_explicit(&r->cons.tail, memory_order_acquire);
+		/* acquire: pairs with the producer's release store of prod.tail; that producer
+		 * had read cons.tail >= prod_tail - capacity, so the re-read below (ordered after
+		 * this load) is too: an unchanged cons.tail bounds the difference by capacity. */
+		prod_tail = atomic_load_explicit(&r->prod.tail, memory_order_acquire);
+		/* relaxed: only compared with cons_first; the acquire above orders it. */
+		cons_tail = atomic_load_explicit(&r->cons.tail, memory_order_relaxed);
+		if (cons_tail == cons_first)
+			return prod_tail - cons_tail; /* <= capacity: both held at one instant */
+	}
+	/* cons.tail moved on every try: prod_tail - cons_tail is at most the count when prod.tail
+	 * was read (cons only grows); a consumer that overtook prod_tail since makes it negative. */
+	int32_t used = (int32_t)(prod_tail - cons_tail);
+	if (used < 0)
+		return 0;
+	return (uint32_t)used > r->capacity ? r->capacity : (uint32_t)used;
 }
 
 static inline unsigned rf_ring_do_enqueue_pvt(struct rf_ring *r, void *const *objs, unsigned n,

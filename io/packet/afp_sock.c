@@ -17,6 +17,11 @@
 #include "io/io_pvt.h"
 #include "io/packet/afp_sock.h"
 
+/* Linux 4.20; Debian 12's headers lack the define. */
+#ifndef PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+#define PACKET_FANOUT_FLAG_IGNORE_OUTGOING 0x4000
+#endif
+
 static int sopt(int fd, int level, int name, const void *v, socklen_t l)
 {
 	return setsockopt(fd, level, name, v, l) == 0 ? 0 : -errno;
@@ -106,8 +111,12 @@ int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 			    "check the interface with `ip link show`");
 	if (g->fanout) {
 		/* A new group gets an id no other group in the namespace has (UNIQUEID), so two
-		 * processes never share one by chance; the other queues join it by that id. */
-		unsigned flags = g->fanout == 1 ? PACKET_FANOUT_FLAG_UNIQUEID : 0;
+		 * processes never share one by chance; the other queues join it by that id.
+		 * The per-socket PACKET_IGNORE_OUTGOING above has no effect on a socket in a
+		 * fanout group (the group's hook delivers), so the group is made to ignore the
+		 * frames the host sends on the port: every member asks, as flags must match. */
+		unsigned flags = (g->fanout == 1 ? PACKET_FANOUT_FLAG_UNIQUEID : 0) |
+				 PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
 		unsigned id = g->fanout == 1 ? 0 : (unsigned)g->fanout_id;
 		int arg = (int)(id | ((g->fanout_mode | flags) << 16));
 		socklen_t l = sizeof(arg);
