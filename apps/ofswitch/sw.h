@@ -184,6 +184,11 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f);
 /* Take f out of the table (readers may still hold it until their next quiescent state);
  * then retire it with sw_table_retire(t, f, SW_RETIRE_FLOW). Never fails. */
 void sw_table_remove(struct sw_table *t, struct sw_flow *f);
+/* Put f (same match, mask and priority as old, which is in the table) in old's place, at
+ * once for every reader: a lookup answers old or f, never neither, and cached answers naming
+ * old stop counting. old is retired here (the dtor runs for it after its grace period).
+ * Allocates nothing and never fails. */
+void sw_table_replace(struct sw_table *t, struct sw_flow *old, struct sw_flow *f);
 enum sw_retire_kind { SW_RETIRE_FREE, SW_RETIRE_FLOW };
 /* Free p (free(), or a removed flow and its slot) after a grace period. */
 void sw_table_retire(struct sw_table *t, void *p, enum sw_retire_kind kind);
