@@ -238,6 +238,12 @@ struct sw_port {
 	struct rf_io_stats base;
 };
 
+/* The ports' names in the stats registry (sw_portname.c): each port's name with every
+ * character outside [A-Za-z0-9_.-] made '_' (a PCI address's ':'), "port<N>" when empty,
+ * "-<OpenFlow number>" added to a name an earlier port has. Always valid and distinct. */
+#define SW_STATS_NAME 32
+void sw_port_stats_names(const struct sw_port *ports, unsigned n, char names[][SW_STATS_NAME]);
+
 /* One poller's transmit batches, one per port. */
 struct sw_core {
 	RF_CACHE_ALIGNED unsigned idx;
