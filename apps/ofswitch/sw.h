@@ -138,24 +138,39 @@ struct sw_flow_ctr {
 
 /* A flow. Allocate with sw_flow_alloc (its counters: one line per core the switch runs). The
  * classifier fields are set by sw_table_add; everything but actions, the counters and the
- * agent-only fields is immutable once the flow is in the table. */
+ * agent-only fields is immutable once the flow is in the table.
+ *
+ * Layout by who writes what while the flow is in the table: the first line holds what a
+ * poller reads per frame (actions, priority and slot/gen for the classifier and the EMC,
+ * cookie/fields for PACKET_IN) and is written only by a MODIFY; the match is read by the
+ * agent only; the agent's bookkeeping, written on every idle check and whenever a
+ * neighbour in its lists comes or goes, has a line of its own, so flow churn and timeouts
+ * do not invalidate the line the pollers read (issue 25). */
 struct sw_flow {
-	struct sw_key match, mask; /* match is already masked */
-	uint32_t fields;           /* OF_MATCH_* given by the controller (for stats replies) */
-	uint16_t priority, idle_timeout, hard_timeout, flags;
+	/* pollers, per frame */
+	RF_CACHE_ALIGNED _Atomic(struct sw_actions *) actions; /* acquire by pollers, pairs with
+								  the agent's release */
 	uint64_t cookie;
-	uint64_t created_ns, last_used_ns; /* agent only */
-	uint64_t last_pkts;                /* agent only: sum at the last idle check */
-	_Atomic(struct sw_actions *) actions; /* acquire by pollers, pairs with the agent's release */
-	struct sw_flow *next, **pprev;     /* agent's master list (doubly linked) */
-	struct sw_flow *hnext;             /* agent's index by (match, mask, priority) */
-	/* the classifier's (sw_table.c): */
-	uint32_t slot, gen;   /* EMC validity: the table's slot_gen[slot] == gen while present */
-	struct sw_flow *snext; /* agent only: next lower-priority flow of the same masked key */
-	struct sw_subtable *st; /* agent only: the subtable holding it */
-	uint32_t ncores;       /* lines in ctr[] */
-	struct sw_flow_ctr ctr[]; /* [ncores] */
+	uint32_t fields;   /* OF_MATCH_* given by the controller (stats replies; fields == 0 and
+			      priority 0: the table-miss flow) */
+	uint16_t priority, flags;
+	uint32_t slot, gen; /* the classifier's: EMC validity, the table's slot_gen[slot] == gen
+			       while present */
+	uint32_t ncores;    /* lines in ctr[] */
+	/* immutable, the agent's (stats, FLOW_REMOVED, the index) */
+	RF_CACHE_ALIGNED struct sw_key match, mask; /* match is already masked */
+	/* agent only, written while in the table */
+	RF_CACHE_ALIGNED uint64_t created_ns, last_used_ns;
+	uint64_t last_pkts;                /* sum at the last idle check */
+	uint16_t idle_timeout, hard_timeout;
+	struct sw_flow *next, **pprev;     /* master list (doubly linked) */
+	struct sw_flow *hnext;             /* index by (match, mask, priority) */
+	struct sw_flow *snext;  /* the classifier's: next lower-priority flow, same masked key */
+	struct sw_subtable *st; /* the classifier's: the subtable holding it */
+	struct sw_flow_ctr ctr[]; /* [ncores], a line each */
 };
+_Static_assert(offsetof(struct sw_flow, ncores) + sizeof(uint32_t) <= RF_CACHE_LINE,
+	       "what the pollers read per frame fits the flow's first line");
 
 /* A zeroed flow with counters for ncores cores (1..SW_MAX_CORES), or NULL. free() frees it. */
 struct sw_flow *sw_flow_alloc(unsigned ncores);
@@ -184,6 +199,11 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f);
 /* Take f out of the table (readers may still hold it until their next quiescent state);
  * then retire it with sw_table_retire(t, f, SW_RETIRE_FLOW). Never fails. */
 void sw_table_remove(struct sw_table *t, struct sw_flow *f);
+/* Put f (same match, mask and priority as old, which is in the table) in old's place, at
+ * once for every reader: a lookup answers old or f, never neither, and cached answers naming
+ * old stop counting. old is retired here (the dtor runs for it after its grace period).
+ * Allocates nothing and never fails. */
+void sw_table_replace(struct sw_table *t, struct sw_flow *old, struct sw_flow *f);
 enum sw_retire_kind { SW_RETIRE_FREE, SW_RETIRE_FLOW };
 /* Free p (free(), or a removed flow and its slot) after a grace period. */
 void sw_table_retire(struct sw_table *t, void *p, enum sw_retire_kind kind);
@@ -232,6 +252,12 @@ struct sw_port {
 	uint8_t mac[6];
 	struct rf_io_stats base;
 };
+
+/* The ports' names in the stats registry (sw_portname.c): each port's name with every
+ * character outside [A-Za-z0-9_.-] made '_' (a PCI address's ':'), "port<N>" when empty,
+ * "-<OpenFlow number>" added to a name an earlier port has. Always valid and distinct. */
+#define SW_STATS_NAME 32
+void sw_port_stats_names(const struct sw_port *ports, unsigned n, char names[][SW_STATS_NAME]);
 
 /* One poller's transmit batches, one per port. */
 struct sw_core {

@@ -354,7 +354,7 @@ static int link_flow(struct sw_agent *a, struct sw_flow *f)
 	return 0;
 }
 
-/* Remove f from the master list and the index (reason: OFPRR_*, or -1 for a replacement:
+/* Remove f from the master list and the index (reason: OFPRR_*, or -1:
  * no FLOW_REMOVED); it is freed after the next grace period. A loop holding &prev->next
  * (== f->pprev) finds f's successor there afterwards. */
 static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
@@ -369,6 +369,28 @@ static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
 	a->nflows--;
 	retire(a, atomic_load_explicit(&f->actions, memory_order_relaxed), 1);
 	retire(a, f, 0);
+	a->dirty = true;
+}
+
+/* An ADD over the identical flow old (same match, mask, priority): f takes its place in the
+ * classifier (sw_table_replace: no moment without either), the master list and the index;
+ * old goes without FLOW_REMOVED (as OVS) and is freed after a grace period. Cannot fail:
+ * everything f needs was allocated before. */
+static void replace_flow(struct sw_agent *a, struct sw_flow *old, struct sw_flow *f)
+{
+	sw_table_replace(atomic_load_explicit(&a->dp->table, memory_order_relaxed), old, f);
+	f->next = old->next;
+	f->pprev = old->pprev;
+	if (f->next)
+		f->next->pprev = &f->next;
+	*f->pprev = f;
+	struct sw_flow **pp = &a->idx[idx_hash(&old->match, &old->mask, old->priority)];
+	while (*pp && *pp != old)
+		pp = &(*pp)->hnext;
+	f->hnext = old->hnext;
+	if (*pp)
+		*pp = f;
+	retire(a, atomic_load_explicit(&old->actions, memory_order_relaxed), 1);
 	a->dirty = true;
 }
 
@@ -422,9 +444,11 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		f->cookie = fm->cookie;
 		f->created_ns = f->last_used_ns = now_ns();
 		atomic_init(&f->actions, acts);
-		if (replace)
-			unlink_flow(a, old, -1);
-		if (link_flow(a, f) != 0) {
+		if (replace) { /* in place: never fails, the pollers see old or f throughout */
+			replace_flow(a, old, f);
+			return;
+		}
+		if (link_flow(a, f) != 0) { /* nothing changed: the table stays as it was */
 			free(acts);
 			free(f);
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);

@@ -26,12 +26,20 @@
  *     if f matches k, i.e. k & M == f's match. So when a poller caches an answer for k, it
  *     first records (st, k & st's mask) for every subtable st of the order it uses in its
  *     shadow filter (a Bloom filter, two bits of one word each, only it writes), then
- *     fences, then classifies. When the agent makes f visible, it fences and tests
+ *     fences, then loads the order again and classifies in it. When the agent makes f
+ *     visible (into its subtable's hash, and a new order first if f raises the subtable's
+ *     max priority), it fences and tests
  *     (st, f's match) in each core's filter; only on a hit (or when st is new to the order,
  *     which no filter knows) it bumps that core's generation, and the core's entries filled
  *     under the old one stop counting. The two fences make it exact in the one way that
  *     matters: either the poller's classification saw f, or the agent saw the poller's
- *     bits. An add that cannot win anywhere (below a flow with the same mask and masked
+ *     bits. The order is among the loads after the fence: its max priorities decide where a
+ *     walk stops, and an order loaded before the fence may predate an add that raised a
+ *     listed subtable's max priority, stop above that subtable and cache the lower answer
+ *     under a generation no one bumps (issue 25; tests/ofswitch/test_sw_emc_stale.c). A
+ *     subtable in the reloaded order but not in the one whose bits were noted joined the
+ *     order after the poller loaded its generation; a join bumps every core, so that
+ *     entry is stale at once. An add that cannot win anywhere (below a flow with the same mask and masked
  *     key) checks nothing.
  *     Stale bits (keys since evicted) only cause extra bumps; a poller starts a clean filter
  *     (and an empty cache, its epoch) every SW_SHADOW_REFRESH fills.
@@ -120,6 +128,13 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	/* seq_cst: our filter stores before the classifier's loads; pairs with the fence in
 	 * shadow_check (sw_table.c). */
 	atomic_thread_fence(memory_order_seq_cst);
+	/* The order again, after the fence: its max priorities decide where the walk stops, so
+	 * they are loads the store-buffering argument must cover (an order loaded before the
+	 * fence may predate an add that raised a listed subtable's max priority, and stop above
+	 * it). acquire: pairs with the writer's release in publish_vec. Subtables in it that
+	 * were not in v joined the order after our generation load, and such a join bumps
+	 * every core (shadow_check's was_listed). */
+	v = atomic_load_explicit(&t->vec, memory_order_acquire);
 	struct sw_flow *f = sw_table_classify_in(v, (int)core, k);
 	if (epoch != m->epoch) /* a restart emptied the cache */
 		mine = -1;

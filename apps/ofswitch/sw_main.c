@@ -226,9 +226,11 @@ int main(int argc, char **argv)
 	{
 		struct rf_io_dev *devs[SW_MAX_PORTS];
 		const char *names[SW_MAX_PORTS];
+		static char stats_names[SW_MAX_PORTS][SW_STATS_NAME]; /* valid registry names */
+		sw_port_stats_names(dp.ports, dp.nports, stats_names);
 		for (unsigned i = 0; i < dp.nports; i++) {
 			devs[i] = dp.ports[i].dev;
-			names[i] = dp.ports[i].name;
+			names[i] = stats_names[i];
 		}
 		char cerr[256];
 		ctl = rf_ctl_start_app(&(struct rf_ctl_app){.app = "switch", .metrics = metrics,

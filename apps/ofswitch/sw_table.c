@@ -38,7 +38,7 @@
 
 #define SUB_MIN_CAP 256u           /* a new subtable's hash holds this many before it grows */
 #define RETIRE_MAX 65536u          /* a longer retire list forces a grace period at once */
-enum { RETIRE_HASH = 100, RETIRE_SUB }; /* private kinds beside enum sw_retire_kind */
+enum { RETIRE_HASH = 100, RETIRE_SUB, RETIRE_REPLACED }; /* private kinds beside enum sw_retire_kind */
 
 struct sw_flow *sw_flow_alloc(unsigned ncores)
 {
@@ -157,6 +157,13 @@ static void free_retired(struct sw_table *t, struct sw_retired *r)
 	case SW_RETIRE_FLOW: {
 		struct sw_flow *f = r->p;
 		t->free_slots[t->nfree++] = f->slot; /* its generation was bumped at remove */
+		if (t->dtor)
+			t->dtor(f, t->dtor_arg);
+		free(f);
+		break;
+	}
+	case RETIRE_REPLACED: { /* its slot went on with the flow that replaced it */
+		struct sw_flow *f = r->p;
 		if (t->dtor)
 			t->dtor(f, t->dtor_arg);
 		free(f);
@@ -577,4 +584,36 @@ void sw_table_remove(struct sw_table *t, struct sw_flow *f)
 	} else if (maxprio(st) != before) {
 		(void)republish(t); /* a stale, higher max priority is only slower */
 	}
+}
+
+void sw_table_replace(struct sw_table *t, struct sw_flow *old, struct sw_flow *f)
+{
+	struct sw_subtable *st = old->st;
+	struct rf_hash *h = atomic_load_explicit(&st->h, memory_order_relaxed); /* ours */
+	struct sw_flow *head = rf_hash_lookup(h, &old->match);
+	/* f takes old's slot with the slot's next generation: entries naming old (its
+	 * generation) stop counting, entries filled with f carry the new one. Set before f is
+	 * visible (the upsert's release store publishes them). */
+	uint32_t gen = atomic_load_explicit(&t->slot_gen[old->slot], memory_order_relaxed) + 1;
+	f->slot = old->slot;
+	f->gen = gen;
+	f->st = st;
+	f->snext = old->snext;
+	if (head == old) {
+		/* The key is present, so this replaces the value in place (one release store,
+		 * no allocation): a reader finds old or f, never neither. */
+		(void)rf_hash_upsert(h, &old->match, f, NULL);
+	} else { /* below the head: the writer's chain only */
+		struct sw_flow *p = head;
+		while (p && p->snext != old)
+			p = p->snext;
+		if (p)
+			p->snext = f;
+	}
+	/* relaxed: as in sw_table_remove; a poller still reading the old value answers old,
+	 * which stays allocated until its grace period ends. */
+	atomic_store_explicit(&t->slot_gen[old->slot], gen, memory_order_relaxed);
+	/* Nothing else to tell the caches: f answers exactly the keys old answered, at the
+	 * same priority (no shadow check), and no subtable's max priority moves (no new order). */
+	retire_kind(t, old, RETIRE_REPLACED);
 }
