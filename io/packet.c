@@ -339,7 +339,6 @@ static unsigned pkt_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 
 	for (i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
-		rf_pktbuf_debug_check(b, "rf_io_tx_burst (packet)"); /* debug pools: send after free */
 		const uint8_t *d = rf_pktbuf_data(b);
 		uint32_t len = b->data_len;
 		if (len < ETH_HDR || len > p->tx_max_len ||

@@ -29,7 +29,7 @@
  * Debug checks (a pool made with RF_MEMPOOL_DEBUG, or every pool in a build configured with
  * -DRF_DEBUG_CHECKS=ON, as `make asan-test` is): a double free (rf_pktbuf_free/_free_bulk of
  * a free buffer), a write to a buffer after its free (found at the next alloc that hands it
- * out) and a send after free (rf_pktbuf_debug_check, called by drivers' tx) each log one
+ * out) and a send after free (rf_pktbuf_debug_check, called by rf_io_tx_burst) each log one
  * line through the log hook, "<call>: buffer <addr> (pool '<name>', buffer <i> of <n>):
  * <what>", then abort(). Without debug checks none of this is checked: a double free hands
  * the buffer out twice. docs/writing-an-app.md says how to develop with the checks on.
@@ -136,7 +136,8 @@ void rf_pktbuf_free_bulk(struct rf_pktbuf **b, unsigned n);
 /* Debug pools only (RF_MEMPOOL_DEBUG, or any pool in an RF_DEBUG_CHECKS build): if b is a
  * buffer of such a pool that is free now, logs one line through the log hook naming `call`
  * and the buffer, then abort()s. Otherwise returns (no cost beyond one load without debug
- * pools). Drivers call it on tx (send after free); apps may call it where they doubt. */
+ * pools). rf_io_tx_burst calls it for every buffer (send after free); apps may call it
+ * where they doubt. */
 void rf_pktbuf_debug_check(const struct rf_pktbuf *b, const char *call);
 
 /* The mempool underneath, or NULL for an external pool. */

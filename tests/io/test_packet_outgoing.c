@@ -179,7 +179,7 @@ static void check_line(enum rf_log_level lvl, const char *line, void *arg)
 {
 	(void)arg;
 	dprintf(STDERR_FILENO, "report: %s\n", line);
-	if (lvl == RF_LOG_ERR && (strncmp(line, "rf_io_tx_burst (packet): buffer ", 32) != 0 ||
+	if (lvl == RF_LOG_ERR && (strncmp(line, "rf_io_tx_burst: buffer ", 23) != 0 ||
 				  !strstr(line, "use after free")))
 		_exit(7);
 }
