@@ -30,7 +30,8 @@
  *
  * Thread-safety: every function may be called from any thread, concurrently with each other
  * and with the port's pollers (the table's bookkeeping has its own lock; pollers never take
- * it). Calls on a port must end before rf_io_close of that port or of an output port used.
+ * it). Calls on a port must end before rf_io_close of that port. Closing an output port
+ * stops the entries sending to it, as if it were down (their frames go to the app).
  *
  * Errors: negative errno. -ENOTSUP: the port has no fast path (reason: rf_offload_supported);
  * -EINVAL: a bad match or action list; -EEXIST / -ENOENT: the entry does / does not exist;

@@ -101,6 +101,16 @@ void rf_xdp_ofl_destroy(struct rf_xdp_ofl *t)
 			*p = t->next;
 			break;
 		}
+	/* The port goes away: other tables' entries sending to it stop (their frames go to
+	 * their apps, counted as port down), and its ifindex, which a later interface may
+	 * get, is forgotten as down. */
+	for (struct rf_xdp_ofl *o = ofl_all; o; o = o->next)
+		for (unsigned i = 0; i < RF_OFL_PORTS; i++)
+			if (o->ports[i].refs && o->ports[i].ifindex == t->ifindex)
+				bpf_map_delete_elem(o->ports_fd, &t->ifindex);
+	for (unsigned i = 0; i < RF_OFL_PORTS; i++)
+		if (down[i] == t->ifindex)
+			down[i] = 0;
 	pthread_mutex_unlock(&ofl_lock);
 	free(t); /* the maps go with the program */
 }

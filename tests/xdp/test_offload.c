@@ -528,6 +528,27 @@ Test(offload, port_down_stops_its_entries)
 	bed_down();
 }
 
+/* Closing the output port stops the entries that send to it, as a port down does. */
+Test(offload, closing_output_port_stops_entries)
+{
+	bed_up("skb");
+	struct rf_offload_match m = match_plain();
+	struct rf_offload_action out = {.type = RF_OFFLOAD_OUTPUT, .port = B};
+	cr_assert_eq(rf_offload_add(A, &m, &out, 1), 0);
+	struct seen s = burst(0, 10);
+	cr_assert_eq(s.sink, 10);
+	rf_io_close(B);
+	B = NULL;
+	s = burst(10, 20);
+	cr_assert_eq(s.user, 20, "output port closed: frames reach userspace (%u)", s.user);
+	cr_assert_eq(s.sink, 0);
+	struct rf_offload_totals t;
+	cr_assert_eq(rf_offload_totals(A, &t), 0);
+	cr_assert_eq(t.fallback_port_down, 20);
+	cr_assert_eq(t.hits, 10);
+	bed_down();
+}
+
 /* A full table refuses with -ENOSPC (counted) and the refused flow stays in userspace;
  * bad entries are -EINVAL, duplicates -EEXIST. */
 Test(offload, table_full_falls_back_counted)
