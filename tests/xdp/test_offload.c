@@ -105,6 +105,13 @@ static void bed_up(const char *mode)
 			"for d in %1$s %2$s %3$s %4$s; do ip link set $d up; done",
 			bed.a0, bed.a1, bed.b0, bed.b1),
 		     0, "cannot build the veth bed");
+	/* Until linkwatch reports a new link up, its qdisc drops what is sent: wait (bounded). */
+	int up = 1;
+	for (int i = 0; i < 100 && (up = sh("for d in %s %s %s %s; do ip -o link show $d | grep -q "
+					  "'state UP' || exit 1; done", bed.a0, bed.a1, bed.b0,
+					  bed.b1)) != 0; i++)
+		usleep(50000);
+	cr_assert_eq(up, 0, "the veths never came up");
 	/* A frame redirected in native mode into b1 reaches b0 only through b0's NAPI (GRO). */
 	sh("ethtool -K %s gro on >/dev/null 2>&1; ethtool -K %s gro on >/dev/null 2>&1", bed.b0,
 	   bed.a0);
@@ -502,6 +509,17 @@ Test(offload, delete_returns_frames_to_userspace)
 	bed_down();
 }
 
+/* Wait (bounded) until the kernel reports B's link as want (an `ip link set up` is seen as
+ * running a moment later, by linkwatch), then tell the tables. */
+static void link_settle(int want)
+{
+	double end = now_s() + 5;
+	while (rf_io_link_up(B) != want && now_s() < end)
+		usleep(1000);
+	cr_assert_eq(rf_io_link_up(B), want, "link of %s never became %d", bed.b1, want);
+	cr_assert_eq(rf_offload_link_sync(B), 0);
+}
+
 /* A port going down stops the entries that output to it (their frames reach userspace
  * unmodified, counted); back up, they resume. */
 Test(offload, port_down_stops_its_entries)
@@ -513,7 +531,7 @@ Test(offload, port_down_stops_its_entries)
 	memcpy(act[0].mac, NEW_SRC, 6);
 	cr_assert_eq(rf_offload_add(A, &m, act, 2), 0);
 	cr_assert_eq(sh("ip link set %s down", bed.b1), 0);
-	cr_assert_eq(rf_offload_link_sync(B), 0);
+	link_settle(0);
 	struct seen s = burst(0, 20);
 	cr_assert_eq(s.user, 20, "port down: frames reach userspace (%u)", s.user);
 	struct rf_offload_totals t;
@@ -521,7 +539,7 @@ Test(offload, port_down_stops_its_entries)
 	cr_assert_eq(t.fallback_port_down, 20);
 	cr_assert_eq(t.hits, 0);
 	cr_assert_eq(sh("ip link set %s up", bed.b1), 0);
-	cr_assert_eq(rf_offload_link_sync(B), 0);
+	link_settle(1);
 	s = burst(20, 20);
 	cr_assert_eq(s.user, 0);
 	cr_assert_eq(s.sink, 20, "port up again: offloaded (%u)", s.sink);
