@@ -44,6 +44,7 @@
 
 #include "io/io_pvt.h"
 #include "io/net/net.h"
+#include "io/xdp/offload_pvt.h"
 #include "io/xdp/xsk_port.h"
 
 #define XDP_CHUNK 2048u
@@ -73,6 +74,7 @@ struct xdp_queue {
 
 struct xdp_dev {
 	struct rf_xsk_prog prog;
+	struct rf_xdp_ofl *ofl; /* the offload table over prog's maps (ringflow/offload.h) */
 	char ifname[IF_NAMESIZE];
 	int ctl_fd;         /* an AF_INET socket in the device's netns: MTU, link state */
 	unsigned max_frame; /* frame mode: longest frame tx takes (MTU + Ethernet + VLAN) */
@@ -440,6 +442,7 @@ static void xdp_close(struct rf_io_dev *dev)
 	 * buffers the kernel still had go back to the pool. */
 	for (unsigned i = x->nq; i-- > 0;)
 		rf_xsk_port_close(x->q[i].port);
+	rf_xdp_ofl_destroy(x->ofl);
 	rf_xsk_prog_detach(&x->prog);
 	for (size_t i = 0; x->held && i < x->len / x->stride; i++)
 		if (x->held[i])
@@ -544,6 +547,7 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 				dev->frames ? RF_XSK_PROG_ALL_FRAMES : 0, err, len);
 	if (rc != 0)
 		goto fail_free;
+	x->ofl = rf_xdp_ofl_create(&x->prog); /* NULL: the port works, without offload */
 	dev->priv = x;
 	for (x->nq = 0; x->nq < dev->nqueues; x->nq++) {
 		struct xdp_queue *q = &x->q[x->nq];
@@ -577,6 +581,13 @@ fail_free:
 	free(x->held);
 	free(x);
 	return rc;
+}
+
+struct rf_xdp_ofl *rf_xdp_ofl_of(struct rf_io_dev *dev)
+{
+	if (!dev || dev->ops != &rf_io_xdp_ops || !dev->priv)
+		return NULL;
+	return ((struct xdp_dev *)dev->priv)->ofl;
 }
 
 /* Usable when this process may load BPF programs and attach them (CAP_BPF or

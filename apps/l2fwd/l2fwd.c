@@ -22,6 +22,7 @@
 
 #include <ringflow/ctl.h>
 #include <ringflow/io.h>
+#include <ringflow/offload.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/runtime.h>
 #include <ringflow/stats.h>
@@ -64,12 +65,66 @@ static int ports_cmd(const struct rf_json *req, struct rf_buf *out, void *arg)
 		l2f_port_sums(f, i, &rx, &sent, &dropped);
 		rf_buf_printf(out, "%s{\"port\":%u,\"spec\":", i ? "," : "", i);
 		rf_json_str(out, rf_io_spec(f->ports[i]));
-		rf_buf_printf(out, ",\"pair\":%u,\"rx\":%llu,\"tx\":%llu,\"drops\":%llu}", i ^ 1u,
+		uint64_t off, fb;
+		l2f_offload_sums(f, i, &off, &fb);
+		rf_buf_printf(out, ",\"pair\":%u,\"rx\":%llu,\"tx\":%llu,\"drops\":%llu,"
+			      "\"offloaded\":%llu,\"offload_fallback\":%llu}", i ^ 1u,
 			      (unsigned long long)rx, (unsigned long long)sent,
-			      (unsigned long long)dropped);
+			      (unsigned long long)dropped, (unsigned long long)off,
+			      (unsigned long long)fb);
 	}
 	rf_buf_printf(out, "]");
 	return 0;
+}
+
+/* --offload: one port-wide entry per port with a fast path (see the file comment). */
+static void offload_ports(struct l2f *f, bool mac_rewrite)
+{
+	char why[512];
+	for (unsigned i = 0; i < f->nports; i++) {
+		struct rf_offload_action a[3] = {0};
+		struct rf_offload_match all = {.fields = 0}; /* every frame of the port */
+		unsigned n = 0, o = i ^ 1u;
+		int rc;
+		if (rf_offload_supported(f->ports[i], why, sizeof(why)) != 0) {
+			fprintf(stderr, "ringflow-l2fwd: port %u: %s\n", i, why);
+			continue;
+		}
+		if (mac_rewrite) {
+			const struct l2f_unit *u = NULL;
+			for (unsigned k = 0; k < f->nunits && !u; k++)
+				if (f->units[k].in_port == i)
+					u = &f->units[k];
+			a[n].type = RF_OFFLOAD_SET_ETH_SRC;
+			memcpy(a[n++].mac, u->src, 6);
+			a[n].type = RF_OFFLOAD_SET_ETH_DST;
+			memcpy(a[n++].mac, u->dst, 6);
+		}
+		a[n].type = RF_OFFLOAD_OUTPUT;
+		a[n++].port = f->ports[o];
+		rc = rf_offload_add(f->ports[i], &all, a, n);
+		if (rc != 0) {
+			if (rc == -EINVAL)
+				fprintf(stderr, "ringflow-l2fwd: port %u: no offload: its pair, port %u, "
+					"has no XDP fast path to send through (open both as xdp); "
+					"forwarding it in userspace\n", i, o);
+			else
+				fprintf(stderr, "ringflow-l2fwd: port %u: offload entry refused: %s; "
+					"forwarding it in userspace\n", i, strerror(-rc));
+			continue;
+		}
+		f->offloaded[i] = true;
+	}
+}
+
+/* Timer (service thread): tell the offload tables each port's link state, so the entries
+ * sending to a port that went down stop and its frames come to userspace (counted). */
+static void offload_links(void *arg)
+{
+	struct l2f *f = arg;
+	for (unsigned i = 0; i < f->nports; i++)
+		if (f->offloaded[i ^ 1u])
+			rf_offload_link_sync(f->ports[i]);
 }
 
 static void usage(FILE *out)
@@ -84,6 +139,8 @@ static void usage(FILE *out)
 		"                        packet:dev=veth1,frames=1  xdp:dev=veth1,mode=skb,frames=1\n"
 		"                        dpdk:vdev=net_af_packet0,iface=veth1,frames=1 (queues=K: K rx queues)\n"
 		"  --cores LIST          CPUs for the pollers: 0,1 or 0-3 or 0x3 (default 0)\n"
+		"  --offload             forward in the kernel (XDP) where a port allows it (xdp ports):\n"
+		"                        userspace sees only what the kernel leaves to it\n"
 		"  --mac-rewrite         set the source MAC to the output port's, the destination to\n"
 		"                        02:00:00:00:00:<output port> (as DPDK l2fwd)\n"
 		"  --stats S             per-port rx/tx/drop rates on stderr every S seconds (default 0: off)\n"
@@ -215,17 +272,17 @@ int main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},        {"idle", required_argument, NULL, 'i'},
 		{"burst", required_argument, NULL, 'n'}, {"buffers", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},        {"metrics", required_argument, NULL, 'M'},
-		{NULL, 0, NULL, 0}};
+		{"offload", no_argument, NULL, 'O'},     {NULL, 0, NULL, 0}};
 	static struct l2f f; /* large: not on the stack */
 	const char *specs[L2F_MAX_PORTS];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 8192;
-	bool mac_rewrite = false;
+	bool mac_rewrite = false, offload = false;
 	const char *metrics = NULL;
 	int o;
 
 	f.out = stderr;
-	while ((o = getopt_long(argc, argv, "p:c:ms:ji:n:B:hM:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:c:ms:ji:n:B:hM:O", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (f.nports == L2F_MAX_PORTS) {
@@ -261,6 +318,7 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'M': metrics = optarg; break;
+		case 'O': offload = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-l2fwd: bad arguments: see ringflow-l2fwd --help\n");
@@ -307,6 +365,13 @@ int main(int argc, char **argv)
 	}
 	if (open_ports(&f, specs, pool, mac_rewrite, burst) || place_units(&f, rf_runtime_ncores(rt)))
 		goto out;
+	if (offload) {
+		offload_ports(&f, mac_rewrite);
+		if (rf_runtime_timer_add(rt, 100000000, 100000000, offload_links, &f) < 0) {
+			fprintf(stderr, "ringflow-l2fwd: cannot start the link timer of --offload\n");
+			goto out;
+		}
+	}
 	for (unsigned i = 0; i < f.nunits; i++) {
 		struct l2f_unit *u = &f.units[i];
 		int r = rf_runtime_add_poll_io(rt, (unsigned)u->core, fwd_poll, u, u->in, u->rxq);

@@ -6,6 +6,8 @@
  * frame the paired port's tx_burst consumed (sent), and every frame it freed because the
  * paired port took no more (dropped). rx = sent + dropped for each unit by construction;
  * what the paired driver consumed but could not send is in that driver's tx_drops.
+ * With --offload the kernel forwards a port's frames itself (ringflow/offload.h) and the
+ * units see only what it leaves to userspace: offloaded + rx is what the port received.
  */
 #ifndef RINGFLOW_APPS_L2FWD_H
 #define RINGFLOW_APPS_L2FWD_H
@@ -40,7 +42,12 @@ struct l2f {
 	double interval_s;
 	uint64_t last_ns;
 	uint64_t last_rx[L2F_MAX_PORTS], last_tx[L2F_MAX_PORTS], last_drop[L2F_MAX_PORTS];
+	bool offloaded[L2F_MAX_PORTS]; /* --offload: port i's frames go to its pair in the kernel */
 };
+
+/* --offload: frames the kernel forwarded from port i to its pair (the entry's hits), and
+ * frames it matched but left to userspace (output port down); 0 without offload. */
+void l2f_offload_sums(const struct l2f *f, unsigned i, uint64_t *offloaded, uint64_t *fallback);
 
 /* Per-port sums over the units: rx on port i, sent to port i, dropped on the way to port i. */
 void l2f_port_sums(const struct l2f *f, unsigned i, uint64_t *rx, uint64_t *sent,

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <ringflow/offload.h>
+
 #include "l2fwd.h"
 
 static uint64_t now_ns(void)
@@ -70,6 +72,16 @@ void l2f_stats_tick(void *arg)
 	fflush(f->out);
 }
 
+void l2f_offload_sums(const struct l2f *f, unsigned i, uint64_t *offloaded, uint64_t *fallback)
+{
+	struct rf_offload_totals t;
+	*offloaded = *fallback = 0;
+	if (f->offloaded[i] && rf_offload_totals(f->ports[i], &t) == 0) {
+		*offloaded = t.hits;
+		*fallback = t.fallback_port_down + t.fallback_ttl;
+	}
+}
+
 int l2f_print_totals(struct l2f *f, FILE *out)
 {
 	int bad = 0;
@@ -89,6 +101,15 @@ int l2f_print_totals(struct l2f *f, FILE *out)
 		uint64_t drops = dropped + sb.tx_drops;
 		bool ok = rx == sb.tx_pkts + drops && fwd == sb.tx_pkts + sb.tx_drops;
 		bad |= !ok;
+		uint64_t off, fb;
+		l2f_offload_sums(f, a, &off, &fb);
+		if (f->offloaded[a] && f->json)
+			fprintf(out, "{\"bench\":\"l2fwd\",\"case\":\"offload\",\"from\":%u,\"to\":%u,"
+				"\"offloaded\":%" PRIu64 ",\"fallback\":%" PRIu64 "}\n", a, b, off, fb);
+		else if (f->offloaded[a])
+			fprintf(out, "ringflow-l2fwd: port %u -> %u: offloaded %" PRIu64 " (forwarded "
+				"by the kernel; %" PRIu64 " matched but left to userspace)\n", a, b, off,
+				fb);
 		if (f->json)
 			fprintf(out, "{\"bench\":\"l2fwd\",\"case\":\"total\",\"from\":%u,\"to\":%u,"
 				"\"rx\":%" PRIu64 ",\"tx\":%" PRIu64 ",\"drops\":%" PRIu64

@@ -11,15 +11,22 @@
  * sees none (the interface belongs to the app, as a DPDK port would).
  * The configuration is one array entry written by the driver after load; until then
  * (port 0, no flags) nothing is redirected.
+ * Before either: the offload table (offload_bpf.h, filled through ringflow/offload.h). A
+ * frame matching an entry gets the entry's actions here and never reaches the socket; a
+ * frame with no entry, or one the actions cannot finish (output port down, TTL expiring),
+ * continues exactly as without the table.
  * Built with `clang -target bpf` at build time and embedded in the library.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+
+#include "offload_bpf.h"
 
 #define RF_XDP_ALL_FRAMES 0x1 /* frame mode: redirect every frame */
 
@@ -43,6 +50,42 @@ struct {
 	__type(value, struct rf_xdp_cfg);
 } rf_cfg SEC(".maps");
 
+/* The offload table: entries, the masks in use, counters, output ports. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RF_OFL_ENTRIES);
+	__type(key, struct rf_ofl_key);
+	__type(value, struct rf_ofl_val);
+} rf_ofl_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rf_ofl_masks);
+} rf_ofl_masks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RF_OFL_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct rf_ofl_ctr);
+} rf_ofl_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RF_OFL_MISC_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} rf_ofl_misc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, RF_OFL_PORTS);
+	__type(key, __u32);   /* ifindex */
+	__type(value, __u32); /* ifindex */
+} rf_ofl_ports SEC(".maps");
+
 /* ARP for IPv4 over Ethernet, as laid out after the Ethernet header. */
 struct arp_eth_ipv4 {
 	__be16 htype, ptype;
@@ -54,6 +97,266 @@ struct arp_eth_ipv4 {
 	__be32 tpa;
 } __attribute__((packed));
 
+static __always_inline void misc_inc(__u32 i)
+{
+	__u64 *c = bpf_map_lookup_elem(&rf_ofl_misc, &i);
+	if (c)
+		*c += 1;
+}
+
+/* Parse what the menu can match into k (every field) and *present (the bits that exist in
+ * this frame); *ttl gets the IPv4 TTL or IPv6 hop limit (0: not IP). */
+static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, __u32 *present,
+				      __u8 *ttl)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	void *l3;
+	__u16 type;
+	__u8 proto = 0;
+	void *l4 = 0;
+
+	*present = 0;
+	*ttl = 0;
+	if ((void *)(eth + 1) > end)
+		return;
+	__builtin_memcpy(k->eth_dst, eth->h_dest, 6);
+	__builtin_memcpy(k->eth_src, eth->h_source, 6);
+	*present = RF_OFL_F_ETH_DST | RF_OFL_F_ETH_SRC | RF_OFL_F_ETH_TYPE;
+	type = eth->h_proto;
+	l3 = eth + 1;
+	if (type == bpf_htons(ETH_P_8021Q) || type == bpf_htons(ETH_P_8021AD)) {
+		__be16 *tag = l3;
+		if ((void *)(tag + 2) > end)
+			return;
+		k->vlan = bpf_ntohs(tag[0]) & 0x0fff;
+		type = tag[1];
+		l3 = tag + 2;
+		*present |= RF_OFL_F_VLAN;
+	}
+	k->eth_type = type;
+	if (type == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+		if ((void *)(ip + 1) > end || ip->ihl < 5)
+			return;
+		__builtin_memcpy(k->ip_src, &ip->saddr, 4);
+		__builtin_memcpy(k->ip_dst, &ip->daddr, 4);
+		proto = ip->protocol;
+		*ttl = ip->ttl;
+		*present |= RF_OFL_F_IP4_SRC | RF_OFL_F_IP4_DST | RF_OFL_F_IP_PROTO;
+		if (!(ip->frag_off & bpf_htons(0x3fff)))
+			l4 = l3 + ip->ihl * 4;
+	} else if (type == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+		if ((void *)(ip6 + 1) > end)
+			return;
+		__builtin_memcpy(k->ip_src, &ip6->saddr, 16);
+		__builtin_memcpy(k->ip_dst, &ip6->daddr, 16);
+		proto = ip6->nexthdr;
+		*ttl = ip6->hop_limit;
+		*present |= RF_OFL_F_IP6_SRC | RF_OFL_F_IP6_DST | RF_OFL_F_IP_PROTO;
+		l4 = ip6 + 1;
+	}
+	k->ip_proto = proto;
+	if (l4 && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)) {
+		__be16 *ports = l4;
+		if ((void *)(ports + 2) > end)
+			return;
+		k->l4_src = ports[0];
+		k->l4_dst = ports[1];
+		*present |= RF_OFL_F_L4_SRC | RF_OFL_F_L4_DST;
+	}
+}
+
+/* The part of full that mask m names (the rest zero), as an entry's key. */
+static __always_inline void ofl_mask(struct rf_ofl_key *k, const struct rf_ofl_key *full, __u32 m)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->fields = m;
+	k->in_ifindex = full->in_ifindex;
+	if (m & RF_OFL_F_ETH_DST)
+		__builtin_memcpy(k->eth_dst, full->eth_dst, 6);
+	if (m & RF_OFL_F_ETH_SRC)
+		__builtin_memcpy(k->eth_src, full->eth_src, 6);
+	if (m & RF_OFL_F_VLAN)
+		k->vlan = full->vlan;
+	if (m & RF_OFL_F_ETH_TYPE)
+		k->eth_type = full->eth_type;
+	if (m & (RF_OFL_F_IP4_SRC | RF_OFL_F_IP6_SRC))
+		__builtin_memcpy(k->ip_src, full->ip_src, 16);
+	if (m & (RF_OFL_F_IP4_DST | RF_OFL_F_IP6_DST))
+		__builtin_memcpy(k->ip_dst, full->ip_dst, 16);
+	if (m & RF_OFL_F_IP_PROTO)
+		k->ip_proto = full->ip_proto;
+	if (m & RF_OFL_F_L4_SRC)
+		k->l4_src = full->l4_src;
+	if (m & RF_OFL_F_L4_DST)
+		k->l4_dst = full->l4_dst;
+}
+
+/* Decrement the IPv4 TTL (checksum fixed) or IPv6 hop limit of the frame as it is now
+ * (after pushes/pops); -1 if the header is cut short. */
+static __always_inline int ofl_dec_ttl(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	void *l3;
+	__u16 type;
+
+	if ((void *)(eth + 1) > end)
+		return -1;
+	type = eth->h_proto;
+	l3 = eth + 1;
+	if (type == bpf_htons(ETH_P_8021Q) || type == bpf_htons(ETH_P_8021AD)) {
+		__be16 *tag = l3;
+		if ((void *)(tag + 2) > end)
+			return -1;
+		type = tag[1];
+		l3 = tag + 2;
+	}
+	if (type == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+		__u32 c;
+		if ((void *)(ip + 1) > end)
+			return -1;
+		/* RFC 1624 incremental update, as the kernel's ip_decrease_ttl. */
+		c = ip->check;
+		c += bpf_htons(0x0100);
+		ip->check = (__u16)(c + (c >= 0xffff));
+		ip->ttl--;
+	} else if (type == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		ip6->hop_limit--;
+	}
+	return 0;
+}
+
+/* Run v's actions on the frame: XDP_REDIRECT (output), XDP_DROP, or -1 when the program
+ * cannot finish them (the frame goes on as unmatched, unmodified: checks come first). */
+static __always_inline int ofl_run(struct xdp_md *ctx, const struct rf_ofl_val *v, __u8 ttl)
+{
+	__u32 i, n = v->n, out = 0;
+
+	if (n > RF_OFL_ACTS)
+		return -1;
+	/* Checks first, so a frame left to userspace is left unmodified. */
+	for (i = 0; i < RF_OFL_ACTS && i < n; i++) {
+		if (v->a[i].type == RF_OFL_A_OUTPUT) {
+			out = v->a[i].ifindex;
+			if (!bpf_map_lookup_elem(&rf_ofl_ports, &out)) {
+				misc_inc(RF_OFL_MISC_PORT_DOWN);
+				return -1;
+			}
+		} else if (v->a[i].type == RF_OFL_A_DEC_TTL && ttl <= 1) {
+			misc_inc(RF_OFL_MISC_TTL);
+			return -1;
+		}
+	}
+	for (i = 0; i < RF_OFL_ACTS && i < n; i++) {
+		const struct rf_ofl_act *a = &v->a[i];
+		void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+		struct ethhdr *eth = data;
+
+		if ((void *)(eth + 1) > end)
+			return XDP_DROP;
+		switch (a->type) {
+		case RF_OFL_A_OUTPUT:
+			return bpf_redirect_map(&rf_ofl_ports, out, 0) == XDP_REDIRECT ? XDP_REDIRECT
+										: XDP_DROP;
+		case RF_OFL_A_DROP:
+			return XDP_DROP;
+		case RF_OFL_A_SET_ETH_SRC:
+			__builtin_memcpy(eth->h_source, a->mac, 6);
+			break;
+		case RF_OFL_A_SET_ETH_DST:
+			__builtin_memcpy(eth->h_dest, a->mac, 6);
+			break;
+		case RF_OFL_A_PUSH_VLAN: {
+			__u8 macs[12];
+			__builtin_memcpy(macs, eth, 12);
+			if (bpf_xdp_adjust_head(ctx, -4))
+				return XDP_DROP;
+			data = (void *)(long)ctx->data;
+			end = (void *)(long)ctx->data_end;
+			if (data + 16 > end)
+				return XDP_DROP;
+			__builtin_memcpy(data, macs, 12);
+			((__be16 *)data)[6] = bpf_htons(ETH_P_8021Q);
+			((__be16 *)data)[7] = a->tci;
+			break;
+		}
+		case RF_OFL_A_POP_VLAN: {
+			__u8 macs[12];
+			if (eth->h_proto != bpf_htons(ETH_P_8021Q) &&
+			    eth->h_proto != bpf_htons(ETH_P_8021AD))
+				break; /* untagged: nothing to pop */
+			__builtin_memcpy(macs, eth, 12);
+			if (bpf_xdp_adjust_head(ctx, 4))
+				return XDP_DROP;
+			data = (void *)(long)ctx->data;
+			end = (void *)(long)ctx->data_end;
+			if (data + 14 > end)
+				return XDP_DROP;
+			__builtin_memcpy(data, macs, 12);
+			break;
+		}
+		case RF_OFL_A_DEC_TTL:
+			if (ofl_dec_ttl(ctx) != 0)
+				return XDP_DROP;
+			break;
+		default:
+			return XDP_DROP;
+		}
+	}
+	return XDP_DROP; /* no terminal action: the driver never installs such a list */
+}
+
+/* The offload table: an action verdict, or -1 (no entry, or one it cannot finish). */
+static __always_inline int ofl_lookup(struct xdp_md *ctx)
+{
+	struct rf_ofl_key full = {}, k;
+	struct rf_ofl_masks *ms;
+	__u32 present, i, zero = 0;
+	__u64 len = ctx->data_end - ctx->data;
+	__u8 ttl;
+
+	full.in_ifindex = ctx->ingress_ifindex;
+	ofl_parse(ctx, &full, &present, &ttl);
+	/* All masks in one map value: one lookup, and the loop counter stays a register the
+	 * verifier can follow. */
+	ms = bpf_map_lookup_elem(&rf_ofl_masks, &zero);
+	if (!ms)
+		return -1;
+	for (i = 0; i < RF_OFL_MASKS; i++) {
+		__u32 mask = ms->m[i];
+		struct rf_ofl_val *v;
+		struct rf_ofl_ctr *c;
+		int verdict;
+
+		if (!(mask & RF_OFL_MASK_USED))
+			continue;
+		mask &= ~RF_OFL_MASK_USED;
+		if (mask & ~present)
+			continue; /* names a field this frame lacks */
+		ofl_mask(&k, &full, mask);
+		v = bpf_map_lookup_elem(&rf_ofl_table, &k);
+		if (!v)
+			continue;
+		verdict = ofl_run(ctx, v, ttl);
+		if (verdict < 0)
+			return -1;
+		c = bpf_map_lookup_elem(&rf_ofl_stats, &v->slot);
+		if (c) { /* per-CPU: no other writer */
+			c->hits += 1;
+			c->bytes += len;
+		}
+		return verdict;
+	}
+	return -1;
+}
+
 SEC("xdp")
 int rf_redirect_port(struct xdp_md *ctx)
 {
@@ -61,7 +364,13 @@ int rf_redirect_port(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct rf_xdp_cfg *cfg;
 	__u32 key = 0;
+	int verdict = ofl_lookup(ctx);
 
+	if (verdict >= 0)
+		return verdict;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
 	cfg = bpf_map_lookup_elem(&rf_cfg, &key);
 	if (!cfg)
 		return XDP_PASS;

@@ -9,7 +9,8 @@
 # Cases: bad configurations (one line, non-zero exit, nothing left behind); per backend: ping,
 # 200 non-IP frames of 60..1514 bytes (half of them VLAN-tagged) byte-exact, and a 4 MiB TCP
 # transfer checked with sha256, and the out port set down and up mid-run (drops counted,
-# totals add up, forwarding resumes); on packet also two queues with 64 UDP flows (each
+# totals add up, forwarding resumes); on xdp also --offload (the kernel forwards: byte-exact,
+# counters add up, ringflow-ctl shows them); on packet also two queues with 64 UDP flows (each
 # datagram exactly once, both queues used) and four ports (two pairs, nothing crosses). A backend whose driver has
 # no frame mode here is reported as skipped with its reason. Exit 77 (skip) when not root.
 # Names carry the PID; the namespaces and our processes go away on any exit, also when this
@@ -360,6 +361,63 @@ updown() {
 for be in $BACKENDS; do
 	[[ " $SKIPPED " == *" $be "* ]] || updown $be
 done
+
+# ---- --offload: the kernel forwards (XDP), userspace sees the rest; counters add up ---------
+# xdp ports get one port-wide offload entry each (with --mac-rewrite's MACs): 200 raw frames
+# must arrive byte-exact with the rewritten MACs, `ringflow-ctl ports` must show the offloaded
+# frames, and after the run offloaded + userspace-forwarded (port 0 -> 1) must equal what
+# SINK's interface received meanwhile (FWD's own IPv6 is off, so it sends nothing itself).
+# A port without a fast path (packet) says so in one line and forwards in userspace.
+offload_case() {
+	bed 1 || { fail "offload: cannot rebuild the bed"; return; }
+	ip netns exec $F sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	local before after
+	before=$(ip netns exec $S cat /sys/class/net/$SI/statistics/rx_packets)
+	start xdp "" --mac-rewrite --offload || { fail "offload: did not start: $(cat "$LOG")"; return; }
+	FBMAC=$(ip -n $F -o link show $FB | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	ip netns exec $S "$XFER" rawrecv $SI 200 20 02:00:00:00:00:01 "$FBMAC" >$TMP/raw 2>&1 &
+	RP=$!
+	echo $RP >>"$PIDS"
+	for _ in $(seq 50); do grep -q ready $TMP/raw && break; sleep 0.1; done
+	ip netns exec $G "$XFER" rawsend $GI 200
+	if wait $RP; then
+		pass "offload: 200 frames forwarded byte-exact with rewritten MACs: $(tail -1 $TMP/raw)"
+	else
+		fail "offload: raw frames: $(tail -1 $TMP/raw)"
+	fi
+	if [ -n "${RF_CTL:-}" ]; then
+		"$RF_CTL" --json -p $LP ports >$TMP/ctl 2>&1
+		local off0
+		off0=$(sed -n 's/.*"port":0,[^}]*"offloaded":\([0-9]*\).*/\1/p' $TMP/ctl)
+		if [ "${off0:-0}" -ge 200 ]; then
+			pass "offload: ringflow-ctl ports shows port 0's offloaded frames ($off0)"
+		else
+			fail "offload: ringflow-ctl ports: $(head -c 400 $TMP/ctl)"
+		fi
+	fi
+	stop || return
+	sleep 0.2
+	after=$(ip netns exec $S cat /sys/class/net/$SI/statistics/rx_packets)
+	local off tx
+	off=$(sed -n 's/.*port 0 -> 1: offloaded \([0-9]*\) .*/\1/p' "$LOG")
+	tx=$(sed -n 's/.*port 0 -> 1: rx [0-9]* = tx \([0-9]*\) .*/\1/p' "$LOG")
+	if [ -n "$off" ] && [ -n "$tx" ] && [ $((off + tx)) -eq $((after - before)) ] && [ "$off" -ge 200 ]; then
+		pass "offload: offloaded $off + userspace $tx = $((after - before)) received by SINK"
+	else
+		fail "offload: offloaded ${off:-?} + userspace ${tx:-?} != SINK's $((after - before)): $(grep ' -> ' "$LOG")"
+	fi
+	start packet "" --offload || { fail "offload on packet: did not start: $(cat "$LOG")"; return; }
+	if [ "$(grep -c 'no XDP fast path' "$LOG")" -eq 2 ] &&
+	   ip netns exec $G ping -q -c 2 -i 0.2 -W 2 $IPS >/dev/null 2>&1; then
+		pass "offload on packet ports: one line each, forwarded in userspace: $(grep -m1 'fast path' "$LOG")"
+	else
+		fail "offload on packet ports: $(cat "$LOG")"
+	fi
+	stop
+}
+if [[ " $BACKENDS " == *" xdp "* && " $SKIPPED " != *" xdp "* ]]; then
+	offload_case
+fi
 
 # ---- four ports: two pairs, each forwarding only within itself ----------------------------
 # A second GEN/SINK pair on FWD's ports 2 and 3, with the same subnet as the first: SINK2 has

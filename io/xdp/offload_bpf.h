@@ -1,0 +1,82 @@
+/*
+ * io/xdp/offload_bpf.h: the layout of the offload table's maps, shared by the XDP program
+ * (redirect_port.bpf.c) and the driver side (offload.c). Plain fixed-width types only, so
+ * both compilers (clang -target bpf and the host's) lay the structs out the same way.
+ *
+ * An entry's key is the frame's parsed headers with every field its mask does not name set
+ * to zero, plus the mask itself (`fields`) and the receiving ifindex; the program tries the
+ * masks in use one by one (at most RF_OFL_MASKS), as a megaflow cache does.
+ */
+#ifndef RINGFLOW_IO_XDP_OFFLOAD_BPF_H
+#define RINGFLOW_IO_XDP_OFFLOAD_BPF_H
+
+#define RF_OFL_ENTRIES 1024 /* = RF_OFFLOAD_MAX_ENTRIES */
+#define RF_OFL_MASKS 8      /* = RF_OFFLOAD_MAX_MASKS */
+#define RF_OFL_ACTS 8       /* = RF_OFFLOAD_MAX_ACTIONS */
+#define RF_OFL_PORTS 64
+
+/* Field bits: as RF_OFFLOAD_F_* in ringflow/offload.h. */
+#define RF_OFL_F_ETH_DST 0x001
+#define RF_OFL_F_ETH_SRC 0x002
+#define RF_OFL_F_VLAN 0x004
+#define RF_OFL_F_ETH_TYPE 0x008
+#define RF_OFL_F_IP4_SRC 0x010
+#define RF_OFL_F_IP4_DST 0x020
+#define RF_OFL_F_IP6_SRC 0x040
+#define RF_OFL_F_IP6_DST 0x080
+#define RF_OFL_F_IP_PROTO 0x100
+#define RF_OFL_F_L4_SRC 0x200
+#define RF_OFL_F_L4_DST 0x400
+/* In rf_ofl_masks only: the slot is in use (a mask of no fields matches every frame). */
+#define RF_OFL_MASK_USED 0x80000000u
+
+/* Action types: as RF_OFFLOAD_* in ringflow/offload.h. */
+#define RF_OFL_A_OUTPUT 1
+#define RF_OFL_A_DROP 2
+#define RF_OFL_A_SET_ETH_SRC 3
+#define RF_OFL_A_SET_ETH_DST 4
+#define RF_OFL_A_PUSH_VLAN 5
+#define RF_OFL_A_POP_VLAN 6
+#define RF_OFL_A_DEC_TTL 7
+
+struct rf_ofl_key {
+	__u32 fields;     /* the mask: RF_OFL_F_* bits this entry matches on */
+	__u32 in_ifindex;
+	__u8 eth_dst[6], eth_src[6];
+	__u16 vlan;       /* VID, host order (untagged: not matchable) */
+	__u16 eth_type;   /* network order; the inner type of a tagged frame */
+	__u8 ip_proto, pad[3];
+	__u8 ip_src[16], ip_dst[16]; /* IPv4: first 4 bytes, network order */
+	__u16 l4_src, l4_dst;        /* network order (TCP, UDP) */
+};
+
+struct rf_ofl_act {
+	__u8 type;        /* RF_OFL_A_* */
+	__u8 pad;
+	__u16 tci;        /* PUSH_VLAN: network order */
+	__u32 ifindex;    /* OUTPUT */
+	__u8 mac[6];      /* SET_ETH_* */
+	__u8 pad2[2];
+};
+
+struct rf_ofl_val {
+	__u32 slot;       /* index of this entry's counters in rf_ofl_stats */
+	__u32 n;          /* actions; the last one is OUTPUT or DROP */
+	struct rf_ofl_act a[RF_OFL_ACTS];
+};
+
+/* rf_ofl_masks' one value: RF_OFL_MASK_USED | RF_OFL_F_* bits per slot; 0 = slot unused. */
+struct rf_ofl_masks {
+	__u32 m[RF_OFL_MASKS];
+};
+
+struct rf_ofl_ctr {
+	__u64 hits, bytes;
+};
+
+/* rf_ofl_misc (per-CPU array) indices: matched frames the program left to userspace. */
+#define RF_OFL_MISC_PORT_DOWN 0 /* the output port is not in rf_ofl_ports (down, removed) */
+#define RF_OFL_MISC_TTL 1       /* TTL / hop limit would expire */
+#define RF_OFL_MISC_N 2
+
+#endif /* RINGFLOW_IO_XDP_OFFLOAD_BPF_H */
