@@ -45,9 +45,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 struct rf_io_dev; /* io.h */
 
@@ -134,6 +137,7 @@ int rf_offload_port_state(struct rf_io_dev *port, bool up);
 /* rf_offload_port_state(port, rf_io_link_up(port) == 1): call it as link state is polled. */
 int rf_offload_link_sync(struct rf_io_dev *port);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,13 @@
 set -uo pipefail
 inc=$1 src=$2
 bad=0
+# Every header of the public tree must be in the test TU, or a new one would go unchecked.
+for h in "$inc"/ringflow/*.h; do
+	n=$(basename "$h")
+	grep -q "#include <ringflow/$n>" "$src/cxx_headers.cpp" || {
+		echo "abi_cxx_headers: include/ringflow/$n is not included by tests/abi/cxx_headers.cpp: add it"
+		bad=1; }
+done
 for cxx in g++ clang++; do
 	if ! command -v "$cxx" >/dev/null; then
 		echo "abi_cxx_headers: $cxx not found: install it (scripts/deps.sh lists build-essential and clang)"

@@ -13,6 +13,7 @@
 #include <ringflow/lflist.h>
 #include <ringflow/log.h>
 #include <ringflow/mempool.h>
+#include <ringflow/offload.h>
 #include <ringflow/pktbuf.h>
 #include <ringflow/qsbr.h>
 #include <ringflow/ring.h>
