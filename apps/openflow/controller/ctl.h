@@ -161,6 +161,10 @@ void ctl_io_free(struct ctl_io *io);
 /* Hands control messages, switch up/down and the timer to the apps (before start). */
 void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps);
 int ctl_io_wait_fd(const struct ctl_io *io);
+/* --cluster: switches get the roles the cluster thread decides (cl_roles.h) and keep their
+ * flows on connect (before start). */
+struct cl_roles;
+void ctl_io_set_roles(struct ctl_io *io, struct cl_roles *roles);
 /* Switch connections open now. */
 unsigned ctl_io_switches(const struct ctl_io *io);
 /* PACKET_INs that waited in a held queue, and rounds that paused receiving (after stop). */

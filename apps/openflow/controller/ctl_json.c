@@ -362,6 +362,13 @@ int ctl_rest_render(const struct ctl_rest_view *v, const char *path, FILE *out,
 		return hosts(v, out);
 	if (!strcmp(p, "/api/stats"))
 		return stats(v, out);
+	if (!strcmp(p, "/api/cluster")) {
+		if (v->cluster)
+			return v->cluster(v->cluster_arg, out);
+		fputs("{\"status\":\"standalone\",\"what\":\"this controller runs without "
+		      "--cluster\"}\n", out);
+		return 200;
+	}
 	if (!strncmp(p, "/api/switches/", 14)) {
 		const char *d = p + 14, *slash = strchr(d, '/');
 		if (slash && !strcmp(slash, "/ports")) {

@@ -1,0 +1,46 @@
+/*
+ * apps/openflow/controller/cl_cluster.h: ringflow-controller as a member of a cluster on
+ * etcd (--cluster, docs/cluster.md). A thread of its own keeps the member's lease, its
+ * registration and the mastership keys, and writes each switch's decided role into the
+ * role table (cl_roles.h) that the I/O poller reads; nothing on the PACKET_IN path waits on
+ * it. Built only with libcurl (RF_WITH_CURL).
+ *
+ * Keys under the prefix (default /ringflow):
+ *   PREFIX/members/NODE         {"node":..,"rest":..,"dpids":["hex16",...]} under the lease
+ *   PREFIX/masters/DPID(hex16)  NODE, created if absent under the master's lease; its
+ *                               create_revision is the generation id sent in ROLE_REQUEST
+ * Errors: cl_cluster_start returns NULL with one line in err.
+ */
+#ifndef RINGFLOW_CL_CLUSTER_H
+#define RINGFLOW_CL_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct cl_roles;
+
+struct cl_config {
+	const char *urls;   /* the part after "etcd=" */
+	const char *node;   /* --node-id */
+	const char *prefix; /* --cluster-prefix */
+	unsigned ttl_s;     /* --lease-ttl (2..60) */
+	bool wait;          /* --cluster-wait: wait for etcd at start instead of failing */
+	const char *rest;   /* this member's REST address, shown to the others (may be NULL) */
+};
+
+struct cl_cluster;
+
+/* Reaches etcd, takes a lease, registers and starts the thread. Unreachable etcd: NULL and
+ * one line in err, unless cfg->wait (then it retries every second, saying so once; SIGINT
+ * and SIGTERM still end the process, their handlers are installed later). */
+struct cl_cluster *cl_cluster_start(const struct cl_config *cfg, struct cl_roles *roles,
+				    char *err, size_t errlen);
+/* Stops the thread, gives the masterships up (revokes the lease) and frees. NULL: no-op. */
+void cl_cluster_stop(struct cl_cluster *c);
+/* The /api/cluster JSON (members, health, masters, this member's switches) into out: 200.
+ * Any thread. */
+int cl_cluster_render(void *c, FILE *out);
+/* "node" names are 1..63 of [A-Za-z0-9._-]. */
+bool cl_node_name_ok(const char *s);
+
+#endif /* RINGFLOW_CL_CLUSTER_H */
