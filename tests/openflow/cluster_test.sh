@@ -138,6 +138,14 @@ grep -q "ignored /rct$P/members/bad" "$BED_TMP/c1.log" && grep -q "ignored /rct$
 	fail "no warning for the garbage values"
 
 bed_reach $H1 $BED_NET.2 20 "ping H1 -> H2 across three switches under the cluster" || view 1 2 3
+if [ -n "${RF_CTL:-}" ]; then # the control socket's cluster command: the same view
+	"$RF_CTL" --json -p "${CPIDS[1]}" cluster >"$BED_TMP/ctl.json" 2>&1 && python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/ctl.json'))
+sys.exit(0 if j['node']=='c1' and len(j['masters'])==3 and len(j['members'])==3 else 1)" &&
+		pass "ringflow-ctl cluster: c1's members and masters" ||
+		{ fail "ringflow-ctl cluster"; head -c 400 "$BED_TMP/ctl.json"; }
+fi
 
 # ---- failover: kill -9 the master of S2 ---------------------------------------------------
 s2=$(echo "$M" | tr ' ' '\n' | grep '^0000000000000002:')
@@ -193,6 +201,47 @@ done
 [ $ok = yes ] && pass "$victim rejoined and took its share back after $((SECONDS - t0)) s: $M3" ||
 	{ fail "rejoin: $M3"; view 1 2 3; }
 bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 after the rebalance" || view 1 2 3
+
+# ---- failover benchmark (CLUSTER_FAILOVER_ROUNDS=N; not in CI) ----------------------------
+# Each round: kill -9 the master of S2, time until a survivor is master confirmed by the
+# switch, restart the victim, wait for the rebalance (bounded). JSON lines and a summary.
+steal() { awk '/^cpu /{print $9}' /proc/stat; }
+ROUNDS=${CLUSTER_FAILOVER_ROUNDS:-0}
+times=()
+st0=$(steal)
+for r in $(seq "$ROUNDS"); do
+	s2=$(echo "$M3" | tr ' ' '\n' | grep '^0000000000000002:')
+	bv=${s2#*:}
+	bv=${bv%%:*}
+	bn=${bv#c}
+	bo=$(echo 1 2 3 | tr ' ' '\n' | grep -v "^$bn$" | tr '\n' ' ')
+	t0=$(date +%s%N)
+	kill -9 "${CPIDS[$bn]}"
+	got=""
+	for _ in $(seq 150); do
+		B=$(ip netns exec $C python3 "$TOOL" masters $(urls $bo) 2>/dev/null) &&
+			got=$(echo "$B" | tr ' ' '\n' | grep '^0000000000000002:' | grep -v ":$bv:") && break
+		sleep 0.05
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ -n "$got" ] || { fail "bench round $r: no new master of S2 after $ms ms"; break; }
+	times+=("$ms")
+	echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_ttl${TTL}\",\"round\":$r,\"value\":$ms,\"unit\":\"ms\"}"
+	ctl_start "$bn"
+	for _ in $(seq 150); do
+		M3=$(wait_masters 1 1 2 3) || continue
+		per=$(echo "$M3" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+		echo "$M3" | grep -q ":$bv:" && [ "$per" = "1 " ] && break
+		sleep 0.2
+	done
+done
+if [ ${#times[@]} -gt 0 ]; then
+	sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+	n=${#times[@]}
+	echo "failover (kill -9 -> new master confirmed by the switch), TTL $TTL s, $n rounds:" \
+		"median $(echo "$sorted" | sed -n "$(((n + 1) / 2))p") ms, max $(echo "$sorted" | tail -1) ms," \
+		"min $(echo "$sorted" | head -1) ms; steal ticks $(($(steal) - st0)) (indicative: loaded VM)"
+fi
 
 # ---- fencing: c3 cut from etcd, still connected to the switches --------------------------
 s3=$(echo "$M3" | tr ' ' '\n' | grep ':c3:')
@@ -265,6 +314,8 @@ done
 for i in 1 2 3; do
 	[ -n "${CPIDS[$i]:-}" ] && kill -0 "${CPIDS[$i]}" 2>/dev/null || continue
 	bed_stop "${CPIDS[$i]}"
+	rc=$?
+	[ $rc = 0 ] || fail "controller c$i exit status $rc on SIGTERM"
 	grep -q 'Sanitizer\|runtime error' "$BED_TMP/c$i.log" && fail "sanitizer report in c$i's log"
 done
 for i in 1 2 3; do sed "s/^/  c$i: /" "$BED_TMP/c$i.log" | grep -i cluster | tail -6; done
