@@ -138,6 +138,30 @@ grep -q "ignored /rct$P/members/bad" "$BED_TMP/c1.log" && grep -q "ignored /rct$
 	fail "no warning for the garbage values"
 
 bed_reach $H1 $BED_NET.2 20 "ping H1 -> H2 across three switches under the cluster" || view 1 2 3
+# ---- shared state: every member's REST shows both hosts and all four links --------------
+m1=$(bed_mac_of $H1 h$P) m2=$(bed_mac_of $H2 h$P)
+shared=no
+for _ in $(seq 60); do # 12 s bound: LLDP rounds, one publish and one resync
+	ip netns exec $H2 ping -q -c 1 -W 1 $BED_NET.1 >/dev/null 2>&1
+	ok=0
+	for i in 1 2 3; do
+		h=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/hosts)
+		l=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/links)
+		echo "$h" >"$BED_TMP/hosts$i.json"
+		echo "$l" >"$BED_TMP/links$i.json"
+		python3 -c "
+import json,sys
+h=json.load(open('$BED_TMP/hosts$i.json')); l=json.load(open('$BED_TMP/links$i.json'))
+at={x['mac']:(int(x['dpid'],16),x['port']) for x in h}
+ls=sorted('%d:%d-%d:%d'%(int(x['src']['dpid'],16),x['src']['port'],int(x['dst']['dpid'],16),x['dst']['port']) for x in l)
+sys.exit(0 if at.get('$m1')==(1,1) and at.get('$m2')==(3,2) and ls==['1:2-2:1','2:1-1:2','2:2-3:1','3:1-2:2'] else 1)" 2>/dev/null && ok=$((ok + 1))
+	done
+	[ $ok = 3 ] && { shared=yes; break; }
+	sleep 0.2
+done
+[ $shared = yes ] && pass "shared state: every member's /api/hosts has H1 at 1:1 and H2 at 3:2, /api/links the four links" ||
+	{ fail "shared state"; for i in 1 2 3; do echo "  c$i hosts: $(cat "$BED_TMP/hosts$i.json")"; echo "  c$i links: $(cat "$BED_TMP/links$i.json")"; done; }
+
 if [ -n "${RF_CTL:-}" ]; then # the control socket's cluster command: the same view
 	"$RF_CTL" --json -p "${CPIDS[1]}" cluster >"$BED_TMP/ctl.json" 2>&1 && python3 -c "
 import json,sys

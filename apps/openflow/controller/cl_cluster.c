@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <ringflow/json.h>
+#include <ringflow/qsbr.h>
 
 #include "cl_cluster.h"
 #include "cl_etcd.h"
@@ -71,6 +72,9 @@ struct cl_cluster {
 	uint64_t renewed_ms, next_ka_ms, next_sync_ms;
 	uint64_t silent_since; /* quorum lost, then no endpoint answers: since then */
 	uint64_t watch_events, syncs;
+	uint64_t state_sum[CL_ROLE_SLOTS]; /* what we last published per slot (FNV-1a) */
+	uint64_t next_state_ms;
+	uint64_t state_puts;
 	enum health health;
 	/* the view (thread only) */
 	struct member members[MAX_MEMBERS];
@@ -86,6 +90,8 @@ struct cl_cluster {
 	 * message path) */
 	pthread_mutex_t mu;
 	char *json;
+	uint8_t (*sh_hosts)[32], (*sh_links)[32]; /* the published state, merged (under mu) */
+	size_t n_sh_hosts, n_sh_links;
 };
 
 static uint64_t now_ms(void)
@@ -505,6 +511,205 @@ static void keepalive(struct cl_cluster *c, uint64_t now)
 	}
 }
 
+/* ---- shared state: what each switch's master knows, published and merged ---------------- */
+
+static uint64_t fnv(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Slot i's switch's hosts and links from the local tables, as its state value. */
+static void state_of(struct cl_cluster *c, uint64_t dpid, struct rf_buf *b)
+{
+	struct ctl_net *net = c->cfg.net;
+	uint64_t now = now_ms();
+	struct rf_hash_iter it;
+	const void *kp;
+	void *v;
+	uint8_t be[8];
+	ctl_put64(be, dpid);
+	rf_buf_puts(b, "{\"hosts\":[");
+	bool first = true;
+	rf_qsbr_online(); /* reading the hashes (qsbr.h): online until the copy is done */
+	rf_hash_iter_init(net->hosts, &it);
+	while (rf_hash_iter_next(net->hosts, &it, &kp, &v)) {
+		const uint8_t *k = kp;
+		uint64_t seen = (uint64_t)(uintptr_t)v;
+		if (memcmp(k + 6, be, 8) != 0 || !seen || now - (seen - 1) > CTL_HOST_AGE_MS)
+			continue;
+		rf_buf_printf(b, "%s[\"%02x%02x%02x%02x%02x%02x\",%u,%u]", first ? "" : ",", k[0],
+			      k[1], k[2], k[3], k[4], k[5], of_get32(k + 14), of_get32(k + 18));
+		first = false;
+	}
+	rf_buf_puts(b, "],\"links\":[");
+	first = true;
+	rf_hash_iter_init(net->links, &it);
+	while (rf_hash_iter_next(net->links, &it, &kp, &v)) {
+		const uint8_t *k = kp;
+		uint64_t seen = (uint64_t)(uintptr_t)v;
+		/* a link is known to the master of the switch that received the LLDP: dst */
+		if (memcmp(k + 12, be, 8) != 0 || !seen || now - (seen - 1) > CTL_LINK_AGE_MS)
+			continue;
+		rf_buf_printf(b, "%s[\"%016" PRIx64 "\",%u,%u]", first ? "" : ",", ctl_get64(k),
+			      of_get32(k + 8), of_get32(k + 20));
+		first = false;
+	}
+	rf_qsbr_offline();
+	rf_buf_puts(b, "]}");
+}
+
+/* Publishes the state of every switch we are master of, when it changed (once a second). */
+static void publish_state(struct cl_cluster *c, uint64_t now)
+{
+	if (!c->cfg.net || now < c->next_state_ms)
+		return;
+	c->next_state_ms = now + RESYNC_MS;
+	for (unsigned i = 0; i < CL_ROLE_SLOTS; i++) {
+		struct cl_role_slot *s = &c->roles->s[i];
+		/* Acquire: pairs with the claim's release store. */
+		uint64_t d = atomic_load_explicit(&s->dpid, memory_order_acquire);
+		if (!d)
+			break;
+		/* Relaxed: the thread is want's only writer. */
+		uint64_t w = atomic_load_explicit(&s->want, memory_order_relaxed);
+		if ((cl_roles_effective(c->roles, w, now) & 3u) != CL_ROLE_MASTER) {
+			c->state_sum[i] = 0;
+			continue;
+		}
+		struct rf_buf b;
+		rf_buf_init(&b, CL_ETCD_MAX_VALUE);
+		state_of(c, d, &b);
+		uint64_t h = b.full ? 0 : fnv(b.p, b.len);
+		if (b.full) {
+			c->ignored++; /* too much for one value: the others keep the last one */
+		} else if (h != c->state_sum[i]) {
+			char key[256];
+			snprintf(key, sizeof(key), "%s/state/%016" PRIx64, c->prefix, d);
+			if (cl_etcd_put(c->etcd, key, b.p, b.len, c->lease, NULL) == 0) {
+				c->state_sum[i] = h;
+				c->state_puts++;
+			}
+		}
+		rf_buf_free(&b);
+	}
+}
+
+/* One published state value into the arrays (hosts: MAC dpid port ipv4; links: src dpid,
+ * src port, dst dpid, dst port). -1: not a state value (counted by the caller). */
+static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32], size_t *nh,
+		       size_t *caph, uint8_t (**l)[32], size_t *nl, size_t *capl)
+{
+	char perr[96];
+	struct rf_json *j = kv->val ? rf_json_parse(kv->val, kv->vlen, perr, sizeof(perr)) : NULL;
+	const struct rf_json *ha = rf_json_get(j, "hosts"), *la = rf_json_get(j, "links");
+	if (!ha || !la || ha->type != RF_JSON_ARR || la->type != RF_JSON_ARR) {
+		rf_json_free(j);
+		return -1;
+	}
+	int bad = 0;
+	for (const struct rf_json *e = ha->child; e; e = e->next) {
+		const struct rf_json *m = e->type == RF_JSON_ARR ? e->child : NULL;
+		const struct rf_json *p = m ? m->next : NULL, *ip = p ? p->next : NULL;
+		uint8_t mac[6];
+		if (!ip || m->type != RF_JSON_STR || strlen(m->str) != 12 || p->type != RF_JSON_NUM ||
+		    ip->type != RF_JSON_NUM || sscanf(m->str, "%2hhx%2hhx%2hhx%2hhx%2hhx%2hhx", &mac[0],
+						      &mac[1], &mac[2], &mac[3], &mac[4], &mac[5]) != 6) {
+			bad = -1;
+			continue;
+		}
+		if (*nh == *caph) {
+			size_t nc = *caph ? 2 * *caph : 64;
+			void *x = realloc(*h, nc * 32);
+			if (!x)
+				break;
+			*h = x;
+			*caph = nc;
+		}
+		uint8_t *k = (*h)[(*nh)++];
+		memset(k, 0, 32);
+		memcpy(k, mac, 6);
+		ctl_put64(k + 6, dpid);
+		ctl_put32(k + 14, (uint32_t)p->num);
+		ctl_put32(k + 18, (uint32_t)ip->num);
+	}
+	for (const struct rf_json *e = la->child; e; e = e->next) {
+		const struct rf_json *sd = e->type == RF_JSON_ARR ? e->child : NULL;
+		const struct rf_json *sp = sd ? sd->next : NULL, *dp = sp ? sp->next : NULL;
+		char *end = NULL;
+		uint64_t src = sd && sd->type == RF_JSON_STR ? strtoull(sd->str, &end, 16) : 0;
+		if (!dp || !end || *end || strlen(sd->str) != 16 || sp->type != RF_JSON_NUM ||
+		    dp->type != RF_JSON_NUM) {
+			bad = -1;
+			continue;
+		}
+		if (*nl == *capl) {
+			size_t nc = *capl ? 2 * *capl : 64;
+			void *x = realloc(*l, nc * 32);
+			if (!x)
+				break;
+			*l = x;
+			*capl = nc;
+		}
+		uint8_t *k = (*l)[(*nl)++];
+		memset(k, 0, 32);
+		ctl_put64(k, src);
+		ctl_put32(k + 8, (uint32_t)sp->num);
+		ctl_put64(k + 12, dpid);
+		ctl_put32(k + 20, (uint32_t)dp->num);
+	}
+	rf_json_free(j);
+	return bad;
+}
+
+/* Reads every switch's published state into the merged view. 0 or -errno. */
+static int read_state(struct cl_cluster *c)
+{
+	char pfx[256];
+	struct cl_kv *kvs = NULL;
+	size_t n = 0;
+	snprintf(pfx, sizeof(pfx), "%s/state/", c->prefix);
+	int rc = cl_etcd_range(c->etcd, pfx, &kvs, &n, NULL);
+	if (rc)
+		return rc;
+	uint8_t (*h)[32] = NULL, (*l)[32] = NULL;
+	size_t nh = 0, nl = 0, caph = 0, capl = 0, plen = strlen(pfx);
+	for (size_t i = 0; i < n; i++) {
+		const char *d = kvs[i].key + plen;
+		char *end;
+		uint64_t dpid = strtoull(d, &end, 16);
+		if (strlen(d) != 16 || *end ||
+		    parse_state(&kvs[i], dpid, &h, &nh, &caph, &l, &nl, &capl) != 0)
+			warn_ignored(c, kvs[i].key, "not a state value (or parts of it)");
+	}
+	cl_kv_free(kvs, n);
+	pthread_mutex_lock(&c->mu);
+	free(c->sh_hosts);
+	free(c->sh_links);
+	c->sh_hosts = h;
+	c->sh_links = l;
+	c->n_sh_hosts = nh;
+	c->n_sh_links = nl;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+size_t cl_cluster_shared(void *arg, int table, uint8_t (**keys)[32])
+{
+	struct cl_cluster *c = arg;
+	pthread_mutex_lock(&c->mu);
+	size_t n = table ? c->n_sh_links : c->n_sh_hosts;
+	*keys = malloc((n ? n : 1) * 32);
+	if (*keys)
+		memcpy(*keys, table ? c->sh_links : c->sh_hosts, n * 32);
+	else
+		n = 0;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
 /* ---- /api/cluster ----------------------------------------------------------------------- */
 
 static void render_now(struct cl_cluster *c)
@@ -525,8 +730,9 @@ static void render_now(struct cl_cluster *c)
 	rf_buf_printf(&b, ",\"elections_won\":%" PRIu64 ",\"handed_over\":%" PRIu64
 		      ",\"leases_lost\":%" PRIu64 ",\"fencings\":%" PRIu64
 		      ",\"ignored_values\":%" PRIu64 ",\"watch_events\":%" PRIu64 ",\"syncs\":%"
-		      PRIu64, c->elections, c->releases, c->lease_lost, c->fencings, c->ignored,
-		      c->watch_events, c->syncs);
+		      PRIu64 ",\"state_puts\":%" PRIu64 ",\"shared_hosts\":%zu,\"shared_links\":%zu",
+		      c->elections, c->releases, c->lease_lost, c->fencings, c->ignored,
+		      c->watch_events, c->syncs, c->state_puts, c->n_sh_hosts, c->n_sh_links);
 	/* Relaxed: display only. */
 	uint64_t fd = atomic_load_explicit(&c->roles->fenced_deadline_ms, memory_order_relaxed);
 	uint64_t fm = atomic_load_explicit(&c->roles->fenced_ms, memory_order_relaxed);
@@ -605,6 +811,10 @@ static void *run(void *arg)
 	char wpfx[256];
 	snprintf(wpfx, sizeof(wpfx), "%s/", c->prefix);
 	uint64_t next_watch = 0;
+	if (c->cfg.net) {
+		rf_qsbr_register(); /* reads the apps' hashes (state_of) */
+		rf_qsbr_offline();  /* blocks in calls: offline except while reading */
+	}
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) { /* Relaxed: a flag */
 		uint64_t now = now_ms();
 		bool sync = now >= c->next_sync_ms;
@@ -636,12 +846,45 @@ static void *run(void *arg)
 				c->syncs++;
 				decide_all(c, now);
 				c->next_sync_ms = now + RESYNC_MS;
+				if (c->cfg.net)
+					read_state(c);
 			}
+			publish_state(c, now_ms());
 		}
 		render_now(c);
 	}
 	cl_watch_stop(w);
+	if (c->cfg.net) {
+		rf_qsbr_online();
+		rf_qsbr_unregister();
+	}
 	return NULL;
+}
+
+/* The cluster's LLDP secret into key: ours if we are first (create-if-absent, no lease),
+ * else the one stored. 0, or -1 with err. */
+static int share_lldp_key(struct cl_cluster *c, uint8_t key[16], char *err, size_t errlen)
+{
+	char k[256], enc[32];
+	snprintf(k, sizeof(k), "%s/lldp-key", c->prefix);
+	cl_b64_encode(key, 16, enc);
+	int64_t rev;
+	struct cl_kv held;
+	int rc = cl_etcd_create(c->etcd, k, enc, 0, &rev, &held);
+	if (rc == 1)
+		return 0;
+	uint8_t dec[64];
+	long n = rc == 0 && held.val && strlen(held.val) < 40 ? cl_b64_decode(held.val, dec) : -1;
+	free(held.key);
+	free(held.val);
+	if (rc < 0 || n != 16) {
+		snprintf(err, errlen, "cluster: cannot %s the shared LLDP secret %s (%s); delete "
+			 "the key to start afresh", rc < 0 ? "read" : "use", k,
+			 rc < 0 ? cl_etcd_error(c->etcd) : "not 16 bytes of base64");
+		return -1;
+	}
+	memcpy(key, dec, 16);
+	return 0;
 }
 
 struct cl_cluster *cl_cluster_start(const struct cl_config *cfg, struct cl_roles *roles,
@@ -694,6 +937,12 @@ struct cl_cluster *cl_cluster_start(const struct cl_config *cfg, struct cl_roles
 		said = true;
 		sleep(1);
 	}
+	if (cfg->lldp_key && share_lldp_key(c, cfg->lldp_key, err, errlen) != 0) {
+		cl_etcd_revoke(c->etcd, c->lease);
+		cl_etcd_close(c->etcd);
+		free(c);
+		return NULL;
+	}
 	set_fence(c, c->renewed_ms + (uint64_t)c->ttl_s * 2000 / 3);
 	fprintf(stderr, "ringflow-controller: cluster: member %s under %s, lease %" PRId64
 		" (TTL %" PRId64 " s) at %s\n", c->node, c->prefix, c->lease, c->ttl_s,
@@ -722,6 +971,8 @@ void cl_cluster_stop(struct cl_cluster *c)
 	members_free(c);
 	free(c->masters);
 	free(c->all);
+	free(c->sh_hosts);
+	free(c->sh_links);
 	free(c->json);
 	pthread_mutex_destroy(&c->mu);
 	free(c);

@@ -9,15 +9,21 @@
  *   PREFIX/members/NODE         {"node":..,"rest":..,"dpids":["hex16",...]} under the lease
  *   PREFIX/masters/DPID(hex16)  NODE, created if absent under the master's lease; its
  *                               create_revision is the generation id sent in ROLE_REQUEST
+ *   PREFIX/lldp-key             the LLDP tag's secret, base64 (no lease: it stays)
+ *   PREFIX/state/DPID(hex16)    what the switch's master knows of it, under its lease:
+ *                               {"hosts":[["MAC12HEX",port,ipv4],...],
+ *                                "links":[[src_port,"DST_DPID",dst_port],...]}
  * Errors: cl_cluster_start returns NULL with one line in err.
  */
 #ifndef RINGFLOW_CL_CLUSTER_H
 #define RINGFLOW_CL_CLUSTER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct cl_roles;
+struct ctl_net;
 
 struct cl_config {
 	const char *urls;   /* the part after "etcd=" */
@@ -26,6 +32,11 @@ struct cl_config {
 	unsigned ttl_s;     /* --lease-ttl (2..60) */
 	bool wait;          /* --cluster-wait: wait for etcd at start instead of failing */
 	const char *rest;   /* this member's REST address, shown to the others (may be NULL) */
+	struct ctl_net *net; /* the apps' network view: published and merged (NULL: none) */
+	uint8_t *lldp_key;  /* 16 bytes: replaced at start by the cluster's shared LLDP secret
+			     * (PREFIX/lldp-key, created from this one if absent), so a link
+			     * probed by one member's LLDP is accepted by the member that receives
+			     * it; NULL: not shared */
 };
 
 struct cl_cluster;
@@ -40,6 +51,10 @@ void cl_cluster_stop(struct cl_cluster *c);
 /* The /api/cluster JSON (members, health, masters, this member's switches) into out: 200.
  * Any thread. */
 int cl_cluster_render(void *c, FILE *out);
+/* The hosts (table 0: CTL_HOST_KEY-byte keys as ctl_app.h lays them out) or links (table 1:
+ * 24-byte link keys) the switches' masters published, as a malloc'd array of n keys of
+ * 32 bytes each (zero-padded), into *keys; the caller frees it. Any thread. */
+size_t cl_cluster_shared(void *c, int table, uint8_t (**keys)[32]);
 /* "node" names are 1..63 of [A-Za-z0-9._-]. */
 bool cl_node_name_ok(const char *s);
 

@@ -448,6 +448,7 @@ int cl_etcd_range(struct cl_etcd *e, const char *prefix, struct cl_kv **kvs, siz
 int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t lease,
 		   int64_t *rev, struct cl_kv *held)
 {
+	memset(held, 0, sizeof(*held)); /* empty on every path but "existed" */
 	struct rf_buf b;
 	rf_buf_init(&b, 4 * CL_ETCD_MAX_VALUE);
 	rf_buf_puts(&b, "{\"compare\":[{");
@@ -477,7 +478,6 @@ int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t 
 	struct cl_kv *kvs = NULL;
 	size_t n = 0;
 	rc = r ? read_kvs(e, r, &kvs, &n) : -EPROTO;
-	memset(held, 0, sizeof(*held));
 	if (rc == 0 && n) {
 		*held = kvs[0];
 		kvs[0].key = kvs[0].val = NULL;

@@ -60,7 +60,8 @@ int cl_etcd_range(struct cl_etcd *e, const char *prefix, struct cl_kv **kvs, siz
 void cl_kv_free(struct cl_kv *kvs, size_t n);
 /* The transaction "create key = val under lease if it does not exist": 1 with *rev the
  * revision that created it; 0 when it existed (*held filled from the existing key, its
- * strings owned by the caller: cl_kv_free(held, 1)); or -errno. */
+ * strings owned by the caller: free held->key and held->val; both NULL on every other
+ * path); or -errno. */
 int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t lease,
 		   int64_t *rev, struct cl_kv *held);
 /* Deletes key if its mod_revision is still mod_rev: 1 deleted, 0 changed meanwhile, -errno. */

@@ -312,7 +312,9 @@ int main(int argc, char **argv)
 		/* no deadline until the lease is granted: nothing is master before */
 		atomic_store_explicit(&roles->fence_at_ms, UINT64_MAX, memory_order_relaxed);
 		struct cl_config cc = {.urls = cluster + 5, .node = node_id, .prefix = cl_prefix,
-				       .ttl_s = lease_ttl, .wait = cluster_wait, .rest = rest_at};
+				       .ttl_s = lease_ttl, .wait = cluster_wait, .rest = rest_at,
+				       .lldp_key = ctl_apps_net(apps)->lldp_key,
+				       .net = ctl_apps_net(apps)};
 		if (!(cl = cl_cluster_start(&cc, roles, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			goto out;
@@ -335,6 +337,7 @@ int main(int argc, char **argv)
 #if RF_HAVE_CURL
 		if (cl) {
 			view.cluster = cl_cluster_render;
+			view.cluster_shared = cl_cluster_shared;
 			view.cluster_arg = cl;
 		}
 #endif
@@ -354,6 +357,7 @@ int main(int argc, char **argv)
 #if RF_HAVE_CURL
 	if (cl) {
 		oview.cluster = cl_cluster_render;
+		oview.cluster_shared = cl_cluster_shared;
 		oview.cluster_arg = cl;
 	}
 #endif

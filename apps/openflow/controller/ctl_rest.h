@@ -42,6 +42,9 @@ struct ctl_rest_view {
 	struct ctl_flow_req *flows; /* asks switches for their flows; NULL: not asked */
 	/* --cluster: renders /api/cluster into out (cl_cluster_render), else NULL */
 	int (*cluster)(void *arg, FILE *out);
+	/* --cluster: the hosts (table 0) or links (1) other members published, as 32-byte keys
+	 * in the tables' layouts (cl_cluster_shared); merged into /api/hosts and /api/links */
+	size_t (*cluster_shared)(void *arg, int table, uint8_t (**keys)[32]);
 	void *cluster_arg;
 };
 
