@@ -20,9 +20,10 @@
 #include <stdint.h>
 
 #define CL_ETCD_MAX_URLS 8
-#define CL_ETCD_MAX_VALUE 4096  /* longer values under our prefix are ignored (counted) */
+#define CL_ETCD_MAX_VALUE 65536 /* longer values under our prefix are ignored (counted) */
 #define CL_ETCD_MAX_KVS 4096    /* entries one range call returns at most */
-#define CL_ETCD_MAX_REPLY (4u << 20) /* bytes of one answer; longer: -EPROTO */
+#define CL_ETCD_MAX_REPLY (16u << 20) /* bytes of one answer (RF_JSON_MAX_LEN); longer: the
+				       * call fails with the endpoint named */
 
 struct cl_etcd;
 
