@@ -73,6 +73,7 @@ struct cl_cluster {
 	uint64_t silent_since; /* quorum lost, then no endpoint answers: since then */
 	uint64_t watch_events, syncs;
 	uint64_t state_sum[CL_ROLE_SLOTS]; /* what we last published per slot (FNV-1a) */
+	uint64_t since_ms[CL_ROLE_SLOTS];  /* when the slot's decision last changed (Unix ms) */
 	uint64_t next_state_ms;
 	uint64_t state_puts;
 	enum health health;
@@ -335,7 +336,9 @@ static bool set_want(struct cl_cluster *c, struct cl_role_slot *s, uint64_t gen,
 	/* Release: pairs with the I/O poller's acquire loads of want (roles_sync,
 	 * cl_roles_may_act). */
 	atomic_store_explicit(&s->want, w, memory_order_release);
-	(void)c;
+	struct timespec ts; /* wall clock: comparable with other processes' (the test's) */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->since_ms[s - c->roles->s] = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 	return true;
 }
 
@@ -775,11 +778,13 @@ static void render_now(struct cl_cluster *c)
 		uint64_t e = cl_roles_effective(c->roles, w, now);
 		uint64_t h = atomic_load_explicit(&s->have, memory_order_relaxed);
 		rf_buf_printf(&b, "%s{\"dpid\":\"%016" PRIx64 "\",\"connected\":%s,\"role\":\"%s\","
-			      "\"generation\":%" PRIu64 ",\"switch_says\":\"%s\",\"switch_generation\":%"
+			      "\"generation\":%" PRIu64 ",\"decided_at_unix_ms\":%" PRIu64
+			      ",\"switch_says\":\"%s\",\"switch_generation\":%"
 			      PRIu64 ",\"role_requests\":%" PRIu64 ",\"refused\":%" PRIu64 "}",
 			      first ? "" : ",", d,
 			      atomic_load_explicit(&s->up, memory_order_relaxed) ? "true" : "false",
-			      w ? rn[e & 3] : "undecided", e >> 2, h ? rn[h & 3] : "none", h >> 2,
+			      w ? rn[e & 3] : "undecided", e >> 2, c->since_ms[i],
+			      h ? rn[h & 3] : "none", h >> 2,
 			      atomic_load_explicit(&s->sent, memory_order_relaxed),
 			      atomic_load_explicit(&s->refused, memory_order_relaxed));
 		first = false;
