@@ -178,6 +178,15 @@ victim=${victim%%:*}
 oldgen=${s2##*:}
 v=${victim#c}
 others=$(echo 1 2 3 | tr ' ' '\n' | grep -v "^$v$" | tr '\n' ' ')
+# control for the seeding check below: the survivors do not know S2's MACs yet
+for o in $others; do
+	ip netns exec $C curl -s -m 3 http://127.0.0.1:${REST[$o]}/api/flows/0000000000000002 >"$BED_TMP/pre$o.json"
+	python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/pre$o.json'))
+sys.exit(0 if {'$m1','$m2'} & {e['eth_dst'] for e in j['learned_macs']['entries']} else 1)" 2>/dev/null &&
+		fail "c$o knew S2's MACs before being its master: the seeding check would prove nothing"
+done
 ip netns exec $H1 ping -q -c 60 -i 0.1 -w 15 $BED_NET.2 >"$BED_TMP/ping_fo.txt" 2>&1 &
 PINGP=$!
 sleep 1
@@ -212,6 +221,21 @@ newgen=${newm##*:}
 	fail "generation id: $oldgen -> $newgen"
 [ "${recv:-0}" -ge 54 ] && pass "pings kept flowing through the failover: $recv/60 answered" ||
 	{ fail "pings during failover: ${recv:-0}/60"; cat "$BED_TMP/ping_fo.txt"; }
+
+# the new master learned S2's MACs from the cluster (its handler was seeded), not from
+# PACKET_INs: the pings go through the flows the old master installed
+seeded=no
+for _ in $(seq 25); do
+	ip netns exec $C curl -s -m 3 http://127.0.0.1:${REST[${nn#c}]}/api/flows/0000000000000002 >"$BED_TMP/flows2.json"
+	python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/flows2.json'))
+macs={e['eth_dst'] for e in j['learned_macs']['entries']}
+sys.exit(0 if {'$m1','$m2'} <= macs else 1)" 2>/dev/null && { seeded=yes; break; }
+	sleep 0.2
+done
+[ $seeded = yes ] && pass "the new master of S2 knows H1's and H2's MACs without relearning (seeded from the cluster)" ||
+	{ fail "new master's MAC table for S2"; head -c 600 "$BED_TMP/flows2.json"; echo; }
 
 # ---- stale generation: a fake old master replays its ROLE_REQUEST ------------------------
 out=$(ip netns exec rcs2$P timeout 10 python3 "$TOOL" stale 127.0.0.1 6640 "$oldgen" 2>&1) &&

@@ -74,6 +74,11 @@ struct cl_cluster {
 	uint64_t watch_events, syncs;
 	uint64_t state_sum[CL_ROLE_SLOTS]; /* what we last published per slot (FNV-1a) */
 	uint64_t since_ms[CL_ROLE_SLOTS];  /* when the slot's decision last changed (Unix ms) */
+	/* per slot: the MACs last published for its switch (kept when the key goes with its
+	 * master's lease): what a new master's handler is seeded with */
+	uint8_t (*seed[CL_ROLE_SLOTS])[CTL_SEED_REC];
+	uint32_t seed_n[CL_ROLE_SLOTS];
+	uint64_t seeded;
 	uint64_t next_state_ms;
 	uint64_t state_puts;
 	enum health health;
@@ -328,6 +333,8 @@ static int read_view(struct cl_cluster *c)
 
 /* ---- deciding ---------------------------------------------------------------------------- */
 
+static void send_seed(struct cl_cluster *c, unsigned i, uint64_t dpid);
+
 static bool set_want(struct cl_cluster *c, struct cl_role_slot *s, uint64_t gen, uint32_t role)
 {
 	uint64_t w = cl_role_word(gen, role);
@@ -384,7 +391,9 @@ static bool decide(struct cl_cluster *c, unsigned i, uint64_t dpid, uint64_t now
 		c->elections++;
 		c->absent_since[i] = 0;
 		fprintf(stderr, "ringflow-controller: cluster: switch %016" PRIx64 ": MASTER, "
-			"generation %" PRId64 "\n", dpid, rev);
+			"generation %" PRId64 "%s\n", dpid, rev,
+			c->seed_n[i] ? ", its MAC table seeded from the cluster's" : "");
+		send_seed(c, i, dpid);
 		return set_want(c, s, (uint64_t)rev, CL_ROLE_MASTER);
 	}
 	if (rc == 0 && held.key) {
@@ -560,8 +569,67 @@ static void state_of(struct cl_cluster *c, uint64_t dpid, struct rf_buf *b)
 			      of_get32(k + 8), of_get32(k + 20));
 		first = false;
 	}
+	if (c->cfg.macs) {
+		rf_buf_puts(b, "],\"macs\":[");
+		first = true;
+		rf_hash_iter_init(c->cfg.macs, &it);
+		while (rf_hash_iter_next(c->cfg.macs, &it, &kp, &v)) {
+			const uint8_t *k = kp; /* dpid(8) MAC(6) -> seen s << 32 | port + 1 */
+			uint32_t port1 = (uint32_t)(uintptr_t)v;
+			if (memcmp(k, be, 8) != 0 || !port1)
+				continue;
+			rf_buf_printf(b, "%s[\"%02x%02x%02x%02x%02x%02x\",%u]", first ? "" : ",",
+				      k[8], k[9], k[10], k[11], k[12], k[13], port1 - 1);
+			first = false;
+		}
+	}
 	rf_qsbr_offline();
 	rf_buf_puts(b, "]}");
+}
+
+/* The "macs" of a state value for slot i's switch into c->seed[i] (replacing it). */
+static void keep_seed(struct cl_cluster *c, unsigned i, const struct rf_json *ma)
+{
+	if (!ma || ma->type != RF_JSON_ARR)
+		return;
+	uint8_t (*r)[CTL_SEED_REC] = malloc((ma->n ? ma->n : 1) * CTL_SEED_REC);
+	if (!r)
+		return;
+	uint32_t n = 0;
+	for (const struct rf_json *e = ma->child; e; e = e->next) {
+		const struct rf_json *m = e->type == RF_JSON_ARR ? e->child : NULL;
+		const struct rf_json *p = m ? m->next : NULL;
+		if (!p || m->type != RF_JSON_STR || strlen(m->str) != 12 || p->type != RF_JSON_NUM ||
+		    sscanf(m->str, "%2hhx%2hhx%2hhx%2hhx%2hhx%2hhx", &r[n][0], &r[n][1], &r[n][2],
+			   &r[n][3], &r[n][4], &r[n][5]) != 6)
+			continue;
+		ctl_put32(r[n] + 6, (uint32_t)p->num);
+		n++;
+	}
+	free(c->seed[i]);
+	c->seed[i] = r;
+	c->seed_n[i] = n;
+}
+
+/* Slot i's switch has a new master here: its handler learns what the cluster knew. */
+static void send_seed(struct cl_cluster *c, unsigned i, uint64_t dpid)
+{
+	if (!c->roles->seeds || !c->seed_n[i])
+		return;
+	struct cl_seed *sd = malloc(sizeof(*sd) + (size_t)c->seed_n[i] * CTL_SEED_REC);
+	if (!sd)
+		return;
+	sd->dpid = dpid;
+	sd->n = c->seed_n[i];
+	memcpy(sd->rec, c->seed[i], (size_t)sd->n * CTL_SEED_REC);
+	void *obj = sd;
+	if (rf_ring_enqueue_burst(c->roles->seeds, &obj, 1, NULL) != 1) {
+		free(sd);
+		/* Relaxed: a counter. */
+		atomic_fetch_add_explicit(&c->roles->seeds_dropped, 1, memory_order_relaxed);
+		return;
+	}
+	c->seeded += sd->n;
 }
 
 /* Publishes the state of every switch we are master of, when it changed (once a second). */
@@ -684,8 +752,23 @@ static int read_state(struct cl_cluster *c)
 		char *end;
 		uint64_t dpid = strtoull(d, &end, 16);
 		if (strlen(d) != 16 || *end ||
-		    parse_state(&kvs[i], dpid, &h, &nh, &caph, &l, &nl, &capl) != 0)
+		    parse_state(&kvs[i], dpid, &h, &nh, &caph, &l, &nl, &capl) != 0) {
 			warn_ignored(c, kvs[i].key, "not a state value (or parts of it)");
+			continue;
+		}
+		for (unsigned k = 0; c->cfg.macs && k < CL_ROLE_SLOTS; k++) {
+			/* Acquire: pairs with the claim's release store. */
+			uint64_t sd = atomic_load_explicit(&c->roles->s[k].dpid, memory_order_acquire);
+			if (!sd)
+				break;
+			if (sd != dpid)
+				continue;
+			char perr[96];
+			struct rf_json *j = rf_json_parse(kvs[i].val, kvs[i].vlen, perr, sizeof(perr));
+			keep_seed(c, k, rf_json_get(j, "macs"));
+			rf_json_free(j);
+			break;
+		}
 	}
 	cl_kv_free(kvs, n);
 	pthread_mutex_lock(&c->mu);
@@ -733,9 +816,12 @@ static void render_now(struct cl_cluster *c)
 	rf_buf_printf(&b, ",\"elections_won\":%" PRIu64 ",\"handed_over\":%" PRIu64
 		      ",\"leases_lost\":%" PRIu64 ",\"fencings\":%" PRIu64
 		      ",\"ignored_values\":%" PRIu64 ",\"watch_events\":%" PRIu64 ",\"syncs\":%"
-		      PRIu64 ",\"state_puts\":%" PRIu64 ",\"shared_hosts\":%zu,\"shared_links\":%zu",
+		      PRIu64 ",\"state_puts\":%" PRIu64 ",\"shared_hosts\":%zu,\"shared_links\":%zu"
+		      ",\"macs_seeded\":%" PRIu64 ",\"seeds_dropped\":%" PRIu64,
 		      c->elections, c->releases, c->lease_lost, c->fencings, c->ignored,
-		      c->watch_events, c->syncs, c->state_puts, c->n_sh_hosts, c->n_sh_links);
+		      c->watch_events, c->syncs, c->state_puts, c->n_sh_hosts, c->n_sh_links,
+		      c->seeded,
+		      atomic_load_explicit(&c->roles->seeds_dropped, memory_order_relaxed));
 	/* Relaxed: display only. */
 	uint64_t fd = atomic_load_explicit(&c->roles->fenced_deadline_ms, memory_order_relaxed);
 	uint64_t fm = atomic_load_explicit(&c->roles->fenced_ms, memory_order_relaxed);
@@ -978,6 +1064,8 @@ void cl_cluster_stop(struct cl_cluster *c)
 	free(c->all);
 	free(c->sh_hosts);
 	free(c->sh_links);
+	for (unsigned i = 0; i < CL_ROLE_SLOTS; i++)
+		free(c->seed[i]);
 	free(c->json);
 	pthread_mutex_destroy(&c->mu);
 	free(c);

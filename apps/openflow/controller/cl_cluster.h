@@ -12,7 +12,8 @@
  *   PREFIX/lldp-key             the LLDP tag's secret, base64 (no lease: it stays)
  *   PREFIX/state/DPID(hex16)    what the switch's master knows of it, under its lease:
  *                               {"hosts":[["MAC12HEX",port,ipv4],...],
- *                                "links":[[src_port,"DST_DPID",dst_port],...]}
+ *                                "links":[["SRC_DPID",src_port,dst_port],...],
+ *                                "macs":[["MAC12HEX",port],...]}
  * Errors: cl_cluster_start returns NULL with one line in err.
  */
 #ifndef RINGFLOW_CL_CLUSTER_H
@@ -33,6 +34,8 @@ struct cl_config {
 	bool wait;          /* --cluster-wait: wait for etcd at start instead of failing */
 	const char *rest;   /* this member's REST address, shown to the others (may be NULL) */
 	struct ctl_net *net; /* the apps' network view: published and merged (NULL: none) */
+	struct rf_hash *macs; /* the learning switch's MAC table: published per switch, and
+			       * seeded into a new master's handler (NULL: not shared) */
 	uint8_t *lldp_key;  /* 16 bytes: replaced at start by the cluster's shared LLDP secret
 			     * (PREFIX/lldp-key, created from this one if absent), so a link
 			     * probed by one member's LLDP is accepted by the member that receives

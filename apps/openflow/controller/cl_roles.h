@@ -47,7 +47,18 @@ struct cl_roles {
 	/* I/O: when it last sent a SLAVE request because of the deadline, and that deadline
 	 * (so /api/cluster can show how late after the deadline the demotion went out) */
 	_Atomic uint64_t fenced_ms, fenced_deadline_ms;
+	/* cluster -> I/O poller (single producer, single consumer): struct cl_seed *, malloc'd
+	 * by the cluster thread, freed by the I/O poller after handing the records over */
+	struct rf_ring *seeds;
+	_Atomic uint64_t seeds_dropped; /* cluster: the ring was full */
 	_Atomic uint64_t no_slot;  /* I/O: switches beyond CL_ROLE_SLOTS (left EQUAL) */
+};
+
+/* MACs the cluster knew for a switch whose master this member just became. */
+struct cl_seed {
+	uint64_t dpid;
+	uint32_t n;              /* records */
+	uint8_t rec[][CTL_SEED_REC]; /* MAC(6) port(4, big-endian) */
 };
 
 static inline uint64_t cl_role_word(uint64_t gen, uint32_t role)

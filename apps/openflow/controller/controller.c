@@ -314,7 +314,14 @@ int main(int argc, char **argv)
 		struct cl_config cc = {.urls = cluster + 5, .node = node_id, .prefix = cl_prefix,
 				       .ttl_s = lease_ttl, .wait = cluster_wait, .rest = rest_at,
 				       .lldp_key = ctl_apps_net(apps)->lldp_key,
-				       .net = ctl_apps_net(apps)};
+				       .net = ctl_apps_net(apps), .macs = macs};
+		/* new masters' MAC seeds, cluster thread -> I/O poller */
+		roles->seeds = rf_ring_create("cl_seeds", 256, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		if (!roles->seeds) {
+			fprintf(stderr, "ringflow-controller: cannot create a ring: %s\n",
+				strerror(errno));
+			goto out;
+		}
 		if (!(cl = cl_cluster_start(&cc, roles, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			goto out;
@@ -462,6 +469,12 @@ out:
 	}
 	rf_hash_free(macs);
 	ctl_apps_free(apps);
+	if (roles && roles->seeds) { /* seeds the I/O poller did not take before it stopped */
+		void *obj;
+		while (rf_ring_dequeue_burst(roles->seeds, &obj, 1, NULL) == 1)
+			free(obj);
+		rf_ring_free(roles->seeds);
+	}
 	free(roles);
 	rf_qsbr_unregister();
 	return rc;

@@ -53,6 +53,9 @@ struct ctl_meta {
 };
 #define CTL_META_PACKET_IN 0   /* a PACKET_IN from switch dpid */
 #define CTL_META_SWITCH_GONE 1 /* no data: switch dpid left (its handler forgets it) */
+#define CTL_META_SEED 2 /* data: records of MAC(6) port(4) the cluster knew for switch dpid
+			 * (--cluster, new master): its handler learns them within its quota */
+#define CTL_SEED_REC 10
 _Static_assert(sizeof(struct ctl_meta) <= RF_PKTBUF_HEADROOM, "ctl_meta must fit the headroom");
 
 static inline struct ctl_meta *ctl_meta_of(struct rf_pktbuf *b)

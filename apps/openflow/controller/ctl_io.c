@@ -574,6 +574,35 @@ static unsigned roles_sync(struct ctl_io *io)
 	return n;
 }
 
+/* --cluster: MACs the cluster knew for switches this member just became master of go to
+ * their handlers as CTL_META_SEED buffers (a few per seed), never more than a quarter of a
+ * held queue at once. */
+static unsigned seeds_pass(struct ctl_io *io)
+{
+	void *obj;
+	unsigned n = 0;
+	while (n < 4 && rf_ring_dequeue_burst(io->roles->seeds, &obj, 1, NULL) == 1) {
+		struct cl_seed *sd = obj;
+		unsigned k = (unsigned)(sd->dpid % io->nh);
+		uint32_t per = CTL_BUF_ROOM / CTL_SEED_REC;
+		for (uint32_t i = 0; i < sd->n && io->held[k].n < HELD_MAX / 4; i += per) {
+			struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
+			if (!b) {
+				count_drop(io);
+				break;
+			}
+			uint32_t m = sd->n - i < per ? sd->n - i : per;
+			memcpy(rf_pktbuf_data(b), sd->rec[i], (size_t)m * CTL_SEED_REC);
+			b->data_len = m * CTL_SEED_REC;
+			*ctl_meta_of(b) = (struct ctl_meta){.dpid = sd->dpid, .kind = CTL_META_SEED};
+			hand_off(io, k, b);
+		}
+		free(sd);
+		n++;
+	}
+	return n;
+}
+
 /* One message (or a bad frame's header) through its connection's session. */
 static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
 {
@@ -757,8 +786,11 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 	else
 		io->paused++;
 	work += collect(io);
-	if (io->roles)
+	if (io->roles) {
 		work += roles_sync(io);
+		if (io->roles->seeds)
+			work += seeds_pass(io);
+	}
 	if (io->apps)
 		work += apps_timer(io);
 	tx_flush(io);
