@@ -228,6 +228,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 #if !RF_HAVE_CURL
+	(void)lease_ttl; /* the cluster options are parsed, and refused below */
+	(void)cl_prefix;
 	if (cluster) {
 		fprintf(stderr, "ringflow-controller: --cluster: this build has no libcurl (configure "
 			"with -DRF_WITH_CURL=ON after scripts/deps.sh)\n");
