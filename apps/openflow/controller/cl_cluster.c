@@ -623,13 +623,14 @@ static void send_seed(struct cl_cluster *c, unsigned i, uint64_t dpid)
 	sd->n = c->seed_n[i];
 	memcpy(sd->rec, c->seed[i], (size_t)sd->n * CTL_SEED_REC);
 	void *obj = sd;
+	uint32_t n = sd->n; /* once enqueued, sd is the I/O poller's (it frees it) */
 	if (rf_ring_enqueue_burst(c->roles->seeds, &obj, 1, NULL) != 1) {
 		free(sd);
 		/* Relaxed: a counter. */
 		atomic_fetch_add_explicit(&c->roles->seeds_dropped, 1, memory_order_relaxed);
 		return;
 	}
-	c->seeded += sd->n;
+	c->seeded += n;
 }
 
 /* Publishes the state of every switch we are master of, when it changed (once a second). */
