@@ -14,14 +14,14 @@
 # within TTL + 1 s, pings kept flowing), a fake old master's ROLE_REQUEST refused as stale,
 # rejoin and rebalance, fencing, quorum loss (roles kept, a log line, /api/cluster status)
 # and return. Every wait is bounded; the bed's trap removes processes, namespaces and etcd's
-# data on any exit. Exit 77 (skip) without root, etcd or python3.
+# data on any exit. Exit 77 (skip) without root, etcd, etcdctl or python3.
 set -u
 SWITCH=$1 CONTROLLER=$2
 D=$(cd "$(dirname "$0")" && pwd)
 TOOL=$D/cluster_tool.py
 . "$D/../ofswitch/bed.sh"
 bed_need_root
-bed_need ip ping ethtool curl python3 etcd
+bed_need ip ping ethtool curl python3 etcd etcdctl
 
 TTL=3
 H1=rch1$P H2=rch2$P C=rcc$P

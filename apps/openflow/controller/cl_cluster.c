@@ -818,11 +818,13 @@ static void render_now(struct cl_cluster *c)
 		      ",\"leases_lost\":%" PRIu64 ",\"fencings\":%" PRIu64
 		      ",\"ignored_values\":%" PRIu64 ",\"watch_events\":%" PRIu64 ",\"syncs\":%"
 		      PRIu64 ",\"state_puts\":%" PRIu64 ",\"shared_hosts\":%zu,\"shared_links\":%zu"
-		      ",\"macs_seeded\":%" PRIu64 ",\"seeds_dropped\":%" PRIu64,
+		      ",\"macs_seeded\":%" PRIu64 ",\"seeds_dropped\":%" PRIu64
+		      ",\"switches_without_slot\":%" PRIu64,
 		      c->elections, c->releases, c->lease_lost, c->fencings, c->ignored,
 		      c->watch_events, c->syncs, c->state_puts, c->n_sh_hosts, c->n_sh_links,
 		      c->seeded,
-		      atomic_load_explicit(&c->roles->seeds_dropped, memory_order_relaxed));
+		      atomic_load_explicit(&c->roles->seeds_dropped, memory_order_relaxed),
+		      atomic_load_explicit(&c->roles->no_slot, memory_order_relaxed));
 	/* Relaxed: display only. */
 	uint64_t fd = atomic_load_explicit(&c->roles->fenced_deadline_ms, memory_order_relaxed);
 	uint64_t fm = atomic_load_explicit(&c->roles->fenced_ms, memory_order_relaxed);
