@@ -9,11 +9,13 @@
 # controllers. The controllers and a three-member etcd (Debian's /usr/bin/etcd, data under
 # the run's mktemp directory) live in namespace C, so their loopback ports are private to the
 # run. Controller c3 reaches etcd only through a TCP proxy of the test's (cluster_tool.py),
-# which the fencing case kills. Cases: election (one master per switch, one switch per
-# member, confirmed by the switches' ROLE_REPLYs), pings, kill -9 of a master (a new master
-# within TTL + 1 s, pings kept flowing), a fake old master's ROLE_REQUEST refused as stale,
-# rejoin and rebalance, fencing, quorum loss (roles kept, a log line, /api/cluster status)
-# and return. Every wait is bounded; the bed's trap removes processes, namespaces and etcd's
+# which the fencing case kills. Cases: unreachable etcd at start, garbage under the prefix,
+# election (one master per switch, one switch per member, confirmed by the switches'
+# ROLE_REPLYs), pings, shared hosts and links on every member, ringflow-ctl cluster, kill -9
+# of a master (a new master, its time printed against TTL + 1 s; pings kept flowing; the new
+# master seeded with the old one's MACs), a fake old master's ROLE_REQUEST refused as stale,
+# rejoin and rebalance, fencing, one etcd member stopped (nothing visible), a second one
+# (quorum lost: roles kept, a log line, /api/cluster status) and quorum back. Every wait is bounded; the bed's trap removes processes, namespaces and etcd's
 # data on any exit. Exit 77 (skip) without root, etcd, etcdctl or python3.
 set -u
 SWITCH=$1 CONTROLLER=$2
@@ -187,9 +189,9 @@ j=json.load(open('$BED_TMP/pre$o.json'))
 sys.exit(0 if {'$m1','$m2'} & {e['eth_dst'] for e in j['learned_macs']['entries']} else 1)" 2>/dev/null &&
 		fail "c$o knew S2's MACs before being its master: the seeding check would prove nothing"
 done
-ip netns exec $H1 ping -q -c 60 -i 0.1 -w 15 $BED_NET.2 >"$BED_TMP/ping_fo.txt" 2>&1 &
+ip netns exec $H1 ping -q -c 50 -i 0.1 -w 15 $BED_NET.2 >"$BED_TMP/ping_fo.txt" 2>&1 &
 PINGP=$!
-sleep 1
+sleep 0.5
 t0=$(date +%s%N)
 kill -9 "${CPIDS[$v]}"
 newm=""
@@ -219,8 +221,8 @@ fi
 newgen=${newm##*:}
 [ -n "$newgen" ] && [ "$newgen" -gt "$oldgen" ] && pass "generation id grew: $oldgen -> $newgen" ||
 	fail "generation id: $oldgen -> $newgen"
-[ "${recv:-0}" -ge 54 ] && pass "pings kept flowing through the failover: $recv/60 answered" ||
-	{ fail "pings during failover: ${recv:-0}/60"; cat "$BED_TMP/ping_fo.txt"; }
+[ "${recv:-0}" -ge 45 ] && pass "pings kept flowing through the failover: $recv/50 answered" ||
+	{ fail "pings during failover: ${recv:-0}/50"; cat "$BED_TMP/ping_fo.txt"; }
 
 # the new master learned S2's MACs from the cluster (its handler was seeded), not from
 # PACKET_INs: the pings go through the flows the old master installed
@@ -344,14 +346,23 @@ else
 	fail "after fencing: $M4"
 fi
 
-# ---- quorum loss: stop two etcd members --------------------------------------------------
+# ---- one etcd member stops, then a second (quorum lost) -----------------------------------
 before=$(wait_masters 2 1 2)
 rq() { # role_requests each member has sent, summed: unchanged means no demotion and back
 	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done |
 		python3 -c 'import json,sys; print(sum(s["role_requests"] for l in sys.stdin if l.strip() for s in json.loads(l)["switches"]))'
 }
 rq0=$(rq)
-kill -9 "${EPIDS[2]}" "${EPIDS[3]}"
+# one of three etcd members stops: nothing visible (a lease period later: same roles, ok)
+kill -9 "${EPIDS[3]}"
+sleep 2 # two keepalive periods (TTL/3 each)
+one=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
+st1=$(for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null; done | sort -u | tr '\n' ' ')
+[ "$one" = "$before" ] && [ "$st1" = "ok " ] && [ "$(rq)" = "$rq0" ] &&
+	pass "one etcd member of three stopped: nothing visible for 2 s (status ok, same roles, no ROLE_REQUEST)" ||
+	{ fail "one etcd member stopped: status '$st1', $before -> $one"; view 1 2; }
+kill -9 "${EPIDS[2]}"
 lost=no
 for _ in $(seq 80); do
 	st=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[1]}/api/cluster | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
