@@ -575,8 +575,9 @@ static unsigned roles_sync(struct ctl_io *io)
 }
 
 /* --cluster: MACs the cluster knew for switches this member just became master of go to
- * their handlers as CTL_META_SEED buffers (a few per seed), never more than a quarter of a
- * held queue at once. */
+ * their handlers as CTL_META_SEED buffers (a few per seed), never filling more than a
+ * quarter of a held queue: records past that are dropped (counted as driver drops) and
+ * learned again from PACKET_INs. */
 static unsigned seeds_pass(struct ctl_io *io)
 {
 	void *obj;
@@ -584,19 +585,19 @@ static unsigned seeds_pass(struct ctl_io *io)
 	while (n < 4 && rf_ring_dequeue_burst(io->roles->seeds, &obj, 1, NULL) == 1) {
 		struct cl_seed *sd = obj;
 		unsigned k = (unsigned)(sd->dpid % io->nh);
-		uint32_t per = CTL_BUF_ROOM / CTL_SEED_REC;
-		for (uint32_t i = 0; i < sd->n && io->held[k].n < HELD_MAX / 4; i += per) {
+		uint32_t per = CTL_BUF_ROOM / CTL_SEED_REC, i = 0;
+		for (; i < sd->n && io->held[k].n < HELD_MAX / 4; i += per) {
 			struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
-			if (!b) {
-				count_drop(io);
+			if (!b)
 				break;
-			}
 			uint32_t m = sd->n - i < per ? sd->n - i : per;
 			memcpy(rf_pktbuf_data(b), sd->rec[i], (size_t)m * CTL_SEED_REC);
 			b->data_len = m * CTL_SEED_REC;
 			*ctl_meta_of(b) = (struct ctl_meta){.dpid = sd->dpid, .kind = CTL_META_SEED};
 			hand_off(io, k, b);
 		}
+		if (i < sd->n)
+			count_drop(io);
 		free(sd);
 		n++;
 	}
