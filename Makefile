@@ -81,7 +81,7 @@ fuzz: deps
 
 # The minimal build: every optional package switched off (cmake/RingflowDeps.cmake).
 RF_MIN_FLAGS = -DRF_WITH_URING=OFF -DRF_WITH_XDP=OFF -DRF_WITH_DPDK=OFF -DRF_WITH_CK=OFF \
-  -DRF_WITH_JEMALLOC=OFF -DRF_WITH_LIBEVENT=OFF
+  -DRF_WITH_JEMALLOC=OFF -DRF_WITH_LIBEVENT=OFF -DRF_WITH_CURL=OFF
 min-test: deps
 	cmake -S . -B build-min -DCMAKE_BUILD_TYPE=Release $(RF_MIN_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-min -j $(JOBS)

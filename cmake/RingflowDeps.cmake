@@ -11,6 +11,7 @@
 #   CK        Concurrency Kit peers of ringflow-bench (ck_ring, ck_ht)
 #   JEMALLOC  jemalloc peer of ringflow-bench
 #   LIBEVENT  the OpenFlow controller's REST/web side (libevent); without it no controller
+#   CURL      the controller's cluster on etcd (--cluster, libcurl); without it no --cluster
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 
@@ -62,6 +63,7 @@ rf_optional(LIBEVENT "OpenFlow controller (REST/web)" libevent_core libevent_ext
 if(RF_HAVE_LIBEVENT)
   add_library(PkgConfig::EVENT ALIAS PkgConfig::LIBEVENT)
 endif()
+rf_optional(CURL "controller cluster on etcd (--cluster)" libcurl)
 message(STATUS "ringflow optional parts:\n${RF_OPTIONAL_SUMMARY}")
 
 # What the ringflow library itself links. RF_LIB_DEP_NAMES: the same as plain library names,

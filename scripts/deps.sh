@@ -10,6 +10,9 @@ PACKAGES=(
   # libraries the product links
   libdpdk-dev liburcu-dev libjemalloc-dev libevent-dev liburing-dev
   libxdp-dev libbpf-dev libelf-dev zlib1g-dev
+  # the controller's cluster on etcd (--cluster): libcurl speaks etcd's JSON gateway; the
+  # cluster tests run a private three-member etcd (etcd-server) and check it with etcdctl
+  libcurl4-openssl-dev etcd-server etcd-client
   # benchmark peers and test framework
   libck-dev libcriterion-dev
   # test bed and reports

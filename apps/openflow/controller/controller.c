@@ -14,10 +14,14 @@
 #include <ringflow/io.h>
 #include <ringflow/qsbr.h>
 
+#include "cl_roles.h"
 #include "ctl.h"
 #include "ctl_app.h"
 #include "ctl_observe.h"
 #include "ctl_rest.h"
+#if RF_HAVE_CURL
+#include "cl_cluster.h"
+#endif
 
 static void usage(FILE *f)
 {
@@ -28,6 +32,9 @@ static void usage(FILE *f)
 		"                           [--ring N] [--stall-us US] [--max-conns N]\n"
 		"                           [--max-conns-per-source N] [--echo-ms MS]\n"
 		"                           [--max-macs-per-switch N] [--mac-age S]\n"
+		"                           [--cluster etcd=URL[,URL...] --node-id NAME\n"
+		"                            [--cluster-prefix /ringflow] [--lease-ttl S]\n"
+		"                            [--cluster-wait]]\n"
 		"  --listen     where switches connect (default 127.0.0.1:6653)\n"
 		"  --cores      CPUs: the first runs switch I/O, the others the handlers (default 0)\n"
 		"  --app        apps, in order: learning,topology,hosts (default learning)\n"
@@ -50,6 +57,14 @@ static void usage(FILE *f)
 		"  --max-conns-per-source  switch connections from one IP address (default 32)\n"
 		"  --echo-ms    a silent switch gets an ECHO_REQUEST after MS, and is closed after\n"
 		"               3 x MS without a message (default 5000)\n"
+		"  --cluster etcd=URL[,URL...]  run as a member of a cluster on etcd: one\n"
+		"               master per switch, failover, rebalancing (docs/cluster.md;\n"
+		"               OpenFlow 1.3 switches connected to every member)\n"
+		"  --node-id    this member's name (required with --cluster)\n"
+		"  --cluster-prefix  the etcd key prefix (default /ringflow)\n"
+		"  --lease-ttl S  membership lease (default 3, 2..60); a member that cannot\n"
+		"               renew it for 2/3 of S turns SLAVE everywhere\n"
+		"  --cluster-wait  wait for etcd at start instead of exiting\n"
 		"Stops cleanly on SIGINT/SIGTERM.\n");
 }
 
@@ -96,7 +111,13 @@ int main(int argc, char **argv)
 	struct ctl_limits lim = CTL_LIMITS_DEFAULT;
 	unsigned macs_per_switch = 0, mac_age_s = 300; /* 0: the default */
 	unsigned long v;
+	const char *cluster = NULL, *node_id = NULL, *cl_prefix = "/ringflow";
+	unsigned lease_ttl = 3;
+	bool cluster_wait = false;
 	static const struct option lo[] = {
+		{"cluster", required_argument, 0, 1001}, {"node-id", required_argument, 0, 1002},
+		{"cluster-prefix", required_argument, 0, 1003},
+		{"lease-ttl", required_argument, 0, 1004}, {"cluster-wait", no_argument, 0, 1005},
 		{"listen", required_argument, 0, 'L'}, {"cores", required_argument, 0, 'c'},
 		{"app", required_argument, 0, 'a'},    {"idle", required_argument, 0, 'i'},
 		{"max-macs", required_argument, 0, 'm'}, {"stats", required_argument, 0, 's'},
@@ -169,6 +190,19 @@ int main(int argc, char **argv)
 			else
 				mac_age_s = (unsigned)v;
 			break;
+		case 1001: cluster = optarg; break;
+		case 1002: node_id = optarg; break;
+		case 1003: cl_prefix = optarg; break;
+		case 1004:
+			v = strtoul(optarg, NULL, 10);
+			if (v < 2 || v > 60) {
+				fprintf(stderr, "ringflow-controller: --lease-ttl %s: use 2..60 "
+					"seconds\n", optarg);
+				return 2;
+			}
+			lease_ttl = (unsigned)v;
+			break;
+		case 1005: cluster_wait = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -184,6 +218,24 @@ int main(int argc, char **argv)
 	memcpy(host, listen_at, (size_t)(colon - listen_at));
 	host[colon - listen_at] = '\0';
 
+	if (cluster && (strncmp(cluster, "etcd=", 5) != 0 || !node_id)) {
+		fprintf(stderr, "ringflow-controller: --cluster %s: use --cluster etcd=http://HOST:PORT"
+			"[,...] with --node-id NAME\n", cluster);
+		return 2;
+	}
+	if (!cluster && (node_id || cluster_wait)) {
+		fprintf(stderr, "ringflow-controller: --node-id and --cluster-wait need --cluster\n");
+		return 2;
+	}
+#if !RF_HAVE_CURL
+	(void)lease_ttl; /* the cluster options are parsed, and refused below */
+	(void)cl_prefix;
+	if (cluster) {
+		fprintf(stderr, "ringflow-controller: --cluster: this build has no libcurl (configure "
+			"with -DRF_WITH_CURL=ON after scripts/deps.sh)\n");
+		return 2;
+	}
+#endif
 	char err[256];
 	if (fit_fd_limit(&lim, rest_at != NULL) < 0)
 		return 1;
@@ -207,7 +259,11 @@ int main(int argc, char **argv)
 	struct ctl_rest *rest = NULL;
 	struct ctl_observe *obs = NULL; /* control socket and --metrics (docs/observing.md) */
 	struct ctl_rest_view view = {0};
-	if ((strcmp(app, "learning") != 0 || rest_at) &&
+	struct cl_roles *roles = NULL; /* --cluster: the role table the I/O poller reads */
+#if RF_HAVE_CURL
+	struct cl_cluster *cl = NULL;
+#endif
+	if ((strcmp(app, "learning") != 0 || rest_at || cluster) &&
 	    !(apps = ctl_apps_create(app, CTL_HOSTS_TABLE, err, sizeof(err)))) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
@@ -248,6 +304,33 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ctl_io_set_apps(io, apps);
+#if RF_HAVE_CURL
+	if (cluster) {
+		roles = calloc(1, sizeof(*roles));
+		if (!roles) {
+			fprintf(stderr, "ringflow-controller: out of memory for the role table\n");
+			goto out;
+		}
+		/* no deadline until the lease is granted: nothing is master before */
+		atomic_store_explicit(&roles->fence_at_ms, UINT64_MAX, memory_order_relaxed);
+		struct cl_config cc = {.urls = cluster + 5, .node = node_id, .prefix = cl_prefix,
+				       .ttl_s = lease_ttl, .wait = cluster_wait, .rest = rest_at,
+				       .lldp_key = ctl_apps_net(apps)->lldp_key,
+				       .net = ctl_apps_net(apps), .macs = macs};
+		/* new masters' MAC seeds, cluster thread -> I/O poller */
+		roles->seeds = rf_ring_create("cl_seeds", 256, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		if (!roles->seeds) {
+			fprintf(stderr, "ringflow-controller: cannot create a ring: %s\n",
+				strerror(errno));
+			goto out;
+		}
+		if (!(cl = cl_cluster_start(&cc, roles, err, sizeof(err)))) {
+			fprintf(stderr, "ringflow-controller: %s\n", err);
+			goto out;
+		}
+		ctl_io_set_roles(io, roles);
+	}
+#endif
 	if (rf_runtime_add_poll(rt, 0, ctl_io_poll, io, ctl_io_wait_fd(io)) < 0)
 		goto out;
 	for (unsigned i = 0; i < nh; i++) /* woken by the I/O poller when it fills their ring */
@@ -260,6 +343,13 @@ int main(int argc, char **argv)
 	if (rest_at) {
 		view = (struct ctl_rest_view){.net = ctl_apps_net(apps), .rt = rt, .h = h, .nh = nh,
 					      .apps = app, .flows = ctl_apps_flows(apps)};
+#if RF_HAVE_CURL
+		if (cl) {
+			view.cluster = cl_cluster_render;
+			view.cluster_shared = cl_cluster_shared;
+			view.cluster_arg = cl;
+		}
+#endif
 		if (!(rest = ctl_rest_start(rest_at, rest_token, &view, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			rf_runtime_stop(rt);
@@ -273,6 +363,13 @@ int main(int argc, char **argv)
 	}
 	struct ctl_rest_view oview = {.net = apps ? ctl_apps_net(apps) : NULL, .rt = rt, .h = h,
 				      .nh = nh, .apps = app, .flows = apps ? ctl_apps_flows(apps) : NULL};
+#if RF_HAVE_CURL
+	if (cl) {
+		oview.cluster = cl_cluster_render;
+		oview.cluster_shared = cl_cluster_shared;
+		oview.cluster_arg = cl;
+	}
+#endif
 	obs = ctl_observe_start(&oview, io, metrics, err, sizeof(err));
 	if (!obs) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
@@ -362,6 +459,9 @@ int main(int argc, char **argv)
 out:
 	ctl_rest_stop(rest, NULL);
 	ctl_observe_stop(obs);
+#if RF_HAVE_CURL
+	cl_cluster_stop(cl); /* before the runtime: the I/O poller has stopped reading roles */
+#endif
 	rf_runtime_destroy(rt);
 	ctl_io_free(io);
 	for (unsigned i = 0; i < nh; i++) {
@@ -371,6 +471,13 @@ out:
 	}
 	rf_hash_free(macs);
 	ctl_apps_free(apps);
+	if (roles && roles->seeds) { /* seeds the I/O poller did not take before it stopped */
+		void *obj;
+		while (rf_ring_dequeue_burst(roles->seeds, &obj, 1, NULL) == 1)
+			free(obj);
+		rf_ring_free(roles->seeds);
+	}
+	free(roles);
 	rf_qsbr_unregister();
 	return rc;
 }

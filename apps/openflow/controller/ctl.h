@@ -53,6 +53,9 @@ struct ctl_meta {
 };
 #define CTL_META_PACKET_IN 0   /* a PACKET_IN from switch dpid */
 #define CTL_META_SWITCH_GONE 1 /* no data: switch dpid left (its handler forgets it) */
+#define CTL_META_SEED 2 /* data: records of MAC(6) port(4) the cluster knew for switch dpid
+			 * (--cluster, new master): its handler learns them within its quota */
+#define CTL_SEED_REC 10
 _Static_assert(sizeof(struct ctl_meta) <= RF_PKTBUF_HEADROOM, "ctl_meta must fit the headroom");
 
 static inline struct ctl_meta *ctl_meta_of(struct rf_pktbuf *b)
@@ -161,6 +164,10 @@ void ctl_io_free(struct ctl_io *io);
 /* Hands control messages, switch up/down and the timer to the apps (before start). */
 void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps);
 int ctl_io_wait_fd(const struct ctl_io *io);
+/* --cluster: switches get the roles the cluster thread decides (cl_roles.h) and keep their
+ * flows on connect (before start). */
+struct cl_roles;
+void ctl_io_set_roles(struct ctl_io *io, struct cl_roles *roles);
 /* Switch connections open now. */
 unsigned ctl_io_switches(const struct ctl_io *io);
 /* PACKET_INs that waited in a held queue, and rounds that paused receiving (after stop). */

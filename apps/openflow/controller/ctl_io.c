@@ -35,6 +35,7 @@
 
 #include <ringflow/io.h>
 
+#include "cl_roles.h"
 #include "ctl.h"
 #include "ctl_app.h"
 #include "of_session.h"
@@ -57,6 +58,8 @@ struct conn {
 	bool closing;     /* a close was requested: wait for CONN_DOWN */
 	uint8_t src[16];  /* peer address (IPv4 mapped into IPv6) */
 	uint64_t opened_ms, last_rx_ms, echo_ms;
+	struct cl_role_slot *role; /* --cluster, OpenFlow 1.3: this switch's role slot */
+	uint64_t role_sent;        /* the want word last sent as a ROLE_REQUEST */
 };
 
 /* Unfinished handshakes in the order they opened (entries of connections that finished or
@@ -104,6 +107,8 @@ struct ctl_io {
 	unsigned sweep_at;
 	struct ctl_guard_stats guard;
 	struct ctl_ratelog log;
+	struct cl_roles *roles;   /* --cluster: roles decided by the cluster thread; else NULL */
+	uint64_t roles_epoch, next_roles_ms;
 	uint8_t out[OUT_CAP];
 };
 
@@ -383,6 +388,9 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	struct ctl_io *io = fw->io;
 	if (s->state != OF_SESSION_UP || fw->c->superseded)
 		return true;
+	if (m->type == OF_ERROR && m->u.error.type == OFPET_ROLE_REQUEST_FAILED && fw->c->role)
+		/* Relaxed: a counter the cluster thread only shows. */
+		atomic_fetch_add_explicit(&fw->c->role->refused, 1, memory_order_relaxed);
 	if (m->type != OF_PACKET_IN) {
 		if (io->apps)
 			ctl_apps_control(io->apps, s, m, ctl_now_ms(), out); /* ports, switch up */
@@ -472,6 +480,7 @@ static void conn_up(struct ctl_io *io, const struct rf_pktbuf *b)
 	io->n_handshaking++;
 	struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
 	of_session_start(&c->s, 0, 0, &out);
+	c->s.keep_flows = io->roles != NULL; /* the switch's master owns its flow table */
 	send_out(io, flow, io->out, out.len, 0);
 }
 
@@ -492,6 +501,8 @@ static void tell_gone(struct ctl_io *io, uint64_t dpid)
 
 static void conn_down(struct ctl_io *io, struct conn *c)
 {
+	if (c->role && !c->superseded) /* Relaxed: the cluster only reads it as a hint */
+		atomic_store_explicit(&c->role->up, 0, memory_order_relaxed);
 	if (c->s.state == OF_SESSION_UP && !c->superseded) {
 		if (io->apps)
 			ctl_apps_switch_down(io->apps, c->s.datapath_id);
@@ -500,10 +511,108 @@ static void conn_down(struct ctl_io *io, struct conn *c)
 	conn_delete(io, c);
 }
 
+/* --cluster: a ROLE_REPLY (which of_parse does not model) is recorded in the switch's role
+ * slot here rather than answered as an unknown type. True when msg was one. */
+static bool role_reply(struct conn *c, const uint8_t *msg, size_t len)
+{
+	if (len < 8 || msg[0] != OF_VERSION_1_3 || msg[1] != OF13_ROLE_REPLY)
+		return false;
+	struct of_xmsg x;
+	struct of_fault f;
+	if (of_xparse(msg, len, &x, &f) == 0 && x.type == OF_X_ROLE_REPLY)
+		/* Relaxed: shown by the cluster thread, no data depends on it. */
+		atomic_store_explicit(&c->role->have,
+				      cl_role_word(x.u.role.generation_id, x.u.role.role & 3u),
+				      memory_order_relaxed);
+	return true;
+}
+
+/* --cluster: sends a ROLE_REQUEST to every UP 1.3 switch whose decided role (want) differs
+ * from what its connection was last sent. Runs when the cluster bumped its epoch, and every
+ * 100 ms to catch connections that came up since. */
+static unsigned roles_sync(struct ctl_io *io)
+{
+	/* Acquire: pairs with the cluster thread's release increment of epoch after it
+	 * stored want words. */
+	uint64_t ep = atomic_load_explicit(&io->roles->epoch, memory_order_acquire);
+	if (ep == io->roles_epoch && io->now_ms < io->next_roles_ms)
+		return 0;
+	io->roles_epoch = ep;
+	io->next_roles_ms = io->now_ms + 100;
+	unsigned n = 0;
+	for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+		struct conn *c = &io->conns[k];
+		if (!c->flow || !c->role || c->superseded || c->closing ||
+		    c->s.state != OF_SESSION_UP)
+			continue;
+		/* Acquire: pairs with the cluster thread's release store of want. */
+		uint64_t want = atomic_load_explicit(&c->role->want, memory_order_acquire);
+		uint64_t w = cl_roles_effective(io->roles, want, io->now_ms);
+		if (!w || w == c->role_sent)
+			continue;
+		if (w != want) { /* fenced: record when (Relaxed: shown only) */
+			atomic_store_explicit(&io->roles->fenced_ms, io->now_ms, memory_order_relaxed);
+			atomic_store_explicit(&io->roles->fenced_deadline_ms,
+					      atomic_load_explicit(&io->roles->fence_at_ms,
+								   memory_order_relaxed),
+					      memory_order_relaxed);
+		}
+		struct of_xmsg x = {.version = OF_VERSION_1_3, .type = OF_X_ROLE_REQUEST,
+				    .xid = of_session_xid(&c->s)};
+		x.u.role.role = (uint32_t)(w & 3u);
+		x.u.role.generation_id = w >> 2;
+		uint8_t m[32];
+		ssize_t len = of_xserialize(&x, m, sizeof(m));
+		if (len <= 0)
+			continue;
+		send_out(io, c->flow, m, (size_t)len, 0);
+		c->role_sent = w;
+		/* Relaxed: a counter. */
+		atomic_fetch_add_explicit(&c->role->sent, 1, memory_order_relaxed);
+		n++;
+	}
+	return n;
+}
+
+/* --cluster: MACs the cluster knew for switches this member just became master of go to
+ * their handlers as CTL_META_SEED buffers (a few per seed), never filling more than a
+ * quarter of a held queue: records past that are dropped (counted as driver drops) and
+ * learned again from PACKET_INs. */
+static unsigned seeds_pass(struct ctl_io *io)
+{
+	void *obj;
+	unsigned n = 0;
+	while (n < 4 && rf_ring_dequeue_burst(io->roles->seeds, &obj, 1, NULL) == 1) {
+		struct cl_seed *sd = obj;
+		unsigned k = (unsigned)(sd->dpid % io->nh);
+		uint32_t per = CTL_BUF_ROOM / CTL_SEED_REC, i = 0;
+		for (; i < sd->n && io->held[k].n < HELD_MAX / 4; i += per) {
+			struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
+			if (!b)
+				break;
+			uint32_t m = sd->n - i < per ? sd->n - i : per;
+			memcpy(rf_pktbuf_data(b), sd->rec[i], (size_t)m * CTL_SEED_REC);
+			b->data_len = m * CTL_SEED_REC;
+			*ctl_meta_of(b) = (struct ctl_meta){.dpid = sd->dpid, .kind = CTL_META_SEED};
+			hand_off(io, k, b);
+		}
+		if (i < sd->n)
+			count_drop(io);
+		free(sd);
+		n++;
+	}
+	return n;
+}
+
 /* One message (or a bad frame's header) through its connection's session. */
 static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
 {
 	if (c->closing) { /* closed by a defence: what still arrives is dropped */
+		rf_pktbuf_free(b);
+		return;
+	}
+	if (c->role && role_reply(c, rf_pktbuf_data(b), b->data_len)) {
+		c->last_rx_ms = io->now_ms;
 		rf_pktbuf_free(b);
 		return;
 	}
@@ -517,6 +626,11 @@ static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
 			io->n_handshaking--;
 		c->handshaking = false;
 		take_over_dpid(io, c);
+		if (io->roles && c->s.framer.version == OF_VERSION_1_3 &&
+		    (c->role = cl_roles_slot(io->roles, c->s.datapath_id)))
+			/* Relaxed: up is a hint for the cluster thread (which switches to
+			 * decide); the decision itself is want, read with acquire below. */
+			atomic_store_explicit(&c->role->up, 1, memory_order_relaxed);
 	}
 	if (close)
 		c->closing = true;
@@ -598,6 +712,8 @@ static unsigned apps_timer(struct ctl_io *io)
 		struct conn *c = &io->conns[k];
 		if (!c->flow || c->superseded || c->s.state != OF_SESSION_UP)
 			continue;
+		if (c->role && !cl_roles_may_act(io->roles, c->s.datapath_id, now))
+			continue; /* a SLAVE's PACKET_OUTs (LLDP) would be refused */
 		struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
 		ctl_apps_timer_switch(io->apps, c->s.datapath_id, now, &out);
 		send_out(io, c->flow, io->out, out.len, 0);
@@ -671,6 +787,11 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 	else
 		io->paused++;
 	work += collect(io);
+	if (io->roles) {
+		work += roles_sync(io);
+		if (io->roles->seeds)
+			work += seeds_pass(io);
+	}
 	if (io->apps)
 		work += apps_timer(io);
 	tx_flush(io);
@@ -737,6 +858,11 @@ void ctl_io_free(struct ctl_io *io)
 	rf_pktbuf_pool_free(io->pool);
 	rf_pktbuf_pool_free(io->jumbo);
 	free(io);
+}
+
+void ctl_io_set_roles(struct ctl_io *io, struct cl_roles *roles)
+{
+	io->roles = roles;
 }
 
 void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps)

@@ -158,14 +158,40 @@ static int ports(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 	return 200;
 }
 
+/* --cluster: appends what the other members published for table (0 hosts, 1 links) to
+ * a[0..*n), as if seen age_ms ago, and sorts again. */
+static struct kv *merge_shared(const struct ctl_rest_view *v, int table, struct kv *a, size_t *n,
+			       uint64_t seen)
+{
+	uint8_t (*keys)[32] = NULL;
+	size_t m = v->cluster_shared ? v->cluster_shared(v->cluster_arg, table, &keys) : 0;
+	struct kv *b = m && a ? realloc(a, (*n + m) * sizeof(*a)) : a;
+	if (b) {
+		for (size_t i = 0; m && i < m; i++) {
+			memcpy(b[*n + i].key, keys[i], 32);
+			b[*n + i].v = seen + 1;
+		}
+		if (m)
+			*n += m;
+		qsort(b, *n, sizeof(*b), kv_cmp);
+	}
+	free(keys);
+	return b ? b : a;
+}
+
 static int links(const struct ctl_rest_view *v, FILE *out)
 {
 	size_t n;
 	struct kv *l = collect(v->net->links, NULL, &n);
 	uint64_t now = ctl_now_ms();
+	/* the members' published links count as seen one LLDP period ago */
+	l = merge_shared(v, 1, l, &n, now > CTL_TIMER_MS ? now - CTL_TIMER_MS : 0);
 	fputc('[', out);
+	size_t shown = 0;
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s{\"src\":{\"dpid\":", i ? "," : "");
+		if (i && !memcmp(l[i].key, l[i - 1].key, sizeof(l[i].key)))
+			continue; /* known here and published too: once */
+		fprintf(out, "%s{\"src\":{\"dpid\":", shown++ ? "," : "");
 		dpid_str(out, l[i].key);
 		fprintf(out, ",\"port\":%u},\"dst\":{\"dpid\":", of_get32(l[i].key + 8));
 		dpid_str(out, l[i].key + 12);
@@ -182,6 +208,8 @@ static int hosts(const struct ctl_rest_view *v, FILE *out)
 	size_t n;
 	struct kv *h = collect(v->net->hosts, NULL, &n);
 	uint64_t now = ctl_now_ms();
+	/* published hosts count as seen one LLDP period ago (the newest entry per MAC shows) */
+	h = merge_shared(v, 0, h, &n, now > CTL_TIMER_MS ? now - CTL_TIMER_MS : 0);
 	fputc('[', out);
 	unsigned shown = 0;
 	for (size_t i = 0; i < n;) {
@@ -362,6 +390,13 @@ int ctl_rest_render(const struct ctl_rest_view *v, const char *path, FILE *out,
 		return hosts(v, out);
 	if (!strcmp(p, "/api/stats"))
 		return stats(v, out);
+	if (!strcmp(p, "/api/cluster")) {
+		if (v->cluster)
+			return v->cluster(v->cluster_arg, out);
+		fputs("{\"status\":\"standalone\",\"what\":\"this controller runs without "
+		      "--cluster\"}\n", out);
+		return 200;
+	}
 	if (!strncmp(p, "/api/switches/", 14)) {
 		const char *d = p + 14, *slash = strchr(d, '/');
 		if (slash && !strcmp(slash, "/ports")) {

@@ -113,6 +113,18 @@ static void handle(struct ctl_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
 		b->data_len = 0;
 		return;
 	}
+	if (meta->kind == CTL_META_SEED) { /* --cluster: what the switch's old master knew */
+		const uint8_t *r = rf_pktbuf_data(b);
+		for (uint32_t off = 0; off + CTL_SEED_REC <= b->data_len; off += CTL_SEED_REC) {
+			uint8_t key[14];
+			key_of(key, meta->dpid, r + off);
+			if (h->learn)
+				ctl_learn_mac(h->learn, meta->dpid, key, of_get32(r + off + 6), now_ms);
+		}
+		meta->t_ns = 0;
+		b->data_len = 0;
+		return;
+	}
 	uint32_t len = b->data_len < sizeof(copy) ? b->data_len : (uint32_t)sizeof(copy);
 	memcpy(copy, rf_pktbuf_data(b), len);
 	struct ctl_buf msg = {.dpid = meta->dpid, .now_ms = now_ms, .version = meta->version,

@@ -127,6 +127,12 @@ static int cmd_ofstats(const struct rf_json *req, struct rf_buf *out, void *arg)
 	return render(arg, "/api/stats", out);
 }
 
+static int cmd_cluster(const struct rf_json *req, struct rf_buf *out, void *arg)
+{
+	(void)req;
+	return render(arg, "/api/cluster", out);
+}
+
 static int cmd_flows(const struct rf_json *req, struct rf_buf *out, void *arg)
 {
 	const char *dpid = rf_json_get_str(req, "dpid", NULL);
@@ -173,6 +179,8 @@ struct ctl_observe *ctl_observe_start(const struct ctl_rest_view *view, struct c
 			cmd_flows, o);
 	rf_ctl_register(o->ctl, "hosts", "hosts: MAC, attachment point, IPv4", cmd_hosts, o);
 	rf_ctl_register(o->ctl, "links", "discovered links", cmd_links, o);
+	rf_ctl_register(o->ctl, "cluster", "--cluster: members, health, masters, roles",
+			cmd_cluster, o);
 	rf_ctl_register(o->ctl, "ofstats", "OpenFlow counters: messages by type, LLDP, latency",
 			cmd_ofstats, o);
 	return o;

@@ -12,6 +12,8 @@
  *                                   MAC entries
  *   GET /api/stats                  per-core and per-handler counters, messages by type,
  *                                   LLDP counts, discovery time
+ *   GET /api/cluster                --cluster: members, health, masters, this member's
+ *                                   roles (docs/cluster.md); else {"status":"standalone"}
  *   GET /                           the page: topology drawing and live counters
  * dpids are 16 hex digits in strings (a 64-bit number does not fit a JavaScript number).
  *
@@ -38,6 +40,12 @@ struct ctl_rest_view {
 	unsigned nh;
 	const char *apps;       /* the --app list, shown on the page */
 	struct ctl_flow_req *flows; /* asks switches for their flows; NULL: not asked */
+	/* --cluster: renders /api/cluster into out (cl_cluster_render), else NULL */
+	int (*cluster)(void *arg, FILE *out);
+	/* --cluster: the hosts (table 0) or links (1) other members published, as 32-byte keys
+	 * in the tables' layouts (cl_cluster_shared); merged into /api/hosts and /api/links */
+	size_t (*cluster_shared)(void *arg, int table, uint8_t (**keys)[32]);
+	void *cluster_arg;
 };
 
 /* Renders GET `path` into out; *ctype gets the content type. Returns the HTTP status (200,

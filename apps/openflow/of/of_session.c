@@ -56,7 +56,7 @@ static int reply_fault(struct of_session *s, const struct of_fault *f, const uin
 static int setup(struct of_session *s, struct of_out *out)
 {
 	uint8_t v = s->framer.version;
-	int rc = commit(out, of_build_delete_all(ROOM(out), v, s->next_xid++));
+	int rc = s->keep_flows ? 0 : commit(out, of_build_delete_all(ROOM(out), v, s->next_xid++));
 	if (!rc && v == OF_VERSION_1_3)
 		rc = commit(out, of_build_table_miss(ROOM(out), s->next_xid++));
 	struct of_msg m = {.version = v, .type = OF_SET_CONFIG, .xid = s->next_xid++};

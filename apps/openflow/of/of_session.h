@@ -41,6 +41,8 @@ struct of_session {
 	uint8_t n_tables;
 	uint32_t next_xid;   /* xids of the messages the session sends */
 	uint64_t rx_msgs, errors_sent;
+	bool keep_flows; /* set after of_session_start: setup leaves the flow table as it is
+			  * (a cluster member must not wipe what the switch's master installed) */
 };
 
 /* Bytes the caller's output buffer gets: a cursor it drains to the socket. */

@@ -1,0 +1,641 @@
+/*
+ * apps/openflow/controller/cl_etcd.c: etcd v3 JSON-gateway calls over libcurl (cl_etcd.h).
+ *
+ * Each call POSTs one JSON body and parses one JSON answer. The easy handle is kept between
+ * calls (libcurl reuses the connection). A call tries the endpoints in turn from the last
+ * one that answered; only a transport failure moves on to the next (an etcd error is an
+ * answer). The watch stream is its own easy handle in a multi handle, polled by its owner
+ * with a timeout; its write callback splits the stream into lines, one JSON object each.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include <ringflow/json.h>
+
+#include "cl_etcd.h"
+
+struct cl_etcd {
+	CURL *curl;
+	char *urls[CL_ETCD_MAX_URLS];
+	unsigned n_urls, cur;
+	unsigned timeout_ms;
+	struct rf_buf reply;
+	char err[256];
+};
+
+static void set_err(struct cl_etcd *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(struct cl_etcd *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->err, sizeof(e->err), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- base64 ------------------------------------------------------------------------------ */
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void cl_b64_encode(const uint8_t *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= in[i + 2];
+		out[o++] = B64[v >> 18 & 63];
+		out[o++] = B64[v >> 12 & 63];
+		out[o++] = i + 1 < n ? B64[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? B64[v & 63] : '=';
+	}
+	out[o] = '\0';
+}
+
+static int b64_val(char c)
+{
+	const char *p = c ? strchr(B64, c) : NULL;
+	return p ? (int)(p - B64) : -1;
+}
+
+long cl_b64_decode(const char *s, uint8_t *out)
+{
+	size_t n = strlen(s), o = 0;
+	if (n % 4)
+		return -1;
+	for (size_t i = 0; i < n; i += 4) {
+		int a = b64_val(s[i]), b = b64_val(s[i + 1]);
+		int c = s[i + 2] == '=' ? -2 : b64_val(s[i + 2]);
+		int d = s[i + 3] == '=' ? -2 : b64_val(s[i + 3]);
+		bool last = i + 4 == n;
+		if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) ||
+		    ((c == -2 || d == -2) && !last))
+			return -1;
+		uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)(c < 0 ? 0 : c) << 6 |
+			     (uint32_t)(d < 0 ? 0 : d);
+		out[o++] = (uint8_t)(v >> 16);
+		if (c >= 0)
+			out[o++] = (uint8_t)(v >> 8);
+		if (d >= 0)
+			out[o++] = (uint8_t)v;
+	}
+	out[o] = '\0';
+	return (long)o;
+}
+
+/* A JSON string member as an exact 64-bit number (etcd sends int64 as strings); def when
+ * absent (proto3 leaves zero values out). */
+static int64_t get_i64(const struct rf_json *o, const char *key, int64_t def)
+{
+	const struct rf_json *v = rf_json_get(o, key);
+	if (!v)
+		return def;
+	if (v->type == RF_JSON_NUM)
+		return (int64_t)v->num;
+	if (v->type != RF_JSON_STR)
+		return def;
+	char *end;
+	errno = 0;
+	long long x = strtoll(v->str, &end, 10);
+	return errno || *end || end == v->str ? def : (int64_t)x;
+}
+
+/* ---- one call ------------------------------------------------------------------------------ */
+
+static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct rf_buf *b = arg;
+	size_t n = size * nmemb;
+	rf_buf_append(b, p, n);
+	return b->full ? 0 : n; /* past the ceiling: abort the transfer */
+}
+
+struct cl_etcd *cl_etcd_open(const char *urls, unsigned timeout_ms, char *err, size_t errlen)
+{
+	static bool global_done; /* the controller opens clients from one thread, at start */
+	if (!global_done) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		global_done = true;
+	}
+	struct cl_etcd *e = calloc(1, sizeof(*e));
+	if (!e || !(e->curl = curl_easy_init())) {
+		snprintf(err, errlen, "out of memory for the etcd client");
+		free(e);
+		return NULL;
+	}
+	e->timeout_ms = timeout_ms ? timeout_ms : 1000;
+	rf_buf_init(&e->reply, CL_ETCD_MAX_REPLY);
+	const char *p = urls;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		if (e->n_urls == CL_ETCD_MAX_URLS || len < 8 || len > 200 ||
+		    strncmp(p, "http://", 7) != 0) {
+			snprintf(err, errlen, "--cluster etcd=%s: give 1..%d endpoints as "
+				 "http://HOST:PORT separated by commas", urls, CL_ETCD_MAX_URLS);
+			cl_etcd_close(e);
+			return NULL;
+		}
+		e->urls[e->n_urls] = strndup(p, len);
+		if (!e->urls[e->n_urls++]) {
+			snprintf(err, errlen, "out of memory for the etcd client");
+			cl_etcd_close(e);
+			return NULL;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!e->n_urls) {
+		snprintf(err, errlen, "--cluster etcd=URL: no endpoint given");
+		cl_etcd_close(e);
+		return NULL;
+	}
+	return e;
+}
+
+void cl_etcd_close(struct cl_etcd *e)
+{
+	if (!e)
+		return;
+	if (e->curl)
+		curl_easy_cleanup(e->curl);
+	for (unsigned i = 0; i < e->n_urls; i++)
+		free(e->urls[i]);
+	rf_buf_free(&e->reply);
+	free(e);
+}
+
+const char *cl_etcd_error(const struct cl_etcd *e)
+{
+	return e->err;
+}
+
+const char *cl_etcd_endpoint(const struct cl_etcd *e)
+{
+	return e->urls[e->cur];
+}
+
+static void easy_setup(CURL *c, const char *url, const char *body, unsigned timeout_ms,
+		       struct rf_buf *out)
+{
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+}
+
+/* POSTs body to path on endpoint i: the parsed answer, or NULL with e->err and *rc. */
+static struct rf_json *post_one(struct cl_etcd *e, unsigned i, const char *path,
+				const char *body, int *rc)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", e->urls[i], path);
+	rf_buf_reset(&e->reply);
+	curl_easy_reset(e->curl);
+	easy_setup(e->curl, url, body, e->timeout_ms, &e->reply);
+	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	CURLcode cc = curl_easy_perform(e->curl);
+	if (cc != CURLE_OK) {
+		set_err(e, "etcd %s: %s", e->urls[i],
+			e->reply.full ? "answer too long" : curl_easy_strerror(cc));
+		*rc = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -ECONNREFUSED;
+		return NULL;
+	}
+	long code = 0;
+	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &code);
+	char perr[128];
+	struct rf_json *j = e->reply.len ? rf_json_parse(e->reply.p, e->reply.len, perr,
+							 sizeof(perr))
+					 : NULL;
+	if (!j || j->type != RF_JSON_OBJ) {
+		set_err(e, "etcd %s%s: HTTP %ld, %s", e->urls[i], path, code,
+			j ? "answer is not an object" : e->reply.len ? perr : "empty answer");
+		rf_json_free(j);
+		*rc = -EPROTO;
+		return NULL;
+	}
+	const char *msg = rf_json_get_str(j, "error", NULL);
+	if (!msg)
+		msg = rf_json_get_str(j, "message", NULL);
+	if (code != 200 || msg) {
+		set_err(e, "etcd %s%s: HTTP %ld: %s", e->urls[i], path, code, msg ? msg : "error");
+		rf_json_free(j);
+		*rc = -EPROTO;
+		return NULL;
+	}
+	e->err[0] = '\0';
+	return j;
+}
+
+/* POSTs to each endpoint from the current one until one answers (an etcd error included). */
+static struct rf_json *post(struct cl_etcd *e, const char *path, const struct rf_buf *body,
+			    int *rc)
+{
+	if (body->full) {
+		set_err(e, "etcd request too long");
+		*rc = -E2BIG;
+		return NULL;
+	}
+	for (unsigned k = 0; k < e->n_urls; k++) {
+		unsigned i = (e->cur + k) % e->n_urls;
+		struct rf_json *j = post_one(e, i, path, body->p, rc);
+		if (j || *rc == -EPROTO) {
+			e->cur = i;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+/* Appends "name":"base64(s[0..n))". */
+static void put_b64(struct rf_buf *b, const char *name, const char *s, size_t n)
+{
+	char *enc = malloc(4 * (n / 3 + 1) + 1);
+	if (!enc) {
+		b->full = true; /* reported as too long: the caller gives up this call */
+		return;
+	}
+	cl_b64_encode((const uint8_t *)s, n, enc);
+	rf_buf_printf(b, "\"%s\":\"%s\"", name, enc);
+	free(enc);
+}
+
+/* The end of the range of keys starting with prefix: prefix with its last byte + 1. */
+static void prefix_end(const char *prefix, char *end, size_t cap)
+{
+	snprintf(end, cap, "%s", prefix);
+	size_t n = strlen(end);
+	while (n && (uint8_t)end[n - 1] == 0xff)
+		end[--n] = '\0';
+	if (n)
+		end[n - 1]++;
+}
+
+int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_ttl)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 256);
+	rf_buf_printf(&b, "{\"TTL\":%" PRId64 "}", ttl);
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/lease/grant", &b, &rc);
+	rf_buf_free(&b);
+	if (!j)
+		return rc;
+	*id = get_i64(j, "ID", 0);
+	*granted_ttl = get_i64(j, "TTL", 0);
+	rf_json_free(j);
+	if (!*id || *granted_ttl <= 0) {
+		set_err(e, "etcd lease grant: no lease in the answer");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 256);
+	rf_buf_printf(&b, "{\"ID\":\"%" PRId64 "\"}", id);
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/lease/keepalive", &b, &rc);
+	rf_buf_free(&b);
+	if (!j)
+		return rc;
+	const struct rf_json *r = rf_json_get(j, "result");
+	if (!r || r->type != RF_JSON_OBJ) {
+		set_err(e, "etcd lease keepalive: no result in the answer");
+		rf_json_free(j);
+		return -EPROTO;
+	}
+	*ttl = get_i64(r, "TTL", 0); /* absent: expired (proto3 leaves 0 out) */
+	rf_json_free(j);
+	return 0;
+}
+
+int cl_etcd_revoke(struct cl_etcd *e, int64_t id)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 256);
+	rf_buf_printf(&b, "{\"ID\":\"%" PRId64 "\"}", id);
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/lease/revoke", &b, &rc);
+	rf_buf_free(&b);
+	rf_json_free(j);
+	return j ? 0 : rc;
+}
+
+int cl_etcd_put(struct cl_etcd *e, const char *key, const char *val, size_t vlen, int64_t lease,
+		int64_t *rev)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 4 * CL_ETCD_MAX_VALUE);
+	rf_buf_puts(&b, "{");
+	put_b64(&b, "key", key, strlen(key));
+	rf_buf_puts(&b, ",");
+	put_b64(&b, "value", val, vlen);
+	if (lease)
+		rf_buf_printf(&b, ",\"lease\":\"%" PRId64 "\"", lease);
+	rf_buf_puts(&b, "}");
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/kv/put", &b, &rc);
+	rf_buf_free(&b);
+	if (!j)
+		return rc;
+	if (rev)
+		*rev = get_i64(rf_json_get(j, "header"), "revision", 0);
+	rf_json_free(j);
+	return 0;
+}
+
+void cl_kv_free(struct cl_kv *kvs, size_t n)
+{
+	for (size_t i = 0; kvs && i < n; i++) {
+		free(kvs[i].key);
+		free(kvs[i].val);
+	}
+	free(kvs);
+}
+
+/* One kv object of an answer into *kv (0), or -EPROTO (not base64, key missing). */
+static int read_kv(const struct rf_json *o, struct cl_kv *kv)
+{
+	memset(kv, 0, sizeof(*kv));
+	const char *k = rf_json_get_str(o, "key", NULL);
+	const char *v = rf_json_get_str(o, "value", ""); /* absent: empty */
+	if (!k)
+		return -EPROTO;
+	size_t klen = strlen(k), vlen = strlen(v);
+	kv->key = malloc(klen / 4 * 3 + 4);
+	if (!kv->key || cl_b64_decode(k, (uint8_t *)kv->key) < 0) {
+		free(kv->key);
+		kv->key = NULL;
+		return -EPROTO;
+	}
+	if (vlen / 4 * 3 <= CL_ETCD_MAX_VALUE + 3) {
+		kv->val = malloc(vlen / 4 * 3 + 4);
+		long n = kv->val ? cl_b64_decode(v, (uint8_t *)kv->val) : -1;
+		if (n < 0 || (size_t)n > CL_ETCD_MAX_VALUE) {
+			free(kv->val);
+			kv->val = NULL; /* garbage or oversize: the caller counts it */
+		} else {
+			kv->vlen = (size_t)n;
+		}
+	}
+	kv->create_rev = get_i64(o, "create_revision", 0);
+	kv->mod_rev = get_i64(o, "mod_revision", 0);
+	kv->lease = get_i64(o, "lease", 0);
+	return 0;
+}
+
+/* The kvs array of a range answer into a new array. */
+static int read_kvs(struct cl_etcd *e, const struct rf_json *r, struct cl_kv **kvs, size_t *n)
+{
+	const struct rf_json *a = rf_json_get(r, "kvs");
+	*kvs = NULL;
+	*n = 0;
+	if (!a)
+		return 0;
+	if (a->type != RF_JSON_ARR || a->n > CL_ETCD_MAX_KVS) {
+		set_err(e, "etcd range: kvs is not an array of at most %d", CL_ETCD_MAX_KVS);
+		return -EPROTO;
+	}
+	*kvs = calloc(a->n ? a->n : 1, sizeof(**kvs));
+	if (!*kvs)
+		return -ENOMEM;
+	for (const struct rf_json *c = a->child; c; c = c->next)
+		if (read_kv(c, &(*kvs)[*n]) == 0)
+			(*n)++;
+	return 0;
+}
+
+int cl_etcd_range(struct cl_etcd *e, const char *prefix, struct cl_kv **kvs, size_t *n,
+		  int64_t *rev)
+{
+	char end[256];
+	if (strlen(prefix) >= sizeof(end))
+		return -ENAMETOOLONG;
+	prefix_end(prefix, end, sizeof(end));
+	struct rf_buf b;
+	rf_buf_init(&b, 2048);
+	rf_buf_puts(&b, "{");
+	put_b64(&b, "key", prefix, strlen(prefix));
+	rf_buf_puts(&b, ",");
+	put_b64(&b, "range_end", end, strlen(end));
+	rf_buf_printf(&b, ",\"limit\":\"%d\"}", CL_ETCD_MAX_KVS);
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/kv/range", &b, &rc);
+	rf_buf_free(&b);
+	if (!j)
+		return rc;
+	if (rev)
+		*rev = get_i64(rf_json_get(j, "header"), "revision", 0);
+	rc = read_kvs(e, j, kvs, n);
+	rf_json_free(j);
+	return rc;
+}
+
+int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t lease,
+		   int64_t *rev, struct cl_kv *held)
+{
+	memset(held, 0, sizeof(*held)); /* empty on every path but "existed" */
+	struct rf_buf b;
+	rf_buf_init(&b, 4 * CL_ETCD_MAX_VALUE);
+	rf_buf_puts(&b, "{\"compare\":[{");
+	put_b64(&b, "key", key, strlen(key));
+	rf_buf_puts(&b, ",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
+			"\"success\":[{\"request_put\":{");
+	put_b64(&b, "key", key, strlen(key));
+	rf_buf_puts(&b, ",");
+	put_b64(&b, "value", val, strlen(val));
+	rf_buf_printf(&b, ",\"lease\":\"%" PRId64 "\"}}],\"failure\":[{\"request_range\":{", lease);
+	put_b64(&b, "key", key, strlen(key));
+	rf_buf_puts(&b, "}}]}");
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/kv/txn", &b, &rc);
+	rf_buf_free(&b);
+	if (!j)
+		return rc;
+	const struct rf_json *s = rf_json_get(j, "succeeded");
+	if (s && s->type == RF_JSON_BOOL && s->b) {
+		*rev = get_i64(rf_json_get(j, "header"), "revision", 0);
+		rf_json_free(j);
+		return 1;
+	}
+	/* responses[0].response_range.kvs[0]: the key as it is */
+	const struct rf_json *r = rf_json_get(j, "responses");
+	r = r && r->type == RF_JSON_ARR ? rf_json_get(r->child, "response_range") : NULL;
+	struct cl_kv *kvs = NULL;
+	size_t n = 0;
+	rc = r ? read_kvs(e, r, &kvs, &n) : -EPROTO;
+	if (rc == 0 && n) {
+		*held = kvs[0];
+		kvs[0].key = kvs[0].val = NULL;
+	}
+	cl_kv_free(kvs, n);
+	rf_json_free(j);
+	return rc ? rc : 0; /* n == 0: deleted meanwhile; the caller tries again later */
+}
+
+int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 2048);
+	rf_buf_puts(&b, "{\"compare\":[{");
+	put_b64(&b, "key", key, strlen(key));
+	rf_buf_printf(&b, ",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"%" PRId64
+			  "\"}],\"success\":[{\"request_delete_range\":{", mod_rev);
+	put_b64(&b, "key", key, strlen(key));
+	rf_buf_puts(&b, "}}]}");
+	int rc = 0;
+	struct rf_json *j = post(e, "/v3/kv/txn", &b, &rc);
+	rf_buf_free(&b);
+	if (!j)
+		return rc;
+	const struct rf_json *s = rf_json_get(j, "succeeded");
+	rc = s && s->type == RF_JSON_BOOL && s->b;
+	rf_json_free(j);
+	return rc;
+}
+
+int cl_etcd_has_leader(struct cl_etcd *e)
+{
+	struct rf_buf b;
+	rf_buf_init(&b, 16);
+	rf_buf_puts(&b, "{}");
+	int answered = 0, rc = -ECONNREFUSED;
+	for (unsigned i = 0; i < e->n_urls; i++) {
+		struct rf_json *j = post_one(e, i, "/v3/maintenance/status", b.p, &rc);
+		if (!j)
+			continue;
+		answered = 1;
+		int64_t leader = get_i64(j, "leader", 0);
+		rf_json_free(j);
+		if (leader) {
+			rf_buf_free(&b);
+			return 1;
+		}
+	}
+	rf_buf_free(&b);
+	if (answered)
+		set_err(e, "etcd: members answer but none has a leader (quorum lost)");
+	return answered ? 0 : rc;
+}
+
+/* ---- watch ------------------------------------------------------------------------------- */
+
+struct cl_watch {
+	CURLM *multi;
+	CURL *curl;
+	struct rf_buf line; /* the stream's unfinished line */
+	char *body;
+	unsigned events;    /* counted by on_stream since the last poll */
+	bool bad;           /* an unreadable line or a canceled watch: restart */
+};
+
+/* Stream data: each complete line is one JSON object {"result":{...,"events":[...]}}. */
+static size_t on_stream(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct cl_watch *w = arg;
+	size_t n = size * nmemb;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != '\n') {
+			rf_buf_append(&w->line, p + i, 1);
+			if (w->line.full) {
+				w->bad = true;
+				return 0; /* a line past the ceiling: end the stream */
+			}
+			continue;
+		}
+		char perr[96];
+		struct rf_json *j = w->line.len ? rf_json_parse(w->line.p, w->line.len, perr,
+								sizeof(perr))
+						: NULL;
+		const struct rf_json *r = rf_json_get(j, "result");
+		const struct rf_json *ev = rf_json_get(r, "events");
+		const struct rf_json *cancel = rf_json_get(r, "canceled");
+		if (!r || (cancel && cancel->type == RF_JSON_BOOL && cancel->b))
+			w->bad = true;
+		else if (ev && ev->type == RF_JSON_ARR)
+			w->events += ev->n;
+		rf_json_free(j);
+		rf_buf_reset(&w->line);
+	}
+	return n;
+}
+
+struct cl_watch *cl_watch_start(struct cl_etcd *e, const char *prefix, int64_t from_rev)
+{
+	char end[256];
+	if (strlen(prefix) >= sizeof(end))
+		return NULL;
+	prefix_end(prefix, end, sizeof(end));
+	struct cl_watch *w = calloc(1, sizeof(*w));
+	struct rf_buf b;
+	rf_buf_init(&b, 2048);
+	rf_buf_puts(&b, "{\"create_request\":{");
+	put_b64(&b, "key", prefix, strlen(prefix));
+	rf_buf_puts(&b, ",");
+	put_b64(&b, "range_end", end, strlen(end));
+	if (from_rev)
+		rf_buf_printf(&b, ",\"start_revision\":\"%" PRId64 "\"", from_rev);
+	rf_buf_puts(&b, "}}");
+	if (!w || b.full || !(w->body = strdup(b.p)) || !(w->multi = curl_multi_init()) ||
+	    !(w->curl = curl_easy_init())) {
+		set_err(e, "out of memory for an etcd watch");
+		rf_buf_free(&b);
+		cl_watch_stop(w);
+		return NULL;
+	}
+	rf_buf_free(&b);
+	rf_buf_init(&w->line, 1u << 20);
+	char url[256];
+	snprintf(url, sizeof(url), "%s/v3/watch", e->urls[e->cur]);
+	easy_setup(w->curl, url, w->body, e->timeout_ms, NULL);
+	curl_easy_setopt(w->curl, CURLOPT_WRITEFUNCTION, on_stream);
+	curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, w);
+	/* No overall timeout (the stream lives long); a stalled stream is noticed by its owner,
+	 * which restarts it after its own deadline. */
+	curl_multi_add_handle(w->multi, w->curl);
+	return w;
+}
+
+int cl_watch_poll(struct cl_watch *w, unsigned timeout_ms)
+{
+	int running = 0;
+	curl_multi_perform(w->multi, &running);
+	if (running && !w->events && !w->bad) {
+		curl_multi_poll(w->multi, NULL, 0, (int)timeout_ms, NULL);
+		curl_multi_perform(w->multi, &running);
+	}
+	int n = (int)w->events;
+	w->events = 0;
+	if (n)
+		return n;
+	return w->bad || !running ? -EPIPE : 0;
+}
+
+void cl_watch_stop(struct cl_watch *w)
+{
+	if (!w)
+		return;
+	if (w->multi && w->curl)
+		curl_multi_remove_handle(w->multi, w->curl);
+	if (w->curl)
+		curl_easy_cleanup(w->curl);
+	if (w->multi)
+		curl_multi_cleanup(w->multi);
+	rf_buf_free(&w->line);
+	free(w->body);
+	free(w);
+}

@@ -1,0 +1,401 @@
+#!/usr/bin/env bash
+# tests/openflow/cluster_test.sh: ringflow-controller as a cluster on etcd (docs/cluster.md),
+# as root.
+#
+#   cluster_test.sh SWITCH CONTROLLER
+#
+# Bed (tests/ofswitch/bed.sh; every name carries the PID): H1 - S1 - S2 - S3 - H2, three
+# ringflow-switches (OpenFlow 1.3) in namespaces of their own, each connected to all three
+# controllers. The controllers and a three-member etcd (Debian's /usr/bin/etcd, data under
+# the run's mktemp directory) live in namespace C, so their loopback ports are private to the
+# run. Controller c3 reaches etcd only through a TCP proxy of the test's (cluster_tool.py),
+# which the fencing case kills. Cases: unreachable etcd at start, garbage under the prefix,
+# election (one master per switch, one switch per member, confirmed by the switches'
+# ROLE_REPLYs), pings, shared hosts and links on every member, ringflow-ctl cluster, kill -9
+# of a master (a new master, its time printed against TTL + 1 s; pings kept flowing; the new
+# master seeded with the old one's MACs), a fake old master's ROLE_REQUEST refused as stale,
+# rejoin and rebalance, fencing, one etcd member stopped (nothing visible), a second one
+# (quorum lost: roles kept, a log line, /api/cluster status) and quorum back. Every wait is bounded; the bed's trap removes processes, namespaces and etcd's
+# data on any exit. Exit 77 (skip) without root, etcd, etcdctl or python3.
+set -u
+SWITCH=$1 CONTROLLER=$2
+D=$(cd "$(dirname "$0")" && pwd)
+TOOL=$D/cluster_tool.py
+. "$D/../ofswitch/bed.sh"
+bed_need_root
+bed_need ip ping ethtool curl python3 etcd etcdctl
+
+TTL=3
+H1=rch1$P H2=rch2$P C=rcc$P
+bed_ns $H1 $H2 $C rcs1$P rcs2$P rcs3$P
+bed_link $H1 h$P rcs1$P a$P
+bed_link rcs1$P b$P rcs2$P a$P
+bed_link rcs2$P b$P rcs3$P a$P
+bed_link rcs3$P b$P $H2 h$P
+bed_host $H1 h$P $BED_NET.1/24
+bed_host $H2 h$P $BED_NET.2/24
+for n in $H1 $H2; do
+	ip netns exec $n sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+done
+
+# ---- etcd: three members on C's loopback -------------------------------------------------
+ECL=(0 2379 2479 2579) EPEER=(0 2380 2480 2580)
+INIT=e1=http://127.0.0.1:2380,e2=http://127.0.0.1:2480,e3=http://127.0.0.1:2580
+EPIDS=()
+etcd_start() { # N: member eN, data in BED_TMP/eN (kept across restarts)
+	bed_bg $C "$BED_TMP/etcd$1.log" etcd --name e$1 --data-dir "$BED_TMP/e$1" \
+		--listen-client-urls http://127.0.0.1:${ECL[$1]} \
+		--advertise-client-urls http://127.0.0.1:${ECL[$1]} \
+		--listen-peer-urls http://127.0.0.1:${EPEER[$1]} \
+		--initial-advertise-peer-urls http://127.0.0.1:${EPEER[$1]} \
+		--initial-cluster $INIT --initial-cluster-token rct$P \
+		--heartbeat-interval 100 --election-timeout 500
+	EPIDS[$1]=$BED_PID
+}
+for i in 1 2 3; do etcd_start $i; done
+ENDPOINTS=http://127.0.0.1:2379,http://127.0.0.1:2479,http://127.0.0.1:2579
+healthy=no
+for _ in $(seq 100); do
+	if ip netns exec $C timeout 2 etcdctl --endpoints $ENDPOINTS endpoint health >/dev/null 2>&1; then
+		healthy=yes
+		break
+	fi
+	sleep 0.1
+done
+[ $healthy = yes ] && pass "three-member etcd healthy" ||
+	{ fail "etcd not healthy in 10 s"; tail -5 "$BED_TMP/etcd1.log"; bed_done; }
+
+# c3 reaches etcd through the proxy (killed by the fencing case)
+bed_bg $C "$BED_TMP/proxy.log" python3 "$TOOL" proxy 3379:2379 3479:2479 3579:2579
+PROXY=$BED_PID
+PROXIED=http://127.0.0.1:3379,http://127.0.0.1:3479,http://127.0.0.1:3579
+for p in 3379 3479 3579; do
+	bed_wait_tcp $C 127.0.0.1 $p 10 || { fail "the etcd proxy did not listen"; cat "$BED_TMP/proxy.log"; bed_done; }
+done
+
+# ---- controllers -------------------------------------------------------------------------
+OFP=(0 6653 6663 6673) REST=(0 8081 8082 8083)
+CPIDS=()
+ctl_start() { # N [EXTRA...]
+	local n=$1 eps=$ENDPOINTS
+	shift
+	[ $n = 3 ] && eps=$PROXIED
+	bed_bg $C "$BED_TMP/c$n.log" "$CONTROLLER" --listen 0.0.0.0:${OFP[$n]} \
+		--app learning,topology,hosts --rest 127.0.0.1:${REST[$n]} --idle adaptive \
+		--cluster etcd=$eps --node-id c$n --cluster-prefix /rct$P --lease-ttl $TTL "$@"
+	CPIDS[$n]=$BED_PID
+}
+urls() { local u="" i; for i in "$@"; do u="$u http://127.0.0.1:${REST[$i]}"; done; echo $u; }
+view() { ip netns exec $C python3 "$TOOL" view $(urls "$@") | sed 's/^/  view: /'; }
+# wait_masters SECS N...: until members N... agree on one confirmed master per switch
+wait_masters() {
+	local end=$((SECONDS + $1)) out
+	shift
+	while [ $SECONDS -lt $end ]; do
+		out=$(ip netns exec $C python3 "$TOOL" masters $(urls "$@") 2>&1) && { echo "$out"; return 0; }
+		sleep 0.2
+	done
+	echo "$out"
+	return 1
+}
+
+# unreachable etcd at start: one line, non-zero exit
+out=$(ip netns exec $C timeout 10 "$CONTROLLER" --listen 127.0.0.1:6699 --cluster \
+	etcd=http://127.0.0.1:1 --node-id x 2>&1)
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] && echo "$out" | grep -q "cannot reach etcd" &&
+	pass "unreachable etcd at start: exit $rc, \"$(echo "$out" | grep 'cannot reach' | cut -c1-90)...\"" ||
+	fail "unreachable etcd at start: rc $rc, $out"
+
+# garbage under the prefix: ignored with a counted warning
+ip netns exec $C etcdctl --endpoints $ENDPOINTS put /rct$P/members/bad 'not json' >/dev/null
+ip netns exec $C etcdctl --endpoints $ENDPOINTS put /rct$P/masters/zz c9 >/dev/null
+
+for i in 1 2 3; do ctl_start $i; done
+for i in 1 2 3; do
+	bed_wait_tcp $C 127.0.0.1 ${OFP[$i]} 10 || { fail "controller c$i did not listen"; cat "$BED_TMP/c$i.log"; bed_done; }
+done
+SPIDS=()
+for i in 1 2 3; do
+	bed_mgmt $C rcs$i$P m$P $i
+	G=$BED_MGMT_NET.$((4 * i + 1))
+	bed_bg rcs$i$P "$BED_TMP/sw$i.log" "$SWITCH" --port "packet:dev=a$P,frames=1" \
+		--port "packet:dev=b$P,frames=1" --cores 0 --listen tcp:127.0.0.1:6640 --dpid $i \
+		--controller tcp:$G:${OFP[1]} --controller tcp:$G:${OFP[2]} --controller tcp:$G:${OFP[3]}
+	SPIDS[$i]=$BED_PID
+done
+
+# ---- election ----------------------------------------------------------------------------
+t0=$SECONDS
+if M=$(wait_masters 15 1 2 3); then
+	pass "election: one master per switch, confirmed by the switches, after $((SECONDS - t0)) s: $M"
+else
+	fail "election: $M"
+	view 1 2 3
+fi
+per=$(echo "$M" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+[ "$per" = "1 " ] && pass "balanced: each member masters one switch" || fail "balance: $M"
+grep -q "ignored /rct$P/members/bad" "$BED_TMP/c1.log" && grep -q "ignored /rct$P/masters/zz" "$BED_TMP/c1.log" &&
+	pass "garbage values under the prefix ignored with a counted warning" ||
+	fail "no warning for the garbage values"
+
+bed_reach $H1 $BED_NET.2 20 "ping H1 -> H2 across three switches under the cluster" || view 1 2 3
+# ---- shared state: every member's REST shows both hosts and all four links --------------
+m1=$(bed_mac_of $H1 h$P) m2=$(bed_mac_of $H2 h$P)
+shared=no
+for _ in $(seq 60); do # 12 s bound: LLDP rounds, one publish and one resync
+	ip netns exec $H2 ping -q -c 1 -W 1 $BED_NET.1 >/dev/null 2>&1
+	ok=0
+	for i in 1 2 3; do
+		h=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/hosts)
+		l=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/links)
+		echo "$h" >"$BED_TMP/hosts$i.json"
+		echo "$l" >"$BED_TMP/links$i.json"
+		python3 -c "
+import json,sys
+h=json.load(open('$BED_TMP/hosts$i.json')); l=json.load(open('$BED_TMP/links$i.json'))
+at={x['mac']:(int(x['dpid'],16),x['port']) for x in h}
+ls=sorted('%d:%d-%d:%d'%(int(x['src']['dpid'],16),x['src']['port'],int(x['dst']['dpid'],16),x['dst']['port']) for x in l)
+sys.exit(0 if at.get('$m1')==(1,1) and at.get('$m2')==(3,2) and ls==['1:2-2:1','2:1-1:2','2:2-3:1','3:1-2:2'] else 1)" 2>/dev/null && ok=$((ok + 1))
+	done
+	[ $ok = 3 ] && { shared=yes; break; }
+	sleep 0.2
+done
+[ $shared = yes ] && pass "shared state: every member's /api/hosts has H1 at 1:1 and H2 at 3:2, /api/links the four links" ||
+	{ fail "shared state"; for i in 1 2 3; do echo "  c$i hosts: $(cat "$BED_TMP/hosts$i.json")"; echo "  c$i links: $(cat "$BED_TMP/links$i.json")"; done; }
+
+if [ -n "${RF_CTL:-}" ]; then # the control socket's cluster command: the same view
+	"$RF_CTL" --json -p "${CPIDS[1]}" cluster >"$BED_TMP/ctl.json" 2>&1 && python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/ctl.json'))
+sys.exit(0 if j['node']=='c1' and len(j['masters'])==3 and len(j['members'])==3 else 1)" &&
+		pass "ringflow-ctl cluster: c1's members and masters" ||
+		{ fail "ringflow-ctl cluster"; head -c 400 "$BED_TMP/ctl.json"; }
+fi
+
+# ---- failover: kill -9 the master of S2 ---------------------------------------------------
+s2=$(echo "$M" | tr ' ' '\n' | grep '^0000000000000002:')
+victim=${s2#*:}
+victim=${victim%%:*}
+oldgen=${s2##*:}
+v=${victim#c}
+others=$(echo 1 2 3 | tr ' ' '\n' | grep -v "^$v$" | tr '\n' ' ')
+# control for the seeding check below: the survivors do not know S2's MACs yet
+for o in $others; do
+	ip netns exec $C curl -s -m 3 http://127.0.0.1:${REST[$o]}/api/flows/0000000000000002 >"$BED_TMP/pre$o.json"
+	python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/pre$o.json'))
+sys.exit(0 if {'$m1','$m2'} & {e['eth_dst'] for e in j['learned_macs']['entries']} else 1)" 2>/dev/null &&
+		fail "c$o knew S2's MACs before being its master: the seeding check would prove nothing"
+done
+ip netns exec $H1 ping -q -c 50 -i 0.1 -w 15 $BED_NET.2 >"$BED_TMP/ping_fo.txt" 2>&1 &
+PINGP=$!
+sleep 0.5
+t0=$(date +%s%N)
+kill -9 "${CPIDS[$v]}"
+newm=""
+for _ in $(seq 100); do # 10 s bound; the expectation is TTL + 1 s
+	M2=$(ip netns exec $C python3 "$TOOL" masters $(urls $others) 2>/dev/null) &&
+		newm=$(echo "$M2" | tr ' ' '\n' | grep '^0000000000000002:' | grep -v ":$victim:") && break
+	sleep 0.1
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+# the new master's own clock: how long ago it decided (takes the test's polling out)
+nn=${newm#*:}
+nn=${nn%%:*}
+at=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[${nn#c}]}/api/cluster | python3 -c '
+import json,sys; print([s["decided_at_unix_ms"] for s in json.load(sys.stdin)["switches"] if s["dpid"]=="0000000000000002"][0])' 2>/dev/null)
+decided=$([ -n "$at" ] && echo $((at - t0 / 1000000)) || echo "?")
+wait $PINGP
+recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$BED_TMP/ping_fo.txt")
+# Timing never decides a test (CONVENTIONS): the time is printed, and flagged when over
+# the issue's TTL + 1 s (a loaded machine can exceed it; docs/cluster.md has the figures).
+if [ -n "$newm" ]; then
+	pass "failover: S2 from $victim to ${newm#*:}: decided $decided ms after the kill, confirmed by the switch as seen by the test after $ms ms (target TTL + 1 s = $((TTL + 1)) s$(
+		[ $ms -gt $(((TTL + 1) * 1000)) ] && echo ": OVER, on this loaded machine"))"
+else
+	fail "failover: new master of S2 '${newm}' after $ms ms"
+	view $others
+fi
+newgen=${newm##*:}
+[ -n "$newgen" ] && [ "$newgen" -gt "$oldgen" ] && pass "generation id grew: $oldgen -> $newgen" ||
+	fail "generation id: $oldgen -> $newgen"
+[ "${recv:-0}" -ge 45 ] && pass "pings kept flowing through the failover: $recv/50 answered" ||
+	{ fail "pings during failover: ${recv:-0}/50"; cat "$BED_TMP/ping_fo.txt"; }
+
+# the new master learned S2's MACs from the cluster (its handler was seeded), not from
+# PACKET_INs: the pings go through the flows the old master installed
+seeded=no
+for _ in $(seq 25); do
+	ip netns exec $C curl -s -m 3 http://127.0.0.1:${REST[${nn#c}]}/api/flows/0000000000000002 >"$BED_TMP/flows2.json"
+	python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/flows2.json'))
+macs={e['eth_dst'] for e in j['learned_macs']['entries']}
+sys.exit(0 if {'$m1','$m2'} <= macs else 1)" 2>/dev/null && { seeded=yes; break; }
+	sleep 0.2
+done
+[ $seeded = yes ] && pass "the new master of S2 knows H1's and H2's MACs without relearning (seeded from the cluster)" ||
+	{ fail "new master's MAC table for S2"; head -c 600 "$BED_TMP/flows2.json"; echo; }
+
+# ---- stale generation: a fake old master replays its ROLE_REQUEST ------------------------
+out=$(ip netns exec rcs2$P timeout 10 python3 "$TOOL" stale 127.0.0.1 6640 "$oldgen" 2>&1) &&
+	pass "a fake old master's ROLE_REQUEST (generation $oldgen) refused: $out" ||
+	fail "stale ROLE_REQUEST: $out"
+
+# ---- rejoin and rebalance ----------------------------------------------------------------
+ctl_start $v
+t0=$SECONDS
+ok=no
+for _ in $(seq 100); do
+	M3=$(wait_masters 1 1 2 3) || continue
+	per=$(echo "$M3" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+	echo "$M3" | grep -q ":$victim:" && [ "$per" = "1 " ] && { ok=yes; break; }
+	sleep 0.2
+done
+[ $ok = yes ] && pass "$victim rejoined and took its share back after $((SECONDS - t0)) s: $M3" ||
+	{ fail "rejoin: $M3"; view 1 2 3; }
+bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 after the rebalance" || view 1 2 3
+
+# ---- failover benchmark (CLUSTER_FAILOVER_ROUNDS=N; not in CI) ----------------------------
+# Each round: kill -9 the master of S2, time until a survivor is master confirmed by the
+# switch, restart the victim, wait for the rebalance (bounded). JSON lines and a summary.
+steal() { awk '/^cpu /{print $9}' /proc/stat; }
+ROUNDS=${CLUSTER_FAILOVER_ROUNDS:-0}
+times=()
+dtimes=()
+st0=$(steal)
+for r in $(seq "$ROUNDS"); do
+	s2=$(echo "$M3" | tr ' ' '\n' | grep '^0000000000000002:')
+	bv=${s2#*:}
+	bv=${bv%%:*}
+	bn=${bv#c}
+	bo=$(echo 1 2 3 | tr ' ' '\n' | grep -v "^$bn$" | tr '\n' ' ')
+	t0=$(date +%s%N)
+	kill -9 "${CPIDS[$bn]}"
+	got=""
+	for _ in $(seq 150); do
+		B=$(ip netns exec $C python3 "$TOOL" masters $(urls $bo) 2>/dev/null) &&
+			got=$(echo "$B" | tr ' ' '\n' | grep '^0000000000000002:' | grep -v ":$bv:") && break
+		sleep 0.05
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ -n "$got" ] || { fail "bench round $r: no new master of S2 after $ms ms"; break; }
+	gn=${got#*:}
+	gn=${gn%%:*}
+	at=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[${gn#c}]}/api/cluster | python3 -c '
+import json,sys; print([s["decided_at_unix_ms"] for s in json.load(sys.stdin)["switches"] if s["dpid"]=="0000000000000002"][0])' 2>/dev/null)
+	[ -n "$at" ] && dtimes+=("$((at - t0 / 1000000))")
+	times+=("$ms")
+	echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_ttl${TTL}_confirmed\",\"round\":$r,\"value\":$ms,\"unit\":\"ms\"}"
+	[ -n "$at" ] && echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_ttl${TTL}_decided\",\"round\":$r,\"value\":$((at - t0 / 1000000)),\"unit\":\"ms\"}"
+	ctl_start "$bn"
+	for _ in $(seq 150); do
+		M3=$(wait_masters 1 1 2 3) || continue
+		per=$(echo "$M3" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+		echo "$M3" | grep -q ":$bv:" && [ "$per" = "1 " ] && break
+		sleep 0.2
+	done
+done
+if [ ${#times[@]} -gt 0 ]; then
+	sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+	n=${#times[@]}
+	echo "failover (kill -9 -> new master confirmed by the switch), TTL $TTL s, $n rounds:" \
+		"median $(echo "$sorted" | sed -n "$(((n + 1) / 2))p") ms, max $(echo "$sorted" | tail -1) ms," \
+		"min $(echo "$sorted" | head -1) ms; steal ticks $(($(steal) - st0)) (indicative: loaded VM)"
+	if [ ${#dtimes[@]} -gt 0 ]; then
+		sorted=$(printf '%s\n' "${dtimes[@]}" | sort -n)
+		n=${#dtimes[@]}
+		echo "failover (kill -9 -> the new master's decision, by its wall clock), $n rounds:" \
+			"median $(echo "$sorted" | sed -n "$(((n + 1) / 2))p") ms, max $(echo "$sorted" | tail -1) ms," \
+			"min $(echo "$sorted" | head -1) ms"
+	fi
+fi
+
+# ---- fencing: c3 cut from etcd, still connected to the switches --------------------------
+s3=$(echo "$M3" | tr ' ' '\n' | grep ':c3:')
+d3=${s3%%:*}
+kill -9 $PROXY
+t0=$(date +%s%N)
+fenced=no
+for _ in $(seq 60); do
+	ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[3]}/api/cluster >"$BED_TMP/c3.json"
+	if python3 -c "
+import json,sys
+j=json.load(open('$BED_TMP/c3.json'))
+s=[x for x in j['switches'] if x['dpid']=='$d3']
+f=j.get('last_fencing')
+sys.exit(0 if j['status']=='fenced' and s and s[0]['role']=='slave' and s[0]['switch_says']=='slave' and f else 1)" 2>/dev/null; then
+		fenced=yes
+		break
+	fi
+	sleep 0.1
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+# The member's own record of when its I/O poller sent the demotion, counted from its last
+# lease renewal: the lease cannot expire on etcd's side before renewal + TTL.
+after=$(python3 -c "import json; print(json.load(open('$BED_TMP/c3.json'))['last_fencing']['after_renewal_ms'])" 2>/dev/null)
+[ $fenced = yes ] && [ -n "$after" ] && [ "$after" -lt $((TTL * 1000)) ] &&
+	pass "fencing: c3 cut from etcd demoted itself to SLAVE on $d3 (the switch confirms) $after ms after its last renewal, before its $TTL s lease can expire (seen by the test after $ms ms)" ||
+	{ fail "fencing: $fenced, demoted ${after:-?} ms after renewal"; cat "$BED_TMP/c3.json"; }
+if M4=$(wait_masters 8 1 2); then
+	echo "$M4" | grep -q ":c3:" && fail "c3's switch still has c3 as master: $M4" ||
+		pass "the others took $d3 over: $M4"
+else
+	fail "after fencing: $M4"
+fi
+
+# ---- one etcd member stops, then a second (quorum lost) -----------------------------------
+before=$(wait_masters 2 1 2)
+rq() { # role_requests each member has sent, summed: unchanged means no demotion and back
+	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done |
+		python3 -c 'import json,sys; print(sum(s["role_requests"] for l in sys.stdin if l.strip() for s in json.loads(l)["switches"]))'
+}
+rq0=$(rq)
+# one of three etcd members stops: nothing visible (a lease period later: same roles, ok)
+kill -9 "${EPIDS[3]}"
+sleep 2 # two keepalive periods (TTL/3 each)
+one=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
+st1=$(for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null; done | sort -u | tr '\n' ' ')
+[ "$one" = "$before" ] && [ "$st1" = "ok " ] && [ "$(rq)" = "$rq0" ] &&
+	pass "one etcd member of three stopped: nothing visible for 2 s (status ok, same roles, no ROLE_REQUEST)" ||
+	{ fail "one etcd member stopped: status '$st1', $before -> $one"; view 1 2; }
+kill -9 "${EPIDS[2]}"
+lost=no
+for _ in $(seq 80); do
+	st=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[1]}/api/cluster | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
+	[ "$st" = quorum_lost ] && { lost=yes; break; }
+	sleep 0.1
+done
+[ $lost = yes ] && grep -q "etcd has lost quorum" "$BED_TMP/c1.log" &&
+	pass "quorum loss: /api/cluster status quorum_lost and a log line" ||
+	{ fail "quorum loss not reported (status $st)"; tail -5 "$BED_TMP/c1.log"; }
+sleep $((TTL + 1)) # past a lease's life: roles must still be the same
+during=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
+rq1=$(rq)
+[ "$during" = "$before" ] && [ "$rq0" = "$rq1" ] &&
+	pass "roles kept through quorum loss for $((TTL + 1)) s, no ROLE_REQUEST sent: $during" ||
+	{ fail "roles changed during quorum loss: $before -> $during, ROLE_REQUESTs $rq0 -> $rq1"; view 1 2; }
+bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 without etcd quorum"
+etcd_start 2
+etcd_start 3
+back=no
+for _ in $(seq 100); do
+	st=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[1]}/api/cluster | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
+	[ "$st" = ok ] && { back=yes; break; }
+	sleep 0.1
+done
+[ $back = yes ] && pass "quorum back: status ok" || fail "quorum back: status $st"
+
+# ---- the end -----------------------------------------------------------------------------
+for i in 1 2 3; do
+	[ -n "${CPIDS[$i]:-}" ] && kill -0 "${CPIDS[$i]}" 2>/dev/null || continue
+	bed_stop "${CPIDS[$i]}"
+	rc=$?
+	[ $rc = 0 ] || fail "controller c$i exit status $rc on SIGTERM"
+	grep -q 'Sanitizer\|runtime error' "$BED_TMP/c$i.log" && fail "sanitizer report in c$i's log"
+done
+for i in 1 2 3; do sed "s/^/  c$i: /" "$BED_TMP/c$i.log" | grep -i cluster | tail -6; done
+bed_done
