@@ -6,8 +6,9 @@
  * over the frame: an IPv4 address is in the IPv4 header checksum and in the TCP/UDP
  * pseudo-header, a port only in the L4 checksum, the TTL only in the IPv4 header checksum.
  * A UDP checksum of 0 (none, over IPv4) stays 0; a computed 0 is sent as 0xffff. L4 headers
- * are touched only in a first fragment whose L4 header is all there. IPv4/IPv6 are found
- * behind up to two VLAN tags (0x8100 or 0x88a8), so a rewrite after a push_vlan still works.
+ * are touched only in a first fragment whose L4 header is all there; over IPv6 the L4 header
+ * is found behind the extension headers (the checksum covers the IPv6 pseudo-header, so a
+ * port rewrite is fixed the same way). IPv4/IPv6 are found behind up to two VLAN tags (0x8100 or 0x88a8), so a rewrite after a push_vlan still works.
  * sw_dp.c runs these for a flow's set_field, push/pop_vlan, dec/set_nw_ttl actions.
  */
 #include <string.h>
@@ -48,6 +49,12 @@ static uint32_t l3_type_off(const uint8_t *f, uint32_t len)
 	return len >= off + 2 ? off : 0;
 }
 
+/* The L4 header's bytes needed to rewrite a port and fix its checksum (0: not one we fix). */
+static uint32_t l4_need(uint8_t proto)
+{
+	return proto == 6 ? 18 : proto == 17 ? 8 : 0;
+}
+
 /* Where the headers are: IPv4 at *ip (after up to two tags), L4 at *l4 (0: none usable). */
 static int locate(const uint8_t *f, uint32_t len, uint32_t *ip, uint32_t *l4, uint8_t *proto)
 {
@@ -61,7 +68,7 @@ static int locate(const uint8_t *f, uint32_t len, uint32_t *ip, uint32_t *l4, ui
 	if ((h[0] >> 4) != 4 || ihl < 20 || tot < ihl || len < *ip + tot)
 		return -1;
 	*proto = h[9];
-	uint32_t need = *proto == 6 ? 18 : *proto == 17 ? 8 : 0;
+	uint32_t need = l4_need(*proto);
 	if (need && (get16(h + 6) & 0x1fff) == 0 && tot >= ihl + need)
 		*l4 = *ip + ihl;
 	return 0;
@@ -74,6 +81,56 @@ static uint32_t locate6(const uint8_t *f, uint32_t len)
 	if (!off || get16(f + off) != 0x86dd || len < off + 2 + 40 || (f[off + 2] >> 4) != 6)
 		return 0;
 	return off + 2;
+}
+
+/* The upper-layer header of the IPv6 packet at ip6 (its payload length checked against len):
+ * extension headers (hop-by-hop, routing, destination options, fragment, AH) are walked,
+ * at most 8 of them, each checked against the payload. *l4 = 0 when there is none usable
+ * (a later fragment, a cut header, ESP, too many). Returns -1 when the packet is cut. */
+static int locate6_l4(const uint8_t *f, uint32_t len, uint32_t ip6, uint32_t *l4,
+		      uint8_t *proto)
+{
+	*l4 = 0;
+	uint32_t end = ip6 + 40 + get16(f + ip6 + 4), off = ip6 + 40;
+	if (end > len)
+		return -1;
+	uint8_t nh = f[ip6 + 6];
+	for (unsigned i = 0; i < 8; i++) {
+		uint32_t hl;
+		if (nh == 0 || nh == 43 || nh == 60) {
+			if (end < off + 8)
+				return 0;
+			hl = ((uint32_t)f[off + 1] + 1) * 8;
+		} else if (nh == 44) {
+			if (end < off + 8 || (get16(f + off + 2) & 0xfff8) != 0)
+				return 0; /* cut, or a later fragment: no L4 header here */
+			hl = 8;
+		} else if (nh == 51) {
+			if (end < off + 8)
+				return 0;
+			hl = ((uint32_t)f[off + 1] + 2) * 4;
+		} else {
+			break;
+		}
+		if (end < off + hl)
+			return 0;
+		nh = f[off];
+		off += hl;
+	}
+	*proto = nh;
+	uint32_t need = l4_need(nh);
+	if (need && end >= off + need)
+		*l4 = off;
+	return 0;
+}
+
+/* IPv4 or IPv6, and the L4 header behind it. */
+static int locate_any(const uint8_t *f, uint32_t len, uint32_t *l4, uint8_t *proto)
+{
+	uint32_t ip6 = locate6(f, len), ip;
+	if (ip6)
+		return locate6_l4(f, len, ip6, l4, proto);
+	return locate(f, len, &ip, l4, proto);
 }
 
 /* Offset of the L4 checksum from the L4 header, or 0 for none to fix. */
@@ -120,9 +177,9 @@ int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr)
 
 int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port)
 {
-	uint32_t ip, l4;
-	uint8_t p;
-	if (locate(f, len, &ip, &l4, &p) || !l4 || p != proto)
+	uint32_t l4;
+	uint8_t p = 0;
+	if (locate_any(f, len, &l4, &p) || !l4 || p != proto)
 		return -1;
 	uint8_t *q = f + l4 + (dst ? 2 : 0);
 	uint16_t old = get16(q);

@@ -79,5 +79,51 @@ static inline uint32_t frame(uint8_t *f, uint8_t proto)
 	return 14 + 20 + l4len;
 }
 
+/* The L4 checksum of the IPv6 packet at ip6 whose upper-layer header (protocol proto) starts
+ * at l4, computed from scratch (RFC 8200 8.1 pseudo-header: addresses, upper-layer length,
+ * next header), with the checksum field at l4 + coff taken as 0. UDP's 0 is sent as 0xffff. */
+static inline uint16_t l4_csum6(const uint8_t *ip6, const uint8_t *l4, uint8_t proto,
+				unsigned coff)
+{
+	size_t n = (size_t)(ip6[4] << 8 | ip6[5]) - (size_t)(l4 - (ip6 + 40));
+	uint8_t seg[256];
+	memcpy(seg, l4, n);
+	seg[coff] = seg[coff + 1] = 0;
+	uint32_t s = sum16(ip6 + 8, 32, 0) + proto + (uint32_t)n;
+	uint16_t c = fold(sum16(seg, n, s));
+	return c || proto != 17 ? c : 0xffff;
+}
+
+/* Ethernet + IPv6 (hop limit 64; with hbh, an 8-byte hop-by-hop options header first) + TCP
+ * (20 + 5 of data) or UDP (8 + 5), the L4 checksum set. Returns the frame length; *l4 gets
+ * the offset of the L4 header. */
+static inline uint32_t frame6(uint8_t *f, uint8_t proto, int hbh, uint32_t *l4off)
+{
+	memset(f, 0, 128);
+	memcpy(f, "\x02\x00\x00\x00\x00\x0b\x02\x00\x00\x00\x00\x0a\x86\xdd", 14);
+	uint8_t *ip = f + 14, *l4 = ip + 40 + (hbh ? 8 : 0);
+	unsigned l4len = (proto == 6 ? 20 : 8) + 5, plen = l4len + (hbh ? 8 : 0);
+	ip[0] = 0x60, ip[1] = 0x0a, ip[2] = 0xbc, ip[3] = 0xde; /* flow label 0xabcde */
+	ip[4] = (uint8_t)(plen >> 8), ip[5] = (uint8_t)plen;
+	ip[6] = hbh ? 0 : proto;
+	ip[7] = 64;
+	memcpy(ip + 8, "\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01", 16);
+	memcpy(ip + 24, "\x20\x01\x0d\xb8\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x80\x02", 16);
+	if (hbh) /* next header, length 0 (8 bytes), PadN of 4 */
+		memcpy(ip + 40, (uint8_t[]){proto, 0, 1, 4, 0, 0, 0, 0}, 8);
+	l4[0] = 0x9c, l4[1] = 0x41, l4[2] = 0x00, l4[3] = 0x50; /* 40001 -> 80 */
+	if (proto == 6) {
+		l4[12] = 0x50, l4[13] = 0x18;
+		memcpy(l4 + 20, "hello", 5);
+	} else {
+		l4[5] = (uint8_t)l4len;
+		memcpy(l4 + 8, "hello", 5);
+	}
+	unsigned c = proto == 6 ? 16 : 6;
+	uint16_t x = l4_csum6(ip, l4, proto, c);
+	l4[c] = (uint8_t)(x >> 8), l4[c + 1] = (uint8_t)x;
+	*l4off = (uint32_t)(l4 - f);
+	return 14 + 40 + plen;
+}
 
 #endif

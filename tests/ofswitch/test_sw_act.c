@@ -134,3 +134,55 @@ Test(sw_act, set_ttl_dscp_vlan)
 	cr_assert_eq(sw_act_set_nw_ttl(h, sizeof(h), 3), 0);
 	cr_assert_eq(h[21], 3);
 }
+
+/* IPv6 has no header checksum, but its addresses are in the TCP/UDP pseudo-header and the
+ * ports in the segment: a port or address rewrite must leave the L4 checksum equal to a
+ * full recomputation over the IPv6 pseudo-header, also behind an extension header. */
+Test(sw_act, ipv6_l4_rewrites_fix_checksums)
+{
+	for (int hbh = 0; hbh <= 1; hbh++)
+		for (uint8_t proto = 6; proto <= 17; proto += 11) {
+			uint8_t f[128], g[128];
+			uint32_t l4;
+			uint32_t n = frame6(f, proto, hbh, &l4);
+			unsigned c = proto == 6 ? 16 : 6;
+			memcpy(g, f, sizeof(f));
+			cr_assert_eq(at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c));
+			cr_assert_eq(sw_act_set_l4_port(f, n, proto, false, 1), 0, "hbh %d proto %u",
+				     hbh, proto);
+			cr_assert_eq(sw_act_set_l4_port(f, n, proto, true, 65535), 0);
+			cr_assert_eq(at16(f + l4), 1);
+			cr_assert_eq(at16(f + l4 + 2), 65535);
+			cr_assert_eq(at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c),
+				     "hbh %d proto %u: L4 checksum %04x, want %04x", hbh, proto,
+				     at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c));
+			/* the wrong protocol is not touched */
+			cr_assert_eq(sw_act_set_l4_port(f, n, proto == 6 ? 17 : 6, true, 7), -1);
+			cr_assert_eq(at16(f + l4 + 2), 65535);
+			/* everything before the L4 header and the payload as it was */
+			cr_assert_eq(memcmp(f, g, l4), 0);
+			cr_assert_arr_eq(f + n - 5, "hello", 5);
+		}
+}
+
+/* An extension header whose length runs past the payload, or a later fragment: no L4 header
+ * to rewrite, so the rewrite is refused and the frame left as it was. */
+Test(sw_act, ipv6_lying_ext_header_is_refused)
+{
+	uint8_t f[128], g[128];
+	uint32_t l4;
+	uint32_t n = frame6(f, 6, 1, &l4);
+	f[14 + 40 + 1] = 200; /* hop-by-hop length: 1608 bytes */
+	memcpy(g, f, sizeof(f));
+	cr_assert_eq(sw_act_set_l4_port(f, n, 6, true, 1), -1);
+	cr_assert_eq(memcmp(f, g, sizeof(f)), 0);
+	n = frame6(f, 17, 1, &l4);
+	f[14 + 6] = 44; /* a fragment header, offset 8: a later fragment */
+	memcpy(f + 14 + 40, (uint8_t[]){17, 0, 0, 8, 0, 0, 0, 1}, 8);
+	memcpy(g, f, sizeof(f));
+	cr_assert_eq(sw_act_set_l4_port(f, n, 17, false, 1), -1);
+	cr_assert_eq(memcmp(f, g, sizeof(f)), 0);
+	/* payload length past the frame: refused */
+	n = frame6(f, 17, 0, &l4);
+	cr_assert_eq(sw_act_set_l4_port(f, n - 1, 17, false, 1), -1);
+}
