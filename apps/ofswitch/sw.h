@@ -48,14 +48,19 @@ struct sw_key {
 	uint16_t eth_type; /* after at most one 802.1Q tag */
 	uint16_t vlan;     /* OFPVID_PRESENT | vid when tagged, else 0 */
 	uint8_t nw_src[16], nw_dst[16]; /* IPv6 addresses; IPv4 and ARP spa/tpa in bytes 0..3
-					   (network byte order as on the wire) */
-	uint8_t ip_proto;  /* IPv4 protocol, IPv6 next header */
+					   (network byte order as on the wire), ARP sha/tha
+					   in bytes 4..9 */
+	uint8_t ip_proto;  /* IPv4 protocol, IPv6 upper-layer protocol (after the extension
+			      headers) */
 	uint8_t ip_dscp;   /* IPv4 TOS >> 2, IPv6 traffic class >> 2 */
 	uint8_t vlan_pcp;  /* priority bits of the tag */
-	uint8_t pad;
-	uint16_t tp_src, tp_dst; /* TCP/UDP ports, or ICMPv4 type/code (host order) */
-	uint16_t arp_op;
-	uint16_t pad2;
+	uint8_t ip_ecn;    /* the low 2 bits of the TOS / traffic class */
+	uint16_t tp_src, tp_dst; /* TCP/UDP/SCTP ports, or ICMPv4/ICMPv6 type/code (host order) */
+	union {                  /* one per eth_type (host order): */
+		uint16_t arp_op; /* ARP */
+		uint32_t flabel; /* IPv6 flow label */
+		uint32_t mpls;   /* MPLS: the top label stack entry >> 8 (label << 4 | tc << 1 | bos) */
+	};
 };
 _Static_assert(sizeof(struct sw_key) == 64, "sw_key has padding");
 _Static_assert(sizeof(struct sw_key) <= RF_HASH_KEY_MAX, "sw_key is an EMC key");
@@ -64,6 +69,13 @@ _Static_assert(SW_MAX_PORTS + 1 <= RF_RUNTIME_MAX_POLLS, "a poll function per po
 /* Parse frame[0..len) from port in_port into *k. Returns 0, or -1 when the frame is shorter
  * than its headers claim (the caller drops and counts it). */
 int sw_key_parse(const uint8_t *frame, uint32_t len, uint32_t in_port, struct sw_key *k);
+/* The upper-layer header of the IPv6 packet at ip6 (its 40-byte header and plen payload
+ * bytes all present): walks up to SW_IPV6_MAX_EXT extension headers (hop-by-hop, routing,
+ * destination options, fragment, AH). Returns its offset from ip6 with the protocol in
+ * *proto (*later_frag: a fragment other than the first, so no L4 header), or -1 when an
+ * extension header runs past the payload. */
+#define SW_IPV6_MAX_EXT 8
+int sw_ipv6_l4(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag);
 
 /* The controller's match as (value, mask) over the key (sw_match.c); value comes masked. */
 void sw_key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *mk);

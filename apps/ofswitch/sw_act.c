@@ -83,44 +83,23 @@ static uint32_t locate6(const uint8_t *f, uint32_t len)
 	return off + 2;
 }
 
-/* The upper-layer header of the IPv6 packet at ip6 (its payload length checked against len):
- * extension headers (hop-by-hop, routing, destination options, fragment, AH) are walked,
- * at most 8 of them, each checked against the payload. *l4 = 0 when there is none usable
- * (a later fragment, a cut header, ESP, too many). Returns -1 when the packet is cut. */
+/* The upper-layer header of the IPv6 packet at ip6 (sw_ipv6_l4 walks the extension
+ * headers). *l4 = 0 when there is none usable (a later fragment, a cut one). Returns -1 when
+ * the packet or an extension header is cut. */
 static int locate6_l4(const uint8_t *f, uint32_t len, uint32_t ip6, uint32_t *l4,
 		      uint8_t *proto)
 {
 	*l4 = 0;
-	uint32_t end = ip6 + 40 + get16(f + ip6 + 4), off = ip6 + 40;
-	if (end > len)
+	uint32_t plen = get16(f + ip6 + 4);
+	bool later;
+	if (len < ip6 + 40 + plen)
 		return -1;
-	uint8_t nh = f[ip6 + 6];
-	for (unsigned i = 0; i < 8; i++) {
-		uint32_t hl;
-		if (nh == 0 || nh == 43 || nh == 60) {
-			if (end < off + 8)
-				return 0;
-			hl = ((uint32_t)f[off + 1] + 1) * 8;
-		} else if (nh == 44) {
-			if (end < off + 8 || (get16(f + off + 2) & 0xfff8) != 0)
-				return 0; /* cut, or a later fragment: no L4 header here */
-			hl = 8;
-		} else if (nh == 51) {
-			if (end < off + 8)
-				return 0;
-			hl = ((uint32_t)f[off + 1] + 2) * 4;
-		} else {
-			break;
-		}
-		if (end < off + hl)
-			return 0;
-		nh = f[off];
-		off += hl;
-	}
-	*proto = nh;
-	uint32_t need = l4_need(nh);
-	if (need && end >= off + need)
-		*l4 = off;
+	int off = sw_ipv6_l4(f + ip6, plen, proto, &later);
+	if (off < 0)
+		return -1;
+	uint32_t need = l4_need(*proto);
+	if (need && !later && 40 + plen >= (uint32_t)off + need)
+		*l4 = ip6 + (uint32_t)off;
 	return 0;
 }
 

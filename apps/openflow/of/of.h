@@ -185,15 +185,27 @@ void of_frame(const struct of_framer *fr, const uint8_t *buf, size_t n, struct o
 #define OF_MATCH_ARP_TPA 0x40000u
 #define OF_MATCH_IPV6_SRC 0x80000u
 #define OF_MATCH_IPV6_DST 0x100000u
+#define OF_MATCH_IP_ECN 0x200000u
+#define OF_MATCH_SCTP_SRC 0x400000u
+#define OF_MATCH_SCTP_DST 0x800000u
+#define OF_MATCH_ICMPV6_TYPE 0x1000000u
+#define OF_MATCH_ICMPV6_CODE 0x2000000u
+#define OF_MATCH_ARP_SHA 0x4000000u
+#define OF_MATCH_ARP_THA 0x8000000u
+#define OF_MATCH_IPV6_FLABEL 0x10000000u
+#define OF_MATCH_MPLS_LABEL 0x20000000u
+#define OF_MATCH_MPLS_TC 0x40000000u
+#define OF_MATCH_MPLS_BOS 0x80000000u
 /* Fields that take an OXM mask. */
 #define OF_MATCH_MASKABLE                                                                  \
 	(OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST | OF_MATCH_VLAN_VID | OF_MATCH_IPV4_SRC |      \
 	 OF_MATCH_IPV4_DST | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA | OF_MATCH_IPV6_SRC |      \
-	 OF_MATCH_IPV6_DST)
+	 OF_MATCH_IPV6_DST | OF_MATCH_ARP_SHA | OF_MATCH_ARP_THA | OF_MATCH_IPV6_FLABEL)
 #define OFPVID_PRESENT 0x1000 /* vlan_vid: a tag is present (OFPVID_NONE = 0: no tag) */
 
 /* A decoded match. Parsing checks lengths, values (vlan_pcp <= 7, ip_dscp <= 63, vlan_vid
- * <= 0x1fff), masks (only on maskable fields; no value bit outside the mask: BAD_WILDCARDS)
+ * <= 0x1fff, ip_ecn <= 3, mpls_tc <= 7, mpls_bos <= 1, mpls_label and ipv6_flabel < 2^20:
+ * BAD_VALUE), masks (only on maskable fields; no value bit outside the mask: BAD_WILDCARDS)
  * and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst needs ip_proto=6, ...:
  * BAD_PREREQ). A mask of all ones is stored as an exact match. Numbers are host order. */
 struct of_match {
@@ -209,6 +221,10 @@ struct of_match {
 	uint32_t ipv4_src, ipv4_src_mask, ipv4_dst, ipv4_dst_mask;
 	uint32_t arp_spa, arp_spa_mask, arp_tpa, arp_tpa_mask;
 	uint8_t ipv6_src[16], ipv6_src_mask[16], ipv6_dst[16], ipv6_dst_mask[16];
+	uint8_t ip_ecn, icmpv6_type, icmpv6_code, mpls_tc, mpls_bos;
+	uint16_t sctp_src, sctp_dst;
+	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
+	uint32_t ipv6_flabel, ipv6_flabel_mask, mpls_label;
 	uint16_t n_other;  /* parse only: fields not modelled (skipped, not kept) */
 };
 
