@@ -96,6 +96,26 @@ int sw_act_set_dscp(uint8_t *f, uint32_t len, uint8_t dscp);
 int sw_act_set_vlan(uint8_t *f, uint32_t len, bool pcp, uint16_t v);
 int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid);
 int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
+/* IP ECN (the TOS / traffic class's low 2 bits), IPv6 flow label. */
+int sw_act_set_ecn(uint8_t *f, uint32_t len, uint8_t ecn);
+int sw_act_set_flabel(uint8_t *f, uint32_t len, uint32_t label);
+/* ICMPv4 (v6 false) or ICMPv6 type (code false) or code; checksum fixed. SCTP ports go
+ * through sw_act_set_l4_port (proto 132), which recomputes SCTP's CRC32c. */
+int sw_act_set_icmp(uint8_t *f, uint32_t len, bool v6, bool code, uint8_t v);
+/* A field of an Ethernet/IPv4 ARP body: op, spa, tpa (v) or sha, tha (mac). */
+enum { SW_ARP_OP, SW_ARP_SPA, SW_ARP_TPA, SW_ARP_SHA, SW_ARP_THA };
+int sw_act_set_arp(uint8_t *f, uint32_t len, uint8_t field, uint32_t v, const uint8_t mac[6]);
+/* MPLS (sw_act_mpls.c): a field of the top label stack entry; its TTL decremented; TTL
+ * copied in (top -> what it covers) or out; push (type 0x8847/0x8848) and pop (the
+ * ethertype left behind). PBB: push (type 0x88e7) and pop of the backbone header. */
+enum { SW_MPLS_LABEL, SW_MPLS_TC, SW_MPLS_BOS, SW_MPLS_TTL };
+int sw_act_set_mpls(uint8_t *f, uint32_t len, uint8_t field, uint32_t v);
+int sw_act_dec_mpls_ttl(uint8_t *f, uint32_t len);
+int sw_act_copy_ttl(uint8_t *f, uint32_t len, bool in);
+int sw_act_push_mpls(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t type);
+int sw_act_pop_mpls(uint8_t *f, uint32_t *len, uint16_t type);
+int sw_act_push_pbb(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t type);
+int sw_act_pop_pbb(uint8_t *f, uint32_t *len);
 
 /* One step of an action program (sw_actions.c builds it from the controller's list, sw_dp.c
  * runs it). 16 bytes. */
@@ -104,13 +124,22 @@ enum sw_op_code {
 	SW_OP_SET_VLAN_PCP, SW_OP_SET_IP_DSCP, SW_OP_SET_IPV4_SRC, SW_OP_SET_IPV4_DST,
 	SW_OP_SET_TCP_SRC, SW_OP_SET_TCP_DST, SW_OP_SET_UDP_SRC, SW_OP_SET_UDP_DST,
 	SW_OP_PUSH_VLAN, SW_OP_POP_VLAN, SW_OP_DEC_NW_TTL, SW_OP_SET_NW_TTL,
+	SW_OP_SET_IP_ECN, SW_OP_SET_SCTP_SRC, SW_OP_SET_SCTP_DST, SW_OP_SET_ICMPV4_TYPE,
+	SW_OP_SET_ICMPV4_CODE, SW_OP_SET_ICMPV6_TYPE, SW_OP_SET_ICMPV6_CODE, SW_OP_SET_ARP_OP,
+	SW_OP_SET_ARP_SPA, SW_OP_SET_ARP_TPA, SW_OP_SET_ARP_SHA, SW_OP_SET_ARP_THA,
+	SW_OP_SET_IPV6_FLABEL, SW_OP_SET_MPLS_LABEL, SW_OP_SET_MPLS_TC, SW_OP_SET_MPLS_BOS,
+	SW_OP_PUSH_MPLS, SW_OP_POP_MPLS, SW_OP_SET_MPLS_TTL, SW_OP_DEC_MPLS_TTL,
+	SW_OP_COPY_TTL_OUT, SW_OP_COPY_TTL_IN, SW_OP_PUSH_PBB, SW_OP_POP_PBB,
+	SW_OP_SET_QUEUE, /* accepted, no effect: one queue per port */
+	SW_OP_N
 };
 struct sw_op {
 	uint8_t code;     /* enum sw_op_code */
 	uint8_t mac[6];   /* SET_ETH_* */
 	uint16_t max_len; /* OUTPUT */
 	uint32_t arg;     /* OUTPUT port (OFPP_* specials allowed), address, L4 port, VID (no
-			     OFPVID_PRESENT), PCP, DSCP, push TPID, TTL: host order */
+			     OFPVID_PRESENT), PCP, DSCP, push TPID/ethertype, pop_mpls
+			     ethertype, TTL, queue, other set-field values: host order */
 };
 
 /* A flow's (or a PACKET_OUT's) action program: apply-actions, in order. Immutable once

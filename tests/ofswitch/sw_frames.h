@@ -126,4 +126,55 @@ static inline uint32_t frame6(uint8_t *f, uint8_t proto, int hbh, uint32_t *l4of
 	return 14 + 40 + plen;
 }
 
+/* CRC32c bit by bit (reflected 0x82f63b78), the reference for SCTP's checksum. */
+static inline uint32_t crc32c_ref(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+	}
+	return ~c;
+}
+
+/* SCTP's checksum of the packet at l4 (n bytes) as it goes on the wire (RFC 4960 B: least
+ * significant byte first), the field taken as 0. */
+static inline uint32_t sctp_csum_ref(const uint8_t *l4, size_t n)
+{
+	uint8_t seg[256];
+	memcpy(seg, l4, n);
+	memset(seg + 8, 0, 4);
+	return crc32c_ref(seg, n);
+}
+
+static inline uint32_t at32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Turns frame()/frame6()'s UDP packet into SCTP: the 13-byte UDP segment becomes a 12-byte
+ * common header (ports 40001 -> 80, verification tag 0x01020304) and one byte of chunk, its
+ * CRC32c set. l4: offset of the L4 header; n: frame length. */
+static inline void make_sctp(uint8_t *f, uint32_t l4, uint32_t n, int v6)
+{
+	uint8_t *h = f + l4;
+	if (v6) {
+		if (f[14 + 6] == 17)
+			f[14 + 6] = 132;
+		else
+			f[14 + 40] = 132; /* behind the hop-by-hop header */
+	} else {
+		f[14 + 9] = 132;
+		uint8_t *ip = f + 14;
+		ip[10] = ip[11] = 0;
+		uint16_t x = ip_csum(ip);
+		ip[10] = (uint8_t)(x >> 8), ip[11] = (uint8_t)x;
+	}
+	memcpy(h + 4, "\x01\x02\x03\x04", 4);
+	uint32_t c = sctp_csum_ref(h, n - l4);
+	for (int i = 0; i < 4; i++)
+		h[8 + i] = (uint8_t)(c >> (8 * i));
+}
+
 #endif

@@ -237,6 +237,15 @@ enum of_action_type {
 	OF_ACT_POP_VLAN,
 	OF_ACT_DEC_NW_TTL,
 	OF_ACT_SET_NW_TTL,    /* value = the TTL */
+	OF_ACT_PUSH_MPLS,     /* ethertype (0x8847 or 0x8848; others: BAD_ARGUMENT) */
+	OF_ACT_POP_MPLS,      /* ethertype: what the frame is after the pop */
+	OF_ACT_SET_MPLS_TTL,  /* value = the TTL */
+	OF_ACT_DEC_MPLS_TTL,
+	OF_ACT_COPY_TTL_OUT,
+	OF_ACT_COPY_TTL_IN,
+	OF_ACT_PUSH_PBB,      /* ethertype (0x88e7; others: BAD_ARGUMENT) */
+	OF_ACT_POP_PBB,
+	OF_ACT_SET_QUEUE,     /* value = the queue id */
 };
 
 /* OXM field numbers (class OPENFLOW_BASIC) a SET_FIELD may carry here. Values parse as host
@@ -252,15 +261,31 @@ enum of_action_type {
 #define OF_OXM_TCP_DST 14
 #define OF_OXM_UDP_SRC 15
 #define OF_OXM_UDP_DST 16
+#define OF_OXM_IP_ECN 9
+#define OF_OXM_SCTP_SRC 17
+#define OF_OXM_SCTP_DST 18
+#define OF_OXM_ICMPV4_TYPE 19
+#define OF_OXM_ICMPV4_CODE 20
+#define OF_OXM_ARP_OP 21
+#define OF_OXM_ARP_SPA 22
+#define OF_OXM_ARP_TPA 23
+#define OF_OXM_ARP_SHA 24 /* mac */
+#define OF_OXM_ARP_THA 25 /* mac */
+#define OF_OXM_IPV6_FLABEL 28
+#define OF_OXM_ICMPV6_TYPE 29
+#define OF_OXM_ICMPV6_CODE 30
+#define OF_OXM_MPLS_LABEL 34
+#define OF_OXM_MPLS_TC 35
+#define OF_OXM_MPLS_BOS 36
 
 struct of_action {
 	uint8_t type;     /* enum of_action_type */
 	uint8_t field;    /* SET_FIELD: OF_OXM_* */
 	uint16_t max_len; /* OUTPUT */
 	uint32_t port;    /* OUTPUT */
-	uint16_t ethertype; /* PUSH_VLAN */
-	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src */
-	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL */
+	uint16_t ethertype; /* PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB */
+	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src / arp_sha / arp_tha */
+	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL, SET_MPLS_TTL, SET_QUEUE */
 };
 
 /* An action list. Parsing keeps the modelled actions in order and skips (by their checked
@@ -280,8 +305,10 @@ struct of_actions {
 bool of_act_output(struct of_actions *a, uint32_t port, uint16_t max_len);
 bool of_act_set_field(struct of_actions *a, uint8_t field, uint32_t value);
 bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6]);
-/* PUSH_VLAN (arg: ethertype), POP_VLAN, DEC_NW_TTL, SET_NW_TTL (arg: the TTL). */
-bool of_act_simple(struct of_actions *a, enum of_action_type type, uint16_t arg);
+/* An action with at most one argument: PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB (arg:
+ * ethertype), SET_NW_TTL, SET_MPLS_TTL (arg: the TTL), SET_QUEUE (arg: queue id), and the
+ * argument-less ones (POP_VLAN, DEC_NW_TTL, DEC_MPLS_TTL, COPY_TTL_OUT/IN, POP_PBB). */
+bool of_act_simple(struct of_actions *a, enum of_action_type type, uint32_t arg);
 
 /* Name of an OXM field a SET_FIELD carries ("eth_dst"), or NULL when not modelled. */
 const char *of_oxm_name(uint8_t field);
