@@ -99,6 +99,9 @@ int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
 /* IP ECN (the TOS / traffic class's low 2 bits), IPv6 flow label. */
 int sw_act_set_ecn(uint8_t *f, uint32_t len, uint8_t ecn);
 int sw_act_set_flabel(uint8_t *f, uint32_t len, uint32_t label);
+/* IPv6 source (dst false) or destination address; the TCP/UDP/ICMPv6 checksum fixed (the
+ * address is in their pseudo-header). */
+int sw_act_set_ipv6(uint8_t *f, uint32_t len, bool dst, const uint8_t addr[16]);
 /* ICMPv4 (v6 false) or ICMPv6 type (code false) or code; checksum fixed. SCTP ports go
  * through sw_act_set_l4_port (proto 132), which recomputes SCTP's CRC32c. */
 int sw_act_set_icmp(uint8_t *f, uint32_t len, bool v6, bool code, uint8_t v);
@@ -131,6 +134,9 @@ enum sw_op_code {
 	SW_OP_PUSH_MPLS, SW_OP_POP_MPLS, SW_OP_SET_MPLS_TTL, SW_OP_DEC_MPLS_TTL,
 	SW_OP_COPY_TTL_OUT, SW_OP_COPY_TTL_IN, SW_OP_PUSH_PBB, SW_OP_POP_PBB,
 	SW_OP_SET_QUEUE, /* accepted, no effect: one queue per port */
+	SW_OP_SET_IPV6_SRC, SW_OP_SET_IPV6_DST, /* address bytes 0..5 in mac, 6..9 in arg; the
+						   next op (SW_OP_CONT) has 10..15 in mac */
+	SW_OP_CONT, /* the second half of the op before it: no effect of its own */
 	SW_OP_N
 };
 struct sw_op {

@@ -281,6 +281,23 @@ int sw_act_set_flabel(uint8_t *f, uint32_t len, uint32_t label)
 	return 0;
 }
 
+int sw_act_set_ipv6(uint8_t *f, uint32_t len, bool dst, const uint8_t addr[16])
+{
+	uint32_t ip6 = locate6(f, len), l4, end;
+	uint8_t proto = 0;
+	if (!ip6 || locate6_l4(f, len, ip6, &l4, &proto, &end))
+		return -1;
+	if (proto != 6 && proto != 17 && proto != 58)
+		l4 = 0; /* SCTP's CRC does not cover the addresses */
+	uint8_t *a = f + ip6 + (dst ? 24 : 8);
+	for (unsigned i = 0; i < 16; i += 2) {
+		uint16_t old = sw_get16(a + i), new = sw_get16(addr + i);
+		sw_set16(a + i, new);
+		l4_update(f, l4, proto, old, new);
+	}
+	return 0;
+}
+
 int sw_act_set_arp(uint8_t *f, uint32_t len, uint8_t field, uint32_t v, const uint8_t mac[6])
 {
 	uint32_t off = sw_l3_type_off(f, len);

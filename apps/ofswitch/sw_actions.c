@@ -12,6 +12,8 @@
  *     0x88e7, vlan_vid/vlan_pcp a tag), else BAD_ACTION/MATCH_INCONSISTENT. What the frame is
  *     is followed through the list: push_vlan adds a tag (two at most), pop_vlan needs and
  *     removes one; push_mpls/pop_mpls/push_pbb make the ethertype theirs (pop_pbb: unknown).
+ *   - ipv6_src/ipv6_dst need eth_type 0x86dd and take two ops (the address does not fit one);
+ *     a list whose ops would pass OF_MAX_ACTIONS is TOO_MANY;
  *   - set_queue is accepted and has no effect (one queue per port), as with no queues set up.
  * A PACKET_OUT's list is checked against its frame instead (sw_act_ctx_of_key).
  */
@@ -209,9 +211,14 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 		return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_TOO_MANY);
 	struct cur c = {.has_type = ctx->has_eth_type, .has_proto = ctx->has_proto,
 			.type = ctx->eth_type, .proto = ctx->ip_proto, .depth = ctx->vlan_depth};
+	unsigned k = 0; /* ops used: an IPv6 address takes two */
 	for (unsigned i = 0; i < oa->n; i++) {
 		const struct of_action *x = &oa->a[i];
-		struct sw_op *o = &out->op[i];
+		bool v6 = x->type == OF_ACT_SET_FIELD &&
+			  (x->field == OF_OXM_IPV6_SRC || x->field == OF_OXM_IPV6_DST);
+		if (k + (v6 ? 2 : 1) > OF_MAX_ACTIONS)
+			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_TOO_MANY);
+		struct sw_op *o = &out->op[k];
 		bool ok;
 		if (x->type == OF_ACT_OUTPUT) {
 			if (!port_ok(x->port, ctx->nports))
@@ -219,26 +226,38 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 			o->code = SW_OP_OUTPUT;
 			o->arg = x->port;
 			o->max_len = x->max_len;
+			k++;
 			continue;
 		}
-		if (x->type == OF_ACT_SET_FIELD)
+		if (v6) { /* bytes 0..5 in mac, 6..9 in arg, 10..15 in the next op's mac */
+			o->code = x->field == OF_OXM_IPV6_SRC ? SW_OP_SET_IPV6_SRC : SW_OP_SET_IPV6_DST;
+			memcpy(o->mac, x->addr, 6);
+			o->arg = (uint32_t)x->addr[6] << 24 | (uint32_t)x->addr[7] << 16 |
+				 (uint32_t)x->addr[8] << 8 | x->addr[9];
+			o[1].code = SW_OP_CONT;
+			memcpy(o[1].mac, x->addr + 10, 6);
+			ok = c.has_type && c.type == 0x86dd;
+			k++;
+		} else if (x->type == OF_ACT_SET_FIELD) {
 			ok = set_field(x, &c, o);
-		else if (x->type <= OF_ACT_SET_QUEUE)
+		} else if (x->type <= OF_ACT_SET_QUEUE) {
 			ok = other_action(x, &c, o);
-		else
+		} else {
 			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
+		}
 		if (!ok)
 			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_MATCH_INCONSISTENT);
+		k++;
 	}
-	out->n = oa->n;
-	out->last_out = oa->n;
-	for (unsigned i = 0; i < oa->n; i++)
+	out->n = (uint8_t)k;
+	out->last_out = (uint8_t)k;
+	for (unsigned i = 0; i < k; i++)
 		if (out->op[i].code == SW_OP_OUTPUT)
 			out->last_out = (uint8_t)i;
 	return 0;
 }
 
-/* The set-field op -> its OXM field (0: not a set-field op). */
+/* The set-field op -> its OXM field (0: not a one-op set-field). */
 static uint8_t op_field(uint8_t code)
 {
 	switch (code) {
@@ -268,17 +287,28 @@ void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa)
 	for (unsigned i = 0; i < x->n; i++) {
 		const struct sw_op *o = &x->op[i];
 		uint8_t field = op_field(o->code);
-		if (o->code == SW_OP_OUTPUT)
+		if (o->code == SW_OP_OUTPUT) {
 			of_act_output(oa, o->arg, o->max_len);
-		else if (field == OF_OXM_ETH_DST || field == OF_OXM_ETH_SRC ||
-			 field == OF_OXM_ARP_SHA || field == OF_OXM_ARP_THA)
+		} else if ((o->code == SW_OP_SET_IPV6_SRC || o->code == SW_OP_SET_IPV6_DST) &&
+			   i + 1 < x->n) {
+			uint8_t a[16];
+			memcpy(a, o->mac, 6);
+			for (unsigned b = 0; b < 4; b++)
+				a[6 + b] = (uint8_t)(o->arg >> (24 - 8 * b));
+			memcpy(a + 10, o[1].mac, 6);
+			of_act_set_ipv6(oa, o->code == SW_OP_SET_IPV6_SRC ? OF_OXM_IPV6_SRC
+									 : OF_OXM_IPV6_DST, a);
+			i++; /* its SW_OP_CONT */
+		} else if (field == OF_OXM_ETH_DST || field == OF_OXM_ETH_SRC ||
+			   field == OF_OXM_ARP_SHA || field == OF_OXM_ARP_THA) {
 			of_act_set_mac(oa, field, o->mac);
-		else if (field == OF_OXM_VLAN_VID)
+		} else if (field == OF_OXM_VLAN_VID) {
 			of_act_set_field(oa, field, o->arg | OFPVID_PRESENT);
-		else if (field)
+		} else if (field) {
 			of_act_set_field(oa, field, o->arg);
-		else if (o->code < SW_OP_N && simple[o->code])
+		} else if (o->code < SW_OP_N && simple[o->code]) {
 			of_act_simple(oa, simple[o->code], o->arg);
+		} /* else SW_OP_CONT: read with the op before it */
 	}
 }
 

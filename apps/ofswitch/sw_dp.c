@@ -195,8 +195,19 @@ static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o
 	case SW_OP_POP_PBB:
 		rc = sw_act_pop_pbb(d, &b->data_len);
 		break;
-	case SW_OP_SET_QUEUE:
-		return 0; /* one queue per port */
+	case SW_OP_SET_IPV6_SRC:
+	case SW_OP_SET_IPV6_DST: {
+		uint8_t a[16]; /* this op and the SW_OP_CONT after it */
+		memcpy(a, o->mac, 6);
+		for (unsigned i = 0; i < 4; i++)
+			a[6 + i] = (uint8_t)(o->arg >> (24 - 8 * i));
+		memcpy(a + 10, o[1].mac, 6);
+		rc = sw_act_set_ipv6(d, len, o->code == SW_OP_SET_IPV6_DST, a);
+		break;
+	}
+	case SW_OP_SET_QUEUE: /* one queue per port */
+	case SW_OP_CONT:
+		return 0;
 	case SW_OP_DEC_MPLS_TTL:
 		if (sw_act_dec_mpls_ttl(d, len) == 0)
 			return 0;

@@ -61,7 +61,7 @@ refused() { # FLOW ERROR-NAME
 	out=$($O add-flow $T "$1" 2>&1)
 	echo "$out" | grep -q "$2" && pass "refused with $2: $1" || fail "$1: want $2, got: $out"
 }
-refused "priority=50,ipv6,actions=set_field:fe80::1->ipv6_src,output:2" OFPBAC_BAD_SET_TYPE
+refused "priority=50,actions=set_field:5->tun_id,output:2" OFPBAC_BAD_SET_TYPE
 refused "priority=50,in_port=1,actions=output:9" OFPBAC_BAD_OUT_PORT
 
 # 3. traffic: H2 captures, H1 sends, the frames must be the expected ones

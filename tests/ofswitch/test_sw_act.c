@@ -307,3 +307,41 @@ Test(sw_act, arp_fields)
 	uint8_t h[128];
 	cr_assert_eq(sw_act_set_arp(h, frame(h, 6), SW_ARP_OP, 1, NULL), -1, "not ARP");
 }
+
+/* IPv6 addresses are in the TCP/UDP/ICMPv6 pseudo-header: a rewrite fixes those checksums
+ * (recomputed from scratch here), behind a hop-by-hop header too. */
+Test(sw_act, ipv6_address_rewrite_fixes_l4_checksums)
+{
+	static const uint8_t a1[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0, 0, 0, 0, 0xab, 0xcd};
+	static const uint8_t a2[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
+	for (int hbh = 0; hbh <= 1; hbh++)
+		for (uint8_t proto = 6; proto <= 17; proto += 11) {
+			uint8_t f[128], g[128];
+			uint32_t l4, n = frame6(f, proto, hbh, &l4);
+			unsigned c = proto == 6 ? 16 : 6;
+			memcpy(g, f, sizeof(g));
+			cr_assert_eq(sw_act_set_ipv6(f, n, false, a1), 0);
+			cr_assert_eq(sw_act_set_ipv6(f, n, true, a2), 0);
+			cr_assert_arr_eq(f + 22, a1, 16);
+			cr_assert_arr_eq(f + 38, a2, 16);
+			cr_assert_eq(at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c),
+				     "hbh %d proto %u: L4 checksum %04x, want %04x", hbh, proto,
+				     at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c));
+			cr_assert_arr_eq(f, g, 22, "nothing before the addresses changes");
+			cr_assert_arr_eq(f + 54, g + 54, l4 + c - 54, "nor the L4 header before its checksum");
+		}
+	/* ICMPv6 */
+	uint8_t f[128];
+	uint32_t o, n = frame6(f, 17, 0, &o);
+	f[14 + 6] = 58;
+	memset(f + o, 0, 8);
+	f[o] = 135;
+	uint16_t x = l4_csum6(f + 14, f + o, 58, 2);
+	f[o + 2] = (uint8_t)(x >> 8), f[o + 3] = (uint8_t)x;
+	cr_assert_eq(sw_act_set_ipv6(f, n, true, a1), 0);
+	cr_assert_eq(at16(f + o + 2), l4_csum6(f + 14, f + o, 58, 2));
+	/* IPv4: refused */
+	n = frame(f, 6);
+	cr_assert_eq(sw_act_set_ipv6(f, n, true, a1), -1);
+}

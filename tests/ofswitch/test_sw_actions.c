@@ -179,8 +179,11 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 4, a, a_hdr(a, 0xffff, 8, 0x2320), OFPET_BAD_ACTION,
 		       OFPBAC_BAD_EXPERIMENTER);
 	uint8_t v6[16] = {0xfe, 0x80};
-	expect_refused(NULL, 4, a, a_set(a, 0x80003410, v6, 16, 0) /* ipv6_src */,
+	expect_refused(NULL, 4, a, a_set(a, 0x80003e10, v6, 16, 0) /* ipv6_nd_target */,
 		       OFPET_BAD_ACTION, OFPBAC_BAD_SET_TYPE);
+	/* ipv6_src is modelled, but needs eth_type 0x86dd */
+	expect_refused(NULL, 4, a, a_set(a, 0x80003410, v6, 16, 0) /* ipv6_src */,
+		       OFPET_BAD_ACTION, OFPBAC_MATCH_INCONSISTENT);
 	expect_refused(NULL, 4, a, a_set(a, 0x80000a02, (const uint8_t *)"\10\6", 2, 0) /* eth_type */,
 		       OFPET_BAD_ACTION, OFPBAC_BAD_SET_TYPE);
 	n = 0;
@@ -193,9 +196,9 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 9, a, a_output(a, 1), OFPET_BAD_INSTRUCTION, OFPBIC_UNKNOWN_INST);
 	expect_refused(NULL, 0xffff, a, a_output(a, 1), OFPET_BAD_INSTRUCTION,
 		       OFPBIC_BAD_EXPERIMENTER);
-	/* the first problem names the error: an unknown type before a set-field of ipv6 */
+	/* the first problem names the error: an unknown type before a set-field of nd_target */
 	n = a_hdr(a, 40, 8, 0);
-	n += a_set(a + n, 0x80003410, v6, 16, 0);
+	n += a_set(a + n, 0x80003e10, v6, 16, 0);
 	expect_refused(NULL, 4, a, n, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
 	/* output to a port the switch does not have, to LOCAL, to ANY */
 	expect_refused(NULL, 4, a, a_output(a, 4), OFPET_BAD_ACTION, OFPBAC_BAD_OUT_PORT);
@@ -748,4 +751,61 @@ Test(sw_apply, mpls_push_output_and_ttl_expiry)
 	cr_assert_eq(queued(2), 0, "TTL 1: not forwarded");
 	cr_assert_eq(core->drop_act, 1);
 	release_all();
+}
+
+/* set_field ipv6_src/dst: two ops each in the program, back to one action each; a list that
+ * would need more than OF_MAX_ACTIONS ops is TOO_MANY; run, the frame carries the addresses
+ * with its TCP checksum right. */
+Test(sw_apply, ipv6_address_set_fields)
+{
+	static const uint8_t s6[16] = {0xfe, 0x80, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+	static const uint8_t d6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x99};
+	struct of_match ip6 = {0}, ip4 = {0};
+	ip6.fields = ip4.fields = OF_MATCH_ETH_TYPE;
+	ip6.eth_type = 0x86dd;
+	ip4.eth_type = 0x0800;
+	struct of_actions a = {0};
+	of_act_set_ipv6(&a, OF_OXM_IPV6_SRC, s6);
+	of_act_set_ipv6(&a, OF_OXM_IPV6_DST, d6);
+	of_act_output(&a, 2, 0);
+	cr_assert_eq(check(&ip4, &a), OFPBAC_MATCH_INCONSISTENT);
+	struct sw_actions p = program(&ip6, &a);
+	cr_assert_eq(p.n, 5);
+	cr_assert_eq(p.last_out, 4);
+	struct of_actions back;
+	sw_actions_to_of(&p, &back);
+	cr_assert_eq(back.n, a.n);
+	for (unsigned i = 0; i < a.n; i++)
+		cr_assert_eq(memcmp(&a.a[i], &back.a[i], sizeof(a.a[i])), 0, "action %u", i);
+	/* through the wire too */
+	struct of_msg fm = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 9};
+	fm.u.flow_mod.buffer_id = OFP_NO_BUFFER;
+	fm.u.flow_mod.match = ip6;
+	fm.u.flow_mod.actions = a;
+	uint8_t buf[1024];
+	ssize_t len = of_serialize(&fm, buf, sizeof(buf));
+	cr_assert_gt(len, 0);
+	struct of_msg r;
+	struct of_fault f;
+	cr_assert_eq(of_parse(buf, (size_t)len, &r, &f), 0, "%s", f.why);
+	for (unsigned i = 0; i < a.n; i++)
+		cr_assert_eq(memcmp(&a.a[i], &r.u.flow_mod.actions.a[i], sizeof(a.a[i])), 0);
+	uint8_t fr[128];
+	uint32_t l4, n = frame6(fr, 6, 0, &l4);
+	sw_dp_apply(core, make(fr, n), 0, &p, NULL);
+	uint32_t l;
+	const uint8_t *x = sent(1, 0, &l);
+	cr_assert_eq(l, n);
+	cr_assert_arr_eq(x + 22, s6, 16);
+	cr_assert_arr_eq(x + 38, d6, 16);
+	cr_assert_eq(at16(x + l4 + 16), l4_csum6(x + 14, x + l4, 6, 16));
+	cr_assert_eq(core->act_skip, 0);
+	release_all();
+	/* 8 address set-fields take 16 ops: one more action does not fit */
+	memset(&a, 0, sizeof(a));
+	for (unsigned i = 0; i < 8; i++)
+		of_act_set_ipv6(&a, OF_OXM_IPV6_DST, d6);
+	(void)program(&ip6, &a);
+	of_act_output(&a, 2, 0);
+	cr_assert_eq(check(&ip6, &a), OFPBAC_TOO_MANY);
 }

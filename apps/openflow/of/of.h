@@ -271,6 +271,8 @@ enum of_action_type {
 #define OF_OXM_ARP_TPA 23
 #define OF_OXM_ARP_SHA 24 /* mac */
 #define OF_OXM_ARP_THA 25 /* mac */
+#define OF_OXM_IPV6_SRC 26 /* addr */
+#define OF_OXM_IPV6_DST 27 /* addr */
 #define OF_OXM_IPV6_FLABEL 28
 #define OF_OXM_ICMPV6_TYPE 29
 #define OF_OXM_ICMPV6_CODE 30
@@ -286,6 +288,7 @@ struct of_action {
 	uint16_t ethertype; /* PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB */
 	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src / arp_sha / arp_tha */
 	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL, SET_MPLS_TTL, SET_QUEUE */
+	uint8_t addr[16]; /* SET_FIELD ipv6_src / ipv6_dst */
 };
 
 /* An action list. Parsing keeps the modelled actions in order and skips (by their checked
@@ -305,6 +308,8 @@ struct of_actions {
 bool of_act_output(struct of_actions *a, uint32_t port, uint16_t max_len);
 bool of_act_set_field(struct of_actions *a, uint8_t field, uint32_t value);
 bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6]);
+/* SET_FIELD of an IPv6 address (OF_OXM_IPV6_SRC / _DST). */
+bool of_act_set_ipv6(struct of_actions *a, uint8_t field, const uint8_t addr[16]);
 /* An action with at most one argument: PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB (arg:
  * ethertype), SET_NW_TTL, SET_MPLS_TTL (arg: the TTL), SET_QUEUE (arg: queue id), and the
  * argument-less ones (POP_VLAN, DEC_NW_TTL, DEC_MPLS_TTL, COPY_TTL_OUT/IN, POP_PBB). */

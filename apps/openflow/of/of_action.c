@@ -57,6 +57,7 @@ static const struct set_def {
 	{OF_OXM_ARP_OP, 2, "arp_op"},     {OF_OXM_ARP_SPA, 4, "arp_spa"},
 	{OF_OXM_ARP_TPA, 4, "arp_tpa"},   {OF_OXM_ARP_SHA, 6, "arp_sha"},
 	{OF_OXM_ARP_THA, 6, "arp_tha"},   {OF_OXM_IPV6_FLABEL, 4, "ipv6_flabel"},
+	{OF_OXM_IPV6_SRC, 16, "ipv6_src"}, {OF_OXM_IPV6_DST, 16, "ipv6_dst"},
 	{OF_OXM_ICMPV6_TYPE, 1, "icmpv6_type"}, {OF_OXM_ICMPV6_CODE, 1, "icmpv6_code"},
 	{OF_OXM_MPLS_LABEL, 4, "mpls_label"}, {OF_OXM_MPLS_TC, 1, "mpls_tc"},
 	{OF_OXM_MPLS_BOS, 1, "mpls_bos"},
@@ -121,7 +122,7 @@ static int set_field_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 		return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_SET_LEN, "SET_FIELD value width");
 	const uint8_t *v = p + 8;
 	uint32_t val = 0;
-	if (d->width != 6)
+	if (d->width <= 4)
 		for (unsigned i = 0; i < d->width; i++)
 			val = val << 8 | v[i];
 	if ((d->field == OF_OXM_VLAN_VID && (!(val & OFPVID_PRESENT) || val > 0x1fff)) ||
@@ -137,6 +138,8 @@ static int set_field_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 	x->field = d->field;
 	if (d->width == 6)
 		memcpy(x->mac, v, 6);
+	else if (d->width == 16)
+		memcpy(x->addr, v, 16);
 	else
 		x->value = val;
 	return 0;
@@ -354,6 +357,8 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | (uint32_t)x->field << 9 | wd);
 			if (wd == 6)
 				of_put_bytes(w, x->mac, 6);
+			else if (wd == 16)
+				of_put_bytes(w, x->addr, 16);
 			else
 				for (unsigned k = wd; k-- > 0;)
 					of_put8(w, (uint8_t)(x->value >> (8 * k)));
@@ -392,7 +397,7 @@ bool of_actions_fit(uint8_t version, const struct of_actions *a)
 			return false;
 		if (version == OF_VERSION_1_0 && of_port_to10(x->port) < 0)
 			return false;
-		if (x->type == OF_ACT_SET_FIELD && set_def(x->field)->width != 6 &&
+		if (x->type == OF_ACT_SET_FIELD && set_def(x->field)->width <= 4 &&
 		    (uint64_t)x->value >> (8 * set_def(x->field)->width))
 			return false; /* a value wider than its field */
 	}
@@ -452,6 +457,16 @@ bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6])
 	if (x) {
 		x->field = field;
 		memcpy(x->mac, mac, 6);
+	}
+	return x != NULL;
+}
+
+bool of_act_set_ipv6(struct of_actions *a, uint8_t field, const uint8_t addr[16])
+{
+	struct of_action *x = append(a, OF_ACT_SET_FIELD);
+	if (x) {
+		x->field = field;
+		memcpy(x->addr, addr, 16);
 	}
 	return x != NULL;
 }
