@@ -83,7 +83,7 @@ struct sw_flow;
 /* And back: the match of a flow, for FLOW stats and FLOW_REMOVED. */
 void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
-/* Frame rewrites (sw_act.c), checksums fixed incrementally. Each returns 0, or -1 when the
+/* Frame rewrites (sw_act.c; MPLS and PBB: sw_act_mpls.c), checksums fixed incrementally. Each returns 0, or -1 when the
  * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
  * and ports are host order. IPv4 and L4 are found behind up to two VLAN tags. */
 int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
