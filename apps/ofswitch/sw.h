@@ -102,6 +102,12 @@ int sw_act_set_flabel(uint8_t *f, uint32_t len, uint32_t label);
 /* IPv6 source (dst false) or destination address; the TCP/UDP/ICMPv6 checksum fixed (the
  * address is in their pseudo-header). */
 int sw_act_set_ipv6(uint8_t *f, uint32_t len, bool dst, const uint8_t addr[16]);
+/* IPv6 neighbour discovery (an ICMPv6 NS 135 or NA 136): the target address, or the
+ * link-layer address option (sll: the source one, type 1; else the target one, type 2),
+ * ICMPv6 checksum fixed. -1 when the frame has no such message or option (options with a
+ * length of 0 or past the message end the search). */
+int sw_act_set_nd_target(uint8_t *f, uint32_t len, const uint8_t addr[16]);
+int sw_act_set_nd_ll(uint8_t *f, uint32_t len, bool sll, const uint8_t mac[6]);
 /* ICMPv4 (v6 false) or ICMPv6 type (code false) or code; checksum fixed. SCTP ports go
  * through sw_act_set_l4_port (proto 132), which recomputes SCTP's CRC32c. */
 int sw_act_set_icmp(uint8_t *f, uint32_t len, bool v6, bool code, uint8_t v);
@@ -136,6 +142,8 @@ enum sw_op_code {
 	SW_OP_SET_QUEUE, /* accepted, no effect: one queue per port */
 	SW_OP_SET_IPV6_SRC, SW_OP_SET_IPV6_DST, /* address bytes 0..5 in mac, 6..9 in arg; the
 						   next op (SW_OP_CONT) has 10..15 in mac */
+	SW_OP_SET_ND_TARGET, /* the address as SET_IPV6_*, + SW_OP_CONT */
+	SW_OP_SET_ND_SLL, SW_OP_SET_ND_TLL,
 	SW_OP_CONT, /* the second half of the op before it: no effect of its own */
 	SW_OP_N
 };
@@ -160,10 +168,11 @@ struct sw_actions {
 /* What a list is validated against (sw_actions.c): a FLOW_MOD's match or a PACKET_OUT's
  * frame. vlan_depth: tags the frame is known to have. */
 struct sw_act_ctx {
-	bool has_eth_type, has_proto;
+	bool has_eth_type, has_proto, has_icmp_type;
 	uint16_t eth_type;
 	uint8_t ip_proto;
 	uint8_t vlan_depth;
+	uint8_t icmp_type; /* ICMPv6 type (the ND set-fields need 135 or 136) */
 	unsigned nports;
 };
 void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_act_ctx *c);

@@ -298,6 +298,54 @@ int sw_act_set_ipv6(uint8_t *f, uint32_t len, bool dst, const uint8_t addr[16])
 	return 0;
 }
 
+/* The ND message (NS or NA) of the frame: its offset and end, or -1. */
+static int locate_nd(const uint8_t *f, uint32_t len, uint32_t *l4, uint32_t *end)
+{
+	uint32_t ip6 = locate6(f, len);
+	uint8_t proto = 0;
+	if (!ip6 || locate6_l4(f, len, ip6, l4, &proto, end) || !*l4 || proto != 58 ||
+	    *end < *l4 + 24 || (f[*l4] != 135 && f[*l4] != 136))
+		return -1;
+	return 0;
+}
+
+/* Bytes [p, p + n) of the ICMPv6 message at l4 := v (n even, p - l4 even), checksum fixed. */
+static void icmp6_write(uint8_t *f, uint32_t l4, uint32_t p, const uint8_t *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i += 2) {
+		uint16_t old = sw_get16(f + p + i), new = sw_get16(v + i);
+		sw_set16(f + p + i, new);
+		sw_csum_update16(f + l4 + 2, old, new);
+	}
+}
+
+int sw_act_set_nd_target(uint8_t *f, uint32_t len, const uint8_t addr[16])
+{
+	uint32_t l4, end;
+	if (locate_nd(f, len, &l4, &end))
+		return -1;
+	icmp6_write(f, l4, l4 + 8, addr, 16);
+	return 0;
+}
+
+int sw_act_set_nd_ll(uint8_t *f, uint32_t len, bool sll, const uint8_t mac[6])
+{
+	uint32_t l4, end;
+	if (locate_nd(f, len, &l4, &end))
+		return -1;
+	for (uint32_t o = l4 + 24; o + 8 <= end;) {
+		uint32_t ol = (uint32_t)f[o + 1] * 8;
+		if (ol == 0 || o + ol > end)
+			return -1; /* a lying length: the rest cannot be read */
+		if (f[o] == (sll ? 1 : 2) && ol == 8) {
+			icmp6_write(f, l4, o + 2, mac, 6);
+			return 0;
+		}
+		o += ol;
+	}
+	return -1;
+}
+
 int sw_act_set_arp(uint8_t *f, uint32_t len, uint8_t field, uint32_t v, const uint8_t mac[6])
 {
 	uint32_t off = sw_l3_type_off(f, len);

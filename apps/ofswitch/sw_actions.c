@@ -12,7 +12,8 @@
  *     0x88e7, vlan_vid/vlan_pcp a tag), else BAD_ACTION/MATCH_INCONSISTENT. What the frame is
  *     is followed through the list: push_vlan adds a tag (two at most), pop_vlan needs and
  *     removes one; push_mpls/pop_mpls/push_pbb make the ethertype theirs (pop_pbb: unknown).
- *   - ipv6_src/ipv6_dst need eth_type 0x86dd and take two ops (the address does not fit one);
+ *   - ipv6_nd_target needs ICMPv6 type 135 or 136 in the match, ipv6_nd_sll 135, _tll 136;
+ *   - ipv6_src/ipv6_dst need eth_type 0x86dd and take two ops (nd_target too) (the address does not fit one);
  *     a list whose ops would pass OF_MAX_ACTIONS is TOO_MANY;
  *   - set_queue is accepted and has no effect (one queue per port), as with no queues set up.
  * A PACKET_OUT's list is checked against its frame instead (sw_act_ctx_of_key).
@@ -30,6 +31,8 @@ void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_ac
 	c->has_proto = m->fields & OF_MATCH_IP_PROTO;
 	c->ip_proto = m->ip_proto;
 	/* Tagged when the match requires OFPVID_PRESENT (exact, or masked with that bit). */
+	c->has_icmp_type = m->fields & OF_MATCH_ICMPV6_TYPE;
+	c->icmp_type = m->icmpv6_type;
 	if ((m->fields & OF_MATCH_VLAN_VID) && (m->vlan_vid & OFPVID_PRESENT) &&
 	    (!(m->masked & OF_MATCH_VLAN_VID) || (m->vlan_vid_mask & OFPVID_PRESENT)))
 		c->vlan_depth = 1;
@@ -43,6 +46,8 @@ void sw_act_ctx_of_key(const struct sw_key *k, unsigned nports, struct sw_act_ct
 	c->eth_type = k->eth_type;
 	c->has_proto = k->eth_type == 0x0800 || k->eth_type == 0x86dd;
 	c->ip_proto = k->ip_proto;
+	c->has_icmp_type = k->eth_type == 0x86dd && k->ip_proto == 58;
+	c->icmp_type = (uint8_t)k->tp_src;
 	c->vlan_depth = k->vlan ? 1 : 0;
 }
 
@@ -55,9 +60,9 @@ static bool port_ok(uint32_t p, unsigned nports)
 /* What the frame is known to be at a point of the list: the match's promise, then changed
  * by each push/pop before it. */
 struct cur {
-	bool has_type, has_proto;
+	bool has_type, has_proto, has_icmp;
 	uint16_t type;
-	uint8_t proto;
+	uint8_t proto, icmp; /* icmp: the ICMPv6 type */
 	unsigned depth; /* VLAN tags */
 };
 
@@ -162,13 +167,13 @@ static bool other_action(const struct of_action *x, struct cur *c, struct sw_op 
 	case OF_ACT_PUSH_MPLS: /* on anything; the frame is MPLS from here on */
 		o->code = SW_OP_PUSH_MPLS;
 		o->arg = x->ethertype;
-		c->has_type = true, c->type = x->ethertype, c->has_proto = false;
+		c->has_type = true, c->type = x->ethertype, c->has_proto = c->has_icmp = false;
 		break;
 	case OF_ACT_POP_MPLS:
 		o->code = SW_OP_POP_MPLS;
 		o->arg = x->ethertype;
 		ok = is_mpls(c);
-		c->has_type = true, c->type = x->ethertype, c->has_proto = false;
+		c->has_type = true, c->type = x->ethertype, c->has_proto = c->has_icmp = false;
 		break;
 	case OF_ACT_SET_MPLS_TTL:
 	case OF_ACT_DEC_MPLS_TTL:
@@ -184,12 +189,13 @@ static bool other_action(const struct of_action *x, struct cur *c, struct sw_op 
 	case OF_ACT_PUSH_PBB: /* the tags and the ethertype go behind the backbone header */
 		o->code = SW_OP_PUSH_PBB;
 		o->arg = x->ethertype;
-		c->has_type = true, c->type = x->ethertype, c->has_proto = false, c->depth = 0;
+		c->has_type = true, c->type = x->ethertype, c->depth = 0;
+		c->has_proto = c->has_icmp = false;
 		break;
 	case OF_ACT_POP_PBB: /* what is behind it is not known */
 		o->code = SW_OP_POP_PBB;
 		ok = c->has_type && c->type == 0x88e7;
-		c->has_type = false, c->has_proto = false, c->depth = 0;
+		c->has_type = c->has_proto = c->has_icmp = false, c->depth = 0;
 		break;
 	case OF_ACT_SET_QUEUE:
 		o->code = SW_OP_SET_QUEUE;
@@ -210,12 +216,16 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 	if (oa->n > OF_MAX_ACTIONS)
 		return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_TOO_MANY);
 	struct cur c = {.has_type = ctx->has_eth_type, .has_proto = ctx->has_proto,
-			.type = ctx->eth_type, .proto = ctx->ip_proto, .depth = ctx->vlan_depth};
+			.has_icmp = ctx->has_icmp_type, .type = ctx->eth_type,
+			.proto = ctx->ip_proto, .icmp = ctx->icmp_type, .depth = ctx->vlan_depth};
 	unsigned k = 0; /* ops used: an IPv6 address takes two */
 	for (unsigned i = 0; i < oa->n; i++) {
 		const struct of_action *x = &oa->a[i];
 		bool v6 = x->type == OF_ACT_SET_FIELD &&
-			  (x->field == OF_OXM_IPV6_SRC || x->field == OF_OXM_IPV6_DST);
+			  (x->field == OF_OXM_IPV6_SRC || x->field == OF_OXM_IPV6_DST ||
+			   x->field == OF_OXM_IPV6_ND_TARGET);
+		bool ip6 = c.has_type && c.type == 0x86dd;
+		bool nd = ip6 && c.has_proto && c.proto == 58 && c.has_icmp;
 		if (k + (v6 ? 2 : 1) > OF_MAX_ACTIONS)
 			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_TOO_MANY);
 		struct sw_op *o = &out->op[k];
@@ -230,16 +240,26 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 			continue;
 		}
 		if (v6) { /* bytes 0..5 in mac, 6..9 in arg, 10..15 in the next op's mac */
-			o->code = x->field == OF_OXM_IPV6_SRC ? SW_OP_SET_IPV6_SRC : SW_OP_SET_IPV6_DST;
+			o->code = x->field == OF_OXM_IPV6_SRC   ? SW_OP_SET_IPV6_SRC
+				  : x->field == OF_OXM_IPV6_DST ? SW_OP_SET_IPV6_DST
+								: SW_OP_SET_ND_TARGET;
 			memcpy(o->mac, x->addr, 6);
 			o->arg = (uint32_t)x->addr[6] << 24 | (uint32_t)x->addr[7] << 16 |
 				 (uint32_t)x->addr[8] << 8 | x->addr[9];
 			o[1].code = SW_OP_CONT;
 			memcpy(o[1].mac, x->addr + 10, 6);
-			ok = c.has_type && c.type == 0x86dd;
+			ok = o->code == SW_OP_SET_ND_TARGET ? nd && (c.icmp == 135 || c.icmp == 136) : ip6;
 			k++;
+		} else if (x->type == OF_ACT_SET_FIELD && (x->field == OF_OXM_IPV6_ND_SLL ||
+							   x->field == OF_OXM_IPV6_ND_TLL)) {
+			bool sll = x->field == OF_OXM_IPV6_ND_SLL;
+			o->code = sll ? SW_OP_SET_ND_SLL : SW_OP_SET_ND_TLL;
+			memcpy(o->mac, x->mac, 6);
+			ok = nd && c.icmp == (sll ? 135 : 136); /* NS carries the SLL, NA the TLL */
 		} else if (x->type == OF_ACT_SET_FIELD) {
 			ok = set_field(x, &c, o);
+			if (x->field == OF_OXM_ICMPV6_TYPE)
+				c.icmp = (uint8_t)x->value, c.has_icmp = true;
 		} else if (x->type <= OF_ACT_SET_QUEUE) {
 			ok = other_action(x, &c, o);
 		} else {
@@ -289,16 +309,20 @@ void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa)
 		uint8_t field = op_field(o->code);
 		if (o->code == SW_OP_OUTPUT) {
 			of_act_output(oa, o->arg, o->max_len);
-		} else if ((o->code == SW_OP_SET_IPV6_SRC || o->code == SW_OP_SET_IPV6_DST) &&
-			   i + 1 < x->n) {
+		} else if ((o->code == SW_OP_SET_IPV6_SRC || o->code == SW_OP_SET_IPV6_DST ||
+			    o->code == SW_OP_SET_ND_TARGET) && i + 1 < x->n) {
 			uint8_t a[16];
 			memcpy(a, o->mac, 6);
 			for (unsigned b = 0; b < 4; b++)
 				a[6 + b] = (uint8_t)(o->arg >> (24 - 8 * b));
 			memcpy(a + 10, o[1].mac, 6);
-			of_act_set_ipv6(oa, o->code == SW_OP_SET_IPV6_SRC ? OF_OXM_IPV6_SRC
-									 : OF_OXM_IPV6_DST, a);
+			of_act_set_ipv6(oa, o->code == SW_OP_SET_IPV6_SRC   ? OF_OXM_IPV6_SRC
+					    : o->code == SW_OP_SET_IPV6_DST ? OF_OXM_IPV6_DST
+									    : OF_OXM_IPV6_ND_TARGET, a);
 			i++; /* its SW_OP_CONT */
+		} else if (o->code == SW_OP_SET_ND_SLL || o->code == SW_OP_SET_ND_TLL) {
+			of_act_set_mac(oa, o->code == SW_OP_SET_ND_SLL ? OF_OXM_IPV6_ND_SLL
+								       : OF_OXM_IPV6_ND_TLL, o->mac);
 		} else if (field == OF_OXM_ETH_DST || field == OF_OXM_ETH_SRC ||
 			   field == OF_OXM_ARP_SHA || field == OF_OXM_ARP_THA) {
 			of_act_set_mac(oa, field, o->mac);

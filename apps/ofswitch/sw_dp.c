@@ -195,14 +195,21 @@ static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o
 	case SW_OP_POP_PBB:
 		rc = sw_act_pop_pbb(d, &b->data_len);
 		break;
+	case SW_OP_SET_ND_SLL:
+	case SW_OP_SET_ND_TLL:
+		rc = sw_act_set_nd_ll(d, len, o->code == SW_OP_SET_ND_SLL, o->mac);
+		break;
 	case SW_OP_SET_IPV6_SRC:
-	case SW_OP_SET_IPV6_DST: {
+	case SW_OP_SET_IPV6_DST:
+	case SW_OP_SET_ND_TARGET: {
 		uint8_t a[16]; /* this op and the SW_OP_CONT after it */
 		memcpy(a, o->mac, 6);
 		for (unsigned i = 0; i < 4; i++)
 			a[6 + i] = (uint8_t)(o->arg >> (24 - 8 * i));
 		memcpy(a + 10, o[1].mac, 6);
-		rc = sw_act_set_ipv6(d, len, o->code == SW_OP_SET_IPV6_DST, a);
+		rc = o->code == SW_OP_SET_ND_TARGET
+			     ? sw_act_set_nd_target(d, len, a)
+			     : sw_act_set_ipv6(d, len, o->code == SW_OP_SET_IPV6_DST, a);
 		break;
 	}
 	case SW_OP_SET_QUEUE: /* one queue per port */

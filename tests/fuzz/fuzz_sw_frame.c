@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void rewrite(uint8_t op, uint8_t *f, uint32_t *len, uint32_t cap)
 {
 	static const uint8_t mac[6] = {2, 0, 0, 0, 0, 1};
-	switch (op % 24) {
+	switch (op % 25) {
 	case 0: sw_act_set_eth(f, *len, op & 0x80, mac); break;
 	case 1: sw_act_set_ipv4(f, *len, op & 0x80, 0x0a000001); break;
 	case 2: sw_act_set_l4_port(f, *len, 6, op & 0x80, 1); break;
@@ -43,6 +43,8 @@ static void rewrite(uint8_t op, uint8_t *f, uint32_t *len, uint32_t cap)
 	case 20: sw_act_push_pbb(f, len, cap, 0x88e7); break;
 	case 21: sw_act_pop_pbb(f, len); break;
 	case 22: sw_act_set_ipv6(f, *len, op & 0x80, (const uint8_t *)"\xfe\x80\0\0\0\0\0\0\0\0\0\0\0\0\0\1"); break;
+	case 23: sw_act_set_nd_target(f, *len, (const uint8_t *)"\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\1"); break;
+	case 24: sw_act_set_nd_ll(f, *len, op & 0x80, mac); break;
 	default: break;
 	}
 }

@@ -177,4 +177,28 @@ static inline void make_sctp(uint8_t *f, uint32_t l4, uint32_t n, int v6)
 		h[8 + i] = (uint8_t)(c >> (8 * i));
 }
 
+/* Ethernet + IPv6 + an ICMPv6 neighbour solicitation (type 135, with a source link-layer
+ * address option) or advertisement (136, target link-layer address option), checksum set.
+ * *l4: the ICMPv6 message's offset. */
+static inline uint32_t frame_nd(uint8_t *f, uint8_t type, uint32_t *l4)
+{
+	uint32_t n = frame6(f, 17, 0, l4);
+	uint8_t *ip = f + 14, *m = f + *l4;
+	(void)n;
+	ip[5] = 32; /* payload: the 32-byte message */
+	ip[6] = 58;
+	ip[7] = 255;
+	memset(m, 0, 32);
+	m[0] = type;
+	if (type == 136)
+		m[4] = 0x60; /* solicited, override */
+	memcpy(m + 8, "\xfe\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xfe\x00\x00\x0b", 16);
+	m[24] = type == 135 ? 1 : 2;
+	m[25] = 1;
+	memcpy(m + 26, "\x02\x00\x00\x00\x00\x0a", 6);
+	uint16_t x = l4_csum6(ip, m, 58, 2);
+	m[2] = (uint8_t)(x >> 8), m[3] = (uint8_t)x;
+	return *l4 + 32;
+}
+
 #endif

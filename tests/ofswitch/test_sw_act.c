@@ -345,3 +345,39 @@ Test(sw_act, ipv6_address_rewrite_fixes_l4_checksums)
 	n = frame(f, 6);
 	cr_assert_eq(sw_act_set_ipv6(f, n, true, a1), -1);
 }
+
+/* Neighbour discovery: the target address and the link-layer address options of NS and NA,
+ * the ICMPv6 checksum equal to a recomputation; options that lie are not followed. */
+Test(sw_act, nd_target_and_link_layer_options)
+{
+	static const uint8_t t[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x77};
+	static const uint8_t mac[6] = {2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
+	uint8_t f[128], g[128];
+	uint32_t l4, n = frame_nd(f, 135, &l4);
+	cr_assert_eq(at16(f + l4 + 2), l4_csum6(f + 14, f + l4, 58, 2));
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_nd_target(f, n, t), 0);
+	cr_assert_eq(sw_act_set_nd_ll(f, n, true, mac), 0);
+	cr_assert_arr_eq(f + l4 + 8, t, 16);
+	cr_assert_arr_eq(f + l4 + 26, mac, 6);
+	cr_assert_eq(at16(f + l4 + 2), l4_csum6(f + 14, f + l4, 58, 2));
+	cr_assert_arr_eq(f, g, l4 + 2, "nothing before the checksum changes");
+	cr_assert_eq(sw_act_set_nd_ll(f, n, false, mac), -1, "an NS has no TLL option here");
+	n = frame_nd(f, 136, &l4);
+	cr_assert_eq(sw_act_set_nd_ll(f, n, false, mac), 0);
+	cr_assert_arr_eq(f + l4 + 26, mac, 6);
+	cr_assert_eq(at16(f + l4 + 2), l4_csum6(f + 14, f + l4, 58, 2));
+	/* an option length of 0, or one past the message: refused, frame unchanged */
+	n = frame_nd(f, 135, &l4);
+	f[l4 + 25] = 0;
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_nd_ll(f, n, true, mac), -1);
+	cr_assert_arr_eq(f, g, n);
+	f[l4 + 25] = 2;
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_nd_ll(f, n, true, mac), -1);
+	cr_assert_arr_eq(f, g, n);
+	/* not ND: an echo request */
+	f[l4] = 128;
+	cr_assert_eq(sw_act_set_nd_target(f, n, t), -1);
+}

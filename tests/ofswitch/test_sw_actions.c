@@ -179,7 +179,7 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 4, a, a_hdr(a, 0xffff, 8, 0x2320), OFPET_BAD_ACTION,
 		       OFPBAC_BAD_EXPERIMENTER);
 	uint8_t v6[16] = {0xfe, 0x80};
-	expect_refused(NULL, 4, a, a_set(a, 0x80003e10, v6, 16, 0) /* ipv6_nd_target */,
+	expect_refused(NULL, 4, a, a_set(a, 0x80004c08, v6, 8, 0) /* tunnel_id */,
 		       OFPET_BAD_ACTION, OFPBAC_BAD_SET_TYPE);
 	/* ipv6_src is modelled, but needs eth_type 0x86dd */
 	expect_refused(NULL, 4, a, a_set(a, 0x80003410, v6, 16, 0) /* ipv6_src */,
@@ -196,9 +196,9 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 9, a, a_output(a, 1), OFPET_BAD_INSTRUCTION, OFPBIC_UNKNOWN_INST);
 	expect_refused(NULL, 0xffff, a, a_output(a, 1), OFPET_BAD_INSTRUCTION,
 		       OFPBIC_BAD_EXPERIMENTER);
-	/* the first problem names the error: an unknown type before a set-field of nd_target */
+	/* the first problem names the error: an unknown type before a set-field of tunnel_id */
 	n = a_hdr(a, 40, 8, 0);
-	n += a_set(a + n, 0x80003e10, v6, 16, 0);
+	n += a_set(a + n, 0x80004c08, v6, 8, 0);
 	expect_refused(NULL, 4, a, n, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
 	/* output to a port the switch does not have, to LOCAL, to ANY */
 	expect_refused(NULL, 4, a, a_output(a, 4), OFPET_BAD_ACTION, OFPBAC_BAD_OUT_PORT);
@@ -808,4 +808,61 @@ Test(sw_apply, ipv6_address_set_fields)
 	(void)program(&ip6, &a);
 	of_act_output(&a, 2, 0);
 	cr_assert_eq(check(&ip6, &a), OFPBAC_TOO_MANY);
+}
+
+/* The ND set-fields need the ICMPv6 type in the match (nd_target 135/136, sll 135, tll 136),
+ * survive the wire and the program, and run. */
+Test(sw_apply, nd_set_fields)
+{
+	static const uint8_t t[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42};
+	static const uint8_t mac[6] = {2, 1, 2, 3, 4, 5};
+	struct of_match ns = {0}, na, icmp6;
+	ns.fields = OF_MATCH_ETH_TYPE | OF_MATCH_IP_PROTO | OF_MATCH_ICMPV6_TYPE;
+	ns.eth_type = 0x86dd;
+	ns.ip_proto = 58;
+	ns.icmpv6_type = 135;
+	na = ns;
+	na.icmpv6_type = 136;
+	icmp6 = ns;
+	icmp6.fields &= ~OF_MATCH_ICMPV6_TYPE;
+	struct of_actions a = {0};
+	of_act_set_ipv6(&a, OF_OXM_IPV6_ND_TARGET, t);
+	cr_assert_eq(check(&icmp6, &a), OFPBAC_MATCH_INCONSISTENT, "no type in the match");
+	cr_assert_eq(check(&na, &a), -1);
+	of_act_set_mac(&a, OF_OXM_IPV6_ND_SLL, mac);
+	cr_assert_eq(check(&na, &a), OFPBAC_MATCH_INCONSISTENT, "an NA has no SLL");
+	of_act_output(&a, 2, 0);
+	struct sw_actions p = program(&ns, &a);
+	struct of_actions back;
+	sw_actions_to_of(&p, &back);
+	cr_assert_eq(back.n, a.n);
+	for (unsigned i = 0; i < a.n; i++)
+		cr_assert_eq(memcmp(&a.a[i], &back.a[i], sizeof(a.a[i])), 0, "action %u", i);
+	struct of_msg fm = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 10};
+	fm.u.flow_mod.buffer_id = OFP_NO_BUFFER;
+	fm.u.flow_mod.match = ns;
+	fm.u.flow_mod.actions = a;
+	uint8_t buf[1024];
+	ssize_t len = of_serialize(&fm, buf, sizeof(buf));
+	cr_assert_gt(len, 0);
+	struct of_msg r;
+	struct of_fault f;
+	cr_assert_eq(of_parse(buf, (size_t)len, &r, &f), 0, "%s", f.why);
+	for (unsigned i = 0; i < a.n; i++)
+		cr_assert_eq(memcmp(&a.a[i], &r.u.flow_mod.actions.a[i], sizeof(a.a[i])), 0);
+	uint8_t fr[128];
+	uint32_t l4, n = frame_nd(fr, 135, &l4);
+	sw_dp_apply(core, make(fr, n), 0, &p, NULL);
+	uint32_t l;
+	const uint8_t *x = sent(1, 0, &l);
+	cr_assert_arr_eq(x + l4 + 8, t, 16);
+	cr_assert_arr_eq(x + l4 + 26, mac, 6);
+	cr_assert_eq(at16(x + l4 + 2), l4_csum6(x + 14, x + l4, 58, 2));
+	cr_assert_eq(core->act_skip, 0);
+	release_all();
+	/* a set icmpv6_type before them counts: NS -> NA, then the TLL */
+	memset(&a, 0, sizeof(a));
+	of_act_set_field(&a, OF_OXM_ICMPV6_TYPE, 136);
+	of_act_set_mac(&a, OF_OXM_IPV6_ND_TLL, mac);
+	cr_assert_eq(check(&ns, &a), -1);
 }

@@ -276,6 +276,9 @@ enum of_action_type {
 #define OF_OXM_IPV6_FLABEL 28
 #define OF_OXM_ICMPV6_TYPE 29
 #define OF_OXM_ICMPV6_CODE 30
+#define OF_OXM_IPV6_ND_TARGET 31 /* addr */
+#define OF_OXM_IPV6_ND_SLL 32 /* mac */
+#define OF_OXM_IPV6_ND_TLL 33 /* mac */
 #define OF_OXM_MPLS_LABEL 34
 #define OF_OXM_MPLS_TC 35
 #define OF_OXM_MPLS_BOS 36
@@ -286,9 +289,9 @@ struct of_action {
 	uint16_t max_len; /* OUTPUT */
 	uint32_t port;    /* OUTPUT */
 	uint16_t ethertype; /* PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB */
-	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src / arp_sha / arp_tha */
+	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src / arp_sha / arp_tha / ipv6_nd_sll / _tll */
 	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL, SET_MPLS_TTL, SET_QUEUE */
-	uint8_t addr[16]; /* SET_FIELD ipv6_src / ipv6_dst */
+	uint8_t addr[16]; /* SET_FIELD ipv6_src / ipv6_dst / ipv6_nd_target */
 };
 
 /* An action list. Parsing keeps the modelled actions in order and skips (by their checked
@@ -308,7 +311,7 @@ struct of_actions {
 bool of_act_output(struct of_actions *a, uint32_t port, uint16_t max_len);
 bool of_act_set_field(struct of_actions *a, uint8_t field, uint32_t value);
 bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6]);
-/* SET_FIELD of an IPv6 address (OF_OXM_IPV6_SRC / _DST). */
+/* SET_FIELD of an IPv6 address (OF_OXM_IPV6_SRC / _DST / _ND_TARGET). */
 bool of_act_set_ipv6(struct of_actions *a, uint8_t field, const uint8_t addr[16]);
 /* An action with at most one argument: PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB (arg:
  * ethertype), SET_NW_TTL, SET_MPLS_TTL (arg: the TTL), SET_QUEUE (arg: queue id), and the

@@ -58,6 +58,8 @@ static const struct set_def {
 	{OF_OXM_ARP_TPA, 4, "arp_tpa"},   {OF_OXM_ARP_SHA, 6, "arp_sha"},
 	{OF_OXM_ARP_THA, 6, "arp_tha"},   {OF_OXM_IPV6_FLABEL, 4, "ipv6_flabel"},
 	{OF_OXM_IPV6_SRC, 16, "ipv6_src"}, {OF_OXM_IPV6_DST, 16, "ipv6_dst"},
+	{OF_OXM_IPV6_ND_TARGET, 16, "ipv6_nd_target"},
+	{OF_OXM_IPV6_ND_SLL, 6, "ipv6_nd_sll"}, {OF_OXM_IPV6_ND_TLL, 6, "ipv6_nd_tll"},
 	{OF_OXM_ICMPV6_TYPE, 1, "icmpv6_type"}, {OF_OXM_ICMPV6_CODE, 1, "icmpv6_code"},
 	{OF_OXM_MPLS_LABEL, 4, "mpls_label"}, {OF_OXM_MPLS_TC, 1, "mpls_tc"},
 	{OF_OXM_MPLS_BOS, 1, "mpls_bos"},
