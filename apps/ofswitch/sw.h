@@ -48,14 +48,19 @@ struct sw_key {
 	uint16_t eth_type; /* after at most one 802.1Q tag */
 	uint16_t vlan;     /* OFPVID_PRESENT | vid when tagged, else 0 */
 	uint8_t nw_src[16], nw_dst[16]; /* IPv6 addresses; IPv4 and ARP spa/tpa in bytes 0..3
-					   (network byte order as on the wire) */
-	uint8_t ip_proto;  /* IPv4 protocol, IPv6 next header */
+					   (network byte order as on the wire), ARP sha/tha
+					   in bytes 4..9 */
+	uint8_t ip_proto;  /* IPv4 protocol, IPv6 upper-layer protocol (after the extension
+			      headers) */
 	uint8_t ip_dscp;   /* IPv4 TOS >> 2, IPv6 traffic class >> 2 */
 	uint8_t vlan_pcp;  /* priority bits of the tag */
-	uint8_t pad;
-	uint16_t tp_src, tp_dst; /* TCP/UDP ports, or ICMPv4 type/code (host order) */
-	uint16_t arp_op;
-	uint16_t pad2;
+	uint8_t ip_ecn;    /* the low 2 bits of the TOS / traffic class */
+	uint16_t tp_src, tp_dst; /* TCP/UDP/SCTP ports, or ICMPv4/ICMPv6 type/code (host order) */
+	union {                  /* one per eth_type (host order): */
+		uint16_t arp_op; /* ARP */
+		uint32_t flabel; /* IPv6 flow label */
+		uint32_t mpls;   /* MPLS: the top label stack entry >> 8 (label << 4 | tc << 1 | bos) */
+	};
 };
 _Static_assert(sizeof(struct sw_key) == 64, "sw_key has padding");
 _Static_assert(sizeof(struct sw_key) <= RF_HASH_KEY_MAX, "sw_key is an EMC key");
@@ -64,6 +69,13 @@ _Static_assert(SW_MAX_PORTS + 1 <= RF_RUNTIME_MAX_POLLS, "a poll function per po
 /* Parse frame[0..len) from port in_port into *k. Returns 0, or -1 when the frame is shorter
  * than its headers claim (the caller drops and counts it). */
 int sw_key_parse(const uint8_t *frame, uint32_t len, uint32_t in_port, struct sw_key *k);
+/* The upper-layer header of the IPv6 packet at ip6 (its 40-byte header and plen payload
+ * bytes all present): walks up to SW_IPV6_MAX_EXT extension headers (hop-by-hop, routing,
+ * destination options, fragment, AH). Returns its offset from ip6 with the protocol in
+ * *proto (*later_frag: a fragment other than the first, so no L4 header), or -1 when an
+ * extension header runs past the payload. */
+#define SW_IPV6_MAX_EXT 8
+int sw_ipv6_l4(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag);
 
 /* The controller's match as (value, mask) over the key (sw_match.c); value comes masked. */
 void sw_key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *mk);
@@ -71,7 +83,7 @@ struct sw_flow;
 /* And back: the match of a flow, for FLOW stats and FLOW_REMOVED. */
 void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
-/* Frame rewrites (sw_act.c), checksums fixed incrementally. Each returns 0, or -1 when the
+/* Frame rewrites (sw_act.c; MPLS and PBB: sw_act_mpls.c), checksums fixed incrementally. Each returns 0, or -1 when the
  * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
  * and ports are host order. IPv4 and L4 are found behind up to two VLAN tags. */
 int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
@@ -84,6 +96,35 @@ int sw_act_set_dscp(uint8_t *f, uint32_t len, uint8_t dscp);
 int sw_act_set_vlan(uint8_t *f, uint32_t len, bool pcp, uint16_t v);
 int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid);
 int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
+/* IP ECN (the TOS / traffic class's low 2 bits), IPv6 flow label. */
+int sw_act_set_ecn(uint8_t *f, uint32_t len, uint8_t ecn);
+int sw_act_set_flabel(uint8_t *f, uint32_t len, uint32_t label);
+/* IPv6 source (dst false) or destination address; the TCP/UDP/ICMPv6 checksum fixed (the
+ * address is in their pseudo-header). */
+int sw_act_set_ipv6(uint8_t *f, uint32_t len, bool dst, const uint8_t addr[16]);
+/* IPv6 neighbour discovery (an ICMPv6 NS 135 or NA 136): the target address, or the
+ * link-layer address option (sll: the source one, type 1; else the target one, type 2),
+ * ICMPv6 checksum fixed. -1 when the frame has no such message or option (options with a
+ * length of 0 or past the message end the search). */
+int sw_act_set_nd_target(uint8_t *f, uint32_t len, const uint8_t addr[16]);
+int sw_act_set_nd_ll(uint8_t *f, uint32_t len, bool sll, const uint8_t mac[6]);
+/* ICMPv4 (v6 false) or ICMPv6 type (code false) or code; checksum fixed. SCTP ports go
+ * through sw_act_set_l4_port (proto 132), which recomputes SCTP's CRC32c. */
+int sw_act_set_icmp(uint8_t *f, uint32_t len, bool v6, bool code, uint8_t v);
+/* A field of an Ethernet/IPv4 ARP body: op, spa, tpa (v) or sha, tha (mac). */
+enum { SW_ARP_OP, SW_ARP_SPA, SW_ARP_TPA, SW_ARP_SHA, SW_ARP_THA };
+int sw_act_set_arp(uint8_t *f, uint32_t len, uint8_t field, uint32_t v, const uint8_t mac[6]);
+/* MPLS (sw_act_mpls.c): a field of the top label stack entry; its TTL decremented; TTL
+ * copied in (top -> what it covers) or out; push (type 0x8847/0x8848) and pop (the
+ * ethertype left behind). PBB: push (type 0x88e7) and pop of the backbone header. */
+enum { SW_MPLS_LABEL, SW_MPLS_TC, SW_MPLS_BOS, SW_MPLS_TTL };
+int sw_act_set_mpls(uint8_t *f, uint32_t len, uint8_t field, uint32_t v);
+int sw_act_dec_mpls_ttl(uint8_t *f, uint32_t len);
+int sw_act_copy_ttl(uint8_t *f, uint32_t len, bool in);
+int sw_act_push_mpls(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t type);
+int sw_act_pop_mpls(uint8_t *f, uint32_t *len, uint16_t type);
+int sw_act_push_pbb(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t type);
+int sw_act_pop_pbb(uint8_t *f, uint32_t *len);
 
 /* One step of an action program (sw_actions.c builds it from the controller's list, sw_dp.c
  * runs it). 16 bytes. */
@@ -92,13 +133,27 @@ enum sw_op_code {
 	SW_OP_SET_VLAN_PCP, SW_OP_SET_IP_DSCP, SW_OP_SET_IPV4_SRC, SW_OP_SET_IPV4_DST,
 	SW_OP_SET_TCP_SRC, SW_OP_SET_TCP_DST, SW_OP_SET_UDP_SRC, SW_OP_SET_UDP_DST,
 	SW_OP_PUSH_VLAN, SW_OP_POP_VLAN, SW_OP_DEC_NW_TTL, SW_OP_SET_NW_TTL,
+	SW_OP_SET_IP_ECN, SW_OP_SET_SCTP_SRC, SW_OP_SET_SCTP_DST, SW_OP_SET_ICMPV4_TYPE,
+	SW_OP_SET_ICMPV4_CODE, SW_OP_SET_ICMPV6_TYPE, SW_OP_SET_ICMPV6_CODE, SW_OP_SET_ARP_OP,
+	SW_OP_SET_ARP_SPA, SW_OP_SET_ARP_TPA, SW_OP_SET_ARP_SHA, SW_OP_SET_ARP_THA,
+	SW_OP_SET_IPV6_FLABEL, SW_OP_SET_MPLS_LABEL, SW_OP_SET_MPLS_TC, SW_OP_SET_MPLS_BOS,
+	SW_OP_PUSH_MPLS, SW_OP_POP_MPLS, SW_OP_SET_MPLS_TTL, SW_OP_DEC_MPLS_TTL,
+	SW_OP_COPY_TTL_OUT, SW_OP_COPY_TTL_IN, SW_OP_PUSH_PBB, SW_OP_POP_PBB,
+	SW_OP_SET_QUEUE, /* accepted, no effect: one queue per port */
+	SW_OP_SET_IPV6_SRC, SW_OP_SET_IPV6_DST, /* address bytes 0..5 in mac, 6..9 in arg; the
+						   next op (SW_OP_CONT) has 10..15 in mac */
+	SW_OP_SET_ND_TARGET, /* the address as SET_IPV6_*, + SW_OP_CONT */
+	SW_OP_SET_ND_SLL, SW_OP_SET_ND_TLL,
+	SW_OP_CONT, /* the second half of the op before it: no effect of its own */
+	SW_OP_N
 };
 struct sw_op {
 	uint8_t code;     /* enum sw_op_code */
 	uint8_t mac[6];   /* SET_ETH_* */
 	uint16_t max_len; /* OUTPUT */
 	uint32_t arg;     /* OUTPUT port (OFPP_* specials allowed), address, L4 port, VID (no
-			     OFPVID_PRESENT), PCP, DSCP, push TPID, TTL: host order */
+			     OFPVID_PRESENT), PCP, DSCP, push TPID/ethertype, pop_mpls
+			     ethertype, TTL, queue, other set-field values: host order */
 };
 
 /* A flow's (or a PACKET_OUT's) action program: apply-actions, in order. Immutable once
@@ -113,10 +168,11 @@ struct sw_actions {
 /* What a list is validated against (sw_actions.c): a FLOW_MOD's match or a PACKET_OUT's
  * frame. vlan_depth: tags the frame is known to have. */
 struct sw_act_ctx {
-	bool has_eth_type, has_proto;
+	bool has_eth_type, has_proto, has_icmp_type;
 	uint16_t eth_type;
 	uint8_t ip_proto;
 	uint8_t vlan_depth;
+	uint8_t icmp_type; /* ICMPv6 type (the ND set-fields need 135 or 136) */
 	unsigned nports;
 };
 void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_act_ctx *c);

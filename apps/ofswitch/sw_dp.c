@@ -147,6 +147,86 @@ static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o
 	case SW_OP_SET_NW_TTL:
 		rc = sw_act_set_nw_ttl(d, len, (uint8_t)o->arg);
 		break;
+	case SW_OP_SET_IP_ECN:
+		rc = sw_act_set_ecn(d, len, (uint8_t)o->arg);
+		break;
+	case SW_OP_SET_SCTP_SRC:
+	case SW_OP_SET_SCTP_DST:
+		rc = sw_act_set_l4_port(d, len, 132, o->code == SW_OP_SET_SCTP_DST, (uint16_t)o->arg);
+		break;
+	case SW_OP_SET_ICMPV4_TYPE:
+	case SW_OP_SET_ICMPV4_CODE:
+	case SW_OP_SET_ICMPV6_TYPE:
+	case SW_OP_SET_ICMPV6_CODE:
+		rc = sw_act_set_icmp(d, len,
+				     o->code == SW_OP_SET_ICMPV6_TYPE || o->code == SW_OP_SET_ICMPV6_CODE,
+				     o->code == SW_OP_SET_ICMPV4_CODE || o->code == SW_OP_SET_ICMPV6_CODE,
+				     (uint8_t)o->arg);
+		break;
+	case SW_OP_SET_ARP_OP:
+	case SW_OP_SET_ARP_SPA:
+	case SW_OP_SET_ARP_TPA:
+	case SW_OP_SET_ARP_SHA:
+	case SW_OP_SET_ARP_THA:
+		rc = sw_act_set_arp(d, len, (uint8_t)(SW_ARP_OP + (o->code - SW_OP_SET_ARP_OP)), o->arg,
+				    o->mac);
+		break;
+	case SW_OP_SET_IPV6_FLABEL:
+		rc = sw_act_set_flabel(d, len, o->arg);
+		break;
+	case SW_OP_SET_MPLS_LABEL:
+	case SW_OP_SET_MPLS_TC:
+	case SW_OP_SET_MPLS_BOS:
+	case SW_OP_SET_MPLS_TTL:
+		rc = sw_act_set_mpls(d, len,
+				     o->code == SW_OP_SET_MPLS_LABEL ? SW_MPLS_LABEL
+				     : o->code == SW_OP_SET_MPLS_TC  ? SW_MPLS_TC
+				     : o->code == SW_OP_SET_MPLS_BOS ? SW_MPLS_BOS
+								     : SW_MPLS_TTL,
+				     o->arg);
+		break;
+	case SW_OP_COPY_TTL_OUT:
+	case SW_OP_COPY_TTL_IN:
+		rc = sw_act_copy_ttl(d, len, o->code == SW_OP_COPY_TTL_IN);
+		break;
+	case SW_OP_POP_MPLS:
+		rc = sw_act_pop_mpls(d, &b->data_len, (uint16_t)o->arg);
+		break;
+	case SW_OP_POP_PBB:
+		rc = sw_act_pop_pbb(d, &b->data_len);
+		break;
+	case SW_OP_SET_ND_SLL:
+	case SW_OP_SET_ND_TLL:
+		rc = sw_act_set_nd_ll(d, len, o->code == SW_OP_SET_ND_SLL, o->mac);
+		break;
+	case SW_OP_SET_IPV6_SRC:
+	case SW_OP_SET_IPV6_DST:
+	case SW_OP_SET_ND_TARGET: {
+		uint8_t a[16]; /* this op and the SW_OP_CONT after it */
+		memcpy(a, o->mac, 6);
+		for (unsigned i = 0; i < 4; i++)
+			a[6 + i] = (uint8_t)(o->arg >> (24 - 8 * i));
+		memcpy(a + 10, o[1].mac, 6);
+		rc = o->code == SW_OP_SET_ND_TARGET
+			     ? sw_act_set_nd_target(d, len, a)
+			     : sw_act_set_ipv6(d, len, o->code == SW_OP_SET_IPV6_DST, a);
+		break;
+	}
+	case SW_OP_SET_QUEUE: /* one queue per port */
+	case SW_OP_CONT:
+		return 0;
+	case SW_OP_DEC_MPLS_TTL:
+		if (sw_act_dec_mpls_ttl(d, len) == 0)
+			return 0;
+		rf_counter_add(&c->drop_act, 1); /* TTL 0 or 1, or not MPLS: not forwarded */
+		return -1;
+	case SW_OP_PUSH_MPLS:
+	case SW_OP_PUSH_PBB:
+		if ((o->code == SW_OP_PUSH_MPLS ? sw_act_push_mpls : sw_act_push_pbb)(
+			    d, &b->data_len, len + rf_pktbuf_tailroom(b), (uint16_t)o->arg) == 0)
+			return 0;
+		rf_counter_add(&c->drop_act, 1); /* no room */
+		return -1;
 	case SW_OP_POP_VLAN:
 		rc = sw_act_pop_vlan(d, &b->data_len);
 		break;

@@ -1,13 +1,19 @@
 /*
  * apps/ofswitch/sw_key.c: a frame becomes a flow key, once, on the poller that received it.
  *
- * Ethernet (at most one 802.1Q tag: vid and pcp), then IPv4 (its IHL and total length
- * checked against the bytes present; dscp, protocol, addresses) and the TCP/UDP ports or
- * ICMP type/code of a first fragment; or ARP (op, and spa/tpa when it is Ethernet/IPv4
- * ARP); or IPv6 (payload length checked; traffic class, next header, addresses, and TCP/UDP
- * ports when no extension header comes first). A frame shorter than what
- * its headers claim is refused (-1): the poller drops and counts it. Other ethertypes stop
- * after eth_type; their frames still match on the L2 fields.
+ * Ethernet (at most one 802.1Q tag: vid and pcp), then by ethertype, each header checked
+ * against the bytes present before it is read:
+ *   IPv4: IHL and total length; dscp, ecn, protocol, addresses, and in a first fragment the
+ *         TCP/UDP/SCTP ports or ICMP type/code;
+ *   IPv6: payload length; dscp, ecn, flow label, addresses; extension headers walked (at
+ *         most SW_IPV6_MAX_EXT) to the upper-layer protocol, then TCP/UDP/SCTP ports or
+ *         ICMPv6 type/code unless the packet is a later fragment;
+ *   ARP:  op, and for Ethernet/IPv4 ARP spa/tpa and sha/tha;
+ *   MPLS: the top label stack entry (label, tc, bos).
+ * Only what the ethertype (and protocol) calls for is parsed: a plain IPv4/TCP frame costs
+ * what it did before. A frame shorter than what its headers claim (an extension header or
+ * MPLS stack running past the end too) is refused (-1): the poller drops and counts it.
+ * Other ethertypes stop after eth_type; their frames still match on the L2 fields.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -19,20 +25,88 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
 }
 
-/* TCP/UDP ports or ICMPv4 type/code from an L4 header of l4len bytes; -1 if it is cut. */
-static int l4_parse(const uint8_t *l4, uint32_t l4len, struct sw_key *k, bool icmp4)
+/* Ports, or ICMP type/code (icmp: the ICMP protocol number of this IP version), from an L4
+ * header of l4len bytes; -1 if it is cut. */
+static int l4_parse(const uint8_t *l4, uint32_t l4len, struct sw_key *k, uint8_t icmp)
 {
-	if (k->ip_proto == 6 || k->ip_proto == 17) {
+	uint8_t p = k->ip_proto;
+	if (p == 6 || p == 17 || p == 132) {
 		if (l4len < 4)
 			return -1;
 		k->tp_src = get16(l4);
 		k->tp_dst = get16(l4 + 2);
-	} else if (icmp4 && k->ip_proto == 1) {
+	} else if (p == icmp) {
 		if (l4len < 2)
 			return -1;
 		k->tp_src = l4[0];
 		k->tp_dst = l4[1];
 	}
+	return 0;
+}
+
+int sw_ipv6_l4(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag)
+{
+	uint32_t off = 40, end = 40 + plen;
+	uint8_t nh = ip6[6];
+	*later_frag = false;
+	for (unsigned i = 0; i < SW_IPV6_MAX_EXT; i++) {
+		uint32_t hl;
+		if (nh != 0 && nh != 43 && nh != 60 && nh != 44 && nh != 51)
+			break;
+		if (end < off + 8)
+			return -1;
+		if (nh == 44) { /* fragment: 8 bytes; offset != 0 is a later fragment */
+			hl = 8;
+			*later_frag = *later_frag || (get16(ip6 + off + 2) & 0xfff8) != 0;
+		} else if (nh == 51) { /* AH: length in 4-byte units, minus 2 */
+			hl = ((uint32_t)ip6[off + 1] + 2) * 4;
+		} else { /* hop-by-hop, routing, destination options: 8-byte units, minus 1 */
+			hl = ((uint32_t)ip6[off + 1] + 1) * 8;
+		}
+		if (end < off + hl)
+			return -1;
+		nh = ip6[off];
+		off += hl;
+	}
+	*proto = nh;
+	return (int)off;
+}
+
+static int ipv6_parse(const uint8_t *ip, uint32_t avail, struct sw_key *k)
+{
+	if (avail < 40)
+		return -1;
+	uint32_t plen = get16(ip + 4);
+	if ((ip[0] >> 4) != 6 || avail < 40 + plen)
+		return -1;
+	uint8_t tc = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+	k->ip_dscp = tc >> 2;
+	k->ip_ecn = tc & 3;
+	k->flabel = (uint32_t)(ip[1] & 0x0f) << 16 | get16(ip + 2);
+	memcpy(k->nw_src, ip + 8, 16);
+	memcpy(k->nw_dst, ip + 24, 16);
+	bool later;
+	int l4 = sw_ipv6_l4(ip, plen, &k->ip_proto, &later);
+	if (l4 < 0)
+		return -1;
+	if (later)
+		return 0;
+	return l4_parse(ip + l4, 40 + plen - (uint32_t)l4, k, 58);
+}
+
+static int arp_parse(const uint8_t *a, uint32_t avail, struct sw_key *k)
+{
+	if (avail < 8)
+		return -1;
+	k->arp_op = get16(a + 6);
+	if (get16(a) != 1 || get16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4)
+		return 0;
+	if (avail < 28)
+		return -1;
+	memcpy(k->nw_src, a + 14, 4);
+	memcpy(k->nw_dst, a + 24, 4);
+	memcpy(k->nw_src + 4, a + 8, 6);  /* sha */
+	memcpy(k->nw_dst + 4, a + 18, 6); /* tha */
 	return 0;
 }
 
@@ -57,42 +131,29 @@ int sw_key_parse(const uint8_t *f, uint32_t len, uint32_t in_port, struct sw_key
 	k->eth_type = type;
 	off += 2;
 	const uint8_t *ip = f + off;
-	if (type == 0x0806) { /* ARP: op, and spa/tpa of Ethernet/IPv4 ARP */
-		if (len < off + 8)
-			return -1;
-		k->arp_op = get16(ip + 6);
-		if (get16(ip) != 1 || get16(ip + 2) != 0x0800 || ip[4] != 6 || ip[5] != 4)
-			return 0;
-		if (len < off + 28)
-			return -1;
-		memcpy(k->nw_src, ip + 14, 4);
-		memcpy(k->nw_dst, ip + 24, 4);
+	if (type != 0x0800) {
+		if (type == 0x86dd)
+			return ipv6_parse(ip, len - off, k);
+		if (type == 0x0806)
+			return arp_parse(ip, len - off, k);
+		if (type == 0x8847 || type == 0x8848) { /* the top label stack entry */
+			if (len < off + 4)
+				return -1;
+			k->mpls = ((uint32_t)get16(ip) << 16 | get16(ip + 2)) >> 8;
+		}
 		return 0;
 	}
-	if (type == 0x86dd) { /* IPv6: the fixed header; L4 only right after it */
-		if (len < off + 40)
-			return -1;
-		uint32_t plen = get16(ip + 4);
-		if ((ip[0] >> 4) != 6 || len < off + 40 + plen)
-			return -1;
-		k->ip_dscp = (uint8_t)(((ip[0] & 0x0f) << 4 | ip[1] >> 4) >> 2);
-		k->ip_proto = ip[6];
-		memcpy(k->nw_src, ip + 8, 16);
-		memcpy(k->nw_dst, ip + 24, 16);
-		return l4_parse(ip + 40, plen, k, false);
-	}
-	if (type != 0x0800)
-		return 0;
 	if (len < off + 20)
 		return -1;
 	uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4, tot = get16(ip + 2);
 	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || len < off + tot)
 		return -1;
 	k->ip_dscp = ip[1] >> 2;
+	k->ip_ecn = ip[1] & 3;
 	k->ip_proto = ip[9];
 	memcpy(k->nw_src, ip + 12, 4);
 	memcpy(k->nw_dst, ip + 16, 4);
 	if ((get16(ip + 6) & 0x1fff) != 0) /* a later fragment has no L4 header */
 		return 0;
-	return l4_parse(ip + ihl, tot - ihl, k, true);
+	return l4_parse(ip + ihl, tot - ihl, k, 1);
 }

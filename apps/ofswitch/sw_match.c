@@ -7,6 +7,8 @@
  * has the controller's mask. The value is stored already masked, so a frame's key k
  * matches when (k & mask) == value, byte by byte (sw_flow_matches). Addresses go into the
  * key in wire order; ports and numbers in host order, as sw_key_parse leaves them.
+ * Slots shared between fields (sw.h) are told apart by the prerequisites the protocol
+ * module checked: a match holds at most one field of each slot.
  */
 #include <string.h>
 
@@ -99,22 +101,64 @@ void sw_key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *
 		else
 			memset(mk->nw_dst, 0xff, 16);
 	}
-	/* tp_src/tp_dst carry TCP, UDP or ICMPv4 (ip_proto, a prerequisite, tells which). */
-	if (IS(OF_MATCH_TCP_SRC | OF_MATCH_UDP_SRC | OF_MATCH_ICMPV4_TYPE)) {
-		v->tp_src = IS(OF_MATCH_TCP_SRC)   ? m->tcp_src
-			    : IS(OF_MATCH_UDP_SRC) ? m->udp_src
-						   : m->icmpv4_type;
+	/* ARP sha/tha: bytes 4..9 of the same slots (eth_type 0x0806 is a prerequisite). */
+	if (IS(OF_MATCH_ARP_SHA)) {
+		memcpy(v->nw_src + 4, m->arp_sha, 6);
+		if (MASKED(OF_MATCH_ARP_SHA))
+			memcpy(mk->nw_src + 4, m->arp_sha_mask, 6);
+		else
+			memset(mk->nw_src + 4, 0xff, 6);
+	}
+	if (IS(OF_MATCH_ARP_THA)) {
+		memcpy(v->nw_dst + 4, m->arp_tha, 6);
+		if (MASKED(OF_MATCH_ARP_THA))
+			memcpy(mk->nw_dst + 4, m->arp_tha_mask, 6);
+		else
+			memset(mk->nw_dst + 4, 0xff, 6);
+	}
+	if (IS(OF_MATCH_IP_ECN)) {
+		v->ip_ecn = m->ip_ecn;
+		mk->ip_ecn = 0xff;
+	}
+	/* tp_src/tp_dst carry TCP, UDP, SCTP, ICMPv4 or ICMPv6 (ip_proto, a prerequisite,
+	 * tells which; a match has at most one of them). */
+	if (IS(OF_MATCH_TCP_SRC | OF_MATCH_UDP_SRC | OF_MATCH_SCTP_SRC | OF_MATCH_ICMPV4_TYPE |
+	       OF_MATCH_ICMPV6_TYPE)) {
+		v->tp_src = IS(OF_MATCH_TCP_SRC)    ? m->tcp_src
+			    : IS(OF_MATCH_UDP_SRC)  ? m->udp_src
+			    : IS(OF_MATCH_SCTP_SRC) ? m->sctp_src
+			    : IS(OF_MATCH_ICMPV4_TYPE) ? m->icmpv4_type
+						       : m->icmpv6_type;
 		mk->tp_src = 0xffff;
 	}
-	if (IS(OF_MATCH_TCP_DST | OF_MATCH_UDP_DST | OF_MATCH_ICMPV4_CODE)) {
-		v->tp_dst = IS(OF_MATCH_TCP_DST)   ? m->tcp_dst
-			    : IS(OF_MATCH_UDP_DST) ? m->udp_dst
-						   : m->icmpv4_code;
+	if (IS(OF_MATCH_TCP_DST | OF_MATCH_UDP_DST | OF_MATCH_SCTP_DST | OF_MATCH_ICMPV4_CODE |
+	       OF_MATCH_ICMPV6_CODE)) {
+		v->tp_dst = IS(OF_MATCH_TCP_DST)    ? m->tcp_dst
+			    : IS(OF_MATCH_UDP_DST)  ? m->udp_dst
+			    : IS(OF_MATCH_SCTP_DST) ? m->sctp_dst
+			    : IS(OF_MATCH_ICMPV4_CODE) ? m->icmpv4_code
+						       : m->icmpv6_code;
 		mk->tp_dst = 0xffff;
 	}
+	/* The per-ethertype word: ARP op, IPv6 flow label, or MPLS label/tc/bos. */
 	if (IS(OF_MATCH_ARP_OP)) {
 		v->arp_op = m->arp_op;
 		mk->arp_op = 0xffff;
+	}
+	if (IS(OF_MATCH_IPV6_FLABEL)) {
+		v->flabel = m->ipv6_flabel;
+		mk->flabel = MASKED(OF_MATCH_IPV6_FLABEL) ? m->ipv6_flabel_mask : 0xfffff;
+	}
+	if (IS(OF_MATCH_MPLS_LABEL | OF_MATCH_MPLS_TC | OF_MATCH_MPLS_BOS)) {
+		uint32_t x = 0, y = 0;
+		if (IS(OF_MATCH_MPLS_LABEL))
+			x |= m->mpls_label << 4, y |= 0xfffffu << 4;
+		if (IS(OF_MATCH_MPLS_TC))
+			x |= (uint32_t)m->mpls_tc << 1, y |= 7u << 1;
+		if (IS(OF_MATCH_MPLS_BOS))
+			x |= m->mpls_bos, y |= 1;
+		v->mpls = x;
+		mk->mpls = y;
 	}
 	/* Store the value masked (the protocol module refused value bits outside a mask; this
 	 * makes it true by construction). */
@@ -180,5 +224,25 @@ void sw_match_of_flow(const struct sw_flow *f, struct of_match *m)
 	m->icmpv4_type = (uint8_t)v->tp_src;
 	m->icmpv4_code = (uint8_t)v->tp_dst;
 	m->arp_op = v->arp_op;
+	memcpy(m->arp_sha, v->nw_src + 4, 6);
+	memcpy(m->arp_sha_mask, mk->nw_src + 4, 6);
+	if (!ones(mk->nw_src + 4, 6))
+		m->masked |= OF_MATCH_ARP_SHA;
+	memcpy(m->arp_tha, v->nw_dst + 4, 6);
+	memcpy(m->arp_tha_mask, mk->nw_dst + 4, 6);
+	if (!ones(mk->nw_dst + 4, 6))
+		m->masked |= OF_MATCH_ARP_THA;
+	m->ip_ecn = v->ip_ecn;
+	m->sctp_src = v->tp_src;
+	m->sctp_dst = v->tp_dst;
+	m->icmpv6_type = (uint8_t)v->tp_src;
+	m->icmpv6_code = (uint8_t)v->tp_dst;
+	m->ipv6_flabel = v->flabel;
+	m->ipv6_flabel_mask = mk->flabel;
+	if (mk->flabel != 0xfffff)
+		m->masked |= OF_MATCH_IPV6_FLABEL;
+	m->mpls_label = v->mpls >> 4;
+	m->mpls_tc = (uint8_t)(v->mpls >> 1 & 7);
+	m->mpls_bos = (uint8_t)(v->mpls & 1);
 	m->masked &= m->fields & OF_MATCH_MASKABLE; /* only for the fields the flow has */
 }

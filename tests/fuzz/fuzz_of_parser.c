@@ -107,13 +107,17 @@ static void check_actions(const struct of_actions *a, const struct of_match *m)
 		__builtin_trap();
 	for (unsigned i = 0; i < a->n; i++) {
 		const struct of_action *x = &a->a[i];
-		if (x->type > OF_ACT_SET_NW_TTL)
+		if (x->type > OF_ACT_SET_QUEUE)
 			__builtin_trap();
 		if (x->type == OF_ACT_SET_FIELD &&
 		    (!of_oxm_name(x->field) ||
 		     (x->field == OF_OXM_VLAN_VID && !(x->value & OFPVID_PRESENT))))
 			__builtin_trap();
 		if (x->type == OF_ACT_PUSH_VLAN && x->ethertype != 0x8100 && x->ethertype != 0x88a8)
+			__builtin_trap();
+		if (x->type == OF_ACT_PUSH_MPLS && x->ethertype != 0x8847 && x->ethertype != 0x8848)
+			__builtin_trap();
+		if (x->type == OF_ACT_PUSH_PBB && x->ethertype != 0x88e7)
 			__builtin_trap();
 	}
 	struct sw_act_ctx ctx;

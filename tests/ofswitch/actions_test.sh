@@ -8,7 +8,9 @@
 # --listen on SW's own loopback: no controller, so only the flows ovs-ofctl adds forward.
 # ovs-ofctl (run in SW) adds flows with mod_dl_src/mod_nw_dst/mod_tp_dst, mod_nw_src/
 # mod_tp_src/dec_ttl, push_vlan + vlan_vid, pop_vlan, and output/rewrite/output; flows the
-# switch must refuse get their OpenFlow ERROR (BAD_SET_TYPE, BAD_OUT_PORT); H1 sends raw
+# switch must refuse get their OpenFlow ERROR (BAD_SET_TYPE, BAD_OUT_PORT); flows with the
+# newer matches and actions (MPLS, ECN, ARP sha/tha, SCTP, flow label, ICMPv6, IPv6 address,
+# set_queue) come back in dump-flows as added; H1 sends raw
 # frames (actions_frames.py) and ovs-ofctl a PACKET_OUT with mod_dl_dst/mod_nw_dst/dec_ttl,
 # H2 captures them and they must arrive byte-exact against
 # frames built from scratch with the new fields, checksums recomputed and valid; dump-flows
@@ -54,6 +56,13 @@ add "priority=100,udp,in_port=1,tp_dst=7001,actions=mod_nw_src:$IP_NEW_SRC,mod_t
 add "priority=100,udp,in_port=1,tp_dst=7002,actions=push_vlan:0x8100,set_field:4196->vlan_vid,output:2"
 add "priority=100,in_port=1,dl_vlan=10,actions=pop_vlan,output:2"
 add "priority=100,udp,in_port=1,tp_dst=7004,actions=output:2,mod_nw_dst:$IP_NEW_DST,output:2"
+# the newer matches and actions, from port 2 (no test frame comes from there): the switch
+# takes them and gives them back in dump-flows (section 4) as ovs-ofctl decodes them
+add "priority=60,in_port=2,mpls,mpls_label=100,mpls_tc=3,mpls_bos=1,actions=dec_mpls_ttl,set_mpls_ttl:9,pop_mpls:0x0800,output:1"
+add "priority=60,in_port=2,ip,nw_ecn=1,actions=push_mpls:0x8847,set_field:5->mpls_label,set_queue:3,output:1"
+add "priority=60,in_port=2,arp,arp_sha=02:00:00:00:0b:02,actions=set_field:1->arp_op,set_field:02:00:00:00:0b:09->arp_tha,output:1"
+add "priority=60,in_port=2,sctp6,tp_dst=9,ipv6_label=0x12345,actions=set_field:7->sctp_dst,set_field:2001:db8::1->ipv6_dst,output:1"
+add "priority=60,in_port=2,icmp6,icmp_type=128,icmp_code=0,actions=set_field:129->icmpv6_type,output:1"
 
 # 2. what the switch refuses, with the OpenFlow ERROR ovs-ofctl prints
 refused() { # FLOW ERROR-NAME
@@ -61,7 +70,7 @@ refused() { # FLOW ERROR-NAME
 	out=$($O add-flow $T "$1" 2>&1)
 	echo "$out" | grep -q "$2" && pass "refused with $2: $1" || fail "$1: want $2, got: $out"
 }
-refused "priority=50,ipv6,actions=set_field:fe80::1->ipv6_src,output:2" OFPBAC_BAD_SET_TYPE
+refused "priority=50,actions=set_field:5->tun_id,output:2" OFPBAC_BAD_SET_TYPE
 refused "priority=50,in_port=1,actions=output:9" OFPBAC_BAD_OUT_PORT
 
 # 3. traffic: H2 captures, H1 sends, the frames must be the expected ones
@@ -93,6 +102,11 @@ has "tp_dst=7001 actions=set_field:$IP_NEW_SRC->ip_src,set_field:5353->udp_src,d
 has "tp_dst=7002 actions=push_vlan:0x8100,set_field:4196->vlan_vid,output:2"
 has "dl_vlan=10 actions=pop_vlan,output:2"
 has "tp_dst=7004 actions=output:2,set_field:$IP_NEW_DST->ip_dst,output:2"
+has "mpls,in_port=2,mpls_label=100,mpls_tc=3,mpls_bos=1 actions=dec_mpls_ttl,set_mpls_ttl(9),pop_mpls:0x0800,output:1"
+has "ip,in_port=2,nw_ecn=1 actions=push_mpls:0x8847,set_field:5->mpls_label,set_queue:3,output:1"
+has "arp,in_port=2,arp_sha=02:00:00:00:0b:02 actions=set_field:1->arp_op,set_field:02:00:00:00:0b:09->arp_tha,output:1"
+has "sctp6,in_port=2,ipv6_label=0x12345,tp_dst=9 actions=set_field:7->sctp_dst,set_field:2001:db8::1->ipv6_dst,output:1"
+has "icmp6,in_port=2,icmp_type=128,icmp_code=0 actions=set_field:129->icmpv6_type,output:1"
 echo "$d" | grep 'tp_dst=700[0-4]' | grep -q 'n_packets=0,' && fail "a flow's counters did not move"
 
 bed_stop $SP

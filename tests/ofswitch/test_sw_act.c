@@ -134,3 +134,250 @@ Test(sw_act, set_ttl_dscp_vlan)
 	cr_assert_eq(sw_act_set_nw_ttl(h, sizeof(h), 3), 0);
 	cr_assert_eq(h[21], 3);
 }
+
+/* IPv6 has no header checksum, but its addresses are in the TCP/UDP pseudo-header and the
+ * ports in the segment: a port or address rewrite must leave the L4 checksum equal to a
+ * full recomputation over the IPv6 pseudo-header, also behind an extension header. */
+Test(sw_act, ipv6_l4_rewrites_fix_checksums)
+{
+	for (int hbh = 0; hbh <= 1; hbh++)
+		for (uint8_t proto = 6; proto <= 17; proto += 11) {
+			uint8_t f[128], g[128];
+			uint32_t l4;
+			uint32_t n = frame6(f, proto, hbh, &l4);
+			unsigned c = proto == 6 ? 16 : 6;
+			memcpy(g, f, sizeof(f));
+			cr_assert_eq(at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c));
+			cr_assert_eq(sw_act_set_l4_port(f, n, proto, false, 1), 0, "hbh %d proto %u",
+				     hbh, proto);
+			cr_assert_eq(sw_act_set_l4_port(f, n, proto, true, 65535), 0);
+			cr_assert_eq(at16(f + l4), 1);
+			cr_assert_eq(at16(f + l4 + 2), 65535);
+			cr_assert_eq(at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c),
+				     "hbh %d proto %u: L4 checksum %04x, want %04x", hbh, proto,
+				     at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c));
+			/* the wrong protocol is not touched */
+			cr_assert_eq(sw_act_set_l4_port(f, n, proto == 6 ? 17 : 6, true, 7), -1);
+			cr_assert_eq(at16(f + l4 + 2), 65535);
+			/* everything before the L4 header and the payload as it was */
+			cr_assert_eq(memcmp(f, g, l4), 0);
+			cr_assert_arr_eq(f + n - 5, "hello", 5);
+		}
+}
+
+/* An extension header whose length runs past the payload, or a later fragment: no L4 header
+ * to rewrite, so the rewrite is refused and the frame left as it was. */
+Test(sw_act, ipv6_lying_ext_header_is_refused)
+{
+	uint8_t f[128], g[128];
+	uint32_t l4;
+	uint32_t n = frame6(f, 6, 1, &l4);
+	f[14 + 40 + 1] = 200; /* hop-by-hop length: 1608 bytes */
+	memcpy(g, f, sizeof(f));
+	cr_assert_eq(sw_act_set_l4_port(f, n, 6, true, 1), -1);
+	cr_assert_eq(memcmp(f, g, sizeof(f)), 0);
+	n = frame6(f, 17, 1, &l4);
+	f[14 + 6] = 44; /* a fragment header, offset 8: a later fragment */
+	memcpy(f + 14 + 40, (uint8_t[]){17, 0, 0, 8, 0, 0, 0, 1}, 8);
+	memcpy(g, f, sizeof(f));
+	cr_assert_eq(sw_act_set_l4_port(f, n, 17, false, 1), -1);
+	cr_assert_eq(memcmp(f, g, sizeof(f)), 0);
+	/* payload length past the frame: refused */
+	n = frame6(f, 17, 0, &l4);
+	cr_assert_eq(sw_act_set_l4_port(f, n - 1, 17, false, 1), -1);
+}
+
+/* SCTP's checksum is a CRC32c over the whole packet: a port rewrite recomputes it (the
+ * reference is computed bit by bit here, checked against the RFC 3720 test vector). */
+Test(sw_act, sctp_port_rewrite_recomputes_crc32c)
+{
+	cr_assert_eq(crc32c_ref((const uint8_t *)"123456789", 9), 0xe3069283u);
+	for (int v6 = 0; v6 <= 1; v6++)
+		for (int hbh = 0; hbh <= v6; hbh++) {
+			uint8_t f[128];
+			uint32_t l4 = 34, n = v6 ? frame6(f, 17, hbh, &l4) : frame(f, 17);
+			make_sctp(f, l4, n, v6);
+			cr_assert_eq(at32le(f + l4 + 8), sctp_csum_ref(f + l4, n - l4));
+			cr_assert_eq(sw_act_set_l4_port(f, n, 132, false, 7), 0, "v6 %d hbh %d", v6, hbh);
+			cr_assert_eq(sw_act_set_l4_port(f, n, 132, true, 0xfffe), 0);
+			cr_assert_eq(at16(f + l4), 7);
+			cr_assert_eq(at16(f + l4 + 2), 0xfffe);
+			cr_assert_eq(at32le(f + l4 + 8), sctp_csum_ref(f + l4, n - l4),
+				     "v6 %d hbh %d: CRC32c %08x, want %08x", v6, hbh,
+				     at32le(f + l4 + 8), sctp_csum_ref(f + l4, n - l4));
+			cr_assert_eq(sw_act_set_l4_port(f, n, 6, true, 1), -1, "not TCP");
+		}
+	/* an address rewrite leaves SCTP's CRC alone (it does not cover the IP header) */
+	uint8_t f[128];
+	uint32_t n = frame(f, 17);
+	make_sctp(f, 34, n, 0);
+	uint32_t crc = at32le(f + 42);
+	cr_assert_eq(sw_act_set_ipv4(f, n, true, 0x01020304), 0);
+	cr_assert_eq(at32le(f + 42), crc);
+	cr_assert_eq(at16(f + 24), ip_csum(f + 14));
+}
+
+/* ICMPv4 (checksum over the message) and ICMPv6 (over the pseudo-header too): type and
+ * code rewrites keep the checksum equal to a recomputation. */
+Test(sw_act, icmp_type_code_fix_checksums)
+{
+	uint8_t f[128];
+	uint32_t n = frame(f, 17);
+	uint8_t *ip = f + 14, *l4 = ip + 20;
+	ip[9] = 1;
+	ip[10] = ip[11] = 0;
+	uint16_t x = ip_csum(ip);
+	ip[10] = (uint8_t)(x >> 8), ip[11] = (uint8_t)x;
+	memset(l4, 0, 8);
+	l4[0] = 8; /* echo request */
+	x = fold(sum16(l4, n - 34, 0));
+	l4[2] = (uint8_t)(x >> 8), l4[3] = (uint8_t)x;
+	cr_assert_eq(sw_act_set_icmp(f, n, false, false, 0), 0);
+	cr_assert_eq(sw_act_set_icmp(f, n, false, true, 3), 0);
+	cr_assert_eq(l4[0], 0);
+	cr_assert_eq(l4[1], 3);
+	uint8_t seg[64];
+	memcpy(seg, l4, n - 34);
+	seg[2] = seg[3] = 0;
+	cr_assert_eq(at16(l4 + 2), fold(sum16(seg, n - 34, 0)));
+	cr_assert_eq(sw_act_set_icmp(f, n, true, false, 1), -1, "not ICMPv6");
+	/* an address rewrite on ICMPv4 leaves its checksum alone (no pseudo-header) */
+	uint16_t c = at16(l4 + 2);
+	cr_assert_eq(sw_act_set_ipv4(f, n, false, 0x0a0b0c0d), 0);
+	cr_assert_eq(at16(l4 + 2), c);
+	cr_assert_eq(at16(ip + 10), ip_csum(ip));
+	/* ICMPv6 */
+	uint32_t o;
+	n = frame6(f, 17, 0, &o);
+	f[14 + 6] = 58;
+	memset(f + o, 0, 8);
+	f[o] = 128;
+	x = l4_csum6(f + 14, f + o, 58, 2);
+	f[o + 2] = (uint8_t)(x >> 8), f[o + 3] = (uint8_t)x;
+	cr_assert_eq(sw_act_set_icmp(f, n, true, false, 129), 0);
+	cr_assert_eq(sw_act_set_icmp(f, n, true, true, 9), 0);
+	cr_assert_eq(f[o], 129);
+	cr_assert_eq(f[o + 1], 9);
+	cr_assert_eq(at16(f + o + 2), l4_csum6(f + 14, f + o, 58, 2));
+	cr_assert_eq(sw_act_set_icmp(f, n, false, false, 1), -1, "not ICMPv4");
+}
+
+Test(sw_act, ecn_and_flow_label)
+{
+	uint8_t f[128], g[128];
+	uint32_t n = frame(f, 6);
+	f[15] = 46 << 2;
+	f[24] = f[25] = 0;
+	uint16_t x = ip_csum(f + 14);
+	f[24] = (uint8_t)(x >> 8), f[25] = (uint8_t)x;
+	cr_assert_eq(sw_act_set_ecn(f, n, 3), 0);
+	cr_assert_eq(f[15], 46 << 2 | 3, "DSCP kept");
+	cr_assert_eq(at16(f + 24), ip_csum(f + 14));
+	cr_assert_eq(sw_act_set_dscp(f, n, 10), 0);
+	cr_assert_eq(f[15], 10 << 2 | 3, "ECN kept");
+	cr_assert_eq(at16(f + 24), ip_csum(f + 14));
+	cr_assert_eq(sw_act_set_flabel(f, n, 1), -1, "IPv4 has no flow label");
+	uint32_t l4;
+	n = frame6(f, 6, 0, &l4); /* tc 0, flow label 0xabcde */
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_ecn(f, n, 2), 0);
+	cr_assert_eq(sw_act_set_flabel(f, n, 0x12345), 0);
+	cr_assert_arr_eq(f + 14, ((uint8_t[]){0x60, 0x21, 0x23, 0x45}), 4);
+	cr_assert_arr_eq(f + 18, g + 18, n - 18, "nothing else changes (no checksum covers them)");
+}
+
+Test(sw_act, arp_fields)
+{
+	uint8_t f[64] = {0}, g[64];
+	memcpy(f, "\xff\xff\xff\xff\xff\xff\x02\x00\x00\x00\x00\x0a\x08\x06", 14);
+	memcpy(f + 14, "\x00\x01\x08\x00\x06\x04\x00\x01", 8);
+	memcpy(f + 22, "\x02\x00\x00\x00\x00\x0a\x0a\x00\x00\x01", 10);
+	memcpy(f + 32, "\x00\x00\x00\x00\x00\x00\x0a\x00\x00\x02", 10);
+	memcpy(g, f, sizeof(g));
+	const uint8_t m1[6] = {2, 1, 1, 1, 1, 1}, m2[6] = {2, 2, 2, 2, 2, 2};
+	cr_assert_eq(sw_act_set_arp(f, 42, SW_ARP_OP, 2, NULL), 0);
+	cr_assert_eq(sw_act_set_arp(f, 42, SW_ARP_SHA, 0, m1), 0);
+	cr_assert_eq(sw_act_set_arp(f, 42, SW_ARP_SPA, 0xc0a80001, NULL), 0);
+	cr_assert_eq(sw_act_set_arp(f, 42, SW_ARP_THA, 0, m2), 0);
+	cr_assert_eq(sw_act_set_arp(f, 42, SW_ARP_TPA, 0xc0a80002, NULL), 0);
+	cr_assert_arr_eq(f, g, 20);
+	cr_assert_arr_eq(f + 20, "\x00\x02\x02\x01\x01\x01\x01\x01\xc0\xa8\x00\x01"
+				 "\x02\x02\x02\x02\x02\x02\xc0\xa8\x00\x02", 22);
+	cr_assert_eq(sw_act_set_arp(f, 41, SW_ARP_OP, 1, NULL), -1, "cut body");
+	uint8_t h[128];
+	cr_assert_eq(sw_act_set_arp(h, frame(h, 6), SW_ARP_OP, 1, NULL), -1, "not ARP");
+}
+
+/* IPv6 addresses are in the TCP/UDP/ICMPv6 pseudo-header: a rewrite fixes those checksums
+ * (recomputed from scratch here), behind a hop-by-hop header too. */
+Test(sw_act, ipv6_address_rewrite_fixes_l4_checksums)
+{
+	static const uint8_t a1[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0, 0, 0, 0, 0xab, 0xcd};
+	static const uint8_t a2[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
+	for (int hbh = 0; hbh <= 1; hbh++)
+		for (uint8_t proto = 6; proto <= 17; proto += 11) {
+			uint8_t f[128], g[128];
+			uint32_t l4, n = frame6(f, proto, hbh, &l4);
+			unsigned c = proto == 6 ? 16 : 6;
+			memcpy(g, f, sizeof(g));
+			cr_assert_eq(sw_act_set_ipv6(f, n, false, a1), 0);
+			cr_assert_eq(sw_act_set_ipv6(f, n, true, a2), 0);
+			cr_assert_arr_eq(f + 22, a1, 16);
+			cr_assert_arr_eq(f + 38, a2, 16);
+			cr_assert_eq(at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c),
+				     "hbh %d proto %u: L4 checksum %04x, want %04x", hbh, proto,
+				     at16(f + l4 + c), l4_csum6(f + 14, f + l4, proto, c));
+			cr_assert_arr_eq(f, g, 22, "nothing before the addresses changes");
+			cr_assert_arr_eq(f + 54, g + 54, l4 + c - 54, "nor the L4 header before its checksum");
+		}
+	/* ICMPv6 */
+	uint8_t f[128];
+	uint32_t o, n = frame6(f, 17, 0, &o);
+	f[14 + 6] = 58;
+	memset(f + o, 0, 8);
+	f[o] = 135;
+	uint16_t x = l4_csum6(f + 14, f + o, 58, 2);
+	f[o + 2] = (uint8_t)(x >> 8), f[o + 3] = (uint8_t)x;
+	cr_assert_eq(sw_act_set_ipv6(f, n, true, a1), 0);
+	cr_assert_eq(at16(f + o + 2), l4_csum6(f + 14, f + o, 58, 2));
+	/* IPv4: refused */
+	n = frame(f, 6);
+	cr_assert_eq(sw_act_set_ipv6(f, n, true, a1), -1);
+}
+
+/* Neighbour discovery: the target address and the link-layer address options of NS and NA,
+ * the ICMPv6 checksum equal to a recomputation; options that lie are not followed. */
+Test(sw_act, nd_target_and_link_layer_options)
+{
+	static const uint8_t t[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x77};
+	static const uint8_t mac[6] = {2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
+	uint8_t f[128], g[128];
+	uint32_t l4, n = frame_nd(f, 135, &l4);
+	cr_assert_eq(at16(f + l4 + 2), l4_csum6(f + 14, f + l4, 58, 2));
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_nd_target(f, n, t), 0);
+	cr_assert_eq(sw_act_set_nd_ll(f, n, true, mac), 0);
+	cr_assert_arr_eq(f + l4 + 8, t, 16);
+	cr_assert_arr_eq(f + l4 + 26, mac, 6);
+	cr_assert_eq(at16(f + l4 + 2), l4_csum6(f + 14, f + l4, 58, 2));
+	cr_assert_arr_eq(f, g, l4 + 2, "nothing before the checksum changes");
+	cr_assert_eq(sw_act_set_nd_ll(f, n, false, mac), -1, "an NS has no TLL option here");
+	n = frame_nd(f, 136, &l4);
+	cr_assert_eq(sw_act_set_nd_ll(f, n, false, mac), 0);
+	cr_assert_arr_eq(f + l4 + 26, mac, 6);
+	cr_assert_eq(at16(f + l4 + 2), l4_csum6(f + 14, f + l4, 58, 2));
+	/* an option length of 0, or one past the message: refused, frame unchanged */
+	n = frame_nd(f, 135, &l4);
+	f[l4 + 25] = 0;
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_nd_ll(f, n, true, mac), -1);
+	cr_assert_arr_eq(f, g, n);
+	f[l4 + 25] = 2;
+	memcpy(g, f, sizeof(g));
+	cr_assert_eq(sw_act_set_nd_ll(f, n, true, mac), -1);
+	cr_assert_arr_eq(f, g, n);
+	/* not ND: an echo request */
+	f[l4] = 128;
+	cr_assert_eq(sw_act_set_nd_target(f, n, t), -1);
+}

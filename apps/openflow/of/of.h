@@ -185,15 +185,27 @@ void of_frame(const struct of_framer *fr, const uint8_t *buf, size_t n, struct o
 #define OF_MATCH_ARP_TPA 0x40000u
 #define OF_MATCH_IPV6_SRC 0x80000u
 #define OF_MATCH_IPV6_DST 0x100000u
+#define OF_MATCH_IP_ECN 0x200000u
+#define OF_MATCH_SCTP_SRC 0x400000u
+#define OF_MATCH_SCTP_DST 0x800000u
+#define OF_MATCH_ICMPV6_TYPE 0x1000000u
+#define OF_MATCH_ICMPV6_CODE 0x2000000u
+#define OF_MATCH_ARP_SHA 0x4000000u
+#define OF_MATCH_ARP_THA 0x8000000u
+#define OF_MATCH_IPV6_FLABEL 0x10000000u
+#define OF_MATCH_MPLS_LABEL 0x20000000u
+#define OF_MATCH_MPLS_TC 0x40000000u
+#define OF_MATCH_MPLS_BOS 0x80000000u
 /* Fields that take an OXM mask. */
 #define OF_MATCH_MASKABLE                                                                  \
 	(OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST | OF_MATCH_VLAN_VID | OF_MATCH_IPV4_SRC |      \
 	 OF_MATCH_IPV4_DST | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA | OF_MATCH_IPV6_SRC |      \
-	 OF_MATCH_IPV6_DST)
+	 OF_MATCH_IPV6_DST | OF_MATCH_ARP_SHA | OF_MATCH_ARP_THA | OF_MATCH_IPV6_FLABEL)
 #define OFPVID_PRESENT 0x1000 /* vlan_vid: a tag is present (OFPVID_NONE = 0: no tag) */
 
 /* A decoded match. Parsing checks lengths, values (vlan_pcp <= 7, ip_dscp <= 63, vlan_vid
- * <= 0x1fff), masks (only on maskable fields; no value bit outside the mask: BAD_WILDCARDS)
+ * <= 0x1fff, ip_ecn <= 3, mpls_tc <= 7, mpls_bos <= 1, mpls_label and ipv6_flabel < 2^20:
+ * BAD_VALUE), masks (only on maskable fields; no value bit outside the mask: BAD_WILDCARDS)
  * and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst needs ip_proto=6, ...:
  * BAD_PREREQ). A mask of all ones is stored as an exact match. Numbers are host order. */
 struct of_match {
@@ -209,6 +221,10 @@ struct of_match {
 	uint32_t ipv4_src, ipv4_src_mask, ipv4_dst, ipv4_dst_mask;
 	uint32_t arp_spa, arp_spa_mask, arp_tpa, arp_tpa_mask;
 	uint8_t ipv6_src[16], ipv6_src_mask[16], ipv6_dst[16], ipv6_dst_mask[16];
+	uint8_t ip_ecn, icmpv6_type, icmpv6_code, mpls_tc, mpls_bos;
+	uint16_t sctp_src, sctp_dst;
+	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
+	uint32_t ipv6_flabel, ipv6_flabel_mask, mpls_label;
 	uint16_t n_other;  /* parse only: fields not modelled (skipped, not kept) */
 };
 
@@ -221,6 +237,15 @@ enum of_action_type {
 	OF_ACT_POP_VLAN,
 	OF_ACT_DEC_NW_TTL,
 	OF_ACT_SET_NW_TTL,    /* value = the TTL */
+	OF_ACT_PUSH_MPLS,     /* ethertype (0x8847 or 0x8848; others: BAD_ARGUMENT) */
+	OF_ACT_POP_MPLS,      /* ethertype: what the frame is after the pop */
+	OF_ACT_SET_MPLS_TTL,  /* value = the TTL */
+	OF_ACT_DEC_MPLS_TTL,
+	OF_ACT_COPY_TTL_OUT,
+	OF_ACT_COPY_TTL_IN,
+	OF_ACT_PUSH_PBB,      /* ethertype (0x88e7; others: BAD_ARGUMENT) */
+	OF_ACT_POP_PBB,
+	OF_ACT_SET_QUEUE,     /* value = the queue id */
 };
 
 /* OXM field numbers (class OPENFLOW_BASIC) a SET_FIELD may carry here. Values parse as host
@@ -236,15 +261,37 @@ enum of_action_type {
 #define OF_OXM_TCP_DST 14
 #define OF_OXM_UDP_SRC 15
 #define OF_OXM_UDP_DST 16
+#define OF_OXM_IP_ECN 9
+#define OF_OXM_SCTP_SRC 17
+#define OF_OXM_SCTP_DST 18
+#define OF_OXM_ICMPV4_TYPE 19
+#define OF_OXM_ICMPV4_CODE 20
+#define OF_OXM_ARP_OP 21
+#define OF_OXM_ARP_SPA 22
+#define OF_OXM_ARP_TPA 23
+#define OF_OXM_ARP_SHA 24 /* mac */
+#define OF_OXM_ARP_THA 25 /* mac */
+#define OF_OXM_IPV6_SRC 26 /* addr */
+#define OF_OXM_IPV6_DST 27 /* addr */
+#define OF_OXM_IPV6_FLABEL 28
+#define OF_OXM_ICMPV6_TYPE 29
+#define OF_OXM_ICMPV6_CODE 30
+#define OF_OXM_IPV6_ND_TARGET 31 /* addr */
+#define OF_OXM_IPV6_ND_SLL 32 /* mac */
+#define OF_OXM_IPV6_ND_TLL 33 /* mac */
+#define OF_OXM_MPLS_LABEL 34
+#define OF_OXM_MPLS_TC 35
+#define OF_OXM_MPLS_BOS 36
 
 struct of_action {
 	uint8_t type;     /* enum of_action_type */
 	uint8_t field;    /* SET_FIELD: OF_OXM_* */
 	uint16_t max_len; /* OUTPUT */
 	uint32_t port;    /* OUTPUT */
-	uint16_t ethertype; /* PUSH_VLAN */
-	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src */
-	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL */
+	uint16_t ethertype; /* PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB */
+	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src / arp_sha / arp_tha / ipv6_nd_sll / _tll */
+	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL, SET_MPLS_TTL, SET_QUEUE */
+	uint8_t addr[16]; /* SET_FIELD ipv6_src / ipv6_dst / ipv6_nd_target */
 };
 
 /* An action list. Parsing keeps the modelled actions in order and skips (by their checked
@@ -264,8 +311,12 @@ struct of_actions {
 bool of_act_output(struct of_actions *a, uint32_t port, uint16_t max_len);
 bool of_act_set_field(struct of_actions *a, uint8_t field, uint32_t value);
 bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6]);
-/* PUSH_VLAN (arg: ethertype), POP_VLAN, DEC_NW_TTL, SET_NW_TTL (arg: the TTL). */
-bool of_act_simple(struct of_actions *a, enum of_action_type type, uint16_t arg);
+/* SET_FIELD of an IPv6 address (OF_OXM_IPV6_SRC / _DST / _ND_TARGET). */
+bool of_act_set_ipv6(struct of_actions *a, uint8_t field, const uint8_t addr[16]);
+/* An action with at most one argument: PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB (arg:
+ * ethertype), SET_NW_TTL, SET_MPLS_TTL (arg: the TTL), SET_QUEUE (arg: queue id), and the
+ * argument-less ones (POP_VLAN, DEC_NW_TTL, DEC_MPLS_TTL, COPY_TTL_OUT/IN, POP_PBB). */
+bool of_act_simple(struct of_actions *a, enum of_action_type type, uint32_t arg);
 
 /* Name of an OXM field a SET_FIELD carries ("eth_dst"), or NULL when not modelled. */
 const char *of_oxm_name(uint8_t field);

@@ -3,7 +3,8 @@
  *
  * Parsing checks every length against the bytes given (BAD_ACTION/BAD_LEN, for a set-field
  * BAD_SET_LEN; BAD_INSTRUCTION/BAD_LEN) and the values the spec constrains (a push_vlan
- * ethertype other than 0x8100/0x88a8: BAD_ARGUMENT; a set-field with a mask, non-zero
+ * ethertype other than 0x8100/0x88a8, push_mpls other than 0x8847/0x8848, push_pbb other
+ * than 0x88e7: BAD_ARGUMENT; a set-field with a mask, non-zero
  * padding or a value out of range: BAD_SET_ARGUMENT). Well-formed actions this module does
  * not model are skipped by their length and counted, with the ERROR a switch answers for
  * them kept in struct of_actions (BAD_TYPE, BAD_SET_TYPE, BAD_EXPERIMENTER, TOO_MANY), so a
@@ -16,11 +17,20 @@
 #include "of_wire.h"
 
 #define OFPAT_OUTPUT 0
+#define OFPAT_COPY_TTL_OUT 11
+#define OFPAT_COPY_TTL_IN 12
+#define OFPAT_SET_MPLS_TTL 15
+#define OFPAT_DEC_MPLS_TTL 16
 #define OFPAT_PUSH_VLAN 17
 #define OFPAT_POP_VLAN 18
+#define OFPAT_PUSH_MPLS 19
+#define OFPAT_POP_MPLS 20
+#define OFPAT_SET_QUEUE 21
 #define OFPAT_SET_NW_TTL 23
 #define OFPAT_DEC_NW_TTL 24
 #define OFPAT_SET_FIELD 25
+#define OFPAT_PUSH_PBB 26
+#define OFPAT_POP_PBB 27
 #define OFPAT_EXPERIMENTER 0xffff
 #define OFPIT_APPLY_ACTIONS 4
 #define OFPXMC_OPENFLOW_BASIC 0x8000
@@ -41,7 +51,18 @@ static const struct set_def {
 	{OF_OXM_IP_DSCP, 1, "ip_dscp"},   {OF_OXM_IPV4_SRC, 4, "ipv4_src"},
 	{OF_OXM_IPV4_DST, 4, "ipv4_dst"}, {OF_OXM_TCP_SRC, 2, "tcp_src"},
 	{OF_OXM_TCP_DST, 2, "tcp_dst"},   {OF_OXM_UDP_SRC, 2, "udp_src"},
-	{OF_OXM_UDP_DST, 2, "udp_dst"},
+	{OF_OXM_UDP_DST, 2, "udp_dst"},   {OF_OXM_IP_ECN, 1, "ip_ecn"},
+	{OF_OXM_SCTP_SRC, 2, "sctp_src"}, {OF_OXM_SCTP_DST, 2, "sctp_dst"},
+	{OF_OXM_ICMPV4_TYPE, 1, "icmpv4_type"}, {OF_OXM_ICMPV4_CODE, 1, "icmpv4_code"},
+	{OF_OXM_ARP_OP, 2, "arp_op"},     {OF_OXM_ARP_SPA, 4, "arp_spa"},
+	{OF_OXM_ARP_TPA, 4, "arp_tpa"},   {OF_OXM_ARP_SHA, 6, "arp_sha"},
+	{OF_OXM_ARP_THA, 6, "arp_tha"},   {OF_OXM_IPV6_FLABEL, 4, "ipv6_flabel"},
+	{OF_OXM_IPV6_SRC, 16, "ipv6_src"}, {OF_OXM_IPV6_DST, 16, "ipv6_dst"},
+	{OF_OXM_IPV6_ND_TARGET, 16, "ipv6_nd_target"},
+	{OF_OXM_IPV6_ND_SLL, 6, "ipv6_nd_sll"}, {OF_OXM_IPV6_ND_TLL, 6, "ipv6_nd_tll"},
+	{OF_OXM_ICMPV6_TYPE, 1, "icmpv6_type"}, {OF_OXM_ICMPV6_CODE, 1, "icmpv6_code"},
+	{OF_OXM_MPLS_LABEL, 4, "mpls_label"}, {OF_OXM_MPLS_TC, 1, "mpls_tc"},
+	{OF_OXM_MPLS_BOS, 1, "mpls_bos"},
 };
 
 static const struct set_def *set_def(uint8_t field)
@@ -103,11 +124,14 @@ static int set_field_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 		return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_SET_LEN, "SET_FIELD value width");
 	const uint8_t *v = p + 8;
 	uint32_t val = 0;
-	if (d->width != 6)
+	if (d->width <= 4)
 		for (unsigned i = 0; i < d->width; i++)
 			val = val << 8 | v[i];
 	if ((d->field == OF_OXM_VLAN_VID && (!(val & OFPVID_PRESENT) || val > 0x1fff)) ||
-	    (d->field == OF_OXM_VLAN_PCP && val > 7) || (d->field == OF_OXM_IP_DSCP && val > 63))
+	    (d->field == OF_OXM_VLAN_PCP && val > 7) || (d->field == OF_OXM_IP_DSCP && val > 63) ||
+	    (d->field == OF_OXM_IP_ECN && val > 3) || (d->field == OF_OXM_MPLS_TC && val > 7) ||
+	    (d->field == OF_OXM_MPLS_BOS && val > 1) ||
+	    ((d->field == OF_OXM_IPV6_FLABEL || d->field == OF_OXM_MPLS_LABEL) && val > 0xfffff))
 		return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_SET_ARGUMENT, "SET_FIELD value out of range");
 	struct of_action *x = slot(a);
 	if (!x)
@@ -116,6 +140,8 @@ static int set_field_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 	x->field = d->field;
 	if (d->width == 6)
 		memcpy(x->mac, v, 6);
+	else if (d->width == 16)
+		memcpy(x->addr, v, 16);
 	else
 		x->value = val;
 	return 0;
@@ -148,17 +174,47 @@ static int action13_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 			x->ethertype = of_get16(p + 4);
 		}
 		return 0;
+	case OFPAT_PUSH_MPLS:
+	case OFPAT_POP_MPLS:
+	case OFPAT_PUSH_PBB: {
+		if (alen != 8)
+			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "push/pop action length");
+		uint16_t et = of_get16(p + 4);
+		if ((type == OFPAT_PUSH_MPLS && et != 0x8847 && et != 0x8848) ||
+		    (type == OFPAT_PUSH_PBB && et != 0x88e7))
+			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_ARGUMENT,
+				   "push ethertype is not one of its kind");
+		if ((x = slot(a))) {
+			x->type = type == OFPAT_PUSH_MPLS  ? OF_ACT_PUSH_MPLS
+				  : type == OFPAT_POP_MPLS ? OF_ACT_POP_MPLS
+							   : OF_ACT_PUSH_PBB;
+			x->ethertype = et;
+		}
+		return 0;
+	}
 	case OFPAT_POP_VLAN:
 	case OFPAT_DEC_NW_TTL:
 	case OFPAT_SET_NW_TTL:
+	case OFPAT_COPY_TTL_OUT:
+	case OFPAT_COPY_TTL_IN:
+	case OFPAT_SET_MPLS_TTL:
+	case OFPAT_DEC_MPLS_TTL:
+	case OFPAT_SET_QUEUE:
+	case OFPAT_POP_PBB:
 		if (alen != 8)
 			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "action length is not 8");
 		if ((x = slot(a))) {
-			x->type = type == OFPAT_POP_VLAN    ? OF_ACT_POP_VLAN
-				  : type == OFPAT_DEC_NW_TTL ? OF_ACT_DEC_NW_TTL
-							     : OF_ACT_SET_NW_TTL;
-			if (type == OFPAT_SET_NW_TTL)
-				x->value = p[4];
+			switch (type) {
+			case OFPAT_POP_VLAN: x->type = OF_ACT_POP_VLAN; break;
+			case OFPAT_DEC_NW_TTL: x->type = OF_ACT_DEC_NW_TTL; break;
+			case OFPAT_SET_NW_TTL: x->type = OF_ACT_SET_NW_TTL, x->value = p[4]; break;
+			case OFPAT_COPY_TTL_OUT: x->type = OF_ACT_COPY_TTL_OUT; break;
+			case OFPAT_COPY_TTL_IN: x->type = OF_ACT_COPY_TTL_IN; break;
+			case OFPAT_SET_MPLS_TTL: x->type = OF_ACT_SET_MPLS_TTL, x->value = p[4]; break;
+			case OFPAT_DEC_MPLS_TTL: x->type = OF_ACT_DEC_MPLS_TTL; break;
+			case OFPAT_SET_QUEUE: x->type = OF_ACT_SET_QUEUE, x->value = of_get32(p + 4); break;
+			default: x->type = OF_ACT_POP_PBB; break;
+			}
 		}
 		return 0;
 	case OFPAT_SET_FIELD:
@@ -166,7 +222,7 @@ static int action13_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 	case OFPAT_EXPERIMENTER:
 		skip(a, OFPET_BAD_ACTION, OFPBAC_BAD_EXPERIMENTER);
 		return 0;
-	default: /* groups, queues, MPLS, PBB, copy_ttl, unknown */
+	default: /* groups, unknown */
 		skip(a, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
 		return 0;
 	}
@@ -243,6 +299,15 @@ static size_t action_len(uint8_t version, const struct of_action *x)
 	case OF_ACT_POP_VLAN:
 	case OF_ACT_DEC_NW_TTL:
 	case OF_ACT_SET_NW_TTL:
+	case OF_ACT_PUSH_MPLS:
+	case OF_ACT_POP_MPLS:
+	case OF_ACT_SET_MPLS_TTL:
+	case OF_ACT_DEC_MPLS_TTL:
+	case OF_ACT_COPY_TTL_OUT:
+	case OF_ACT_COPY_TTL_IN:
+	case OF_ACT_PUSH_PBB:
+	case OF_ACT_POP_PBB:
+	case OF_ACT_SET_QUEUE:
 		return 8;
 	}
 	return 0;
@@ -274,6 +339,12 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			[OF_ACT_OUTPUT] = OFPAT_OUTPUT,       [OF_ACT_SET_FIELD] = OFPAT_SET_FIELD,
 			[OF_ACT_PUSH_VLAN] = OFPAT_PUSH_VLAN, [OF_ACT_POP_VLAN] = OFPAT_POP_VLAN,
 			[OF_ACT_DEC_NW_TTL] = OFPAT_DEC_NW_TTL, [OF_ACT_SET_NW_TTL] = OFPAT_SET_NW_TTL,
+			[OF_ACT_PUSH_MPLS] = OFPAT_PUSH_MPLS, [OF_ACT_POP_MPLS] = OFPAT_POP_MPLS,
+			[OF_ACT_SET_MPLS_TTL] = OFPAT_SET_MPLS_TTL,
+			[OF_ACT_DEC_MPLS_TTL] = OFPAT_DEC_MPLS_TTL,
+			[OF_ACT_COPY_TTL_OUT] = OFPAT_COPY_TTL_OUT,
+			[OF_ACT_COPY_TTL_IN] = OFPAT_COPY_TTL_IN, [OF_ACT_PUSH_PBB] = OFPAT_PUSH_PBB,
+			[OF_ACT_POP_PBB] = OFPAT_POP_PBB, [OF_ACT_SET_QUEUE] = OFPAT_SET_QUEUE,
 		};
 		of_put16(w, wire[x->type]);
 		of_put16(w, (uint16_t)len);
@@ -288,6 +359,8 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | (uint32_t)x->field << 9 | wd);
 			if (wd == 6)
 				of_put_bytes(w, x->mac, 6);
+			else if (wd == 16)
+				of_put_bytes(w, x->addr, 16);
 			else
 				for (unsigned k = wd; k-- > 0;)
 					of_put8(w, (uint8_t)(x->value >> (8 * k)));
@@ -295,14 +368,21 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			break;
 		}
 		case OF_ACT_PUSH_VLAN:
+		case OF_ACT_PUSH_MPLS:
+		case OF_ACT_POP_MPLS:
+		case OF_ACT_PUSH_PBB:
 			of_put16(w, x->ethertype);
 			of_put_zeros(w, 2);
 			break;
 		case OF_ACT_SET_NW_TTL:
+		case OF_ACT_SET_MPLS_TTL:
 			of_put8(w, (uint8_t)x->value);
 			of_put_zeros(w, 3);
 			break;
-		default: /* POP_VLAN, DEC_NW_TTL: the header and 4 bytes of padding */
+		case OF_ACT_SET_QUEUE:
+			of_put32(w, x->value);
+			break;
+		default: /* the argument-less ones: the header and 4 bytes of padding */
 			of_put_zeros(w, 4);
 			break;
 		}
@@ -319,8 +399,7 @@ bool of_actions_fit(uint8_t version, const struct of_actions *a)
 			return false;
 		if (version == OF_VERSION_1_0 && of_port_to10(x->port) < 0)
 			return false;
-		if (x->type == OF_ACT_SET_FIELD && x->field != OF_OXM_ETH_DST &&
-		    x->field != OF_OXM_ETH_SRC &&
+		if (x->type == OF_ACT_SET_FIELD && set_def(x->field)->width <= 4 &&
 		    (uint64_t)x->value >> (8 * set_def(x->field)->width))
 			return false; /* a value wider than its field */
 	}
@@ -384,12 +463,27 @@ bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6])
 	return x != NULL;
 }
 
-bool of_act_simple(struct of_actions *a, enum of_action_type type, uint16_t arg)
+bool of_act_set_ipv6(struct of_actions *a, uint8_t field, const uint8_t addr[16])
+{
+	struct of_action *x = append(a, OF_ACT_SET_FIELD);
+	if (x) {
+		x->field = field;
+		memcpy(x->addr, addr, 16);
+	}
+	return x != NULL;
+}
+
+bool of_act_simple(struct of_actions *a, enum of_action_type type, uint32_t arg)
 {
 	struct of_action *x = append(a, type);
-	if (x && type == OF_ACT_PUSH_VLAN)
-		x->ethertype = arg;
-	else if (x && type == OF_ACT_SET_NW_TTL)
+	if (!x)
+		return false;
+	if (type == OF_ACT_PUSH_VLAN || type == OF_ACT_PUSH_MPLS || type == OF_ACT_POP_MPLS ||
+	    type == OF_ACT_PUSH_PBB)
+		x->ethertype = (uint16_t)arg;
+	else if (type == OF_ACT_SET_NW_TTL || type == OF_ACT_SET_MPLS_TTL)
 		x->value = arg & 0xff;
-	return x != NULL;
+	else if (type == OF_ACT_SET_QUEUE)
+		x->value = arg;
+	return true;
 }

@@ -79,6 +79,10 @@ static const struct oxm_def {
 	{15, 2, OF_MATCH_UDP_SRC},     {16, 2, OF_MATCH_UDP_DST},     {19, 1, OF_MATCH_ICMPV4_TYPE},
 	{20, 1, OF_MATCH_ICMPV4_CODE}, {21, 2, OF_MATCH_ARP_OP},      {22, 4, OF_MATCH_ARP_SPA},
 	{23, 4, OF_MATCH_ARP_TPA},     {26, 16, OF_MATCH_IPV6_SRC},   {27, 16, OF_MATCH_IPV6_DST},
+	{9, 1, OF_MATCH_IP_ECN},       {17, 2, OF_MATCH_SCTP_SRC},    {18, 2, OF_MATCH_SCTP_DST},
+	{24, 6, OF_MATCH_ARP_SHA},     {25, 6, OF_MATCH_ARP_THA},     {28, 4, OF_MATCH_IPV6_FLABEL},
+	{29, 1, OF_MATCH_ICMPV6_TYPE}, {30, 1, OF_MATCH_ICMPV6_CODE}, {34, 4, OF_MATCH_MPLS_LABEL},
+	{35, 1, OF_MATCH_MPLS_TC},     {36, 1, OF_MATCH_MPLS_BOS},
 };
 #define N_OXM (sizeof(oxm_defs) / sizeof(oxm_defs[0]))
 
@@ -108,6 +112,17 @@ static void oxm_slot(const struct of_match *m, uint32_t bit, const void **v, con
 	case OF_MATCH_ARP_SPA: *v = &m->arp_spa; *mk = &m->arp_spa_mask; break;
 	case OF_MATCH_ARP_TPA: *v = &m->arp_tpa; *mk = &m->arp_tpa_mask; break;
 	case OF_MATCH_IPV6_SRC: *v = m->ipv6_src; *mk = m->ipv6_src_mask; break;
+	case OF_MATCH_IP_ECN: *v = &m->ip_ecn; break;
+	case OF_MATCH_SCTP_SRC: *v = &m->sctp_src; break;
+	case OF_MATCH_SCTP_DST: *v = &m->sctp_dst; break;
+	case OF_MATCH_ARP_SHA: *v = m->arp_sha; *mk = m->arp_sha_mask; break;
+	case OF_MATCH_ARP_THA: *v = m->arp_tha; *mk = m->arp_tha_mask; break;
+	case OF_MATCH_IPV6_FLABEL: *v = &m->ipv6_flabel; *mk = &m->ipv6_flabel_mask; break;
+	case OF_MATCH_ICMPV6_TYPE: *v = &m->icmpv6_type; break;
+	case OF_MATCH_ICMPV6_CODE: *v = &m->icmpv6_code; break;
+	case OF_MATCH_MPLS_LABEL: *v = &m->mpls_label; break;
+	case OF_MATCH_MPLS_TC: *v = &m->mpls_tc; break;
+	case OF_MATCH_MPLS_BOS: *v = &m->mpls_bos; break;
 	default: *v = m->ipv6_dst; *mk = m->ipv6_dst_mask; break;
 	}
 }
@@ -172,7 +187,13 @@ static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned pl
 	m->fields |= d->bit;
 	if ((d->bit == OF_MATCH_VLAN_VID && (m->vlan_vid > 0x1fff || m->vlan_vid_mask > 0x1fff)) ||
 	    (d->bit == OF_MATCH_VLAN_PCP && m->vlan_pcp > 7) ||
-	    (d->bit == OF_MATCH_IP_DSCP && m->ip_dscp > 63))
+	    (d->bit == OF_MATCH_IP_DSCP && m->ip_dscp > 63) ||
+	    (d->bit == OF_MATCH_IP_ECN && m->ip_ecn > 3) ||
+	    (d->bit == OF_MATCH_IPV6_FLABEL &&
+	     (m->ipv6_flabel > 0xfffff || m->ipv6_flabel_mask > 0xfffff)) ||
+	    (d->bit == OF_MATCH_MPLS_LABEL && m->mpls_label > 0xfffff) ||
+	    (d->bit == OF_MATCH_MPLS_TC && m->mpls_tc > 7) ||
+	    (d->bit == OF_MATCH_MPLS_BOS && m->mpls_bos > 1))
 		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_VALUE, "OXM value out of range");
 	return 0;
 }
@@ -184,13 +205,14 @@ static int oxm_prereqs(const struct of_match *m, struct of_fault *f)
 	bool et = x & OF_MATCH_ETH_TYPE;
 	bool ip4 = et && m->eth_type == 0x0800, ip6 = et && m->eth_type == 0x86dd;
 	bool arp = et && m->eth_type == 0x0806;
+	bool mpls = et && (m->eth_type == 0x8847 || m->eth_type == 0x8848);
 	bool proto = x & OF_MATCH_IP_PROTO;
 	bool tagged = (x & OF_MATCH_VLAN_VID) && (m->vlan_vid & OFPVID_PRESENT) &&
 		      (!(m->masked & OF_MATCH_VLAN_VID) || (m->vlan_vid_mask & OFPVID_PRESENT));
 	bool ok = true;
 	if (x & OF_MATCH_VLAN_PCP)
 		ok = ok && tagged;
-	if (x & (OF_MATCH_IP_DSCP | OF_MATCH_IP_PROTO))
+	if (x & (OF_MATCH_IP_DSCP | OF_MATCH_IP_ECN | OF_MATCH_IP_PROTO))
 		ok = ok && (ip4 || ip6);
 	if (x & (OF_MATCH_IPV4_SRC | OF_MATCH_IPV4_DST))
 		ok = ok && ip4;
@@ -200,10 +222,17 @@ static int oxm_prereqs(const struct of_match *m, struct of_fault *f)
 		ok = ok && proto && m->ip_proto == 17;
 	if (x & (OF_MATCH_ICMPV4_TYPE | OF_MATCH_ICMPV4_CODE))
 		ok = ok && ip4 && proto && m->ip_proto == 1;
-	if (x & (OF_MATCH_ARP_OP | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA))
+	if (x & (OF_MATCH_SCTP_SRC | OF_MATCH_SCTP_DST))
+		ok = ok && proto && m->ip_proto == 132;
+	if (x & (OF_MATCH_ICMPV6_TYPE | OF_MATCH_ICMPV6_CODE))
+		ok = ok && ip6 && proto && m->ip_proto == 58;
+	if (x & (OF_MATCH_ARP_OP | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA | OF_MATCH_ARP_SHA |
+		 OF_MATCH_ARP_THA))
 		ok = ok && arp;
-	if (x & (OF_MATCH_IPV6_SRC | OF_MATCH_IPV6_DST))
+	if (x & (OF_MATCH_IPV6_SRC | OF_MATCH_IPV6_DST | OF_MATCH_IPV6_FLABEL))
 		ok = ok && ip6;
+	if (x & (OF_MATCH_MPLS_LABEL | OF_MATCH_MPLS_TC | OF_MATCH_MPLS_BOS))
+		ok = ok && mpls;
 	return ok ? 0 : bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_PREREQ, "OXM prerequisite missing");
 }
 
