@@ -718,25 +718,36 @@ static uint8_t *put_prop(uint8_t *p, uint16_t type, const uint32_t *items, unsig
 static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
 {
 	static const uint32_t instr[] = {0x00040004};      /* APPLY_ACTIONS, len 4 */
-	/* OUTPUT, PUSH_VLAN, POP_VLAN, SET_NW_TTL, DEC_NW_TTL, SET_FIELD (headers, len 4) */
-	static const uint32_t acts[] = {0x00000004, 0x00110004, 0x00120004, 0x00170004,
-					0x00180004, 0x00190004};
-	/* the fields a SET_FIELD may set: eth_dst/src, vlan_vid/pcp, ip_dscp, ipv4, tcp, udp */
-	static const uint32_t setf[] = {0x80000606, 0x80000806, 0x80000c02, 0x80000e01,
-					0x80001001, 0x80001604, 0x80001804, 0x80001a02,
-					0x80001c02, 0x80001e02, 0x80002002};
+	/* Action headers (type, len 4): OUTPUT, COPY_TTL_OUT/IN, SET/DEC_MPLS_TTL, PUSH/POP_VLAN,
+	 * PUSH/POP_MPLS, SET_QUEUE, SET/DEC_NW_TTL, SET_FIELD, PUSH/POP_PBB. */
+	static const uint32_t acts[] = {0x00000004, 0x000b0004, 0x000c0004, 0x000f0004,
+					0x00100004, 0x00110004, 0x00120004, 0x00130004,
+					0x00140004, 0x00150004, 0x00170004, 0x00180004,
+					0x00190004, 0x001a0004, 0x001b0004};
+	/* The fields a SET_FIELD may set (of_action.c): eth_dst/src, vlan_vid/pcp, ip_dscp/ecn,
+	 * ipv4, tcp, udp, sctp, icmpv4, arp, ipv6 src/dst/flabel, icmpv6, nd target/sll/tll, mpls. */
+	static const uint32_t setf[] = {
+		0x80000606, 0x80000806, 0x80000c02, 0x80000e01, 0x80001001, 0x80001201,
+		0x80001604, 0x80001804, 0x80001a02, 0x80001c02, 0x80001e02, 0x80002002,
+		0x80002202, 0x80002402, 0x80002601, 0x80002801, 0x80002a02, 0x80002c04,
+		0x80002e04, 0x80003006, 0x80003206, 0x80003410, 0x80003610, 0x80003804,
+		0x80003a01, 0x80003c01, 0x80003e10, 0x80004006, 0x80004206, 0x80004404,
+		0x80004601, 0x80004801,
+	};
 	/* OXM headers without the HM bit: OVS refuses a TABLE_FEATURES reply whose MATCH
 	 * property has masked headers (OFPBMC_BAD_MASK), so which fields take a mask is not
-	 * said here (docs/switch.md lists them). */
+	 * said here (docs/switch.md lists them). The fields sw_match.c keys on. */
 	static const uint32_t oxm[] = {
 		0x80000004, 0x80000606, 0x80000806, 0x80000a02, 0x80000c02, /* in_port..vlan_vid */
-		0x80000e01, 0x80001001, 0x80001401, 0x80001604, 0x80001804, /* pcp..ipv4_dst */
-		0x80001a02, 0x80001c02, 0x80001e02, 0x80002002, 0x80002601, /* tcp, udp, icmp */
-		0x80002801, 0x80002a02, 0x80002c04, 0x80002e04, 0x80003410, /* icmp..ipv6_src */
-		0x80003610,                                                 /* ipv6_dst */
+		0x80000e01, 0x80001001, 0x80001201, 0x80001401, 0x80001604, /* pcp..ipv4_src */
+		0x80001804, 0x80001a02, 0x80001c02, 0x80001e02, 0x80002002, /* ipv4_dst, tcp, udp */
+		0x80002202, 0x80002402, 0x80002601, 0x80002801, 0x80002a02, /* sctp, icmp, arp_op */
+		0x80002c04, 0x80002e04, 0x80003006, 0x80003206, 0x80003410, /* arp..ipv6_src */
+		0x80003610, 0x80003804, 0x80003a01, 0x80003c01, 0x80004404, /* ipv6..mpls_label */
+		0x80004601, 0x80004801,                                     /* mpls_tc, mpls_bos */
 	};
 	enum { NOXM = sizeof(oxm) / sizeof(oxm[0]) };
-	uint8_t r[512] = {0}, *p = r + 16 + 64;
+	uint8_t r[1024] = {0}, *p = r + 16 + 64;
 	p = put_prop(p, 0, instr, 1, 4);  /* INSTRUCTIONS */
 	p = put_prop(p, 2, NULL, 0, 1);   /* NEXT_TABLES */
 	p = put_prop(p, 4, NULL, 0, 4);   /* WRITE_ACTIONS */
