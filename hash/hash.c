@@ -1,28 +1,65 @@
 /*
- * hash/hash.c: the bucketised hash of ringflow/hash.h.
+ * hash/hash.c: the bucketised hash of ringflow/hash.h, with lock-free readers AND writers.
  *
  * A table is an array of 64-byte buckets, each one cache line with three slots. A slot is a
  * key word and a value: keys of up to 8 bytes sit in the key word itself (a lookup of a
  * present key reads one line), longer keys in a copy the key word points at, with a 16-bit
  * tag of the hash in the bucket's meta word so most non-matching slots are skipped without
  * following the pointer. A key lives in its home bucket (hash & mask) or, when that was
- * full, in the next bucket with room (linear probing by whole lines). Each bucket counts the
- * keys whose probe passed over it (raised by insert, lowered by delete), and a lookup stops at
- * the first bucket whose count is zero: chains shrink again when their keys go.
+ * full, in a later bucket (linear probing by whole lines). Each bucket counts the keys whose
+ * probe passed over it, and a lookup stops at the first bucket whose count is zero.
  *
- * Readers never write and never wait. Writers take one spinlock per table (as DPDK rte_hash
- * in its lock-free reader mode does), so the writer side is simple enough to reason about:
- *   - insert writes the key word (and tag), then stores the value with release;
- *   - delete stores NULL into the value; the slot stays "dirty" (unusable) until a grace
- *     period has passed, so a reader that loaded the old value and then reads the key word
- *     can never see a later key there (the reader loads value first, key word second);
- *   - growth builds a new table, publishes it with one release store and frees the old one
- *     a grace period later: readers in the old table see a consistent frozen copy.
- * Entries never move inside a table, so there is no cuckoo-style retry for readers.
+ * Readers never write and never wait: a slot holds a key for them when its value word is a
+ * user value (not NULL and not one of two sentinels, PENDING and KILLED).
  *
- * Grace periods for dirty slots are batched: deletes collect in a FIFO tagged with a batch
- * number; a batch is handed to call_rcu when it holds 64 slots or when no batch is in
- * flight, and its callback raises `gp_done`. Writers recycle the FIFO's head up to gp_done.
+ * Writers use CAS only (no lock). Per slot, the value word is the state readers see and the
+ * meta word's USED bit says who may write the slot:
+ *   free      USED clear, value NULL: any inserter may claim it (CAS on meta sets USED+tag).
+ *   pending   value PENDING: claimed, key word written, value parked in the side array pv[]
+ *             (writers only). Invisible to readers; visible to other writers of the key.
+ *   live      value = the user's: CAS PENDING -> value committed it (the linearization
+ *             point of insert/upsert-insert); CAS value -> value' replaces (upsert);
+ *             CAS value -> NULL deletes (the linearization point of delete).
+ *   dead      value NULL or KILLED with USED still set: deleted, or a pending insert that
+ *             lost. It becomes free one grace period later (retire/recycle below), so a
+ *             reader or writer still looking at the slot never sees another key appear in
+ *             it while it holds the old one (QSBR: none of our threads passes a quiescent
+ *             state inside a call).
+ *
+ * Two inserts of the same key: each claims its own slot, raises the overflow counts on its
+ * chain, stores PENDING (seq_cst), then runs resolve(): scan the key's chain; if a live copy
+ * is there, kill every pending copy (CAS PENDING -> KILLED); else kill every pending copy
+ * but the first in chain order and commit that one (CAS PENDING -> pv[]), and scan again.
+ * Any writer may commit another's pending slot (that is the helping that makes it
+ * lock-free: a preempted inserter stalls nobody). Why never two live copies: a slot goes live
+ * only by a commit CAS made after the committer killed every other pending copy it saw and
+ * saw no live one; a copy it did not see became pending after its scan (all these stores
+ * and loads are seq_cst, the Dekker argument), so that copy's own resolve sees the first one
+ * and either kills it (then the commit CAS fails) or finds it live and dies. Each slot's
+ * value word decides between its commit and its kill. An inserter whose slot was KILLED
+ * returns -EEXIST (a live copy existed during its call); upsert then replaces it instead.
+ * Every loop retries only after another writer's CAS succeeded: lock-free.
+ *
+ * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
+ * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
+ * the next rebuild. Dead slots go on a lock-free stack (push by CAS, taken whole by an
+ * exchange); a batch of them is handed to call_rcu, whose callback pushes it on a second
+ * stack; the next writer takes that stack whole, clears the slots' USED bits and frees the
+ * long keys' copies. Nothing there waits.
+ *
+ * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
+ * coordinated step, done by all writers together: a writer that finds the table over its
+ * load limit (or with no free slot near the key) allocates the next table, links it as
+ * t->next and sets FROZEN in t->ctl. Each writer call counts itself in t->ctl while it works
+ * in t, and no new call enters a frozen table. Once the calls already inside have left, the
+ * writers that arrive copy t into the new table in chunks claimed with fetch_add (entries
+ * never move inside a table, so the copy is of a quiescent t), and whichever finishes last
+ * publishes it (CAS on h->tab) and retires t through call_rcu. Readers are never stopped:
+ * they read the frozen t until the new table is published, then the new one.
+ * What can block, and only during a growth: (1) the copy waits for writer calls that were
+ * already inside t to leave it (each is a bounded number of steps; one preempted there
+ * delays the growth until it runs again); (2) a writer that finds every chunk claimed waits
+ * for the claimers to finish theirs. Outside growth, no writer ever waits for another.
  */
 #include <ringflow/hash.h>
 #include <ringflow/mempool.h>
@@ -39,20 +76,38 @@
 #define OVF_SHIFT 51                      /* meta bits 51-62: keys whose probe passed here */
 #define OVF_MAX ((uint64_t)0xfff)         /* the counter sticks there (until a rebuild) */
 #define OVF_MASK (OVF_MAX << OVF_SHIFT)
-#define DIRTY(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s freed, grace period pending */
+#define USED(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s claimed (pending, live or dead) */
 #define TAG_SHIFT(s) (16u * (s))          /* meta: 16-bit hash tag of slot s (long keys) */
-#define BATCH_MAX 64                      /* dirty slots per grace-period batch */
+#define TAG_MASK(s) ((uint64_t)0xffff << TAG_SHIFT(s))
+#define BATCH_MAX 64                      /* dead slots per grace-period batch */
 #define BULK 32                           /* lookups overlapped by lookup_bulk */
 #define MMAP_BYTES (64u * 1024)           /* tables this big come from mmap */
 #define HUGE_2M ((size_t)2 << 20)
+#define CLAIM_PROBE 64                    /* buckets an insert searches for a free slot */
+#define CHUNK 512                         /* buckets per growth copy chunk */
+#define FROZEN ((uint64_t)1 << 63)        /* t->ctl: growing, no new writer enters */
+#define ACTIVE_MASK ((uint64_t)0xffffffff)/* t->ctl: writer calls inside the table */
+#define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
+
+/* The two non-user values a slot can hold. Their addresses are private to this file, so no
+ * caller can pass one as a value (insert rejects them anyway). */
+static char sentinel[2];
+#define PENDING ((void *)&sentinel[0])
+#define KILLED ((void *)&sentinel[1])
+
+/* A user value: what a reader may return. Two compares, no branch. */
+static inline bool live(const void *v)
+{
+	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel > 1);
+}
 
 struct slot {
 	_Atomic uint64_t kw;   /* the key (<= 8 bytes, zero-padded) or a pointer to its copy */
-	_Atomic(void *) value; /* NULL: free or dirty */
+	_Atomic(void *) value; /* NULL, PENDING, KILLED or the user's value */
 };
 
 struct bucket {
-	_Atomic uint64_t meta; /* overflow count | DIRTY bits (writers only) | three 16-bit tags */
+	_Atomic uint64_t meta; /* overflow count | USED bits (writers only) | three 16-bit tags */
 	uint64_t pad;
 	struct slot s[SLOTS];
 };
@@ -61,23 +116,32 @@ _Static_assert(sizeof(struct bucket) == 64, "a bucket is one cache line");
 struct table {
 	uint64_t mask; /* buckets - 1 */
 	struct bucket *b;
+	_Atomic(void *) *pv; /* writers only: the value a pending slot will commit */
 	size_t bytes;   /* mapping length */
 	bool mapped, huge;
-	uint32_t gen;   /* which table a FIFO entry refers to */
+	uint32_t gen;   /* which table a dead-slot record refers to */
+	uint64_t nchunks;
 	struct rcu_head rcu;
+	/* Writers: their count, FROZEN, and the growth's bookkeeping. */
+	RF_CACHE_ALIGNED _Atomic uint64_t ctl;
+	_Atomic(struct table *) next;     /* the table being built from this one */
+	_Atomic uint64_t claim, copied;   /* growth: chunks claimed, chunks copied */
+	_Atomic uint64_t nsat;            /* buckets whose overflow count stuck */
 };
 
-struct pend {
-	uint64_t batch;
+/* A dead slot waiting for its grace period. */
+struct dnode {
+	struct dnode *next;
 	uint64_t slot; /* bucket * SLOTS + slot */
 	uint32_t gen;
-	void *key;     /* long keys: the copy to free */
+	void *key;     /* long keys: the copy to free (NULL: none) */
 };
 
 struct gp_batch {
 	struct rcu_head rcu;
 	struct rf_hash *h;
-	uint64_t id;
+	struct dnode *list;
+	struct gp_batch *next; /* on h->ready */
 };
 
 struct rf_hash {
@@ -89,20 +153,16 @@ struct rf_hash {
 	unsigned flags;
 	bool inline_keys; /* key_len <= 8 */
 	char name[RF_HASH_NAMESIZE];
-	/* Writers (under lock). */
-	RF_CACHE_ALIGNED _Atomic int lock;
-	_Atomic uint64_t count; /* written under the lock; read relaxed by rf_hash_count */
-	uint64_t dirty;         /* dirty slots in the current table */
-	uint64_t nsat;          /* buckets of the current table whose overflow count stuck */
-	struct pend *fifo;
-	size_t f_head, f_len, f_cap;
-	uint64_t open_batch, open_n, closed_upto;
 	struct rf_mempool *kpool; /* long keys: their copies */
 	const char *kbase;
 	size_t klen;
-	_Atomic uint64_t overflow; /* key copies from malloc (pool empty) */
-	/* Written by call_rcu callbacks. */
-	RF_CACHE_ALIGNED _Atomic uint64_t gp_done; /* batches up to this one are past a GP */
+	/* Writers. */
+	RF_CACHE_ALIGNED _Atomic uint64_t count; /* entries, plus inserts under way */
+	_Atomic uint64_t overflow;               /* key copies from malloc (pool empty) */
+	RF_CACHE_ALIGNED _Atomic(struct dnode *) dead; /* dead slots not yet in a batch */
+	_Atomic uint64_t ndead;                        /* how many */
+	_Atomic uint64_t inflight;                     /* batches waiting for a grace period */
+	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
 };
 
 /* ---- hashing ---- */
@@ -160,7 +220,7 @@ static inline uint64_t tag_of(uint64_t hv)
 
 /* probe for keys of <= 8 bytes: all three slots of a line are compared without branches
  * (which slot holds a key is random, so a branch per slot mispredicts about every other
- * lookup). A slot counts only with a non-NULL value: a dirty slot keeps its old key word. */
+ * lookup). A slot counts only with a live value: a dead or pending slot keeps a key word. */
 static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
 {
 	uint64_t b = hv & t->mask;
@@ -177,9 +237,9 @@ static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
 		/* Pick one match, the first slot first (not an OR of them): a key deleted from
 		 * slot 0 and inserted again into slot 1 between our loads matches twice. */
 		void *r = NULL;
-		r = ((k2 == ukw) & (v2 != NULL)) ? v2 : r;
-		r = ((k1 == ukw) & (v1 != NULL)) ? v1 : r;
-		r = ((k0 == ukw) & (v0 != NULL)) ? v0 : r;
+		r = ((k2 == ukw) & live(v2)) ? v2 : r;
+		r = ((k1 == ukw) & live(v1)) ? v1 : r;
+		r = ((k0 == ukw) & live(v0)) ? v0 : r;
 		if (r)
 			return r;
 		/* relaxed: as in probe. */
@@ -198,11 +258,12 @@ static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const
 	for (uint64_t left = t->mask + 1; left; left--) {
 		struct bucket *bk = &t->b[b];
 		for (unsigned s = 0; s < SLOTS; s++) {
-			/* acquire: pairs with the release store of the value by insert/upsert; the
-			 * key word and tag written before it are then visible. The key word cannot
-			 * change under us: a slot is reused only a grace period after its delete. */
+			/* acquire: pairs with the commit CAS (PENDING -> value, release or
+			 * stronger) and upsert's replacing CAS; the key word and tag written
+			 * before the slot went pending are then visible. The key word cannot
+			 * change under us: a slot is reused only a grace period after it died. */
 			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
-			if (!v)
+			if (!live(v))
 				continue;
 			/* relaxed: ordered after the acquire above. */
 			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
@@ -215,8 +276,9 @@ static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const
 				return v;
 			}
 		}
-		/* relaxed: an insert raises the overflow counts before it stores its value
-		 * (release); a lookup that must see that insert sees both. */
+		/* relaxed: an insert raises the overflow counts before its slot goes pending
+		 * and so before the commit (release); a lookup that must see that insert sees
+		 * both. */
 		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
 			return NULL;
 		b = (b + 1) & t->mask;
@@ -228,7 +290,7 @@ void *rf_hash_lookup(const struct rf_hash *ch, const void *key)
 {
 	struct rf_hash *h = (struct rf_hash *)ch;
 	uint64_t hv = hash_key(h, key);
-	/* acquire: pairs with the release store that published the table (its buckets). */
+	/* acquire: pairs with the release CAS that published the table (its buckets). */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
 	if (h->inline_keys)
 		return probe_inline(t, hv, inline_kw(h, key));
@@ -266,12 +328,19 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 
 static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 {
-	struct table *t = calloc(1, sizeof(*t));
-	if (!t)
+	struct table *t = NULL;
+	if (posix_memalign((void **)&t, RF_CACHE_LINE, sizeof(*t)) != 0)
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	size_t bytes = (size_t)nb * sizeof(struct bucket);
 	t->mask = nb - 1;
 	t->gen = gen;
+	t->nchunks = (nb + CHUNK - 1) / CHUNK;
+	t->pv = calloc((size_t)nb * SLOTS, sizeof(*t->pv));
+	if (!t->pv) {
+		free(t);
+		return NULL;
+	}
 	if (bytes >= MMAP_BYTES) {
 		void *p = MAP_FAILED;
 		if (bytes >= HUGE_2M && !(h->flags & RF_MEMPOOL_NO_HUGE)) {
@@ -286,6 +355,7 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 		if (p == MAP_FAILED) {
 			p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED) {
+				free(t->pv);
 				free(t);
 				return NULL;
 			}
@@ -298,6 +368,7 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 	} else {
 		void *p = NULL;
 		if (posix_memalign(&p, RF_CACHE_LINE, bytes) != 0) {
+			free(t->pv);
 			free(t);
 			return NULL;
 		}
@@ -314,6 +385,7 @@ static void table_destroy(struct table *t)
 		munmap(t->b, t->bytes);
 	else
 		free(t->b);
+	free(t->pv);
 	free(t);
 }
 
@@ -351,212 +423,24 @@ static void key_free(struct rf_hash *h, void *p)
 		free(p);
 }
 
-/* ---- the writer lock ---- */
+/* ---- small helpers of the write side ---- */
 
-static void wlock(struct rf_hash *h)
+static void backoff(unsigned *spins)
 {
-	unsigned spins = 0;
-	/* acquire: pairs with wunlock's release; the previous writer's table state is ours. */
-	while (atomic_exchange_explicit(&h->lock, 1, memory_order_acquire)) {
-		/* relaxed: only waits for a change; the exchange above takes the lock. */
-		while (atomic_load_explicit(&h->lock, memory_order_relaxed)) {
-			if (++spins < 256)
-				rf_cpu_relax();
-			else
-				sched_yield(); /* the holder may be preempted on this CPU */
-		}
-	}
-}
-
-static void wunlock(struct rf_hash *h)
-{
-	/* release: pairs with wlock's acquire. */
-	atomic_store_explicit(&h->lock, 0, memory_order_release);
-}
-
-/* ---- grace periods for dirty slots (all under the lock) ---- */
-
-static void batch_done(struct rcu_head *head)
-{
-	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
-	struct gp_batch *c = (struct gp_batch *)head;
-	struct rf_hash *h = c->h;
-	uint64_t id = c->id;
-	free(c);
-	/* Batches can finish out of order (call_rcu queues are per thread); a later batch's
-	 * grace period also covers every earlier one, so keep the maximum. relaxed load: the
-	 * CAS decides. release: pairs with drain's acquire: what readers did before the grace
-	 * period happens before the writer reuses the slots. */
-	uint64_t cur = atomic_load_explicit(&h->gp_done, memory_order_relaxed);
-	while (cur < id && !atomic_compare_exchange_weak_explicit(&h->gp_done, &cur, id,
-								   memory_order_release,
-								   memory_order_relaxed))
-		;
-	rf_qsbr_retire_note();
-}
-
-static void close_batch(struct rf_hash *h)
-{
-	struct gp_batch *c = malloc(sizeof(*c));
-	if (!c)
-		return; /* try again at the next write */
-	c->h = h;
-	c->id = h->open_batch;
-	h->closed_upto = h->open_batch++;
-	h->open_n = 0;
-	rf_qsbr_retire_note();
-	call_rcu(&c->rcu, batch_done);
-}
-
-/* Recycles the dirty slots whose grace period is over; starts a batch if none is running. */
-static void drain(struct rf_hash *h, struct table *t)
-{
-	/* acquire: pairs with batch_done's release. */
-	uint64_t done = atomic_load_explicit(&h->gp_done, memory_order_acquire);
-	while (h->f_len && h->fifo[h->f_head].batch <= done) {
-		struct pend *p = &h->fifo[h->f_head];
-		if (p->gen == t->gen) {
-			struct bucket *bk = &t->b[p->slot / SLOTS];
-			uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-			/* relaxed: readers ignore DIRTY bits. */
-			atomic_store_explicit(&bk->meta, m & ~DIRTY(p->slot % SLOTS),
-					      memory_order_relaxed);
-			h->dirty--;
-		}
-		key_free(h, p->key);
-		h->f_head = (h->f_head + 1) % h->f_cap;
-		h->f_len--;
-	}
-	if (h->open_n && h->closed_upto <= done)
-		close_batch(h); /* nothing in flight: start the next grace period now */
-}
-
-static int fifo_push(struct rf_hash *h, struct pend p)
-{
-	if (h->f_len == h->f_cap) {
-		size_t cap = h->f_cap ? 2 * h->f_cap : 256;
-		struct pend *f = malloc(cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		for (size_t i = 0; i < h->f_len; i++)
-			f[i] = h->fifo[(h->f_head + i) % h->f_cap];
-		free(h->fifo);
-		h->fifo = f;
-		h->f_cap = cap;
-		h->f_head = 0;
-	}
-	h->fifo[(h->f_head + h->f_len++) % h->f_cap] = p;
-	if (++h->open_n >= BATCH_MAX)
-		close_batch(h);
-	return 0;
-}
-
-/* ---- the write side (all under the lock) ---- */
-
-/* Where a key is, or where it could go: the slot holding it (or -1) and the first reusable
- * slot on its probe chain (or -1), and the last bucket of the chain. */
-struct spot {
-	int64_t found, free_slot;
-	uint64_t last;
-};
-
-static struct spot w_find(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
-			  uint64_t ukw)
-{
-	struct spot sp = {-1, -1, 0};
-	uint64_t b = hv & t->mask;
-	for (uint64_t left = t->mask + 1; left; left--) {
-		struct bucket *bk = &t->b[b];
-		/* relaxed, here and below: we are the only writer; nothing to synchronise. */
-		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		for (unsigned s = 0; s < SLOTS; s++) {
-			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
-			if (!v) {
-				if (sp.free_slot < 0 && !(meta & DIRTY(s)))
-					sp.free_slot = (int64_t)(b * SLOTS + s);
-				continue;
-			}
-			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
-			if (h->inline_keys ? kw == ukw
-					   : ((meta >> TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
-						     memcmp((const void *)(uintptr_t)kw, key,
-							    h->key_len) == 0) {
-				sp.found = (int64_t)(b * SLOTS + s);
-				return sp;
-			}
-		}
-		sp.last = b;
-		if (!(meta & OVF_MASK))
-			return sp;
-		b = (b + 1) & t->mask;
-	}
-	return sp;
-}
-
-/* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
- * bucket `at`: the buckets a key stored in `at` was probed past. */
-static void ovf_adjust(struct rf_hash *h, struct table *t, uint64_t home, uint64_t at, int d)
-{
-	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
-		struct bucket *bk = &t->b[b];
-		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		uint64_t c = (meta & OVF_MASK) >> OVF_SHIFT;
-		if (c == OVF_MAX)
-			continue; /* stuck: cleared by the next rebuild */
-		c = d > 0 ? c + 1 : c - 1;
-		if (c == OVF_MAX)
-			h->nsat++;
-		/* relaxed: on insert, published by the release store of the value that follows;
-		 * on delete, a stale non-zero count only makes a lookup read one line more. */
-		atomic_store_explicit(&bk->meta, (meta & ~OVF_MASK) | (c << OVF_SHIFT),
-				      memory_order_relaxed);
-	}
-}
-
-/* Stores an entry into table t: the free slot found on its chain, or the first one past the
- * chain's end, raising the overflow count of every bucket its probe passes. The table has a
- * free slot (the caller made sure). */
-static void place(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t kw, void *value,
-		  struct spot sp)
-{
-	uint64_t at;
-	if (sp.free_slot >= 0) {
-		at = (uint64_t)sp.free_slot;
-	} else {
-		uint64_t b = sp.last;
-		for (;;) {
-			struct bucket *bk = &t->b[b];
-			uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-			unsigned s = 0;
-			for (; s < SLOTS; s++)
-				if (!(meta & DIRTY(s)) &&
-				    !atomic_load_explicit(&bk->s[s].value, memory_order_relaxed))
-					break;
-			if (s < SLOTS) {
-				at = b * SLOTS + s;
-				break;
-			}
-			b = (b + 1) & t->mask;
-		}
-	}
-	ovf_adjust(h, t, hv & t->mask, at / SLOTS, +1);
-	struct bucket *bk = &t->b[at / SLOTS];
-	unsigned s = (unsigned)(at % SLOTS);
-	if (!h->inline_keys) {
-		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		meta = (meta & ~((uint64_t)0xffff << TAG_SHIFT(s))) | (tag_of(hv) << TAG_SHIFT(s));
-		/* relaxed: published by the release store of the value below. */
-		atomic_store_explicit(&bk->meta, meta, memory_order_relaxed);
-	}
-	atomic_store_explicit(&bk->s[s].kw, kw, memory_order_relaxed); /* as the tag above */
-	/* release: pairs with probe's acquire load of the value: the key word, tag, overflow
-	 * counts and whatever the value points at are visible to a reader that sees the value. */
-	atomic_store_explicit(&bk->s[s].value, value, memory_order_release);
+	if (++*spins < 256)
+		rf_cpu_relax();
+	else
+		sched_yield(); /* the thread we wait for may be preempted on this CPU */
 }
 
 static inline uint64_t hash_of_slot(struct rf_hash *h, uint64_t kw)
 {
 	return h->inline_keys ? hash_key(h, &kw) : hash_key(h, (const void *)(uintptr_t)kw);
+}
+
+static inline struct slot *slot_at(struct table *t, uint64_t at)
+{
+	return &t->b[at / SLOTS].s[at % SLOTS];
 }
 
 /* Live entries a table of nb buckets holds before it doubles: one per bucket while small
@@ -566,105 +450,492 @@ static inline uint64_t grow_limit(uint64_t nb)
 	return nb < 1024 ? nb : 2 * nb;
 }
 
-/* Rebuilds the live entries into a table of nb buckets (dropping dirty slots and stuck counts),
- * publishes it and retires the old one. 0 or -ENOMEM (the old table stays). */
-static int rebuild(struct rf_hash *h, struct table *t, uint64_t nb)
+/* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home:
+ * sets its USED bit (and tag) with one CAS. Returns bucket * SLOTS + slot, or -1. */
+static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t limit)
 {
-	struct table *n = table_new(h, nb, t->gen + 1);
-	if (!n)
-		return -ENOMEM;
-	h->nsat = 0;
-	for (uint64_t i = 0; i <= t->mask; i++) {
-		struct bucket *bk = &t->b[i];
-		for (unsigned s = 0; s < SLOTS; s++) {
-			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
-			if (!v)
-				continue;
-			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
-			uint64_t hv = hash_of_slot(h, kw);
-			struct spot sp = {-1, -1, hv & n->mask};
-			/* Fresh table, no deletes: the chain's end is the first bucket with room. */
-			place(h, n, hv, kw, v, sp);
+	uint64_t b = hv & t->mask;
+	if (limit > t->mask + 1)
+		limit = t->mask + 1;
+	for (; limit; limit--, b = (b + 1) & t->mask) {
+		struct bucket *bk = &t->b[b];
+		/* relaxed: the CAS below decides. */
+		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		for (;;) {
+			unsigned s = 0;
+			while (s < SLOTS && (m & USED(s)))
+				s++;
+			if (s == SLOTS)
+				break;
+			uint64_t nm = m | USED(s);
+			if (!h->inline_keys)
+				nm = (nm & ~TAG_MASK(s)) | (tag_of(hv) << TAG_SHIFT(s));
+			/* acquire: pairs with slot_free's release: the slot's last owner is done
+			 * with it. release: orders nothing we need (the tag is published by the
+			 * pending store), but a CAS failure must not let us skip a slot. */
+			if (atomic_compare_exchange_weak_explicit(&bk->meta, &m, nm,
+								  memory_order_acq_rel,
+								  memory_order_relaxed))
+				return (int64_t)(b * SLOTS + s);
 		}
 	}
-	h->dirty = 0;
-	/* release: pairs with the readers' acquire of tab: the new buckets are visible. */
-	atomic_store_explicit(&h->tab, n, memory_order_release);
+	return -1;
+}
+
+/* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
+ * bucket `at`: the buckets a key stored in `at` was probed past. */
+static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d)
+{
+	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
+		struct bucket *bk = &t->b[b];
+		/* relaxed: the CAS below decides. */
+		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		for (;;) {
+			uint64_t c = (m & OVF_MASK) >> OVF_SHIFT;
+			if (c == OVF_MAX || (d < 0 && c == 0))
+				break; /* stuck: cleared by the next rebuild */
+			c = d > 0 ? c + 1 : c - 1;
+			/* seq_cst: a raise comes before the slot's pending store (seq_cst) in the
+			 * single order, so a scan that sees the pending value also sees the chain
+			 * reach it (resolve); readers get it through the commit's release. */
+			if (atomic_compare_exchange_weak_explicit(
+				    &bk->meta, &m, (m & ~OVF_MASK) | (c << OVF_SHIFT),
+				    memory_order_seq_cst, memory_order_relaxed)) {
+				if (c == OVF_MAX) /* relaxed: a statistic for rebuild decisions */
+					atomic_fetch_add_explicit(&t->nsat, 1, memory_order_relaxed);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- dead slots and their grace periods ---- */
+
+/* Makes a dead slot free again (its grace period is over). */
+static void slot_free(struct table *t, uint64_t at)
+{
+	struct bucket *bk = &t->b[at / SLOTS];
+	unsigned s = (unsigned)(at % SLOTS);
+	/* relaxed: published by the release CAS on meta below. */
+	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_relaxed);
+	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+	/* release: pairs with claim's acquire: the next owner starts after our NULL store. */
+	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~USED(s),
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+/* call_rcu callback: a batch of dead slots is past its grace period; hand it to the next
+ * writer (it clears the slots in the table it works in). */
+static void batch_done(struct rcu_head *head)
+{
+	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
+	struct gp_batch *b = (struct gp_batch *)head;
+	struct rf_hash *h = b->h;
+	/* relaxed: the CAS decides. */
+	struct gp_batch *top = atomic_load_explicit(&h->ready, memory_order_relaxed);
+	do
+		b->next = top;
+	/* release: pairs with recycle's acquire exchange: b and its list are the taker's. */
+	while (!atomic_compare_exchange_weak_explicit(&h->ready, &top, b, memory_order_release,
+						      memory_order_relaxed));
+	/* relaxed: only a hint for when to start the next batch. */
+	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_relaxed);
 	rf_qsbr_retire_note();
-	call_rcu(&t->rcu, table_reclaim);
+}
+
+static void push_dead(struct rf_hash *h, struct dnode *first, struct dnode *last, uint64_t n)
+{
+	/* relaxed: the CAS decides. */
+	struct dnode *top = atomic_load_explicit(&h->dead, memory_order_relaxed);
+	do
+		last->next = top;
+	/* release: pairs with close_batch's acquire exchange: the nodes are the taker's. */
+	while (!atomic_compare_exchange_weak_explicit(&h->dead, &top, first, memory_order_release,
+						      memory_order_relaxed));
+	/* relaxed: a trigger count */
+	atomic_fetch_add_explicit(&h->ndead, n, memory_order_relaxed);
+}
+
+/* Takes every dead slot queued so far and starts their grace period. */
+static void close_batch(struct rf_hash *h)
+{
+	/* acquire: pairs with push_dead's release. */
+	struct dnode *list = atomic_exchange_explicit(&h->dead, NULL, memory_order_acquire);
+	if (!list)
+		return;
+	uint64_t n = 1;
+	struct dnode *last = list;
+	for (; last->next; last = last->next)
+		n++;
+	atomic_fetch_sub_explicit(&h->ndead, n, memory_order_relaxed); /* as in push_dead */
+	struct gp_batch *b = malloc(sizeof(*b));
+	if (!b) {
+		push_dead(h, list, last, n); /* try again at a later write */
+		return;
+	}
+	b->h = h;
+	b->list = list;
+	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed); /* as in batch_done */
+	rf_qsbr_retire_note();
+	call_rcu(&b->rcu, batch_done);
+}
+
+/* Queues a slot that just died (deleted, or a pending insert killed) for reuse after a grace
+ * period, with its key copy (long keys). Without memory for the record the slot stays dead
+ * until the next rebuild and the copy is not reused. */
+static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
+{
+	struct dnode *d = malloc(sizeof(*d));
+	if (!d)
+		return;
+	d->slot = at;
+	d->gen = t->gen;
+	d->key = key;
+	push_dead(h, d, d, 1);
+	/* relaxed: triggers only; a batch closed twice or late costs a grace period, no more. */
+	if (atomic_load_explicit(&h->ndead, memory_order_relaxed) >= BATCH_MAX ||
+	    atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
+		close_batch(h);
+}
+
+/* Frees the dead slots whose grace period is over (those of table t; older tables' slots
+ * are gone with their table) and their key copies; starts a batch if none is running. */
+static void recycle(struct rf_hash *h, struct table *t)
+{
+	/* relaxed: a peek; the exchange below takes. */
+	if (atomic_load_explicit(&h->ready, memory_order_relaxed)) {
+		/* acquire: pairs with batch_done's release. */
+		struct gp_batch *b = atomic_exchange_explicit(&h->ready, NULL, memory_order_acquire);
+		while (b) {
+			struct gp_batch *nb = b->next;
+			for (struct dnode *d = b->list, *dn; d; d = dn) {
+				dn = d->next;
+				if (d->gen == t->gen)
+					slot_free(t, d->slot);
+				key_free(h, d->key);
+				free(d);
+			}
+			free(b);
+			b = nb;
+		}
+	}
+	/* relaxed: triggers, as in retire. */
+	if (atomic_load_explicit(&h->ndead, memory_order_relaxed) &&
+	    atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
+		close_batch(h);
+}
+
+/* ---- entering a table, and growth ---- */
+
+static void grow_help(struct rf_hash *h, struct table *t);
+
+/* Counts the calling writer into the current table (see the file comment): returns it. */
+static struct table *w_enter(struct rf_hash *h)
+{
+	for (;;) {
+		/* acquire: pairs with the CAS that published the table. */
+		struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
+		/* relaxed: the CAS below decides. */
+		uint64_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
+		if (c & FROZEN) {
+			grow_help(h, t);
+			continue;
+		}
+		/* acquire: none of our accesses to t moves before we are counted in it (a
+		 * growth that freezes t after this CAS waits for us). */
+		if (atomic_compare_exchange_weak_explicit(&t->ctl, &c, c + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return t;
+	}
+}
+
+static void w_exit(struct table *t)
+{
+	/* release: pairs with grow_help's acquire load of ctl: what we wrote in t is in the
+	 * copy. */
+	atomic_fetch_sub_explicit(&t->ctl, 1, memory_order_release);
+}
+
+/* Copies the live entries of chunk c of the frozen table t into n (other copiers fill n at
+ * the same time, with other keys: entries are unique in t, so claims are the only race). */
+static void copy_chunk(struct rf_hash *h, struct table *t, struct table *n, uint64_t c)
+{
+	uint64_t end = (c + 1) * CHUNK;
+	if (end > t->mask + 1)
+		end = t->mask + 1;
+	for (uint64_t i = c * CHUNK; i < end; i++) {
+		for (unsigned s = 0; s < SLOTS; s++) {
+			struct slot *sl = &t->b[i].s[s];
+			/* relaxed (both): t is quiescent; grow_help's acquire ordered its writes. */
+			void *v = atomic_load_explicit(&sl->value, memory_order_relaxed);
+			if (!live(v))
+				continue;
+			uint64_t kw = atomic_load_explicit(&sl->kw, memory_order_relaxed);
+			uint64_t hv = hash_of_slot(h, kw);
+			int64_t at = claim(h, n, hv, n->mask + 1); /* n has room for all of t */
+			ovf_adjust(n, hv & n->mask, (uint64_t)at / SLOTS, +1);
+			struct slot *d = slot_at(n, (uint64_t)at);
+			/* relaxed: n is published by the CAS on h->tab after every chunk is in. */
+			atomic_store_explicit(&d->kw, kw, memory_order_relaxed);
+			atomic_store_explicit(&d->value, v, memory_order_relaxed);
+		}
+	}
+}
+
+/* Joins the growth of the frozen table t: waits for the calls still inside t, copies
+ * chunks until none is left, waits for the other copiers, publishes the new table. */
+static void grow_help(struct rf_hash *h, struct table *t)
+{
+	/* acquire: pairs with grow's CAS of next (n's zeroed memory). */
+	struct table *n = atomic_load_explicit(&t->next, memory_order_acquire);
+	unsigned spins = 0;
+	/* acquire: pairs with w_exit's release. */
+	while (atomic_load_explicit(&t->ctl, memory_order_acquire) & ACTIVE_MASK)
+		backoff(&spins);
+	uint64_t c;
+	/* relaxed: hands out chunk numbers; the copy's ordering is via ctl and copied. */
+	while ((c = atomic_fetch_add_explicit(&t->claim, 1, memory_order_relaxed)) < t->nchunks) {
+		copy_chunk(h, t, n, c);
+		/* release: pairs with the acquire load below: our chunk is in before publish. */
+		atomic_fetch_add_explicit(&t->copied, 1, memory_order_release);
+	}
+	/* acquire: pairs with the copiers' release above. */
+	while (atomic_load_explicit(&t->copied, memory_order_acquire) < t->nchunks)
+		backoff(&spins);
+	struct table *exp = t;
+	/* release: pairs with the acquire loads of h->tab (lookups, w_enter): n's buckets,
+	 * filled by every copier (ordered before us by `copied`), are visible. */
+	if (atomic_compare_exchange_strong_explicit(&h->tab, &exp, n, memory_order_release,
+						    memory_order_relaxed)) {
+		rf_qsbr_retire_note();
+		call_rcu(&t->rcu, table_reclaim);
+	}
+}
+
+/* Replaces t by a table of nb buckets (nb == its size: a rebuild that drops dead slots and
+ * stuck counts). The caller is not counted in t. 0, or -ENOMEM (t stays as it is). */
+static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
+{
+	/* acquire: pairs with the CAS below by another grower. */
+	if (!atomic_load_explicit(&t->next, memory_order_acquire)) {
+		struct table *n = table_new(h, nb, t->gen + 1);
+		if (!n)
+			return -ENOMEM;
+		struct table *exp = NULL;
+		/* release: pairs with grow_help's acquire: n's zeroed memory. acquire (failure):
+		 * nothing of the winner's table is read here, relaxed would do. */
+		if (!atomic_compare_exchange_strong_explicit(&t->next, &exp, n,
+							     memory_order_release,
+							     memory_order_relaxed))
+			table_destroy(n);
+	}
+	/* relaxed: FROZEN only stops new entries (their CAS fails); the waiting is on the
+	 * count, with acquire, in grow_help. */
+	atomic_fetch_or_explicit(&t->ctl, FROZEN, memory_order_relaxed);
+	grow_help(h, t);
 	return 0;
 }
 
-/* Makes room for one more entry: grows, or rebuilds at the same size when dirty slots have
- * piled up (grace periods stalled) or many overflow counts stuck at their maximum. Returns the table to use, or NULL (no memory, no room). */
-static struct table *room_for_one(struct rf_hash *h, struct table *t)
+/* ---- finding a key, and settling racing inserts of it ---- */
+
+struct scan {
+	int64_t live;  /* a slot holding the key live, or -1 */
+	void *lv;      /* its value */
+	unsigned np;   /* pending copies of the key, in chain order */
+	bool restart;  /* resolve: a kill found a live copy */
+	uint64_t pend[MAX_PEND];
+};
+
+/* CAS PENDING -> KILLED on slot at. False when the slot had gone live (or live and deleted)
+ * meanwhile: the caller must look again. */
+static bool kill_slot(struct table *t, uint64_t at)
 {
-	uint64_t nb = t->mask + 1;
-	uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed); /* ours */
-	int rc = 0;
-	if (count + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40))
-		rc = rebuild(h, t, 2 * nb);
-	else if (count + h->dirty + 1 > nb * SLOTS - nb / 2 || h->nsat > nb / 16)
-		rc = rebuild(h, t, nb);
-	else
-		return t;
-	if (rc == 0)
-		return atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
-	/* No memory for a new table: go on while a slot is free. */
-	return count + h->dirty + 1 <= nb * SLOTS ? t : NULL;
+	void *exp = PENDING;
+	/* seq_cst: this CAS and the slot's commit CAS decide between them (file comment). */
+	if (atomic_compare_exchange_strong_explicit(&slot_at(t, at)->value, &exp, KILLED,
+						    memory_order_seq_cst, memory_order_seq_cst))
+		return true;
+	return exp == KILLED;
 }
+
+/* Walks key's chain in t: its live copy and its pending copies. With kill_extra, pending
+ * copies past MAX_PEND are killed on the way (resolve must never commit while one it did
+ * not record is pending). */
+static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
+		     uint64_t ukw, struct scan *sc, bool kill_extra)
+{
+	sc->live = -1;
+	sc->lv = NULL;
+	sc->np = 0;
+	sc->restart = false;
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		for (unsigned s = 0; s < SLOTS; s++) {
+			/* seq_cst: against the pending store of a racing insert of the same key
+			 * (file comment); also acquire: the key word and tag before it. */
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_seq_cst);
+			if (v == NULL || v == KILLED)
+				continue;
+			/* relaxed: ordered after the load above; the slot cannot be reused while
+			 * we are inside this call (QSBR). */
+			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+			bool match;
+			if (h->inline_keys)
+				match = kw == ukw;
+			else
+				match = ((atomic_load_explicit(&bk->meta, memory_order_relaxed) >>
+					  TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
+					memcmp((const void *)(uintptr_t)kw, key, h->key_len) == 0;
+			if (!match)
+				continue;
+			uint64_t at = b * SLOTS + s;
+			if (v != PENDING) {
+				if (sc->live < 0) {
+					sc->live = (int64_t)at;
+					sc->lv = v;
+				}
+			} else if (sc->np < MAX_PEND) {
+				sc->pend[sc->np++] = at;
+			} else if (kill_extra && !kill_slot(t, at)) {
+				sc->restart = true;
+			}
+		}
+		/* seq_cst: an insert raises these counts before its pending store. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_seq_cst) & OVF_MASK))
+			return;
+		b = (b + 1) & t->mask;
+	}
+}
+
+/* Settles every pending copy of key: killed, or (the first in chain order, when no copy is
+ * live) committed. Returns once the key has no pending copy left in t (file comment). */
+static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
+		    uint64_t ukw)
+{
+	struct scan sc;
+	for (;;) {
+		scan_key(h, t, hv, key, ukw, &sc, true);
+		if (sc.restart)
+			continue;
+		if (sc.np == 0)
+			return;
+		bool again = false;
+		for (unsigned i = sc.live >= 0 ? 0 : 1; i < sc.np && !again; i++)
+			again = !kill_slot(t, sc.pend[i]);
+		if (again)
+			continue;
+		if (sc.live >= 0)
+			return;
+		struct slot *sl = slot_at(t, sc.pend[0]);
+		/* relaxed: written before the slot's pending store, which our scan loaded. */
+		void *v = atomic_load_explicit(&t->pv[sc.pend[0]], memory_order_relaxed);
+		void *exp = PENDING;
+		/* seq_cst: decides against kill_slot; also release: pairs with the readers'
+		 * acquire of the value (key word, tag, counts, what v points at). */
+		atomic_compare_exchange_strong_explicit(&sl->value, &exp, v, memory_order_seq_cst,
+							memory_order_seq_cst);
+	}
+}
+
+/* ---- the write side ---- */
 
 /* insert (replace = false) and upsert (true). */
 static int put(struct rf_hash *h, const void *key, void *value, bool replace, void **old)
 {
-	if (!value)
+	if (!live(value))
 		return -EINVAL;
 	uint64_t hv = hash_key(h, key);
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
-	wlock(h);
-	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
-	drain(h, t);
-	struct spot sp = w_find(h, t, hv, key, ukw);
-	if (sp.found >= 0) {
-		struct slot *sl = &t->b[sp.found / SLOTS].s[sp.found % SLOTS];
-		int rc = -EEXIST;
-		if (replace) {
-			void *prev = atomic_load_explicit(&sl->value, memory_order_relaxed);
-			/* release: publishes what the new value points at to probe's acquire. */
-			atomic_store_explicit(&sl->value, value, memory_order_release);
-			if (old)
-				*old = prev;
-			rc = 1;
+	void *copy = NULL; /* long keys: our copy, made once */
+	unsigned growths = 0;
+	for (;;) {
+		struct table *t = w_enter(h);
+		recycle(h, t);
+		struct scan sc;
+		scan_key(h, t, hv, key, ukw, &sc, false);
+		if (sc.live >= 0) {
+			if (!replace) {
+				w_exit(t);
+				key_free(h, copy); /* never published */
+				return -EEXIST;
+			}
+			struct slot *sl = slot_at(t, (uint64_t)sc.live);
+			void *cur = sc.lv;
+			/* acq_rel: release publishes what value points at to probe's acquire;
+			 * acquire: the replaced value is the caller's. */
+			while (live(cur) && !atomic_compare_exchange_weak_explicit(
+						    &sl->value, &cur, value, memory_order_acq_rel,
+						    memory_order_relaxed))
+				;
+			w_exit(t);
+			if (live(cur)) {
+				key_free(h, copy);
+				if (old)
+					*old = cur;
+				return 1;
+			}
+			continue; /* deleted meanwhile: start again */
 		}
-		wunlock(h);
-		return rc;
-	}
-	uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed);
-	if (count >= h->max_entries) {
-		wunlock(h);
-		return -ENOSPC;
-	}
-	struct table *t2 = room_for_one(h, t);
-	if (!t2) {
-		wunlock(h);
-		return -ENOSPC;
-	}
-	if (t2 != t)
-		sp = w_find(h, t2, hv, key, ukw);
-	uint64_t kw = ukw;
-	if (!h->inline_keys) {
-		void *copy = key_copy(h, key);
-		if (!copy) {
-			wunlock(h);
+		uint64_t nb = t->mask + 1;
+		/* relaxed: a reservation count; no data hangs on it. */
+		uint64_t c = atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+		if (c >= h->max_entries) {
+			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			w_exit(t);
+			key_free(h, copy);
 			return -ENOSPC;
 		}
-		kw = (uint64_t)(uintptr_t)copy;
+		bool full = c + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40);
+		/* relaxed: a statistic */
+		bool stuck = atomic_load_explicit(&t->nsat, memory_order_relaxed) > nb / 16;
+		if (!h->inline_keys && !copy)
+			copy = key_copy(h, key);
+		bool keyed = h->inline_keys || copy;
+		int64_t at = -1;
+		if (keyed && (!(full || stuck) || growths >= 8))
+			at = claim(h, t, hv, CLAIM_PROBE);
+		if (at < 0) {
+			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			w_exit(t);
+			if (keyed && growths < 8) {
+				uint64_t to = full || (c + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
+				growths++;
+				if (grow(h, t, to) == 0)
+					continue;
+				growths = 8; /* no memory for a new table: use the free slots left */
+				continue;
+			}
+			key_free(h, copy);
+			return -ENOSPC;
+		}
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1);
+		struct slot *sl = slot_at(t, (uint64_t)at);
+		uint64_t kw = h->inline_keys ? ukw : (uint64_t)(uintptr_t)copy;
+		/* relaxed (both): published by the pending store below. */
+		atomic_store_explicit(&sl->kw, kw, memory_order_relaxed);
+		atomic_store_explicit(&t->pv[at], value, memory_order_relaxed);
+		/* seq_cst: publishes the key word and pv to writers that load PENDING (release),
+		 * and comes before our scans in resolve in the single order (file comment). */
+		atomic_store_explicit(&sl->value, PENDING, memory_order_seq_cst);
+		resolve(h, t, hv, key, ukw);
+		/* relaxed: our slot; resolve's seq_cst loads already saw its final state. */
+		void *now = atomic_load_explicit(&sl->value, memory_order_relaxed);
+		if (now != KILLED) {
+			w_exit(t); /* committed (by us or a helper), maybe deleted since */
+			return 0;
+		}
+		/* Lost to a live copy: undo our counts, let the slot (and copy, which other
+		 * writers may be reading) go after a grace period. */
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1);
+		atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed); /* as above */
+		retire(h, t, (uint64_t)at, copy);
+		copy = NULL;
+		w_exit(t);
+		if (!replace)
+			return -EEXIST;
 	}
-	place(h, t2, hv, kw, value, sp);
-	/* relaxed: a statistic for rf_hash_count; writers read it under the lock. */
-	atomic_store_explicit(&h->count, count + 1, memory_order_relaxed);
-	wunlock(h);
-	return 0;
 }
 
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
@@ -681,37 +952,40 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 {
 	uint64_t hv = hash_key(h, key);
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
-	wlock(h);
-	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
-	drain(h, t);
-	struct spot sp = w_find(h, t, hv, key, ukw);
-	if (sp.found < 0) {
-		wunlock(h);
-		return -ENOENT;
+	for (;;) {
+		struct table *t = w_enter(h);
+		recycle(h, t);
+		struct scan sc;
+		scan_key(h, t, hv, key, ukw, &sc, false);
+		if (sc.live < 0) {
+			w_exit(t);
+			return -ENOENT;
+		}
+		uint64_t at = (uint64_t)sc.live;
+		struct slot *sl = slot_at(t, at);
+		void *cur = sc.lv;
+		/* The linearization point of delete. acq_rel: acquire, the value we return is
+		 * the caller's; release, a reader that sees NULL sees the slot as it was left. */
+		while (live(cur) && !atomic_compare_exchange_weak_explicit(
+					    &sl->value, &cur, NULL, memory_order_acq_rel,
+					    memory_order_relaxed))
+			;
+		if (!live(cur)) {
+			w_exit(t);
+			continue; /* another delete won: look again */
+		}
+		/* The buckets this key's probe passed no longer need to send lookups onwards. */
+		ovf_adjust(t, hv & t->mask, at / SLOTS, -1);
+		atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed); /* as in put */
+		void *k = h->inline_keys ? NULL
+					 : (void *)(uintptr_t)atomic_load_explicit(
+						   &sl->kw, memory_order_relaxed);
+		retire(h, t, at, k);
+		w_exit(t);
+		if (old)
+			*old = cur;
+		return 0;
 	}
-	struct bucket *bk = &t->b[sp.found / SLOTS];
-	unsigned s = (unsigned)(sp.found % SLOTS);
-	void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
-	/* The linearization point of delete. release: no data to publish, but a reader that
-	 * sees NULL sees the slot as its writer left it. */
-	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_release);
-	uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-	atomic_store_explicit(&bk->meta, meta | DIRTY(s), memory_order_relaxed); /* writers only */
-	/* The buckets this key's probe passed no longer need to send lookups onwards for it. */
-	ovf_adjust(h, t, hv & t->mask, (uint64_t)sp.found / SLOTS, -1);
-	/* Queued after the NULL store, so the batch's grace period starts after it. Without
-	 * memory for the queue the slot just stays dirty until the next rebuild. */
-	struct pend p = {.batch = h->open_batch, .slot = (uint64_t)sp.found, .gen = t->gen};
-	if (!h->inline_keys)
-		p.key = (void *)(uintptr_t)atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
-	(void)fifo_push(h, p);
-	h->dirty++;
-	atomic_store_explicit(&h->count, atomic_load_explicit(&h->count, memory_order_relaxed) - 1,
-			      memory_order_relaxed); /* a statistic, as in put */
-	wunlock(h);
-	if (old)
-		*old = v;
-	return 0;
 }
 
 /* ---- create / free / statistics ---- */
@@ -736,7 +1010,6 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	h->flags = flags;
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
-	h->open_batch = 1;
 	if (!h->inline_keys) {
 		/* Copies of present keys plus those waiting for a grace period (a quarter more). */
 		unsigned n = max_entries + max_entries / 4 + 1024;
@@ -775,21 +1048,37 @@ void rf_hash_free(struct rf_hash *h)
 	if (!h->inline_keys) {
 		for (uint64_t i = 0; i <= t->mask; i++)
 			for (unsigned s = 0; s < SLOTS; s++)
-				if (atomic_load_explicit(&t->b[i].s[s].value, memory_order_relaxed))
+				if (live(atomic_load_explicit(&t->b[i].s[s].value,
+							      memory_order_relaxed)))
 					key_free(h, (void *)(uintptr_t)atomic_load_explicit(
 							    &t->b[i].s[s].kw, memory_order_relaxed));
-		for (size_t i = 0; i < h->f_len; i++)
-			key_free(h, h->fifo[(h->f_head + i) % h->f_cap].key);
+	}
+	/* Dead slots: past their grace period (ready) or not yet in a batch (dead). */
+	for (struct gp_batch *b = atomic_load_explicit(&h->ready, memory_order_relaxed), *nb; b;
+	     b = nb) {
+		nb = b->next;
+		for (struct dnode *d = b->list, *dn; d; d = dn) {
+			dn = d->next;
+			key_free(h, d->key);
+			free(d);
+		}
+		free(b);
+	}
+	for (struct dnode *d = atomic_load_explicit(&h->dead, memory_order_relaxed), *dn; d;
+	     d = dn) {
+		dn = d->next;
+		key_free(h, d->key);
+		free(d);
 	}
 	table_destroy(t);
-	free(h->fifo);
 	rf_mempool_free(h->kpool);
 	free(h);
 }
 
 size_t rf_hash_count(const struct rf_hash *h)
 {
-	/* relaxed: a statistic; exact once writers stopped (their joins order it). */
+	/* relaxed: a statistic; exact once writers stopped (their joins order it). Inserts
+	 * under way are counted from their start. */
 	return atomic_load_explicit(&((struct rf_hash *)h)->count, memory_order_relaxed);
 }
 
@@ -840,7 +1129,7 @@ bool rf_hash_iter_next(const struct rf_hash *h, struct rf_hash_iter *it, const v
 		it->next++;
 		/* acquire: as in probe. */
 		void *v = atomic_load_explicit(&sl->value, memory_order_acquire);
-		if (!v)
+		if (!live(v))
 			continue;
 		if (key)
 			*key = h->inline_keys ? (const void *)&sl->kw
