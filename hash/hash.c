@@ -50,8 +50,9 @@
  * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
  * coordinated step, done by all writers together: a writer that finds the table over its
  * load limit (or with no free slot near the key) allocates the next table, links it as
- * t->next and sets FROZEN in t->ctl. Each writer call counts itself in t->ctl while it works
- * in t, and no new call enters a frozen table. Once the calls already inside have left, the
+ * t->next and sets FROZEN in t->ctl[]. Each writer call counts itself in t->ctl[] while it
+ * works in t (one counter per stripe of threads, each on its own cache line, so writers on
+ * different CPUs do not share a line for it), and no new call enters a frozen table. Once the calls already inside have left, the
  * writers that arrive copy t into the new table in chunks claimed with fetch_add (entries
  * never move inside a table, so the copy is of a quiescent t), and whichever finishes last
  * publishes it (CAS on h->tab) and retires t through call_rcu. Readers are never stopped:
@@ -88,6 +89,7 @@
 #define FROZEN ((uint64_t)1 << 63)        /* t->ctl: growing, no new writer enters */
 #define ACTIVE_MASK ((uint64_t)0xffffffff)/* t->ctl: writer calls inside the table */
 #define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
+#define STRIPES 16                        /* writer-side counters and dead lists, per thread */
 
 /* The two non-user values a slot can hold. Their addresses are private to this file, so no
  * caller can pass one as a value (insert rejects them anyway). */
@@ -99,6 +101,18 @@ static char sentinel[2];
 static inline bool live(const void *v)
 {
 	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel > 1);
+}
+
+/* The calling thread's stripe: threads are dealt round-robin over STRIPES. */
+static _Atomic unsigned stripe_next;
+static _Thread_local unsigned stripe_mine = ~0u;
+
+static inline unsigned my_stripe(void)
+{
+	if (stripe_mine == ~0u) /* relaxed: only spreads threads out */
+		stripe_mine = atomic_fetch_add_explicit(&stripe_next, 1, memory_order_relaxed) %
+			      STRIPES;
+	return stripe_mine;
 }
 
 struct slot {
@@ -122,9 +136,11 @@ struct table {
 	uint32_t gen;   /* which table a dead-slot record refers to */
 	uint64_t nchunks;
 	struct rcu_head rcu;
-	/* Writers: their count, FROZEN, and the growth's bookkeeping. */
-	RF_CACHE_ALIGNED _Atomic uint64_t ctl;
-	_Atomic(struct table *) next;     /* the table being built from this one */
+	/* Writers: their count and FROZEN (per stripe), and the growth's bookkeeping. */
+	struct {
+		RF_CACHE_ALIGNED _Atomic uint64_t v;
+	} ctl[STRIPES];
+	RF_CACHE_ALIGNED _Atomic(struct table *) next; /* the table being built from this one */
 	_Atomic uint64_t claim, copied;   /* growth: chunks claimed, chunks copied */
 	_Atomic uint64_t nsat;            /* buckets whose overflow count stuck */
 };
@@ -159,9 +175,11 @@ struct rf_hash {
 	/* Writers. */
 	RF_CACHE_ALIGNED _Atomic uint64_t count; /* entries, plus inserts under way */
 	_Atomic uint64_t overflow;               /* key copies from malloc (pool empty) */
-	RF_CACHE_ALIGNED _Atomic(struct dnode *) dead; /* dead slots not yet in a batch */
-	_Atomic uint64_t ndead;                        /* how many */
-	_Atomic uint64_t inflight;                     /* batches waiting for a grace period */
+	struct {
+		RF_CACHE_ALIGNED _Atomic(struct dnode *) dead; /* dead slots not yet in a batch */
+		_Atomic uint64_t ndead;                        /* how many */
+	} ds[STRIPES];
+	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
 	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
 };
 
@@ -544,34 +562,35 @@ static void batch_done(struct rcu_head *head)
 	rf_qsbr_retire_note();
 }
 
-static void push_dead(struct rf_hash *h, struct dnode *first, struct dnode *last, uint64_t n)
+static void push_dead(struct rf_hash *h, unsigned si, struct dnode *first, struct dnode *last,
+		      uint64_t n)
 {
 	/* relaxed: the CAS decides. */
-	struct dnode *top = atomic_load_explicit(&h->dead, memory_order_relaxed);
+	struct dnode *top = atomic_load_explicit(&h->ds[si].dead, memory_order_relaxed);
 	do
 		last->next = top;
 	/* release: pairs with close_batch's acquire exchange: the nodes are the taker's. */
-	while (!atomic_compare_exchange_weak_explicit(&h->dead, &top, first, memory_order_release,
-						      memory_order_relaxed));
+	while (!atomic_compare_exchange_weak_explicit(&h->ds[si].dead, &top, first,
+						      memory_order_release, memory_order_relaxed));
 	/* relaxed: a trigger count */
-	atomic_fetch_add_explicit(&h->ndead, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->ds[si].ndead, n, memory_order_relaxed);
 }
 
-/* Takes every dead slot queued so far and starts their grace period. */
-static void close_batch(struct rf_hash *h)
+/* Takes every dead slot queued so far on stripe si and starts their grace period. */
+static void close_batch(struct rf_hash *h, unsigned si)
 {
 	/* acquire: pairs with push_dead's release. */
-	struct dnode *list = atomic_exchange_explicit(&h->dead, NULL, memory_order_acquire);
+	struct dnode *list = atomic_exchange_explicit(&h->ds[si].dead, NULL, memory_order_acquire);
 	if (!list)
 		return;
 	uint64_t n = 1;
 	struct dnode *last = list;
 	for (; last->next; last = last->next)
 		n++;
-	atomic_fetch_sub_explicit(&h->ndead, n, memory_order_relaxed); /* as in push_dead */
+	atomic_fetch_sub_explicit(&h->ds[si].ndead, n, memory_order_relaxed); /* as in push_dead */
 	struct gp_batch *b = malloc(sizeof(*b));
 	if (!b) {
-		push_dead(h, list, last, n); /* try again at a later write */
+		push_dead(h, si, list, last, n); /* try again at a later write */
 		return;
 	}
 	b->h = h;
@@ -592,11 +611,12 @@ static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
 	d->slot = at;
 	d->gen = t->gen;
 	d->key = key;
-	push_dead(h, d, d, 1);
+	unsigned si = my_stripe();
+	push_dead(h, si, d, d, 1);
 	/* relaxed: triggers only; a batch closed twice or late costs a grace period, no more. */
-	if (atomic_load_explicit(&h->ndead, memory_order_relaxed) >= BATCH_MAX ||
+	if (atomic_load_explicit(&h->ds[si].ndead, memory_order_relaxed) >= BATCH_MAX ||
 	    atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
-		close_batch(h);
+		close_batch(h, si);
 }
 
 /* Frees the dead slots whose grace period is over (those of table t; older tables' slots
@@ -621,9 +641,10 @@ static void recycle(struct rf_hash *h, struct table *t)
 		}
 	}
 	/* relaxed: triggers, as in retire. */
-	if (atomic_load_explicit(&h->ndead, memory_order_relaxed) &&
+	unsigned si = my_stripe();
+	if (atomic_load_explicit(&h->ds[si].ndead, memory_order_relaxed) &&
 	    atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
-		close_batch(h);
+		close_batch(h, si);
 }
 
 /* ---- entering a table, and growth ---- */
@@ -636,15 +657,16 @@ static struct table *w_enter(struct rf_hash *h)
 	for (;;) {
 		/* acquire: pairs with the CAS that published the table. */
 		struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
+		_Atomic uint64_t *ctl = &t->ctl[my_stripe()].v;
 		/* relaxed: the CAS below decides. */
-		uint64_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
+		uint64_t c = atomic_load_explicit(ctl, memory_order_relaxed);
 		if (c & FROZEN) {
 			grow_help(h, t);
 			continue;
 		}
 		/* acquire: none of our accesses to t moves before we are counted in it (a
 		 * growth that freezes t after this CAS waits for us). */
-		if (atomic_compare_exchange_weak_explicit(&t->ctl, &c, c + 1, memory_order_acquire,
+		if (atomic_compare_exchange_weak_explicit(ctl, &c, c + 1, memory_order_acquire,
 							  memory_order_relaxed))
 			return t;
 	}
@@ -654,7 +676,7 @@ static void w_exit(struct table *t)
 {
 	/* release: pairs with grow_help's acquire load of ctl: what we wrote in t is in the
 	 * copy. */
-	atomic_fetch_sub_explicit(&t->ctl, 1, memory_order_release);
+	atomic_fetch_sub_explicit(&t->ctl[my_stripe()].v, 1, memory_order_release);
 }
 
 /* Copies the live entries of chunk c of the frozen table t into n (other copiers fill n at
@@ -691,8 +713,9 @@ static void grow_help(struct rf_hash *h, struct table *t)
 	struct table *n = atomic_load_explicit(&t->next, memory_order_acquire);
 	unsigned spins = 0;
 	/* acquire: pairs with w_exit's release. */
-	while (atomic_load_explicit(&t->ctl, memory_order_acquire) & ACTIVE_MASK)
-		backoff(&spins);
+	for (unsigned i = 0; i < STRIPES; i++)
+		while (atomic_load_explicit(&t->ctl[i].v, memory_order_acquire) & ACTIVE_MASK)
+			backoff(&spins);
 	uint64_t c;
 	/* relaxed: hands out chunk numbers; the copy's ordering is via ctl and copied. */
 	while ((c = atomic_fetch_add_explicit(&t->claim, 1, memory_order_relaxed)) < t->nchunks) {
@@ -732,7 +755,8 @@ static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
 	}
 	/* relaxed: FROZEN only stops new entries (their CAS fails); the waiting is on the
 	 * count, with acquire, in grow_help. */
-	atomic_fetch_or_explicit(&t->ctl, FROZEN, memory_order_relaxed);
+	for (unsigned i = 0; i < STRIPES; i++)
+		atomic_fetch_or_explicit(&t->ctl[i].v, FROZEN, memory_order_relaxed);
 	grow_help(h, t);
 	return 0;
 }
@@ -1064,11 +1088,14 @@ void rf_hash_free(struct rf_hash *h)
 		}
 		free(b);
 	}
-	for (struct dnode *d = atomic_load_explicit(&h->dead, memory_order_relaxed), *dn; d;
-	     d = dn) {
-		dn = d->next;
-		key_free(h, d->key);
-		free(d);
+	for (unsigned i = 0; i < STRIPES; i++) {
+		for (struct dnode *d = atomic_load_explicit(&h->ds[i].dead, memory_order_relaxed),
+				  *dn;
+		     d; d = dn) {
+			dn = d->next;
+			key_free(h, d->key);
+			free(d);
+		}
 	}
 	table_destroy(t);
 	rf_mempool_free(h->kpool);
