@@ -15,8 +15,9 @@
  * Writers use CAS only (no lock). Per slot, the value word is the state readers see and the
  * meta word's USED bit says who may write the slot:
  *   free      USED clear, value NULL: any inserter may claim it (CAS on meta sets USED+tag).
- *   pending   value PENDING: claimed, key word written, value parked in the side array pv[]
- *             (writers only). Invisible to readers; visible to other writers of the key.
+ *   pending   value PENDING: claimed, key word written, value parked in the bucket's pv word
+ *             (writers only; one pending insert per bucket at a time, its slot in meta's
+ *             PSLOT bits). Invisible to readers; visible to other writers of the key.
  *   live      value = the user's: CAS PENDING -> value committed it (the linearization
  *             point of insert/upsert-insert); CAS value -> value' replaces (upsert);
  *             CAS value -> NULL deletes (the linearization point of delete).
@@ -29,7 +30,8 @@
  * Two inserts of the same key: each claims its own slot, raises the overflow counts on its
  * chain, stores PENDING (seq_cst), then runs resolve(): scan the key's chain; if a live copy
  * is there, kill every pending copy (CAS PENDING -> KILLED); else kill every pending copy
- * but the first in chain order and commit that one (CAS PENDING -> pv[]), and scan again.
+ * but the first in chain order and commit that one (CAS PENDING -> its bucket's pv); if that
+ * CAS failed, scan again.
  * Any writer may commit another's pending slot (that is the helping that makes it
  * lock-free: a preempted inserter stalls nobody). Why never two live copies: a slot goes live
  * only by a commit CAS made after the committer killed every other pending copy it saw and
@@ -74,8 +76,10 @@
 #include <urcu-qsbr.h>
 
 #define SLOTS 3                           /* per 64-byte bucket */
-#define OVF_SHIFT 51                      /* meta bits 51-62: keys whose probe passed here */
-#define OVF_MAX ((uint64_t)0xfff)         /* the counter sticks there (until a rebuild) */
+#define OVF_SHIFT 51                      /* meta bits 51-60: keys whose probe passed here */
+#define OVF_MAX ((uint64_t)0x3ff)         /* the counter sticks there (until a rebuild) */
+#define PSLOT_SHIFT 61                    /* meta bits 61-62: 1 + the slot whose insert is */
+#define PSLOT_MASK ((uint64_t)3 << PSLOT_SHIFT) /* pending with its value in pv (0: none) */
 #define OVF_MASK (OVF_MAX << OVF_SHIFT)
 #define USED(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s claimed (pending, live or dead) */
 #define TAG_SHIFT(s) (16u * (s))          /* meta: 16-bit hash tag of slot s (long keys) */
@@ -121,8 +125,8 @@ struct slot {
 };
 
 struct bucket {
-	_Atomic uint64_t meta; /* overflow count | USED bits (writers only) | three 16-bit tags */
-	uint64_t pad;
+	_Atomic uint64_t meta; /* PSLOT | overflow count | USED bits | three 16-bit tags */
+	_Atomic(void *) pv;    /* writers only: the value the pending insert (PSLOT) will commit */
 	struct slot s[SLOTS];
 };
 _Static_assert(sizeof(struct bucket) == 64, "a bucket is one cache line");
@@ -130,7 +134,6 @@ _Static_assert(sizeof(struct bucket) == 64, "a bucket is one cache line");
 struct table {
 	uint64_t mask; /* buckets - 1 */
 	struct bucket *b;
-	_Atomic(void *) *pv; /* writers only: the value a pending slot will commit */
 	size_t bytes;   /* mapping length */
 	bool mapped, huge;
 	uint32_t gen;   /* which table a dead-slot record refers to */
@@ -354,11 +357,6 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 	t->mask = nb - 1;
 	t->gen = gen;
 	t->nchunks = (nb + CHUNK - 1) / CHUNK;
-	t->pv = calloc((size_t)nb * SLOTS, sizeof(*t->pv));
-	if (!t->pv) {
-		free(t);
-		return NULL;
-	}
 	if (bytes >= MMAP_BYTES) {
 		void *p = MAP_FAILED;
 		if (bytes >= HUGE_2M && !(h->flags & RF_MEMPOOL_NO_HUGE)) {
@@ -373,7 +371,6 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 		if (p == MAP_FAILED) {
 			p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED) {
-				free(t->pv);
 				free(t);
 				return NULL;
 			}
@@ -386,7 +383,6 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 	} else {
 		void *p = NULL;
 		if (posix_memalign(&p, RF_CACHE_LINE, bytes) != 0) {
-			free(t->pv);
 			free(t);
 			return NULL;
 		}
@@ -403,7 +399,6 @@ static void table_destroy(struct table *t)
 		munmap(t->b, t->bytes);
 	else
 		free(t->b);
-	free(t->pv);
 	free(t);
 }
 
@@ -469,8 +464,10 @@ static inline uint64_t grow_limit(uint64_t nb)
 }
 
 /* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home:
- * sets its USED bit (and tag) with one CAS. Returns bucket * SLOTS + slot, or -1. */
-static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t limit)
+ * sets its USED bit (and tag) with one CAS; with `pend`, only in a bucket with no pending
+ * insert, and marks it as the bucket's pending slot (PSLOT). Returns bucket * SLOTS + slot,
+ * or -1. */
+static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t limit, bool pend)
 {
 	uint64_t b = hv & t->mask;
 	if (limit > t->mask + 1)
@@ -483,9 +480,11 @@ static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t l
 			unsigned s = 0;
 			while (s < SLOTS && (m & USED(s)))
 				s++;
-			if (s == SLOTS)
+			if (s == SLOTS || (pend && (m & PSLOT_MASK)))
 				break;
 			uint64_t nm = m | USED(s);
+			if (pend)
+				nm |= (uint64_t)(s + 1) << PSLOT_SHIFT;
 			if (!h->inline_keys)
 				nm = (nm & ~TAG_MASK(s)) | (tag_of(hv) << TAG_SHIFT(s));
 			/* acquire: pairs with slot_free's release: the slot's last owner is done
@@ -695,7 +694,7 @@ static void copy_chunk(struct rf_hash *h, struct table *t, struct table *n, uint
 				continue;
 			uint64_t kw = atomic_load_explicit(&sl->kw, memory_order_relaxed);
 			uint64_t hv = hash_of_slot(h, kw);
-			int64_t at = claim(h, n, hv, n->mask + 1); /* n has room for all of t */
+			int64_t at = claim(h, n, hv, n->mask + 1, false); /* n has room for all */
 			ovf_adjust(n, hv & n->mask, (uint64_t)at / SLOTS, +1);
 			struct slot *d = slot_at(n, (uint64_t)at);
 			/* relaxed: n is published by the CAS on h->tab after every chunk is in. */
@@ -853,13 +852,17 @@ static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void 
 		if (sc.live >= 0)
 			return;
 		struct slot *sl = slot_at(t, sc.pend[0]);
-		/* relaxed: written before the slot's pending store, which our scan loaded. */
-		void *v = atomic_load_explicit(&t->pv[sc.pend[0]], memory_order_relaxed);
+		/* relaxed: written before the slot's pending store, which our scan loaded; while
+		 * the slot stays pending its bucket's pv stays its value (PSLOT is released only
+		 * after the slot is settled), and if it is no longer pending the CAS fails. */
+		void *v = atomic_load_explicit(&t->b[sc.pend[0] / SLOTS].pv, memory_order_relaxed);
 		void *exp = PENDING;
 		/* seq_cst: decides against kill_slot; also release: pairs with the readers'
 		 * acquire of the value (key word, tag, counts, what v points at). */
-		atomic_compare_exchange_strong_explicit(&sl->value, &exp, v, memory_order_seq_cst,
-							memory_order_seq_cst);
+		if (atomic_compare_exchange_strong_explicit(&sl->value, &exp, v,
+							    memory_order_seq_cst,
+							    memory_order_seq_cst))
+			return; /* copies we did not see settle in their own resolve */
 	}
 }
 
@@ -919,7 +922,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		bool keyed = h->inline_keys || copy;
 		int64_t at = -1;
 		if (keyed && (!(full || stuck) || growths >= 8))
-			at = claim(h, t, hv, CLAIM_PROBE);
+			at = claim(h, t, hv, CLAIM_PROBE, true);
 		if (at < 0) {
 			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
 			w_exit(t);
@@ -939,11 +942,20 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		uint64_t kw = h->inline_keys ? ukw : (uint64_t)(uintptr_t)copy;
 		/* relaxed (both): published by the pending store below. */
 		atomic_store_explicit(&sl->kw, kw, memory_order_relaxed);
-		atomic_store_explicit(&t->pv[at], value, memory_order_relaxed);
+		struct bucket *bk = &t->b[at / SLOTS];
+		atomic_store_explicit(&bk->pv, value, memory_order_relaxed);
 		/* seq_cst: publishes the key word and pv to writers that load PENDING (release),
 		 * and comes before our scans in resolve in the single order (file comment). */
 		atomic_store_explicit(&sl->value, PENDING, memory_order_seq_cst);
 		resolve(h, t, hv, key, ukw);
+		/* The bucket's pending-insert mark is ours to release, now that the slot is
+		 * settled. release: pairs with claim's acquire; the next pending insert of this
+		 * bucket writes pv after we are done. */
+		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~PSLOT_MASK,
+							      memory_order_release,
+							      memory_order_relaxed))
+			;
 		/* relaxed: our slot; resolve's seq_cst loads already saw its final state. */
 		void *now = atomic_load_explicit(&sl->value, memory_order_relaxed);
 		if (now != KILLED) {

@@ -47,8 +47,7 @@
  *     or removed meanwhile may or may not be visited. The whole walk must stay between two
  *     quiescent states of the walking thread.
  *
- * Memory: buckets are 64 B per 1.5 to 3 entries (1M entries: 32 MiB; writers keep a side
- * array of 8 B per slot, 12 MiB more, that readers never touch), on 2 MiB hugetlb pages
+ * Memory: buckets are 64 B per 1.5 to 3 entries (1M entries: 32 MiB), on 2 MiB hugetlb pages
  * when free ones exist and flags lack RF_MEMPOOL_NO_HUGE, else normal pages with a
  * transparent-hugepage hint (silently). Keys longer than 8 bytes are copied into a mempool
  * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
