@@ -107,6 +107,13 @@ static inline bool live(const void *v)
 	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel > 1);
 }
 
+/* v when take, else r, by masking: compilers turn a ?: with the two-compare live() into a
+ * branch per slot, which mispredicts (which slot holds a key is random). */
+static inline uintptr_t pick(uintptr_t r, const void *v, bool take)
+{
+	return r ^ ((r ^ (uintptr_t)v) & (0 - (uintptr_t)take));
+}
+
 /* The calling thread's stripe: threads are dealt round-robin over STRIPES. */
 static _Atomic unsigned stripe_next;
 static _Thread_local unsigned stripe_mine = ~0u;
@@ -257,12 +264,12 @@ static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
 		uint64_t k2 = atomic_load_explicit(&bk->s[2].kw, memory_order_relaxed);
 		/* Pick one match, the first slot first (not an OR of them): a key deleted from
 		 * slot 0 and inserted again into slot 1 between our loads matches twice. */
-		void *r = NULL;
-		r = ((k2 == ukw) & live(v2)) ? v2 : r;
-		r = ((k1 == ukw) & live(v1)) ? v1 : r;
-		r = ((k0 == ukw) & live(v0)) ? v0 : r;
+		uintptr_t r = 0;
+		r = pick(r, v2, (k2 == ukw) & live(v2));
+		r = pick(r, v1, (k1 == ukw) & live(v1));
+		r = pick(r, v0, (k0 == ukw) & live(v0));
 		if (r)
-			return r;
+			return (void *)r;
 		/* relaxed: as in probe. */
 		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
 			return NULL;
