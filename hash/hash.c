@@ -94,6 +94,7 @@
 #define ACTIVE_MASK ((uint64_t)0xffffffff)/* t->ctl: writer calls inside the table */
 #define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
 #define STRIPES 16                        /* writer-side counters and dead lists, per thread */
+#define QUOTA 64                          /* max_entries room a stripe takes at a time */
 
 /* The two non-user values a slot can hold. Their addresses are private to this file, so no
  * caller can pass one as a value (insert rejects them anyway). */
@@ -183,11 +184,13 @@ struct rf_hash {
 	const char *kbase;
 	size_t klen;
 	/* Writers. */
-	RF_CACHE_ALIGNED _Atomic uint64_t count; /* entries, plus inserts under way */
-	_Atomic uint64_t overflow;               /* key copies from malloc (pool empty) */
+	RF_CACHE_ALIGNED _Atomic uint64_t reserved; /* of max_entries: handed to the stripes */
+	_Atomic uint64_t overflow;                  /* key copies from malloc (pool empty) */
 	struct {
 		RF_CACHE_ALIGNED _Atomic(struct dnode *) dead; /* dead slots not yet in a batch */
 		_Atomic uint64_t ndead;                        /* how many */
+		_Atomic int64_t count;   /* inserts minus deletes made by this stripe's threads */
+		_Atomic uint64_t quota;  /* room for this many more entries, taken from reserved */
 	} ds[STRIPES];
 	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
 	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
@@ -875,6 +878,71 @@ static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void 
 
 /* ---- the write side ---- */
 
+/* Room for one more entry against max_entries, without a shared counter per insert: from the
+ * stripe's quota, else QUOTA more from h->reserved, else one taken from any stripe's quota
+ * (so -ENOSPC means every entry of max_entries is present or being inserted). */
+static bool quota_take(struct rf_hash *h, unsigned si)
+{
+	/* relaxed (all of these): counts of room; no data hangs on them. */
+	uint64_t q = atomic_load_explicit(&h->ds[si].quota, memory_order_relaxed);
+	while (q)
+		if (atomic_compare_exchange_weak_explicit(&h->ds[si].quota, &q, q - 1,
+							  memory_order_relaxed, memory_order_relaxed))
+			return true;
+	uint64_t r = atomic_load_explicit(&h->reserved, memory_order_relaxed);
+	while (r < h->max_entries) {
+		uint64_t take = h->max_entries - r < QUOTA ? h->max_entries - r : QUOTA;
+		if (atomic_compare_exchange_weak_explicit(&h->reserved, &r, r + take,
+							  memory_order_relaxed, memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&h->ds[si].quota, take - 1, memory_order_relaxed);
+			return true;
+		}
+	}
+	for (unsigned i = 0; i < STRIPES; i++) {
+		q = atomic_load_explicit(&h->ds[i].quota, memory_order_relaxed);
+		while (q)
+			if (atomic_compare_exchange_weak_explicit(&h->ds[i].quota, &q, q - 1,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				return true;
+	}
+	return false;
+}
+
+/* Gives back the room of one entry (deleted, or an insert that did not happen); a stripe
+ * holding more than 2 * QUOTA returns QUOTA of it to h->reserved. */
+static void quota_give(struct rf_hash *h, unsigned si)
+{
+	/* relaxed: as in quota_take. */
+	uint64_t q = atomic_fetch_add_explicit(&h->ds[si].quota, 1, memory_order_relaxed) + 1;
+	if (q > 2 * QUOTA && atomic_compare_exchange_strong_explicit(&h->ds[si].quota, &q,
+								     q - QUOTA,
+								     memory_order_relaxed,
+								     memory_order_relaxed))
+		atomic_fetch_sub_explicit(&h->reserved, QUOTA, memory_order_relaxed);
+}
+
+/* Entries present (inserts minus deletes over every stripe): exact when writers are idle. */
+static uint64_t entries(const struct rf_hash *h)
+{
+	int64_t n = 0;
+	for (unsigned i = 0; i < STRIPES; i++) /* relaxed: a statistic */
+		n += atomic_load_explicit(&((struct rf_hash *)h)->ds[i].count, memory_order_relaxed);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+/* Whether one more entry takes a table of nb buckets past its load limit. h->reserved
+ * bounds the count from above and is one load of a line written once per QUOTA inserts;
+ * only when it is past the limit are the stripes summed. */
+static bool over_limit(const struct rf_hash *h, uint64_t nb)
+{
+	uint64_t lim = grow_limit(nb);
+	/* relaxed: as in quota_take. */
+	if (atomic_load_explicit(&((struct rf_hash *)h)->reserved, memory_order_relaxed) < lim)
+		return false;
+	return entries(h) + 1 > lim;
+}
+
 /* insert (replace = false) and upsert (true). */
 static int put(struct rf_hash *h, const void *key, void *value, bool replace, void **old)
 {
@@ -913,15 +981,13 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 			continue; /* deleted meanwhile: start again */
 		}
 		uint64_t nb = t->mask + 1;
-		/* relaxed: a reservation count; no data hangs on it. */
-		uint64_t c = atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
-		if (c >= h->max_entries) {
-			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+		unsigned si = my_stripe();
+		if (!quota_take(h, si)) {
 			w_exit(t);
 			key_free(h, copy);
 			return -ENOSPC;
 		}
-		bool full = c + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40);
+		bool full = over_limit(h, nb) && nb < ((uint64_t)1 << 40);
 		/* relaxed: a statistic */
 		bool stuck = atomic_load_explicit(&t->nsat, memory_order_relaxed) > nb / 16;
 		if (!h->inline_keys && !copy)
@@ -931,10 +997,10 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		if (keyed && (!(full || stuck) || growths >= 8))
 			at = claim(h, t, hv, CLAIM_PROBE, true);
 		if (at < 0) {
-			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			quota_give(h, si);
 			w_exit(t);
 			if (keyed && growths < 8) {
-				uint64_t to = full || (c + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
+				uint64_t to = full || (entries(h) + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
 				growths++;
 				if (grow(h, t, to) == 0)
 					continue;
@@ -966,13 +1032,15 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		/* relaxed: our slot; resolve's seq_cst loads already saw its final state. */
 		void *now = atomic_load_explicit(&sl->value, memory_order_relaxed);
 		if (now != KILLED) {
-			w_exit(t); /* committed (by us or a helper), maybe deleted since */
+			/* committed (by us or a helper), maybe deleted since. relaxed: a count. */
+			atomic_fetch_add_explicit(&h->ds[si].count, 1, memory_order_relaxed);
+			w_exit(t);
 			return 0;
 		}
 		/* Lost to a live copy: undo our counts, let the slot (and copy, which other
 		 * writers may be reading) go after a grace period. */
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1);
-		atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed); /* as above */
+		quota_give(h, si);
 		retire(h, t, (uint64_t)at, copy);
 		copy = NULL;
 		w_exit(t);
@@ -1019,7 +1087,9 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 		}
 		/* The buckets this key's probe passed no longer need to send lookups onwards. */
 		ovf_adjust(t, hv & t->mask, at / SLOTS, -1);
-		atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed); /* as in put */
+		unsigned si = my_stripe();
+		atomic_fetch_sub_explicit(&h->ds[si].count, 1, memory_order_relaxed); /* a count */
+		quota_give(h, si);
 		void *k = h->inline_keys ? NULL
 					 : (void *)(uintptr_t)atomic_load_explicit(
 						   &sl->kw, memory_order_relaxed);
@@ -1123,9 +1193,8 @@ void rf_hash_free(struct rf_hash *h)
 
 size_t rf_hash_count(const struct rf_hash *h)
 {
-	/* relaxed: a statistic; exact once writers stopped (their joins order it). Inserts
-	 * under way are counted from their start. */
-	return atomic_load_explicit(&((struct rf_hash *)h)->count, memory_order_relaxed);
+	/* exact once writers stopped (their joins order the stripes' counts). */
+	return entries(h);
 }
 
 size_t rf_hash_buckets(const struct rf_hash *h)

@@ -41,7 +41,7 @@
  *   - A value returned by lookup stays valid for the caller until its next quiescent state
  *     *as far as the table is concerned*; what the value points at is the caller's business
  *     (defer its free across a grace period if readers may hold it).
- *   - rf_hash_count is exact when no writer is running (inserts under way are counted).
+ *   - rf_hash_count is exact when no writer is running.
  *   - Iteration walks the table that was current at rf_hash_iter_init and visits every entry
  *     present throughout the walk exactly once (in slot order, not key order); entries added
  *     or removed meanwhile may or may not be visited. The whole walk must stay between two
