@@ -54,7 +54,10 @@
  * load limit (or with no free slot near the key) allocates the next table, links it as
  * t->next and sets FROZEN in t->ctl[]. Each writer call counts itself in t->ctl[] while it
  * works in t (one counter per stripe of threads, each on its own cache line, so writers on
- * different CPUs do not share a line for it), and no new call enters a frozen table. Once the calls already inside have left, the
+ * different CPUs do not share a line for it), and no new call enters a frozen table. The
+ * entry count lives in the same stripes (room against max_entries is taken from one shared
+ * counter 64 entries at a time), so a common insert or delete writes no shared line but the
+ * bucket's. Once the calls already inside have left, the
  * writers that arrive copy t into the new table in chunks claimed with fetch_add (entries
  * never move inside a table, so the copy is of a quiescent t), and whichever finishes last
  * publishes it (CAS on h->tab) and retires t through call_rcu. Readers are never stopped:
