@@ -31,21 +31,21 @@
  * chain, stores PENDING (seq_cst), then runs resolve(): scan the key's chain; if a live copy
  * is there, kill every pending copy (CAS PENDING -> KILLED); else kill every pending copy
  * but the first in chain order and commit that one (CAS PENDING -> its bucket's pv); if that
- * CAS failed, scan again.
- * Any writer may commit another's pending slot (that is the helping that makes it
- * lock-free: a preempted inserter stalls nobody). Why never two live copies: a slot goes live
- * only by a commit CAS made after the committer killed every other pending copy it saw and
- * saw no live one; a copy it did not see became pending after its scan (all these stores
- * and loads are seq_cst, the Dekker argument), so that copy's own resolve sees the first one
- * and either kills it (then the commit CAS fails) or finds it live and dies. Each slot's
+ * CAS failed, scan again. Any writer may commit another's pending slot (that is the helping
+ * that makes it lock-free: a preempted inserter stalls nobody). Why never two live copies: a
+ * slot goes live only by a commit CAS made after the committer killed every other pending
+ * copy it saw and saw no live one; a copy it did not see became pending after its scan
+ * (all these stores and loads are seq_cst, the Dekker argument), so that copy's own resolve
+ * sees the first one and either kills it (then the commit CAS fails) or finds it live and
+ * dies. Each slot's
  * value word decides between its commit and its kill. An inserter whose slot was KILLED
  * returns -EEXIST (a live copy existed during its call); upsert then replaces it instead.
  * Every loop retries only after another writer's CAS succeeded: lock-free.
  *
  * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
  * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
- * the next rebuild. Dead slots go on a lock-free stack (push by CAS, taken whole by an
- * exchange); a batch of them is handed to call_rcu, whose callback pushes it on a second
+ * the next rebuild. Dead slots go on their thread stripe's lock-free stack (push by CAS,
+ * taken whole by an exchange); a batch of them is handed to call_rcu, whose callback pushes it on a second
  * stack; the next writer takes that stack whole, clears the slots' USED bits and frees the
  * long keys' copies. Nothing there waits.
  *
@@ -53,15 +53,16 @@
  * coordinated step, done by all writers together: a writer that finds the table over its
  * load limit (or with no free slot near the key) allocates the next table, links it as
  * t->next and sets FROZEN in t->ctl[]. Each writer call counts itself in t->ctl[] while it
- * works in t (one counter per stripe of threads, each on its own cache line, so writers on
- * different CPUs do not share a line for it), and no new call enters a frozen table. The
- * entry count lives in the same stripes (room against max_entries is taken from one shared
- * counter 64 entries at a time), so a common insert or delete writes no shared line but the
- * bucket's. Once the calls already inside have left, the
- * writers that arrive copy t into the new table in chunks claimed with fetch_add (entries
- * never move inside a table, so the copy is of a quiescent t), and whichever finishes last
- * publishes it (CAS on h->tab) and retires t through call_rcu. Readers are never stopped:
- * they read the frozen t until the new table is published, then the new one.
+ * works in t, and no new call enters a frozen table. Once the calls already inside have
+ * left, the writers that arrive copy t into the new table in chunks claimed with fetch_add
+ * (entries never move inside a table, so the copy is of a quiescent t), and the first to see
+ * every chunk copied publishes it (CAS on h->tab) and retires t through call_rcu. Readers are
+ * never stopped: they read the frozen t until the new table is published, then the new one.
+ *
+ * Stripes: threads are dealt over STRIPES cache lines, each holding the stripe's t->ctl[]
+ * counter, dead-slot stack, entry count and room against max_entries (taken from the shared
+ * h->reserved QUOTA at a time), so a common insert or delete writes no line shared with the
+ * writers on another CPU but the buckets themselves.
  * What can block, and only during a growth: (1) the copy waits for writer calls that were
  * already inside t to leave it (each is a bounded number of steps; one preempted there
  * delays the growth until it runs again); (2) a writer that finds every chunk claimed waits
