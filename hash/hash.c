@@ -45,9 +45,9 @@
  * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
  * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
  * the next rebuild. Dead slots go on their thread stripe's lock-free stack (push by CAS,
- * taken whole by an exchange); a batch of them is handed to call_rcu, whose callback pushes it on a second
- * stack; the next writer takes that stack whole, clears the slots' USED bits and frees the
- * long keys' copies. Nothing there waits.
+ * taken whole by an exchange); a batch of them is handed to call_rcu, whose callback pushes
+ * it on a second stack; the next writer takes that stack whole, clears the slots' USED bits
+ * and frees the long keys' copies. Nothing there waits.
  *
  * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
  * coordinated step, done by all writers together: a writer that finds the table over its

@@ -6,8 +6,9 @@
  * Four writers (two per CPU, so they preempt each other mid-operation) insert, upsert and
  * delete keys: a quarter of them on 8 hot keys, the rest from a range that widens as the run
  * goes on (so the table keeps growing and rebuilding under them). Every value written is
- * unique and encodes its key and writer: value = key << 32 | writer << 28 | seq. Each writer logs the values it wrote successfully
- * and the values its deletes and upserts got back as "old". After the join:
+ * unique and encodes its key and writer: value = key << 32 | writer << 28 | seq. Each writer
+ * logs the values it wrote successfully and the values its deletes and upserts got back as
+ * "old". After the join:
  *   - a value was returned as old at most once, and only one that was written for that key;
  *   - per key, written minus removed is 0 or 1 values (two inserts of one key never both
  *     win), and the table holds exactly that value (nothing lost, nothing resurrected);
