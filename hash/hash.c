@@ -44,10 +44,11 @@
  *
  * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
  * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
- * the next rebuild. Dead slots go on their thread stripe's lock-free stack (push by CAS,
- * taken whole by an exchange); a batch of them is handed to call_rcu, whose callback pushes
- * it on a second stack; the next writer takes that stack whole, clears the slots' USED bits
- * and frees the long keys' copies. Nothing there waits.
+ * the next rebuild. Dead slots go into their thread stripe's open batch (entry numbers taken
+ * with fetch_add); a full batch (or any, when none is waiting) is handed to call_rcu, whose
+ * callback pushes it on a ready stack (CAS); the next writer takes that stack whole (one
+ * exchange), clears the slots' USED bits and frees the long keys' copies. Nothing there
+ * waits.
  *
  * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
  * coordinated step, done by all writers together: a writer that finds the table over its
@@ -60,7 +61,7 @@
  * never stopped: they read the frozen t until the new table is published, then the new one.
  *
  * Stripes: threads are dealt over STRIPES cache lines, each holding the stripe's t->ctl[]
- * counter, dead-slot stack, entry count and room against max_entries (taken from the shared
+ * counter, open dead-slot batch, entry count and room against max_entries (taken from the shared
  * h->reserved QUOTA at a time), so a common insert or delete writes no line shared with the
  * writers on another CPU but the buckets themselves.
  * What can block, and only during a growth: (1) the copy waits for writer calls that were
@@ -161,18 +162,21 @@ struct table {
 };
 
 /* A dead slot waiting for its grace period. */
-struct dnode {
-	struct dnode *next;
+struct dead {
 	uint64_t slot; /* bucket * SLOTS + slot */
 	uint32_t gen;
 	void *key;     /* long keys: the copy to free (NULL: none) */
 };
 
+/* Up to BATCH_MAX dead slots of one stripe, filled in place (an entry number is taken with
+ * fetch_add), then handed to call_rcu as one. */
 struct gp_batch {
 	struct rcu_head rcu;
 	struct rf_hash *h;
-	struct dnode *list;
-	struct gp_batch *next; /* on h->ready */
+	struct gp_batch *next;  /* on h->ready */
+	_Atomic uint64_t n;     /* entry numbers taken (past BATCH_MAX: closed) */
+	uint64_t valid;         /* entries in it, set by the thread that closes it */
+	struct dead e[BATCH_MAX];
 };
 
 struct rf_hash {
@@ -191,8 +195,7 @@ struct rf_hash {
 	RF_CACHE_ALIGNED _Atomic uint64_t reserved; /* of max_entries: handed to the stripes */
 	_Atomic uint64_t overflow;                  /* key copies from malloc (pool empty) */
 	struct {
-		RF_CACHE_ALIGNED _Atomic(struct dnode *) dead; /* dead slots not yet in a batch */
-		_Atomic uint64_t ndead;                        /* how many */
+		RF_CACHE_ALIGNED _Atomic(struct gp_batch *) cur; /* the batch being filled */
 		_Atomic int64_t count;   /* inserts minus deletes made by this stripe's threads */
 		_Atomic uint64_t quota;  /* room for this many more entries, taken from reserved */
 	} ds[STRIPES];
@@ -575,61 +578,84 @@ static void batch_done(struct rcu_head *head)
 	rf_qsbr_retire_note();
 }
 
-static void push_dead(struct rf_hash *h, unsigned si, struct dnode *first, struct dnode *last,
-		      uint64_t n)
+/* Hands batch b, holding `valid` entries, to call_rcu. Entries whose numbers were taken but
+ * are not written yet are written before the grace period ends: their writers are inside a
+ * call, online. */
+static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 {
-	/* relaxed: the CAS decides. */
-	struct dnode *top = atomic_load_explicit(&h->ds[si].dead, memory_order_relaxed);
-	do
-		last->next = top;
-	/* release: pairs with close_batch's acquire exchange: the nodes are the taker's. */
-	while (!atomic_compare_exchange_weak_explicit(&h->ds[si].dead, &top, first,
-						      memory_order_release, memory_order_relaxed));
-	/* relaxed: a trigger count */
-	atomic_fetch_add_explicit(&h->ds[si].ndead, n, memory_order_relaxed);
-}
-
-/* Takes every dead slot queued so far on stripe si and starts their grace period. */
-static void close_batch(struct rf_hash *h, unsigned si)
-{
-	/* acquire: pairs with push_dead's release. */
-	struct dnode *list = atomic_exchange_explicit(&h->ds[si].dead, NULL, memory_order_acquire);
-	if (!list)
-		return;
-	uint64_t n = 1;
-	struct dnode *last = list;
-	for (; last->next; last = last->next)
-		n++;
-	atomic_fetch_sub_explicit(&h->ds[si].ndead, n, memory_order_relaxed); /* as in push_dead */
-	struct gp_batch *b = malloc(sizeof(*b));
-	if (!b) {
-		push_dead(h, si, list, last, n); /* try again at a later write */
-		return;
-	}
-	b->h = h;
-	b->list = list;
-	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed); /* as in batch_done */
+	b->valid = valid;
+	/* relaxed: only a hint for when to close a partial batch. */
+	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed);
 	rf_qsbr_retire_note();
 	call_rcu(&b->rcu, batch_done);
 }
 
+/* Closes stripe si's batch early (no batch is waiting for a grace period, so dead slots would
+ * otherwise wait for 64 deletes). */
+static void batch_flush(struct rf_hash *h, unsigned si)
+{
+	/* acquire: pairs with the CAS that installed the batch (its zeroed fields). */
+	struct gp_batch *b = atomic_load_explicit(&h->ds[si].cur, memory_order_acquire);
+	if (!b)
+		return;
+	/* relaxed: a peek; the fetch_add below decides. */
+	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
+		return;
+	/* relaxed: taking entry numbers carries no data; the closer is whoever takes the
+	 * number BATCH_MAX - 1, or this fetch_add when it finds fewer taken. */
+	uint64_t n = atomic_fetch_add_explicit(&b->n, BATCH_MAX, memory_order_relaxed);
+	if (n >= BATCH_MAX)
+		return; /* full already: its last entry's writer closes it */
+	struct gp_batch *exp = b;
+	/* relaxed: the next retire installs a fresh batch; nothing is published here. */
+	atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL, memory_order_relaxed,
+						memory_order_relaxed);
+	batch_close(h, b, n);
+}
+
 /* Queues a slot that just died (deleted, or a pending insert killed) for reuse after a grace
- * period, with its key copy (long keys). Without memory for the record the slot stays dead
- * until the next rebuild and the copy is not reused. */
+ * period, with its key copy (long keys), in the calling thread's stripe's batch. Without
+ * memory for a batch the slot stays dead until the next rebuild and the copy is not reused. */
 static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
 {
-	struct dnode *d = malloc(sizeof(*d));
-	if (!d)
-		return;
-	d->slot = at;
-	d->gen = t->gen;
-	d->key = key;
 	unsigned si = my_stripe();
-	push_dead(h, si, d, d, 1);
-	/* relaxed: triggers only; a batch closed twice or late costs a grace period, no more. */
-	if (atomic_load_explicit(&h->ds[si].ndead, memory_order_relaxed) >= BATCH_MAX ||
-	    atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
-		close_batch(h, si);
+	for (;;) {
+		/* acquire: pairs with the installing CAS below (the batch's zeroed fields). */
+		struct gp_batch *b = atomic_load_explicit(&h->ds[si].cur, memory_order_acquire);
+		if (!b) {
+			struct gp_batch *nb = calloc(1, sizeof(*nb));
+			if (!nb)
+				return;
+			nb->h = h;
+			struct gp_batch *exp = NULL;
+			/* release: pairs with the acquire loads of cur. */
+			if (!atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, nb,
+								     memory_order_release,
+								     memory_order_relaxed))
+				free(nb);
+			continue;
+		}
+		/* relaxed: as in batch_flush. */
+		uint64_t i = atomic_fetch_add_explicit(&b->n, 1, memory_order_relaxed);
+		if (i >= BATCH_MAX) { /* full or flushed: make way for a fresh one */
+			struct gp_batch *exp = b;
+			atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			continue;
+		}
+		b->e[i] = (struct dead){.slot = at, .gen = t->gen, .key = key};
+		if (i == BATCH_MAX - 1) {
+			struct gp_batch *exp = b;
+			atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			batch_close(h, b, BATCH_MAX);
+		} else if (atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0) {
+			batch_flush(h, si); /* relaxed load: a trigger only */
+		}
+		return;
+	}
 }
 
 /* Frees the dead slots whose grace period is over (those of table t; older tables' slots
@@ -642,22 +668,18 @@ static void recycle(struct rf_hash *h, struct table *t)
 		struct gp_batch *b = atomic_exchange_explicit(&h->ready, NULL, memory_order_acquire);
 		while (b) {
 			struct gp_batch *nb = b->next;
-			for (struct dnode *d = b->list, *dn; d; d = dn) {
-				dn = d->next;
-				if (d->gen == t->gen)
-					slot_free(t, d->slot);
-				key_free(h, d->key);
-				free(d);
+			for (uint64_t i = 0; i < b->valid; i++) {
+				if (b->e[i].gen == t->gen)
+					slot_free(t, b->e[i].slot);
+				key_free(h, b->e[i].key);
 			}
 			free(b);
 			b = nb;
 		}
 	}
-	/* relaxed: triggers, as in retire. */
-	unsigned si = my_stripe();
-	if (atomic_load_explicit(&h->ds[si].ndead, memory_order_relaxed) &&
-	    atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
-		close_batch(h, si);
+	/* relaxed: a trigger, as in retire. */
+	if (atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
+		batch_flush(h, my_stripe());
 }
 
 /* ---- entering a table, and growth ---- */
@@ -1170,25 +1192,22 @@ void rf_hash_free(struct rf_hash *h)
 					key_free(h, (void *)(uintptr_t)atomic_load_explicit(
 							    &t->b[i].s[s].kw, memory_order_relaxed));
 	}
-	/* Dead slots: past their grace period (ready) or not yet in a batch (dead). */
+	/* Dead slots: past their grace period (ready) or in a batch not yet closed (cur). */
 	for (struct gp_batch *b = atomic_load_explicit(&h->ready, memory_order_relaxed), *nb; b;
 	     b = nb) {
 		nb = b->next;
-		for (struct dnode *d = b->list, *dn; d; d = dn) {
-			dn = d->next;
-			key_free(h, d->key);
-			free(d);
-		}
+		for (uint64_t i = 0; i < b->valid; i++)
+			key_free(h, b->e[i].key);
 		free(b);
 	}
 	for (unsigned i = 0; i < STRIPES; i++) {
-		for (struct dnode *d = atomic_load_explicit(&h->ds[i].dead, memory_order_relaxed),
-				  *dn;
-		     d; d = dn) {
-			dn = d->next;
-			key_free(h, d->key);
-			free(d);
-		}
+		struct gp_batch *b = atomic_load_explicit(&h->ds[i].cur, memory_order_relaxed);
+		if (!b)
+			continue;
+		uint64_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
+		for (uint64_t j = 0; j < n && j < BATCH_MAX; j++)
+			key_free(h, b->e[j].key);
+		free(b);
 	}
 	table_destroy(t);
 	rf_mempool_free(h->kpool);

@@ -53,8 +53,8 @@
  * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
  * after its delete, and when the pool is empty meanwhile a copy comes from malloc instead
  * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
- * no memory was left to grow). Each delete allocates a 32-byte record (malloc) that waits
- * for the grace period.
+ * no memory was left to grow). Deleted slots wait for their grace period in batches of 64
+ * (one malloc per batch).
  *
  * Errors: int functions return 0 (or 1 where said) or a negative errno; rf_hash_create returns
  * NULL with errno; lookups return NULL when the key is absent (so values may not be NULL).
