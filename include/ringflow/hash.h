@@ -1,6 +1,7 @@
 /*
  * ringflow/hash.h: a resizable hash table with lock-free readers and writers, with fixed-length
- * byte keys and `void *` values (a MAC table: 6-byte keys; a flow table: 13-byte 5-tuples; 8-byte ids).
+ * byte keys and `void *` values (a MAC table: 6-byte keys; a flow table: 13-byte 5-tuples;
+ * 8-byte ids).
  *
  * Design: a bucketised open-addressing table (ideas from DPDK rte_hash's lock-free mode,
  * Cuckoo++ and DLHT; hash/hash.c has the details). Buckets are one 64-byte cache line with
