@@ -7,6 +7,11 @@
  *   lookup_hit        one thread (--cpus A) looks up present keys in random order
  *   lookup_hit_writer the same while a writer on --cpus B inserts and deletes other keys
  *   insert_delete     one thread inserts a new key and deletes an older one, table at 1M
+ *   insert_delete_4w  four threads do the same at once, two on each of --cpus A and B
+ *                     (oversubscribed: a writer preempted mid-call must not stall the rest),
+ *                     each in its own key band; the figure is their sum. rte_hash_mw is a
+ *                     second rte_hash in its multi-writer mode (MULTI_WRITER_ADD |
+ *                     RW_CONCURRENCY_LF: writers take its spinlock), filled the same way.
  * Bulk variants (ringflow_bulk, rte_hash_bulk) look up 32 keys per call.
  *
  * Fairness: every table is built once with the same keys; rculfhash gets the same hash
@@ -22,12 +27,15 @@
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
+#include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
 #endif
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <urcu-qsbr.h>
@@ -44,6 +52,7 @@
 #define WKEYS 32768u                    /* the writer's own keys */
 #define WBASE ((uint64_t)1 << 40)       /* writer keys live above the table's keys */
 #define BATCH 32
+#define MW 4                            /* insert_delete_4w: writer threads */
 
 static unsigned nkeys;
 static uint64_t *order; /* the table's keys in random order */
@@ -254,9 +263,29 @@ struct table {
 	void *t;
 	bool bulk;   /* this impl entry uses the bulk call */
 	uint64_t wnext; /* the writer's next step (persists across samples) */
+	uint64_t mwnext[MW]; /* insert_delete_4w: each writer's next step */
 };
 
 static char rte_why[160];
+
+/* A second rte_hash for the multi-writer case (the EAL is up by then). */
+static void *make_rte_mw(void)
+{
+#if !RF_HAVE_DPDK
+	return NULL;
+#else
+	struct rte_hash_parameters p = {
+		.name = "rfbench_mw", .entries = 2 * NKEYS_FULL, .key_len = 8,
+		.hash_func = rte_hash_crc, .hash_func_init_val = 0, .socket_id = 0,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD |
+			      RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF | RTE_HASH_EXTRA_FLAGS_EXT_TABLE};
+	struct rte_hash *h = rte_hash_create(&p);
+	if (!h)
+		rf_bench_note("rte_hash_mw not measured: rte_hash_create failed: %s",
+			      rte_strerror(rte_errno));
+	return h;
+#endif
+}
 
 static void *make_rte(void)
 {
@@ -430,12 +459,93 @@ static double s_insert_delete(void *arg, const struct rf_bench_ctx *ctx)
 	return (double)n / ((double)(t1 - t0) / 1e3);
 }
 
+/* insert_delete_4w: writer `id` works in its own band of WKEYS keys above the others'. */
+struct mwriter {
+	struct table *tb;
+	unsigned id;
+	_Atomic int *go, *stop;
+	uint64_t ops;
+};
+
+static void *mwriter_main(void *p)
+{
+	struct mwriter *w = p;
+	struct table *tb = w->tb;
+	bool qsbr = tb->ops == &rfh_ops || tb->ops == &lf_ops;
+	if (qsbr)
+		rf_qsbr_register();
+#if RF_HAVE_DPDK
+	if (tb->ops == &rte_ops)
+		rte_thread_register(); /* rte_hash's multi-writer mode wants an lcore id */
+#endif
+	uint64_t base = WBASE + (uint64_t)(w->id + 1) * 2 * WKEYS, n = 0;
+	/* relaxed (go, stop): start/stop flags; the join orders the counts. */
+	while (!atomic_load_explicit(w->go, memory_order_relaxed))
+		sched_yield();
+	while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
+		for (unsigned r = 0; r < 64; r++) {
+			uint64_t i = tb->mwnext[w->id]++;
+			if (i & 1)
+				tb->ops->del(tb->t, base + ((i / 2) + WKEYS / 2) % WKEYS);
+			else
+				tb->ops->insert(tb->t, base + (i / 2) % WKEYS,
+						(void *)(uintptr_t)((base + i / 2) | 1));
+		}
+		n += 64;
+		if (qsbr)
+			rf_qsbr_quiescent();
+	}
+#if RF_HAVE_DPDK
+	if (tb->ops == &rte_ops)
+		rte_thread_unregister();
+#endif
+	if (qsbr)
+		rf_qsbr_unregister();
+	w->ops = n;
+	return NULL;
+}
+
+static double s_insert_delete_mw(void *arg, const struct rf_bench_ctx *ctx)
+{
+	struct table *tb = arg;
+	if (!tb->t)
+		return -1;
+	_Atomic int go = 0, stop = 0;
+	struct mwriter w[MW];
+	struct rf_bench_thread *th[MW];
+	for (unsigned i = 0; i < MW; i++) {
+		w[i] = (struct mwriter){.tb = tb, .id = i, .go = &go, .stop = &stop};
+		th[i] = rf_bench_thread_start(ctx->opts->cpu[i % 2], mwriter_main, &w[i]);
+		if (!th[i]) {
+			atomic_store(&stop, 1);
+			atomic_store(&go, 1);
+			for (unsigned j = 0; j < i; j++)
+				rf_bench_thread_join(th[j]);
+			return -1;
+		}
+	}
+	uint64_t t0 = rf_bench_now_ns();
+	atomic_store_explicit(&go, 1, memory_order_relaxed); /* as in mwriter_main */
+	struct timespec ts = {(time_t)ctx->seconds,
+			      (long)((ctx->seconds - (double)(time_t)ctx->seconds) * 1e9)};
+	nanosleep(&ts, NULL);
+	atomic_store_explicit(&stop, 1, memory_order_relaxed);
+	uint64_t n = 0;
+	for (unsigned i = 0; i < MW; i++) {
+		rf_bench_thread_join(th[i]);
+		n += w[i].ops;
+	}
+	uint64_t t1 = rf_bench_now_ns();
+	return (double)n / ((double)(t1 - t0) / 1e3);
+}
+
 static void hash_help(FILE *out)
 {
-	fprintf(out, "cases: lookup_hit lookup_hit_writer insert_delete (1M 8-byte keys; --quick: 100K)\n"
+	fprintf(out, "cases: lookup_hit lookup_hit_writer insert_delete insert_delete_4w\n"
+		     "       (1M 8-byte keys; --quick: 100K; 4w: four writers, two per CPU)\n"
 		     "impls: ringflow, ringflow_bulk (32 per call), rculfhash (liburcu, QSBR), ck_ht\n"
 		     "       (SPMC, direct keys), rte_hash, rte_hash_bulk (32 per call; DPDK EAL with\n"
-		     "       --no-huge --no-pci --no-shconf -m 512)\n"
+		     "       --no-huge --no-pci --no-shconf -m 512), rte_hash_mw (multi-writer mode)\n"
 		     "units: M lookups/s, M ops/s (insert_delete: inserts + deletes)\n"
 		     "As root, reserves 2 MiB hugepages for ringflow's table and gives them back at the\n"
 		     "end; RF_BENCH_HASH_4K=1 keeps it on 4 KiB pages like rte_hash's (EAL --no-huge).\n");
@@ -473,7 +583,8 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	long huge_added = huge_ok ? rf_bench_hugepages_reserve(opts->quick ? 8 : 64) : 0;
 	rf_qsbr_register(); /* the building thread */
 	static struct table rf_t = {"ringflow", &rfh_ops}, lf_t = {"rculfhash", &lf_ops},
-			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops};
+			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops},
+			    rtemw_t = {"rte_hash_mw", &rte_ops};
 	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, huge_ok ? 0 : RF_MEMPOOL_NO_HUGE);
 	lf_t.t = cds_lfht_new(1u << 20, 1u << 20, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
 #if RF_HAVE_CK
@@ -484,7 +595,10 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_note("ck_ht skipped: built without Concurrency Kit (RF_WITH_CK)");
 #endif
 	rte_t.t = make_rte();
-	struct table *all[] = {&rf_t, &lf_t, &ck_t, &rte_t};
+	bool want_mw = !opts->filter || strstr("insert_delete_4w", opts->filter);
+	if (rte_t.t && want_mw)
+		rtemw_t.t = make_rte_mw();
+	struct table *all[] = {&rf_t, &lf_t, &ck_t, &rte_t, &rtemw_t};
 	for (unsigned i = 0; i < RF_ARRAY_SIZE(all); i++) {
 		if (all[i]->t && !fill(all[i])) {
 			rf_bench_note("%s: filling %u keys failed; not measured", all[i]->name, nkeys);
@@ -508,14 +622,22 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	const struct rf_bench_impl insdel[] = {
 		{"ringflow", s_insert_delete, &rf_t}, {"rculfhash", s_insert_delete, &lf_t},
 		{"ck_ht", s_insert_delete, &ck_t},    {"rte_hash", s_insert_delete, &rte_t}};
+	const struct rf_bench_impl insdel_mw[] = {
+		{"ringflow", s_insert_delete_mw, &rf_t},
+		{"rculfhash", s_insert_delete_mw, &lf_t},
+		{"rte_hash_mw", s_insert_delete_mw, &rtemw_t}};
 
 	rf_bench_case(opts, "hash", "lookup_hit", "Mlookups/s", RF_HIGHER_IS_BETTER, look, 6);
 	rf_bench_case(opts, "hash", "lookup_hit_writer", "Mlookups/s", RF_HIGHER_IS_BETTER, lookw, 6);
 	rf_bench_case(opts, "hash", "insert_delete", "Mops/s", RF_HIGHER_IS_BETTER, insdel, 4);
+	rf_bench_case(opts, "hash", "insert_delete_4w", "Mops/s", RF_HIGHER_IS_BETTER, insdel_mw, 3);
 	if (misses_seen)
 		rf_bench_note("WARNING: %lu lookups of present keys missed", (unsigned long)misses_seen);
 	rf_bench_note("%u keys; writer: insert/delete over %u other keys on CPU %u; readers quiescent every 1024 lookups",
 		      nkeys, WKEYS, opts->cpu[1]);
+	rf_bench_note("insert_delete_4w: %u writers, two per CPU (%u, %u), %u keys each, quiescent every 64 ops; "
+		      "compare with insert_delete (one writer)",
+		      MW, opts->cpu[0], opts->cpu[1], WKEYS);
 	rf_bench_note("memory: ringflow's table on %s; rte_hash: EAL --no-huge (4 KiB pages); "
 		      "ck_ht, rculfhash: malloc",
 		      rf_t.t && rf_hash_on_hugepages(rf_t.t) ? "2 MiB hugepages"

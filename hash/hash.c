@@ -1,28 +1,73 @@
 /*
- * hash/hash.c: the bucketised hash of ringflow/hash.h.
+ * hash/hash.c: the bucketised hash of ringflow/hash.h, with lock-free readers AND writers.
  *
  * A table is an array of 64-byte buckets, each one cache line with three slots. A slot is a
  * key word and a value: keys of up to 8 bytes sit in the key word itself (a lookup of a
  * present key reads one line), longer keys in a copy the key word points at, with a 16-bit
  * tag of the hash in the bucket's meta word so most non-matching slots are skipped without
  * following the pointer. A key lives in its home bucket (hash & mask) or, when that was
- * full, in the next bucket with room (linear probing by whole lines). Each bucket counts the
- * keys whose probe passed over it (raised by insert, lowered by delete), and a lookup stops at
- * the first bucket whose count is zero: chains shrink again when their keys go.
+ * full, in a later bucket (linear probing by whole lines). Each bucket counts the keys whose
+ * probe passed over it, and a lookup stops at the first bucket whose count is zero.
  *
- * Readers never write and never wait. Writers take one spinlock per table (as DPDK rte_hash
- * in its lock-free reader mode does), so the writer side is simple enough to reason about:
- *   - insert writes the key word (and tag), then stores the value with release;
- *   - delete stores NULL into the value; the slot stays "dirty" (unusable) until a grace
- *     period has passed, so a reader that loaded the old value and then reads the key word
- *     can never see a later key there (the reader loads value first, key word second);
- *   - growth builds a new table, publishes it with one release store and frees the old one
- *     a grace period later: readers in the old table see a consistent frozen copy.
- * Entries never move inside a table, so there is no cuckoo-style retry for readers.
+ * Readers never write and never wait: a slot holds a key for them when its value word is a
+ * user value (not NULL and not one of two sentinels, PENDING and KILLED).
  *
- * Grace periods for dirty slots are batched: deletes collect in a FIFO tagged with a batch
- * number; a batch is handed to call_rcu when it holds 64 slots or when no batch is in
- * flight, and its callback raises `gp_done`. Writers recycle the FIFO's head up to gp_done.
+ * Writers use CAS only (no lock). Per slot, the value word is the state readers see and the
+ * meta word's USED bit says who may write the slot:
+ *   free      USED clear, value NULL: any inserter may claim it (CAS on meta sets USED+tag).
+ *   pending   value PENDING: claimed, key word written, value parked in the bucket's pv word
+ *             (writers only; one pending insert per bucket at a time, its slot in meta's
+ *             PSLOT bits). Invisible to readers; visible to other writers of the key.
+ *   live      value = the user's: CAS PENDING -> value committed it (the linearization
+ *             point of insert/upsert-insert); CAS value -> value' replaces (upsert);
+ *             CAS value -> NULL deletes (the linearization point of delete).
+ *   dead      value NULL or KILLED with USED still set: deleted, or a pending insert that
+ *             lost. It becomes free one grace period later (retire/recycle below), so a
+ *             reader or writer still looking at the slot never sees another key appear in
+ *             it while it holds the old one (QSBR: none of our threads passes a quiescent
+ *             state inside a call).
+ *
+ * Two inserts of the same key: each claims its own slot, raises the overflow counts on its
+ * chain, stores PENDING (seq_cst), then runs resolve(): scan the key's chain; if a live copy
+ * is there, kill every pending copy (CAS PENDING -> KILLED); else kill every pending copy
+ * but the first in chain order and commit that one (CAS PENDING -> its bucket's pv); if that
+ * CAS failed, scan again. Any writer may commit another's pending slot (that is the helping
+ * that makes it lock-free: a preempted inserter stalls nobody). Why never two live copies: a
+ * slot goes live only by a commit CAS made after the committer killed every other pending
+ * copy it saw and saw no live one; a copy it did not see became pending after its scan
+ * (all these stores and loads are seq_cst, the Dekker argument), so that copy's own resolve
+ * sees the first one and either kills it (then the commit CAS fails) or finds it live and
+ * dies. Each slot's
+ * value word decides between its commit and its kill. An inserter whose slot was KILLED
+ * returns -EEXIST (a live copy existed during its call); upsert then replaces it instead.
+ * Every loop retries only after another writer's CAS succeeded: lock-free.
+ *
+ * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
+ * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
+ * the next rebuild. Dead slots go into their thread stripe's open batch (entry numbers taken
+ * with fetch_add); a full batch (or any, when none is waiting) is handed to call_rcu, whose
+ * callback pushes it on a ready stack (CAS); the next writer takes that stack whole (one
+ * exchange), clears the slots' USED bits and frees the long keys' copies. Nothing there
+ * waits.
+ *
+ * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
+ * coordinated step, done by all writers together: a writer that finds the table over its
+ * load limit (or with no free slot near the key) allocates the next table, links it as
+ * t->next and sets FROZEN in t->ctl[]. Each writer call counts itself in t->ctl[] while it
+ * works in t, and no new call enters a frozen table. Once the calls already inside have
+ * left, the writers that arrive copy t into the new table in chunks claimed with fetch_add
+ * (entries never move inside a table, so the copy is of a quiescent t), and the first to see
+ * every chunk copied publishes it (CAS on h->tab) and retires t through call_rcu. Readers are
+ * never stopped: they read the frozen t until the new table is published, then the new one.
+ *
+ * Stripes: threads are dealt over STRIPES cache lines, each holding the stripe's t->ctl[]
+ * counter, open dead-slot batch, entry count and room against max_entries (taken from the shared
+ * h->reserved QUOTA at a time), so a common insert or delete writes no line shared with the
+ * writers on another CPU but the buckets themselves.
+ * What can block, and only during a growth: (1) the copy waits for writer calls that were
+ * already inside t to leave it (each is a bounded number of steps; one preempted there
+ * delays the growth until it runs again); (2) a writer that finds every chunk claimed waits
+ * for the claimers to finish theirs. Outside growth, no writer ever waits for another.
  */
 #include <ringflow/hash.h>
 #include <ringflow/mempool.h>
@@ -36,24 +81,65 @@
 #include <urcu-qsbr.h>
 
 #define SLOTS 3                           /* per 64-byte bucket */
-#define OVF_SHIFT 51                      /* meta bits 51-62: keys whose probe passed here */
-#define OVF_MAX ((uint64_t)0xfff)         /* the counter sticks there (until a rebuild) */
+#define OVF_SHIFT 51                      /* meta bits 51-60: keys whose probe passed here */
+#define OVF_MAX ((uint64_t)0x3ff)         /* the counter sticks there (until a rebuild) */
+#define PSLOT_SHIFT 61                    /* meta bits 61-62: 1 + the slot whose insert is */
+#define PSLOT_MASK ((uint64_t)3 << PSLOT_SHIFT) /* pending with its value in pv (0: none) */
 #define OVF_MASK (OVF_MAX << OVF_SHIFT)
-#define DIRTY(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s freed, grace period pending */
+#define USED(s) ((uint64_t)1 << (48 + (s))) /* meta: slot s claimed (pending, live or dead) */
 #define TAG_SHIFT(s) (16u * (s))          /* meta: 16-bit hash tag of slot s (long keys) */
-#define BATCH_MAX 64                      /* dirty slots per grace-period batch */
+#define TAG_MASK(s) ((uint64_t)0xffff << TAG_SHIFT(s))
+#define BATCH_MAX 64                      /* dead slots per grace-period batch */
 #define BULK 32                           /* lookups overlapped by lookup_bulk */
 #define MMAP_BYTES (64u * 1024)           /* tables this big come from mmap */
 #define HUGE_2M ((size_t)2 << 20)
+#define CLAIM_PROBE 64                    /* buckets an insert searches for a free slot */
+#define CHUNK 512                         /* buckets per growth copy chunk */
+#define FROZEN ((uint64_t)1 << 63)        /* t->ctl: growing, no new writer enters */
+#define ACTIVE_MASK ((uint64_t)0xffffffff)/* t->ctl: writer calls inside the table */
+#define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
+#define STRIPES 16                        /* writer-side counters and dead lists, per thread */
+#define QUOTA 64                          /* max_entries room a stripe takes at a time */
+
+/* The two non-user values a slot can hold. Their addresses are private to this file, so no
+ * caller can pass one as a value (insert rejects them anyway). */
+static char sentinel[2];
+#define PENDING ((void *)&sentinel[0])
+#define KILLED ((void *)&sentinel[1])
+
+/* A user value: what a reader may return. Two compares, no branch. */
+static inline bool live(const void *v)
+{
+	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel > 1);
+}
+
+/* v when take, else r, by masking: compilers turn a ?: with the two-compare live() into a
+ * branch per slot, which mispredicts (which slot holds a key is random). */
+static inline uintptr_t pick(uintptr_t r, const void *v, bool take)
+{
+	return r ^ ((r ^ (uintptr_t)v) & (0 - (uintptr_t)take));
+}
+
+/* The calling thread's stripe: threads are dealt round-robin over STRIPES. */
+static _Atomic unsigned stripe_next;
+static _Thread_local unsigned stripe_mine = ~0u;
+
+static inline unsigned my_stripe(void)
+{
+	if (stripe_mine == ~0u) /* relaxed: only spreads threads out */
+		stripe_mine = atomic_fetch_add_explicit(&stripe_next, 1, memory_order_relaxed) %
+			      STRIPES;
+	return stripe_mine;
+}
 
 struct slot {
 	_Atomic uint64_t kw;   /* the key (<= 8 bytes, zero-padded) or a pointer to its copy */
-	_Atomic(void *) value; /* NULL: free or dirty */
+	_Atomic(void *) value; /* NULL, PENDING, KILLED or the user's value */
 };
 
 struct bucket {
-	_Atomic uint64_t meta; /* overflow count | DIRTY bits (writers only) | three 16-bit tags */
-	uint64_t pad;
+	_Atomic uint64_t meta; /* PSLOT | overflow count | USED bits | three 16-bit tags */
+	_Atomic(void *) pv;    /* writers only: the value the pending insert (PSLOT) will commit */
 	struct slot s[SLOTS];
 };
 _Static_assert(sizeof(struct bucket) == 64, "a bucket is one cache line");
@@ -63,21 +149,34 @@ struct table {
 	struct bucket *b;
 	size_t bytes;   /* mapping length */
 	bool mapped, huge;
-	uint32_t gen;   /* which table a FIFO entry refers to */
+	uint32_t gen;   /* which table a dead-slot record refers to */
+	uint64_t nchunks;
 	struct rcu_head rcu;
+	/* Writers: their count and FROZEN (per stripe), and the growth's bookkeeping. */
+	struct {
+		RF_CACHE_ALIGNED _Atomic uint64_t v;
+	} ctl[STRIPES];
+	RF_CACHE_ALIGNED _Atomic(struct table *) next; /* the table being built from this one */
+	_Atomic uint64_t claim, copied;   /* growth: chunks claimed, chunks copied */
+	_Atomic uint64_t nsat;            /* buckets whose overflow count stuck */
 };
 
-struct pend {
-	uint64_t batch;
+/* A dead slot waiting for its grace period. */
+struct dead {
 	uint64_t slot; /* bucket * SLOTS + slot */
 	uint32_t gen;
-	void *key;     /* long keys: the copy to free */
+	void *key;     /* long keys: the copy to free (NULL: none) */
 };
 
+/* Up to BATCH_MAX dead slots of one stripe, filled in place (an entry number is taken with
+ * fetch_add), then handed to call_rcu as one. */
 struct gp_batch {
 	struct rcu_head rcu;
 	struct rf_hash *h;
-	uint64_t id;
+	struct gp_batch *next;  /* on h->ready */
+	_Atomic uint64_t n;     /* entry numbers taken (past BATCH_MAX: closed) */
+	uint64_t valid;         /* entries in it, set by the thread that closes it */
+	struct dead e[BATCH_MAX];
 };
 
 struct rf_hash {
@@ -89,20 +188,19 @@ struct rf_hash {
 	unsigned flags;
 	bool inline_keys; /* key_len <= 8 */
 	char name[RF_HASH_NAMESIZE];
-	/* Writers (under lock). */
-	RF_CACHE_ALIGNED _Atomic int lock;
-	_Atomic uint64_t count; /* written under the lock; read relaxed by rf_hash_count */
-	uint64_t dirty;         /* dirty slots in the current table */
-	uint64_t nsat;          /* buckets of the current table whose overflow count stuck */
-	struct pend *fifo;
-	size_t f_head, f_len, f_cap;
-	uint64_t open_batch, open_n, closed_upto;
 	struct rf_mempool *kpool; /* long keys: their copies */
 	const char *kbase;
 	size_t klen;
-	_Atomic uint64_t overflow; /* key copies from malloc (pool empty) */
-	/* Written by call_rcu callbacks. */
-	RF_CACHE_ALIGNED _Atomic uint64_t gp_done; /* batches up to this one are past a GP */
+	/* Writers. */
+	RF_CACHE_ALIGNED _Atomic uint64_t reserved; /* of max_entries: handed to the stripes */
+	_Atomic uint64_t overflow;                  /* key copies from malloc (pool empty) */
+	struct {
+		RF_CACHE_ALIGNED _Atomic(struct gp_batch *) cur; /* the batch being filled */
+		_Atomic int64_t count;   /* inserts minus deletes made by this stripe's threads */
+		_Atomic uint64_t quota;  /* room for this many more entries, taken from reserved */
+	} ds[STRIPES];
+	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
+	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
 };
 
 /* ---- hashing ---- */
@@ -160,7 +258,7 @@ static inline uint64_t tag_of(uint64_t hv)
 
 /* probe for keys of <= 8 bytes: all three slots of a line are compared without branches
  * (which slot holds a key is random, so a branch per slot mispredicts about every other
- * lookup). A slot counts only with a non-NULL value: a dirty slot keeps its old key word. */
+ * lookup). A slot counts only with a live value: a dead or pending slot keeps a key word. */
 static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
 {
 	uint64_t b = hv & t->mask;
@@ -176,12 +274,12 @@ static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
 		uint64_t k2 = atomic_load_explicit(&bk->s[2].kw, memory_order_relaxed);
 		/* Pick one match, the first slot first (not an OR of them): a key deleted from
 		 * slot 0 and inserted again into slot 1 between our loads matches twice. */
-		void *r = NULL;
-		r = ((k2 == ukw) & (v2 != NULL)) ? v2 : r;
-		r = ((k1 == ukw) & (v1 != NULL)) ? v1 : r;
-		r = ((k0 == ukw) & (v0 != NULL)) ? v0 : r;
+		uintptr_t r = 0;
+		r = pick(r, v2, (k2 == ukw) & live(v2));
+		r = pick(r, v1, (k1 == ukw) & live(v1));
+		r = pick(r, v0, (k0 == ukw) & live(v0));
 		if (r)
-			return r;
+			return (void *)r;
 		/* relaxed: as in probe. */
 		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
 			return NULL;
@@ -198,11 +296,12 @@ static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const
 	for (uint64_t left = t->mask + 1; left; left--) {
 		struct bucket *bk = &t->b[b];
 		for (unsigned s = 0; s < SLOTS; s++) {
-			/* acquire: pairs with the release store of the value by insert/upsert; the
-			 * key word and tag written before it are then visible. The key word cannot
-			 * change under us: a slot is reused only a grace period after its delete. */
+			/* acquire: pairs with the commit CAS (PENDING -> value, release or
+			 * stronger) and upsert's replacing CAS; the key word and tag written
+			 * before the slot went pending are then visible. The key word cannot
+			 * change under us: a slot is reused only a grace period after it died. */
 			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
-			if (!v)
+			if (!live(v))
 				continue;
 			/* relaxed: ordered after the acquire above. */
 			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
@@ -215,8 +314,9 @@ static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const
 				return v;
 			}
 		}
-		/* relaxed: an insert raises the overflow counts before it stores its value
-		 * (release); a lookup that must see that insert sees both. */
+		/* relaxed: an insert raises the overflow counts before its slot goes pending
+		 * and so before the commit (release); a lookup that must see that insert sees
+		 * both. */
 		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
 			return NULL;
 		b = (b + 1) & t->mask;
@@ -228,7 +328,7 @@ void *rf_hash_lookup(const struct rf_hash *ch, const void *key)
 {
 	struct rf_hash *h = (struct rf_hash *)ch;
 	uint64_t hv = hash_key(h, key);
-	/* acquire: pairs with the release store that published the table (its buckets). */
+	/* acquire: pairs with the release CAS that published the table (its buckets). */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
 	if (h->inline_keys)
 		return probe_inline(t, hv, inline_kw(h, key));
@@ -266,12 +366,14 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 
 static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 {
-	struct table *t = calloc(1, sizeof(*t));
-	if (!t)
+	struct table *t = NULL;
+	if (posix_memalign((void **)&t, RF_CACHE_LINE, sizeof(*t)) != 0)
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	size_t bytes = (size_t)nb * sizeof(struct bucket);
 	t->mask = nb - 1;
 	t->gen = gen;
+	t->nchunks = (nb + CHUNK - 1) / CHUNK;
 	if (bytes >= MMAP_BYTES) {
 		void *p = MAP_FAILED;
 		if (bytes >= HUGE_2M && !(h->flags & RF_MEMPOOL_NO_HUGE)) {
@@ -351,212 +453,24 @@ static void key_free(struct rf_hash *h, void *p)
 		free(p);
 }
 
-/* ---- the writer lock ---- */
+/* ---- small helpers of the write side ---- */
 
-static void wlock(struct rf_hash *h)
+static void backoff(unsigned *spins)
 {
-	unsigned spins = 0;
-	/* acquire: pairs with wunlock's release; the previous writer's table state is ours. */
-	while (atomic_exchange_explicit(&h->lock, 1, memory_order_acquire)) {
-		/* relaxed: only waits for a change; the exchange above takes the lock. */
-		while (atomic_load_explicit(&h->lock, memory_order_relaxed)) {
-			if (++spins < 256)
-				rf_cpu_relax();
-			else
-				sched_yield(); /* the holder may be preempted on this CPU */
-		}
-	}
-}
-
-static void wunlock(struct rf_hash *h)
-{
-	/* release: pairs with wlock's acquire. */
-	atomic_store_explicit(&h->lock, 0, memory_order_release);
-}
-
-/* ---- grace periods for dirty slots (all under the lock) ---- */
-
-static void batch_done(struct rcu_head *head)
-{
-	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
-	struct gp_batch *c = (struct gp_batch *)head;
-	struct rf_hash *h = c->h;
-	uint64_t id = c->id;
-	free(c);
-	/* Batches can finish out of order (call_rcu queues are per thread); a later batch's
-	 * grace period also covers every earlier one, so keep the maximum. relaxed load: the
-	 * CAS decides. release: pairs with drain's acquire: what readers did before the grace
-	 * period happens before the writer reuses the slots. */
-	uint64_t cur = atomic_load_explicit(&h->gp_done, memory_order_relaxed);
-	while (cur < id && !atomic_compare_exchange_weak_explicit(&h->gp_done, &cur, id,
-								   memory_order_release,
-								   memory_order_relaxed))
-		;
-	rf_qsbr_retire_note();
-}
-
-static void close_batch(struct rf_hash *h)
-{
-	struct gp_batch *c = malloc(sizeof(*c));
-	if (!c)
-		return; /* try again at the next write */
-	c->h = h;
-	c->id = h->open_batch;
-	h->closed_upto = h->open_batch++;
-	h->open_n = 0;
-	rf_qsbr_retire_note();
-	call_rcu(&c->rcu, batch_done);
-}
-
-/* Recycles the dirty slots whose grace period is over; starts a batch if none is running. */
-static void drain(struct rf_hash *h, struct table *t)
-{
-	/* acquire: pairs with batch_done's release. */
-	uint64_t done = atomic_load_explicit(&h->gp_done, memory_order_acquire);
-	while (h->f_len && h->fifo[h->f_head].batch <= done) {
-		struct pend *p = &h->fifo[h->f_head];
-		if (p->gen == t->gen) {
-			struct bucket *bk = &t->b[p->slot / SLOTS];
-			uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-			/* relaxed: readers ignore DIRTY bits. */
-			atomic_store_explicit(&bk->meta, m & ~DIRTY(p->slot % SLOTS),
-					      memory_order_relaxed);
-			h->dirty--;
-		}
-		key_free(h, p->key);
-		h->f_head = (h->f_head + 1) % h->f_cap;
-		h->f_len--;
-	}
-	if (h->open_n && h->closed_upto <= done)
-		close_batch(h); /* nothing in flight: start the next grace period now */
-}
-
-static int fifo_push(struct rf_hash *h, struct pend p)
-{
-	if (h->f_len == h->f_cap) {
-		size_t cap = h->f_cap ? 2 * h->f_cap : 256;
-		struct pend *f = malloc(cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		for (size_t i = 0; i < h->f_len; i++)
-			f[i] = h->fifo[(h->f_head + i) % h->f_cap];
-		free(h->fifo);
-		h->fifo = f;
-		h->f_cap = cap;
-		h->f_head = 0;
-	}
-	h->fifo[(h->f_head + h->f_len++) % h->f_cap] = p;
-	if (++h->open_n >= BATCH_MAX)
-		close_batch(h);
-	return 0;
-}
-
-/* ---- the write side (all under the lock) ---- */
-
-/* Where a key is, or where it could go: the slot holding it (or -1) and the first reusable
- * slot on its probe chain (or -1), and the last bucket of the chain. */
-struct spot {
-	int64_t found, free_slot;
-	uint64_t last;
-};
-
-static struct spot w_find(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
-			  uint64_t ukw)
-{
-	struct spot sp = {-1, -1, 0};
-	uint64_t b = hv & t->mask;
-	for (uint64_t left = t->mask + 1; left; left--) {
-		struct bucket *bk = &t->b[b];
-		/* relaxed, here and below: we are the only writer; nothing to synchronise. */
-		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		for (unsigned s = 0; s < SLOTS; s++) {
-			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
-			if (!v) {
-				if (sp.free_slot < 0 && !(meta & DIRTY(s)))
-					sp.free_slot = (int64_t)(b * SLOTS + s);
-				continue;
-			}
-			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
-			if (h->inline_keys ? kw == ukw
-					   : ((meta >> TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
-						     memcmp((const void *)(uintptr_t)kw, key,
-							    h->key_len) == 0) {
-				sp.found = (int64_t)(b * SLOTS + s);
-				return sp;
-			}
-		}
-		sp.last = b;
-		if (!(meta & OVF_MASK))
-			return sp;
-		b = (b + 1) & t->mask;
-	}
-	return sp;
-}
-
-/* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
- * bucket `at`: the buckets a key stored in `at` was probed past. */
-static void ovf_adjust(struct rf_hash *h, struct table *t, uint64_t home, uint64_t at, int d)
-{
-	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
-		struct bucket *bk = &t->b[b];
-		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		uint64_t c = (meta & OVF_MASK) >> OVF_SHIFT;
-		if (c == OVF_MAX)
-			continue; /* stuck: cleared by the next rebuild */
-		c = d > 0 ? c + 1 : c - 1;
-		if (c == OVF_MAX)
-			h->nsat++;
-		/* relaxed: on insert, published by the release store of the value that follows;
-		 * on delete, a stale non-zero count only makes a lookup read one line more. */
-		atomic_store_explicit(&bk->meta, (meta & ~OVF_MASK) | (c << OVF_SHIFT),
-				      memory_order_relaxed);
-	}
-}
-
-/* Stores an entry into table t: the free slot found on its chain, or the first one past the
- * chain's end, raising the overflow count of every bucket its probe passes. The table has a
- * free slot (the caller made sure). */
-static void place(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t kw, void *value,
-		  struct spot sp)
-{
-	uint64_t at;
-	if (sp.free_slot >= 0) {
-		at = (uint64_t)sp.free_slot;
-	} else {
-		uint64_t b = sp.last;
-		for (;;) {
-			struct bucket *bk = &t->b[b];
-			uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-			unsigned s = 0;
-			for (; s < SLOTS; s++)
-				if (!(meta & DIRTY(s)) &&
-				    !atomic_load_explicit(&bk->s[s].value, memory_order_relaxed))
-					break;
-			if (s < SLOTS) {
-				at = b * SLOTS + s;
-				break;
-			}
-			b = (b + 1) & t->mask;
-		}
-	}
-	ovf_adjust(h, t, hv & t->mask, at / SLOTS, +1);
-	struct bucket *bk = &t->b[at / SLOTS];
-	unsigned s = (unsigned)(at % SLOTS);
-	if (!h->inline_keys) {
-		uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		meta = (meta & ~((uint64_t)0xffff << TAG_SHIFT(s))) | (tag_of(hv) << TAG_SHIFT(s));
-		/* relaxed: published by the release store of the value below. */
-		atomic_store_explicit(&bk->meta, meta, memory_order_relaxed);
-	}
-	atomic_store_explicit(&bk->s[s].kw, kw, memory_order_relaxed); /* as the tag above */
-	/* release: pairs with probe's acquire load of the value: the key word, tag, overflow
-	 * counts and whatever the value points at are visible to a reader that sees the value. */
-	atomic_store_explicit(&bk->s[s].value, value, memory_order_release);
+	if (++*spins < 256)
+		rf_cpu_relax();
+	else
+		sched_yield(); /* the thread we wait for may be preempted on this CPU */
 }
 
 static inline uint64_t hash_of_slot(struct rf_hash *h, uint64_t kw)
 {
 	return h->inline_keys ? hash_key(h, &kw) : hash_key(h, (const void *)(uintptr_t)kw);
+}
+
+static inline struct slot *slot_at(struct table *t, uint64_t at)
+{
+	return &t->b[at / SLOTS].s[at % SLOTS];
 }
 
 /* Live entries a table of nb buckets holds before it doubles: one per bucket while small
@@ -566,105 +480,599 @@ static inline uint64_t grow_limit(uint64_t nb)
 	return nb < 1024 ? nb : 2 * nb;
 }
 
-/* Rebuilds the live entries into a table of nb buckets (dropping dirty slots and stuck counts),
- * publishes it and retires the old one. 0 or -ENOMEM (the old table stays). */
-static int rebuild(struct rf_hash *h, struct table *t, uint64_t nb)
+/* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home:
+ * sets its USED bit (and tag) with one CAS; with `pend`, only in a bucket with no pending
+ * insert, and marks it as the bucket's pending slot (PSLOT). Returns bucket * SLOTS + slot,
+ * or -1. */
+static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t limit, bool pend)
 {
-	struct table *n = table_new(h, nb, t->gen + 1);
-	if (!n)
-		return -ENOMEM;
-	h->nsat = 0;
-	for (uint64_t i = 0; i <= t->mask; i++) {
-		struct bucket *bk = &t->b[i];
-		for (unsigned s = 0; s < SLOTS; s++) {
-			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
-			if (!v)
-				continue;
-			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
-			uint64_t hv = hash_of_slot(h, kw);
-			struct spot sp = {-1, -1, hv & n->mask};
-			/* Fresh table, no deletes: the chain's end is the first bucket with room. */
-			place(h, n, hv, kw, v, sp);
+	uint64_t b = hv & t->mask;
+	if (limit > t->mask + 1)
+		limit = t->mask + 1;
+	for (; limit; limit--, b = (b + 1) & t->mask) {
+		struct bucket *bk = &t->b[b];
+		/* relaxed: the CAS below decides. */
+		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		for (;;) {
+			unsigned s = 0;
+			while (s < SLOTS && (m & USED(s)))
+				s++;
+			if (s == SLOTS || (pend && (m & PSLOT_MASK)))
+				break;
+			uint64_t nm = m | USED(s);
+			if (pend)
+				nm |= (uint64_t)(s + 1) << PSLOT_SHIFT;
+			if (!h->inline_keys)
+				nm = (nm & ~TAG_MASK(s)) | (tag_of(hv) << TAG_SHIFT(s));
+			/* acquire: pairs with slot_free's release: the slot's last owner is done
+			 * with it. release: orders nothing we need (the tag is published by the
+			 * pending store), but a CAS failure must not let us skip a slot. */
+			if (atomic_compare_exchange_weak_explicit(&bk->meta, &m, nm,
+								  memory_order_acq_rel,
+								  memory_order_relaxed))
+				return (int64_t)(b * SLOTS + s);
 		}
 	}
-	h->dirty = 0;
-	/* release: pairs with the readers' acquire of tab: the new buckets are visible. */
-	atomic_store_explicit(&h->tab, n, memory_order_release);
+	return -1;
+}
+
+/* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
+ * bucket `at`: the buckets a key stored in `at` was probed past. */
+static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d)
+{
+	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
+		struct bucket *bk = &t->b[b];
+		/* relaxed: the CAS below decides. */
+		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		for (;;) {
+			uint64_t c = (m & OVF_MASK) >> OVF_SHIFT;
+			if (c == OVF_MAX || (d < 0 && c == 0))
+				break; /* stuck: cleared by the next rebuild */
+			c = d > 0 ? c + 1 : c - 1;
+			/* seq_cst: a raise comes before the slot's pending store (seq_cst) in the
+			 * single order, so a scan that sees the pending value also sees the chain
+			 * reach it (resolve); readers get it through the commit's release. */
+			if (atomic_compare_exchange_weak_explicit(
+				    &bk->meta, &m, (m & ~OVF_MASK) | (c << OVF_SHIFT),
+				    memory_order_seq_cst, memory_order_relaxed)) {
+				if (c == OVF_MAX) /* relaxed: a statistic for rebuild decisions */
+					atomic_fetch_add_explicit(&t->nsat, 1, memory_order_relaxed);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- dead slots and their grace periods ---- */
+
+/* Makes a dead slot free again (its grace period is over). */
+static void slot_free(struct table *t, uint64_t at)
+{
+	struct bucket *bk = &t->b[at / SLOTS];
+	unsigned s = (unsigned)(at % SLOTS);
+	/* relaxed: published by the release CAS on meta below. */
+	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_relaxed);
+	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+	/* release: pairs with claim's acquire: the next owner starts after our NULL store. */
+	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~USED(s),
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+/* call_rcu callback: a batch of dead slots is past its grace period; hand it to the next
+ * writer (it clears the slots in the table it works in). */
+static void batch_done(struct rcu_head *head)
+{
+	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
+	struct gp_batch *b = (struct gp_batch *)head;
+	struct rf_hash *h = b->h;
+	/* relaxed: the CAS decides. */
+	struct gp_batch *top = atomic_load_explicit(&h->ready, memory_order_relaxed);
+	do
+		b->next = top;
+	/* release: pairs with recycle's acquire exchange: b and its list are the taker's. */
+	while (!atomic_compare_exchange_weak_explicit(&h->ready, &top, b, memory_order_release,
+						      memory_order_relaxed));
+	/* relaxed: only a hint for when to start the next batch. */
+	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_relaxed);
 	rf_qsbr_retire_note();
-	call_rcu(&t->rcu, table_reclaim);
+}
+
+/* Hands batch b, holding `valid` entries, to call_rcu. Entries whose numbers were taken but
+ * are not written yet are written before the grace period ends: their writers are inside a
+ * call, online. */
+static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
+{
+	b->valid = valid;
+	/* relaxed: only a hint for when to close a partial batch. */
+	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed);
+	rf_qsbr_retire_note();
+	call_rcu(&b->rcu, batch_done);
+}
+
+/* Closes stripe si's batch early (no batch is waiting for a grace period, so dead slots would
+ * otherwise wait for 64 deletes). */
+static void batch_flush(struct rf_hash *h, unsigned si)
+{
+	/* acquire: pairs with the CAS that installed the batch (its zeroed fields). */
+	struct gp_batch *b = atomic_load_explicit(&h->ds[si].cur, memory_order_acquire);
+	if (!b)
+		return;
+	/* relaxed: a peek; the fetch_add below decides. */
+	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
+		return;
+	/* relaxed: taking entry numbers carries no data; the closer is whoever takes the
+	 * number BATCH_MAX - 1, or this fetch_add when it finds fewer taken. */
+	uint64_t n = atomic_fetch_add_explicit(&b->n, BATCH_MAX, memory_order_relaxed);
+	if (n >= BATCH_MAX)
+		return; /* full already: its last entry's writer closes it */
+	struct gp_batch *exp = b;
+	/* relaxed: the next retire installs a fresh batch; nothing is published here. */
+	atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL, memory_order_relaxed,
+						memory_order_relaxed);
+	batch_close(h, b, n);
+}
+
+/* Queues a slot that just died (deleted, or a pending insert killed) for reuse after a grace
+ * period, with its key copy (long keys), in the calling thread's stripe's batch. Without
+ * memory for a batch the slot stays dead until the next rebuild and the copy is not reused. */
+static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
+{
+	unsigned si = my_stripe();
+	for (;;) {
+		/* acquire: pairs with the installing CAS below (the batch's zeroed fields). */
+		struct gp_batch *b = atomic_load_explicit(&h->ds[si].cur, memory_order_acquire);
+		if (!b) {
+			struct gp_batch *nb = calloc(1, sizeof(*nb));
+			if (!nb)
+				return;
+			nb->h = h;
+			struct gp_batch *exp = NULL;
+			/* release: pairs with the acquire loads of cur. */
+			if (!atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, nb,
+								     memory_order_release,
+								     memory_order_relaxed))
+				free(nb);
+			continue;
+		}
+		/* relaxed: as in batch_flush. */
+		uint64_t i = atomic_fetch_add_explicit(&b->n, 1, memory_order_relaxed);
+		if (i >= BATCH_MAX) { /* full or flushed: make way for a fresh one */
+			struct gp_batch *exp = b;
+			atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			continue;
+		}
+		b->e[i] = (struct dead){.slot = at, .gen = t->gen, .key = key};
+		if (i == BATCH_MAX - 1) {
+			struct gp_batch *exp = b;
+			atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			batch_close(h, b, BATCH_MAX);
+		} else if (atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0) {
+			batch_flush(h, si); /* relaxed load: a trigger only */
+		}
+		return;
+	}
+}
+
+/* Frees the dead slots whose grace period is over (those of table t; older tables' slots
+ * are gone with their table) and their key copies; starts a batch if none is running. */
+static void recycle(struct rf_hash *h, struct table *t)
+{
+	/* relaxed: a peek; the exchange below takes. */
+	if (atomic_load_explicit(&h->ready, memory_order_relaxed)) {
+		/* acquire: pairs with batch_done's release. */
+		struct gp_batch *b = atomic_exchange_explicit(&h->ready, NULL, memory_order_acquire);
+		while (b) {
+			struct gp_batch *nb = b->next;
+			for (uint64_t i = 0; i < b->valid; i++) {
+				if (b->e[i].gen == t->gen)
+					slot_free(t, b->e[i].slot);
+				key_free(h, b->e[i].key);
+			}
+			free(b);
+			b = nb;
+		}
+	}
+	/* relaxed: a trigger, as in retire. */
+	if (atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
+		batch_flush(h, my_stripe());
+}
+
+/* ---- entering a table, and growth ---- */
+
+static void grow_help(struct rf_hash *h, struct table *t);
+
+/* Counts the calling writer into the current table (see the file comment): returns it. */
+static struct table *w_enter(struct rf_hash *h)
+{
+	for (;;) {
+		/* acquire: pairs with the CAS that published the table. */
+		struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
+		_Atomic uint64_t *ctl = &t->ctl[my_stripe()].v;
+		/* relaxed: the CAS below decides. */
+		uint64_t c = atomic_load_explicit(ctl, memory_order_relaxed);
+		if (c & FROZEN) {
+			grow_help(h, t);
+			continue;
+		}
+		/* acquire: none of our accesses to t moves before we are counted in it (a
+		 * growth that freezes t after this CAS waits for us). */
+		if (atomic_compare_exchange_weak_explicit(ctl, &c, c + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return t;
+	}
+}
+
+static void w_exit(struct table *t)
+{
+	/* release: pairs with grow_help's acquire load of ctl: what we wrote in t is in the
+	 * copy. */
+	atomic_fetch_sub_explicit(&t->ctl[my_stripe()].v, 1, memory_order_release);
+}
+
+/* Copies the live entries of chunk c of the frozen table t into n (other copiers fill n at
+ * the same time, with other keys: entries are unique in t, so claims are the only race). */
+static void copy_chunk(struct rf_hash *h, struct table *t, struct table *n, uint64_t c)
+{
+	uint64_t end = (c + 1) * CHUNK;
+	if (end > t->mask + 1)
+		end = t->mask + 1;
+	for (uint64_t i = c * CHUNK; i < end; i++) {
+		for (unsigned s = 0; s < SLOTS; s++) {
+			struct slot *sl = &t->b[i].s[s];
+			/* relaxed (both): t is quiescent; grow_help's acquire ordered its writes. */
+			void *v = atomic_load_explicit(&sl->value, memory_order_relaxed);
+			if (!live(v))
+				continue;
+			uint64_t kw = atomic_load_explicit(&sl->kw, memory_order_relaxed);
+			uint64_t hv = hash_of_slot(h, kw);
+			int64_t at = claim(h, n, hv, n->mask + 1, false); /* n has room for all */
+			ovf_adjust(n, hv & n->mask, (uint64_t)at / SLOTS, +1);
+			struct slot *d = slot_at(n, (uint64_t)at);
+			/* relaxed: n is published by the CAS on h->tab after every chunk is in. */
+			atomic_store_explicit(&d->kw, kw, memory_order_relaxed);
+			atomic_store_explicit(&d->value, v, memory_order_relaxed);
+		}
+	}
+}
+
+/* Joins the growth of the frozen table t: waits for the calls still inside t, copies
+ * chunks until none is left, waits for the other copiers, publishes the new table. */
+static void grow_help(struct rf_hash *h, struct table *t)
+{
+	/* acquire: pairs with grow's CAS of next (n's zeroed memory). */
+	struct table *n = atomic_load_explicit(&t->next, memory_order_acquire);
+	unsigned spins = 0;
+	/* acquire: pairs with w_exit's release. */
+	for (unsigned i = 0; i < STRIPES; i++)
+		while (atomic_load_explicit(&t->ctl[i].v, memory_order_acquire) & ACTIVE_MASK)
+			backoff(&spins);
+	uint64_t c;
+	/* relaxed: hands out chunk numbers; the copy's ordering is via ctl and copied. */
+	while ((c = atomic_fetch_add_explicit(&t->claim, 1, memory_order_relaxed)) < t->nchunks) {
+		copy_chunk(h, t, n, c);
+		/* release: pairs with the acquire load below: our chunk is in before publish. */
+		atomic_fetch_add_explicit(&t->copied, 1, memory_order_release);
+	}
+	/* acquire: pairs with the copiers' release above. */
+	while (atomic_load_explicit(&t->copied, memory_order_acquire) < t->nchunks)
+		backoff(&spins);
+	struct table *exp = t;
+	/* release: pairs with the acquire loads of h->tab (lookups, w_enter): n's buckets,
+	 * filled by every copier (ordered before us by `copied`), are visible. */
+	if (atomic_compare_exchange_strong_explicit(&h->tab, &exp, n, memory_order_release,
+						    memory_order_relaxed)) {
+		rf_qsbr_retire_note();
+		call_rcu(&t->rcu, table_reclaim);
+	}
+}
+
+/* Replaces t by a table of nb buckets (nb == its size: a rebuild that drops dead slots and
+ * stuck counts). The caller is not counted in t. 0, or -ENOMEM (t stays as it is). */
+static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
+{
+	/* acquire: pairs with the CAS below by another grower. */
+	if (!atomic_load_explicit(&t->next, memory_order_acquire)) {
+		struct table *n = table_new(h, nb, t->gen + 1);
+		if (!n)
+			return -ENOMEM;
+		struct table *exp = NULL;
+		/* release: pairs with grow_help's acquire: n's zeroed memory. acquire (failure):
+		 * nothing of the winner's table is read here, relaxed would do. */
+		if (!atomic_compare_exchange_strong_explicit(&t->next, &exp, n,
+							     memory_order_release,
+							     memory_order_relaxed))
+			table_destroy(n);
+	}
+	/* relaxed: FROZEN only stops new entries (their CAS fails); the waiting is on the
+	 * count, with acquire, in grow_help. */
+	for (unsigned i = 0; i < STRIPES; i++)
+		atomic_fetch_or_explicit(&t->ctl[i].v, FROZEN, memory_order_relaxed);
+	grow_help(h, t);
 	return 0;
 }
 
-/* Makes room for one more entry: grows, or rebuilds at the same size when dirty slots have
- * piled up (grace periods stalled) or many overflow counts stuck at their maximum. Returns the table to use, or NULL (no memory, no room). */
-static struct table *room_for_one(struct rf_hash *h, struct table *t)
+/* ---- finding a key, and settling racing inserts of it ---- */
+
+struct scan {
+	int64_t live;  /* a slot holding the key live, or -1 */
+	void *lv;      /* its value */
+	unsigned np;   /* pending copies of the key, in chain order */
+	bool restart;  /* resolve: a kill found a live copy */
+	uint64_t pend[MAX_PEND];
+};
+
+/* CAS PENDING -> KILLED on slot at. False when the slot had gone live (or live and deleted)
+ * meanwhile: the caller must look again. */
+static bool kill_slot(struct table *t, uint64_t at)
 {
-	uint64_t nb = t->mask + 1;
-	uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed); /* ours */
-	int rc = 0;
-	if (count + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40))
-		rc = rebuild(h, t, 2 * nb);
-	else if (count + h->dirty + 1 > nb * SLOTS - nb / 2 || h->nsat > nb / 16)
-		rc = rebuild(h, t, nb);
-	else
-		return t;
-	if (rc == 0)
-		return atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
-	/* No memory for a new table: go on while a slot is free. */
-	return count + h->dirty + 1 <= nb * SLOTS ? t : NULL;
+	void *exp = PENDING;
+	/* seq_cst: this CAS and the slot's commit CAS decide between them (file comment). */
+	if (atomic_compare_exchange_strong_explicit(&slot_at(t, at)->value, &exp, KILLED,
+						    memory_order_seq_cst, memory_order_seq_cst))
+		return true;
+	return exp == KILLED;
+}
+
+/* Walks key's chain in t: its live copy and its pending copies. With kill_extra, pending
+ * copies past MAX_PEND are killed on the way (resolve must never commit while one it did
+ * not record is pending). */
+static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
+		     uint64_t ukw, struct scan *sc, bool kill_extra)
+{
+	sc->live = -1;
+	sc->lv = NULL;
+	sc->np = 0;
+	sc->restart = false;
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		for (unsigned s = 0; s < SLOTS; s++) {
+			/* seq_cst: against the pending store of a racing insert of the same key
+			 * (file comment); also acquire: the key word and tag before it. */
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_seq_cst);
+			if (v == NULL || v == KILLED)
+				continue;
+			/* relaxed: ordered after the load above; the slot cannot be reused while
+			 * we are inside this call (QSBR). */
+			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+			bool match;
+			if (h->inline_keys)
+				match = kw == ukw;
+			else
+				match = ((atomic_load_explicit(&bk->meta, memory_order_relaxed) >>
+					  TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
+					memcmp((const void *)(uintptr_t)kw, key, h->key_len) == 0;
+			if (!match)
+				continue;
+			uint64_t at = b * SLOTS + s;
+			if (v != PENDING) {
+				if (sc->live < 0) {
+					sc->live = (int64_t)at;
+					sc->lv = v;
+				}
+			} else if (sc->np < MAX_PEND) {
+				sc->pend[sc->np++] = at;
+			} else if (kill_extra && !kill_slot(t, at)) {
+				sc->restart = true;
+			}
+		}
+		/* seq_cst: an insert raises these counts before its pending store. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_seq_cst) & OVF_MASK))
+			return;
+		b = (b + 1) & t->mask;
+	}
+}
+
+/* Settles every pending copy of key: killed, or (the first in chain order, when no copy is
+ * live) committed. Returns once the key has no pending copy left in t (file comment). */
+static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
+		    uint64_t ukw)
+{
+	struct scan sc;
+	for (;;) {
+		scan_key(h, t, hv, key, ukw, &sc, true);
+		if (sc.restart)
+			continue;
+		if (sc.np == 0)
+			return;
+		bool again = false;
+		for (unsigned i = sc.live >= 0 ? 0 : 1; i < sc.np && !again; i++)
+			again = !kill_slot(t, sc.pend[i]);
+		if (again)
+			continue;
+		if (sc.live >= 0)
+			return;
+		struct slot *sl = slot_at(t, sc.pend[0]);
+		/* relaxed: written before the slot's pending store, which our scan loaded; while
+		 * the slot stays pending its bucket's pv stays its value (PSLOT is released only
+		 * after the slot is settled), and if it is no longer pending the CAS fails. */
+		void *v = atomic_load_explicit(&t->b[sc.pend[0] / SLOTS].pv, memory_order_relaxed);
+		void *exp = PENDING;
+		/* seq_cst: decides against kill_slot; also release: pairs with the readers'
+		 * acquire of the value (key word, tag, counts, what v points at). */
+		if (atomic_compare_exchange_strong_explicit(&sl->value, &exp, v,
+							    memory_order_seq_cst,
+							    memory_order_seq_cst))
+			return; /* copies we did not see settle in their own resolve */
+	}
+}
+
+/* ---- the write side ---- */
+
+/* Room for one more entry against max_entries, without a shared counter per insert: from the
+ * stripe's quota, else QUOTA more from h->reserved, else one taken from any stripe's quota
+ * (so -ENOSPC means every entry of max_entries is present or being inserted). */
+static bool quota_take(struct rf_hash *h, unsigned si)
+{
+	/* relaxed (all of these): counts of room; no data hangs on them. */
+	uint64_t q = atomic_load_explicit(&h->ds[si].quota, memory_order_relaxed);
+	while (q)
+		if (atomic_compare_exchange_weak_explicit(&h->ds[si].quota, &q, q - 1,
+							  memory_order_relaxed, memory_order_relaxed))
+			return true;
+	uint64_t r = atomic_load_explicit(&h->reserved, memory_order_relaxed);
+	while (r < h->max_entries) {
+		uint64_t take = h->max_entries - r < QUOTA ? h->max_entries - r : QUOTA;
+		if (atomic_compare_exchange_weak_explicit(&h->reserved, &r, r + take,
+							  memory_order_relaxed, memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&h->ds[si].quota, take - 1, memory_order_relaxed);
+			return true;
+		}
+	}
+	for (unsigned i = 0; i < STRIPES; i++) {
+		q = atomic_load_explicit(&h->ds[i].quota, memory_order_relaxed);
+		while (q)
+			if (atomic_compare_exchange_weak_explicit(&h->ds[i].quota, &q, q - 1,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				return true;
+	}
+	return false;
+}
+
+/* Gives back the room of one entry (deleted, or an insert that did not happen); a stripe
+ * holding more than 2 * QUOTA returns QUOTA of it to h->reserved. */
+static void quota_give(struct rf_hash *h, unsigned si)
+{
+	/* relaxed: as in quota_take. */
+	uint64_t q = atomic_fetch_add_explicit(&h->ds[si].quota, 1, memory_order_relaxed) + 1;
+	if (q > 2 * QUOTA && atomic_compare_exchange_strong_explicit(&h->ds[si].quota, &q,
+								     q - QUOTA,
+								     memory_order_relaxed,
+								     memory_order_relaxed))
+		atomic_fetch_sub_explicit(&h->reserved, QUOTA, memory_order_relaxed);
+}
+
+/* Entries present (inserts minus deletes over every stripe): exact when writers are idle. */
+static uint64_t entries(const struct rf_hash *h)
+{
+	int64_t n = 0;
+	for (unsigned i = 0; i < STRIPES; i++) /* relaxed: a statistic */
+		n += atomic_load_explicit(&((struct rf_hash *)h)->ds[i].count, memory_order_relaxed);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+/* Whether one more entry takes a table of nb buckets past its load limit. h->reserved
+ * bounds the count from above and is one load of a line written once per QUOTA inserts;
+ * only when it is past the limit are the stripes summed. */
+static bool over_limit(const struct rf_hash *h, uint64_t nb)
+{
+	uint64_t lim = grow_limit(nb);
+	/* relaxed: as in quota_take. */
+	if (atomic_load_explicit(&((struct rf_hash *)h)->reserved, memory_order_relaxed) < lim)
+		return false;
+	return entries(h) + 1 > lim;
 }
 
 /* insert (replace = false) and upsert (true). */
 static int put(struct rf_hash *h, const void *key, void *value, bool replace, void **old)
 {
-	if (!value)
+	if (!live(value))
 		return -EINVAL;
 	uint64_t hv = hash_key(h, key);
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
-	wlock(h);
-	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
-	drain(h, t);
-	struct spot sp = w_find(h, t, hv, key, ukw);
-	if (sp.found >= 0) {
-		struct slot *sl = &t->b[sp.found / SLOTS].s[sp.found % SLOTS];
-		int rc = -EEXIST;
-		if (replace) {
-			void *prev = atomic_load_explicit(&sl->value, memory_order_relaxed);
-			/* release: publishes what the new value points at to probe's acquire. */
-			atomic_store_explicit(&sl->value, value, memory_order_release);
-			if (old)
-				*old = prev;
-			rc = 1;
+	void *copy = NULL; /* long keys: our copy, made once */
+	unsigned growths = 0;
+	for (;;) {
+		struct table *t = w_enter(h);
+		recycle(h, t);
+		struct scan sc;
+		scan_key(h, t, hv, key, ukw, &sc, false);
+		if (sc.live >= 0) {
+			if (!replace) {
+				w_exit(t);
+				key_free(h, copy); /* never published */
+				return -EEXIST;
+			}
+			struct slot *sl = slot_at(t, (uint64_t)sc.live);
+			void *cur = sc.lv;
+			/* acq_rel: release publishes what value points at to probe's acquire;
+			 * acquire: the replaced value is the caller's. */
+			while (live(cur) && !atomic_compare_exchange_weak_explicit(
+						    &sl->value, &cur, value, memory_order_acq_rel,
+						    memory_order_relaxed))
+				;
+			w_exit(t);
+			if (live(cur)) {
+				key_free(h, copy);
+				if (old)
+					*old = cur;
+				return 1;
+			}
+			continue; /* deleted meanwhile: start again */
 		}
-		wunlock(h);
-		return rc;
-	}
-	uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed);
-	if (count >= h->max_entries) {
-		wunlock(h);
-		return -ENOSPC;
-	}
-	struct table *t2 = room_for_one(h, t);
-	if (!t2) {
-		wunlock(h);
-		return -ENOSPC;
-	}
-	if (t2 != t)
-		sp = w_find(h, t2, hv, key, ukw);
-	uint64_t kw = ukw;
-	if (!h->inline_keys) {
-		void *copy = key_copy(h, key);
-		if (!copy) {
-			wunlock(h);
+		uint64_t nb = t->mask + 1;
+		unsigned si = my_stripe();
+		if (!quota_take(h, si)) {
+			w_exit(t);
+			key_free(h, copy);
 			return -ENOSPC;
 		}
-		kw = (uint64_t)(uintptr_t)copy;
+		bool full = over_limit(h, nb) && nb < ((uint64_t)1 << 40);
+		/* relaxed: a statistic */
+		bool stuck = atomic_load_explicit(&t->nsat, memory_order_relaxed) > nb / 16;
+		if (!h->inline_keys && !copy)
+			copy = key_copy(h, key);
+		bool keyed = h->inline_keys || copy;
+		int64_t at = -1;
+		if (keyed && (!(full || stuck) || growths >= 8))
+			at = claim(h, t, hv, CLAIM_PROBE, true);
+		if (at < 0) {
+			quota_give(h, si);
+			w_exit(t);
+			if (keyed && growths < 8) {
+				uint64_t to = full || (entries(h) + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
+				growths++;
+				if (grow(h, t, to) == 0)
+					continue;
+				growths = 8; /* no memory for a new table: use the free slots left */
+				continue;
+			}
+			key_free(h, copy);
+			return -ENOSPC;
+		}
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1);
+		struct slot *sl = slot_at(t, (uint64_t)at);
+		uint64_t kw = h->inline_keys ? ukw : (uint64_t)(uintptr_t)copy;
+		/* relaxed (both): published by the pending store below. */
+		atomic_store_explicit(&sl->kw, kw, memory_order_relaxed);
+		struct bucket *bk = &t->b[at / SLOTS];
+		atomic_store_explicit(&bk->pv, value, memory_order_relaxed);
+		/* seq_cst: publishes the key word and pv to writers that load PENDING (release),
+		 * and comes before our scans in resolve in the single order (file comment). */
+		atomic_store_explicit(&sl->value, PENDING, memory_order_seq_cst);
+		resolve(h, t, hv, key, ukw);
+		/* The bucket's pending-insert mark is ours to release, now that the slot is
+		 * settled. release: pairs with claim's acquire; the next pending insert of this
+		 * bucket writes pv after we are done. */
+		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~PSLOT_MASK,
+							      memory_order_release,
+							      memory_order_relaxed))
+			;
+		/* relaxed: our slot; resolve's seq_cst loads already saw its final state. */
+		void *now = atomic_load_explicit(&sl->value, memory_order_relaxed);
+		if (now != KILLED) {
+			/* committed (by us or a helper), maybe deleted since. relaxed: a count. */
+			atomic_fetch_add_explicit(&h->ds[si].count, 1, memory_order_relaxed);
+			w_exit(t);
+			return 0;
+		}
+		/* Lost to a live copy: undo our counts, let the slot (and copy, which other
+		 * writers may be reading) go after a grace period. */
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1);
+		quota_give(h, si);
+		retire(h, t, (uint64_t)at, copy);
+		copy = NULL;
+		w_exit(t);
+		if (!replace)
+			return -EEXIST;
 	}
-	place(h, t2, hv, kw, value, sp);
-	/* relaxed: a statistic for rf_hash_count; writers read it under the lock. */
-	atomic_store_explicit(&h->count, count + 1, memory_order_relaxed);
-	wunlock(h);
-	return 0;
 }
 
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
@@ -681,37 +1089,42 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 {
 	uint64_t hv = hash_key(h, key);
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
-	wlock(h);
-	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed); /* ours */
-	drain(h, t);
-	struct spot sp = w_find(h, t, hv, key, ukw);
-	if (sp.found < 0) {
-		wunlock(h);
-		return -ENOENT;
+	for (;;) {
+		struct table *t = w_enter(h);
+		recycle(h, t);
+		struct scan sc;
+		scan_key(h, t, hv, key, ukw, &sc, false);
+		if (sc.live < 0) {
+			w_exit(t);
+			return -ENOENT;
+		}
+		uint64_t at = (uint64_t)sc.live;
+		struct slot *sl = slot_at(t, at);
+		void *cur = sc.lv;
+		/* The linearization point of delete. acq_rel: acquire, the value we return is
+		 * the caller's; release, a reader that sees NULL sees the slot as it was left. */
+		while (live(cur) && !atomic_compare_exchange_weak_explicit(
+					    &sl->value, &cur, NULL, memory_order_acq_rel,
+					    memory_order_relaxed))
+			;
+		if (!live(cur)) {
+			w_exit(t);
+			continue; /* another delete won: look again */
+		}
+		/* The buckets this key's probe passed no longer need to send lookups onwards. */
+		ovf_adjust(t, hv & t->mask, at / SLOTS, -1);
+		unsigned si = my_stripe();
+		atomic_fetch_sub_explicit(&h->ds[si].count, 1, memory_order_relaxed); /* a count */
+		quota_give(h, si);
+		void *k = h->inline_keys ? NULL
+					 : (void *)(uintptr_t)atomic_load_explicit(
+						   &sl->kw, memory_order_relaxed);
+		retire(h, t, at, k);
+		w_exit(t);
+		if (old)
+			*old = cur;
+		return 0;
 	}
-	struct bucket *bk = &t->b[sp.found / SLOTS];
-	unsigned s = (unsigned)(sp.found % SLOTS);
-	void *v = atomic_load_explicit(&bk->s[s].value, memory_order_relaxed);
-	/* The linearization point of delete. release: no data to publish, but a reader that
-	 * sees NULL sees the slot as its writer left it. */
-	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_release);
-	uint64_t meta = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-	atomic_store_explicit(&bk->meta, meta | DIRTY(s), memory_order_relaxed); /* writers only */
-	/* The buckets this key's probe passed no longer need to send lookups onwards for it. */
-	ovf_adjust(h, t, hv & t->mask, (uint64_t)sp.found / SLOTS, -1);
-	/* Queued after the NULL store, so the batch's grace period starts after it. Without
-	 * memory for the queue the slot just stays dirty until the next rebuild. */
-	struct pend p = {.batch = h->open_batch, .slot = (uint64_t)sp.found, .gen = t->gen};
-	if (!h->inline_keys)
-		p.key = (void *)(uintptr_t)atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
-	(void)fifo_push(h, p);
-	h->dirty++;
-	atomic_store_explicit(&h->count, atomic_load_explicit(&h->count, memory_order_relaxed) - 1,
-			      memory_order_relaxed); /* a statistic, as in put */
-	wunlock(h);
-	if (old)
-		*old = v;
-	return 0;
 }
 
 /* ---- create / free / statistics ---- */
@@ -736,7 +1149,6 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	h->flags = flags;
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
-	h->open_batch = 1;
 	if (!h->inline_keys) {
 		/* Copies of present keys plus those waiting for a grace period (a quarter more). */
 		unsigned n = max_entries + max_entries / 4 + 1024;
@@ -775,22 +1187,37 @@ void rf_hash_free(struct rf_hash *h)
 	if (!h->inline_keys) {
 		for (uint64_t i = 0; i <= t->mask; i++)
 			for (unsigned s = 0; s < SLOTS; s++)
-				if (atomic_load_explicit(&t->b[i].s[s].value, memory_order_relaxed))
+				if (live(atomic_load_explicit(&t->b[i].s[s].value,
+							      memory_order_relaxed)))
 					key_free(h, (void *)(uintptr_t)atomic_load_explicit(
 							    &t->b[i].s[s].kw, memory_order_relaxed));
-		for (size_t i = 0; i < h->f_len; i++)
-			key_free(h, h->fifo[(h->f_head + i) % h->f_cap].key);
+	}
+	/* Dead slots: past their grace period (ready) or in a batch not yet closed (cur). */
+	for (struct gp_batch *b = atomic_load_explicit(&h->ready, memory_order_relaxed), *nb; b;
+	     b = nb) {
+		nb = b->next;
+		for (uint64_t i = 0; i < b->valid; i++)
+			key_free(h, b->e[i].key);
+		free(b);
+	}
+	for (unsigned i = 0; i < STRIPES; i++) {
+		struct gp_batch *b = atomic_load_explicit(&h->ds[i].cur, memory_order_relaxed);
+		if (!b)
+			continue;
+		uint64_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
+		for (uint64_t j = 0; j < n && j < BATCH_MAX; j++)
+			key_free(h, b->e[j].key);
+		free(b);
 	}
 	table_destroy(t);
-	free(h->fifo);
 	rf_mempool_free(h->kpool);
 	free(h);
 }
 
 size_t rf_hash_count(const struct rf_hash *h)
 {
-	/* relaxed: a statistic; exact once writers stopped (their joins order it). */
-	return atomic_load_explicit(&((struct rf_hash *)h)->count, memory_order_relaxed);
+	/* exact once writers stopped (their joins order the stripes' counts). */
+	return entries(h);
 }
 
 size_t rf_hash_buckets(const struct rf_hash *h)
@@ -840,7 +1267,7 @@ bool rf_hash_iter_next(const struct rf_hash *h, struct rf_hash_iter *it, const v
 		it->next++;
 		/* acquire: as in probe. */
 		void *v = atomic_load_explicit(&sl->value, memory_order_acquire);
-		if (!v)
+		if (!live(v))
 			continue;
 		if (key)
 			*key = h->inline_keys ? (const void *)&sl->kw

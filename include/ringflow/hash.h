@@ -1,6 +1,7 @@
 /*
- * ringflow/hash.h: a resizable hash table with lock-free readers, with fixed-length byte keys and
- * `void *` values (a MAC table: 6-byte keys; a flow table: 13-byte 5-tuples; 8-byte ids).
+ * ringflow/hash.h: a resizable hash table with lock-free readers and writers, with fixed-length
+ * byte keys and `void *` values (a MAC table: 6-byte keys; a flow table: 13-byte 5-tuples;
+ * 8-byte ids).
  *
  * Design: a bucketised open-addressing table (ideas from DPDK rte_hash's lock-free mode,
  * Cuckoo++ and DLHT; hash/hash.c has the details). Buckets are one 64-byte cache line with
@@ -8,12 +9,16 @@
  * else a pointer to a copy plus a 16-bit hash tag in the bucket (most non-matching slots are
  * skipped without following it). A key sits in its home bucket or, when that was full, in
  * the next bucket with room; each bucket counts the keys that probed past it, so a lookup
- * stops at the first bucket whose count is zero. Entries never move inside a table.
+ * stops at the first bucket whose count is zero. Entries never move inside a table. Writers
+ * change slots with CAS only: an insert claims a slot, parks its key there unseen by readers,
+ * and a CAS on the slot's value word makes it visible; racing inserts of one key settle on
+ * exactly one winner, any writer finishing a preempted one's insert (hash/hash.c explains).
  *
  * Growth: one entry per bucket while the table is small (< 1024 buckets), two per bucket
- * (2/3 of the slots) above; then the writer builds a table twice the size, publishes it with
- * one pointer store and frees the old one a grace period later. Readers are never stopped or
- * redirected: one still in the old table reads a consistent, frozen copy. It never shrinks.
+ * (2/3 of the slots) above; then the writers build a table twice the size together (the old
+ * one frozen for writers meanwhile), publish it with one CAS and free the old one a grace
+ * period later. Readers are never stopped or redirected: one still in the old table reads a
+ * consistent copy. It never shrinks.
  *
  * Contract:
  *   - insert, delete, upsert, lookup, lookup_bulk, count and iteration may run concurrently,
@@ -21,11 +26,18 @@
  *     to every thread that calls these). create and free may not run concurrently with any
  *     other call on the same table.
  *   - Readers (lookup, lookup_bulk, iteration) never lock, never wait and never write shared
- *     memory. Writers (insert, upsert, delete) take a per-table spinlock (pause, then yield),
- *     as rte_hash does in its lock-free reader mode: a writer preempted inside delays other
- *     writers, never readers.
- *   - Linearizable: insert and upsert at the release store of the value into the slot,
- *     delete at the store of NULL into it. A deleted slot is reused only after a grace
+ *     memory. Writers (insert, upsert, delete) take no lock: they are lock-free (a writer
+ *     preempted anywhere in a call delays no other writer and no reader) except while the
+ *     table grows: growth waits for the writer calls already inside the old table to leave
+ *     it, and a writer that arrives then helps copy and waits for the other copiers' chunks.
+ *     So a writer preempted in the middle of a call, or of a copy chunk, can delay the other
+ *     writers during a growth (about log2(max_entries) growths in a table's life, plus
+ *     rebuilds when deleted slots pile up), never readers.
+ *   - Linearizable: insert and upsert-as-insert at the CAS that turns the slot's value from
+ *     pending to the value (made by the inserter or a helper), upsert-as-replace at its CAS
+ *     of the value, delete at its CAS of the value to NULL; insert's -EEXIST and delete's
+ *     -ENOENT at the scan that saw the key present / absent. Of inserts racing on one key
+ *     exactly one returns 0, the others -EEXIST. A dead slot is reused only after a grace
  *     period, so a reader never pairs one key with another key's value.
  *   - A value returned by lookup stays valid for the caller until its next quiescent state
  *     *as far as the table is concerned*; what the value points at is the caller's business
@@ -42,7 +54,8 @@
  * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
  * after its delete, and when the pool is empty meanwhile a copy comes from malloc instead
  * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
- * no memory was left to grow).
+ * no memory was left to grow). Deleted slots wait for their grace period in batches of 64
+ * (one malloc per batch).
  *
  * Errors: int functions return 0 (or 1 where said) or a negative errno; rf_hash_create returns
  * NULL with errno; lookups return NULL when the key is absent (so values may not be NULL).
@@ -81,15 +94,17 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
- * (NULL value), -ENOSPC (max_entries entries present: see Memory above). Thread-safe (takes the writer lock). */
+ * (NULL value), -ENOSPC (max_entries entries present: see Memory above). Thread-safe,
+ * lock-free (see the contract for growth). */
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value);
 
 /* Sets key -> value whether or not key was present (value != NULL). Returns 0 when it
  * inserted, 1 when it replaced (then *old, if old != NULL, gets the previous value), or
- * -EINVAL / -ENOSPC as insert. Thread-safe (writer lock). */
+ * -EINVAL / -ENOSPC as insert. Thread-safe, lock-free as insert. */
 int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old);
 
-/* Removes key. 0 (and *old, if old != NULL, gets its value) or -ENOENT. Thread-safe (writer lock). */
+/* Removes key. 0 (and *old, if old != NULL, gets its value) or -ENOENT. Thread-safe,
+ * lock-free as insert. */
 int rf_hash_delete(struct rf_hash *h, const void *key, void **old);
 
 /* The value of key, or NULL when absent. Read-only and wait-free (loads its home bucket and,
