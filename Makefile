@@ -7,12 +7,14 @@
 #   make bench       every benchmark, full length
 #   make fuzz        libFuzzer targets (clang, ASan+UBSan) for FUZZ_TIME s each on their corpus
 #   make min-test    the core alone (every optional part off: libc + liburcu) and its tests
+#   make abi-dump    regenerate abi/ringflow.abi, the ABI the test abi_check holds the library to
+#                    (only after a deliberate change: docs/abi.md)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all deps build test demo bench asan-test tsan-test fuzz clean min-test
+.PHONY: all deps build test demo bench asan-test tsan-test fuzz clean min-test abi-dump
 
 all: build
 
@@ -84,6 +86,13 @@ min-test: deps
 	cmake -S . -B build-min -DCMAKE_BUILD_TYPE=Release $(RF_MIN_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-min -j $(JOBS)
 	cd build-min && ctest $(CTEST_ARGS) -j 2
+
+# The stored ABI (docs/abi.md): from the Release build of the full configuration, as CI's
+# `make test` builds it.
+abi-dump: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS) --target ringflow_shared
+	bash tests/abi/check_abi.sh --write $(BUILD)/libringflow.so abi/ringflow.abi include
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-min

@@ -14,8 +14,10 @@ install(EXPORT ringflowTargets NAMESPACE ringflow:: FILE ringflowTargets.cmake
 configure_package_config_file(cmake/ringflowConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ringflowConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ringflow)
+# SameMajorVersion: the major version is the SOVERSION, and within one SOVERSION the ABI only
+# grows (docs/abi.md), so any 1.y satisfies a request for 1.x with x <= y.
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ringflowConfigVersion.cmake
-  COMPATIBILITY SameMinorVersion)
+  COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ringflowConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/ringflowConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ringflow)

@@ -1012,6 +1012,7 @@ fail_free:
 }
 
 const struct rf_io_ops rf_io_dpdk_ops = {
+	RF_IO_OPS_ABI,
 	.name = "dpdk",
 	.usage = "dpdk:vdev=net_af_packet0|net_af_xdp0|net_ring0|net_null0|net_tap0|dev=PORT,port=N|frames=1"
 		 "[,iface=IFACE,ip=A.B.C.D,queues=K,mbufs=8191,ring=1024]  e.g. "

@@ -26,6 +26,7 @@
 
 #include <ringflow/common.h>
 #include <ringflow/io.h>
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
 #include "io_pvt.h"
@@ -77,6 +78,17 @@ int rf_io_err(char *err, size_t len, const char *fmt, ...)
 
 static int register_locked(const struct rf_io_ops *ops)
 {
+	if (ops && (ops->abi_version != RF_IO_OPS_VERSION || ops->size != sizeof(*ops))) {
+		/* Only the first two members sit where every version puts them: trust name only
+		 * when the version matches (then just the size is off). */
+		const char *who = ops->abi_version == RF_IO_OPS_VERSION && ops->name ? ops->name
+										: "(name unknown)";
+		rf_log(RF_LOG_ERR, "io: refusing driver %s: built for struct rf_io_ops version %u "
+		       "(%u bytes), this library has version %u (%zu bytes); rebuild the driver "
+		       "against this ringflow's ringflow/io_driver.h",
+		       who, ops->abi_version, ops->size, RF_IO_OPS_VERSION, sizeof(*ops));
+		return -EPROTO;
+	}
 	if (!ops || !ops->name || !ops->open || !ops->rx_burst || !ops->tx_burst || !ops->close ||
 	    strlen(ops->name) >= RF_IO_NAME_MAX)
 		return -EINVAL;
@@ -306,10 +318,16 @@ int rf_io_config_get_u32(const struct rf_io_config *cfg, const char *key, uint32
 		*out = def;
 		return 0;
 	}
+	/* Decimal digits only (docs/config.md): no sign, space, 0x or octal; a leading zero is
+	 * just a zero, so "queues=010" is 10, never 8 as base 0 read it. */
+	size_t nd = strspn(v, "0123456789");
 	char *end;
 	errno = 0;
-	unsigned long long x = strtoull(v, &end, 0);
-	if (!*v || *end || errno || v[0] == '-' || x < min || x > max)
+	unsigned long long x = nd ? strtoull(v, &end, 10) : 0;
+	if (!nd || v[nd])
+		return rf_io_err(err, len, "%s: %s=%s: must be a decimal integer in %u..%u",
+				 cfg_name(cfg), key, v, min, max);
+	if (errno || x < min || x > max)
 		return rf_io_err(err, len, "%s: %s=%s: must be an integer in %u..%u", cfg_name(cfg),
 				 key, v, min, max);
 	*out = (uint32_t)x;

@@ -584,6 +584,7 @@ static int pkt_probe(char *why, size_t len)
 }
 
 const struct rf_io_ops rf_io_packet_ops = {
+	RF_IO_OPS_ABI,
 	.name = "packet",
 	.usage = "packet:dev=IFACE[,frames=1,queues=K,fanout=hash|lb|cpu|qm,ring=v3|v2,blocks=128,"
 		 "block_kb=32,block_ms=1,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",

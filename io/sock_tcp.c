@@ -648,6 +648,7 @@ static void tcp_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_
 }
 
 const struct rf_io_ops rf_io_tcp_ops = {
+	RF_IO_OPS_ABI,
 	.name = "tcp",
 	.usage = "tcp:listen=IP:PORT[,max_conns=N] | tcp:connect=IP:PORT[,bind=IP:PORT,timeout_ms=MS] "
 		 "[,nodelay=0|1,busy_poll=US,rcvbuf=B,sndbuf=B,queues=N,framing=prefix16|inline16,"

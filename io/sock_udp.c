@@ -236,6 +236,7 @@ static void udp_queue_stats(struct rf_io_dev *dev, unsigned queue, struct rf_io_
 }
 
 const struct rf_io_ops rf_io_udp_ops = {
+	RF_IO_OPS_ABI,
 	.name = "udp",
 	.usage = "udp:listen=IP:PORT | udp:connect=IP:PORT[,bind=IP:PORT] "
 		 "[,busy_poll=US,rcvbuf=B,sndbuf=B,queues=N]  e.g. udp:listen=0.0.0.0:9000",

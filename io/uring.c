@@ -510,6 +510,7 @@ static int ur_probe(char *why, size_t len)
 }
 
 const struct rf_io_ops rf_io_uring_ops = {
+	RF_IO_OPS_ABI,
 	.name = "uring",
 	.usage = "uring:udp|tcp:listen=IP:PORT|connect=IP:PORT[,sqpoll=1][,entries=256][,bufs=1024]"
 		 "[,multishot=0][,rcvbuf=B,sndbuf=B][,taskrun=coop|signal]; uring:tcp also takes the tcp "

@@ -600,6 +600,7 @@ static int xdp_probe(char *why, size_t len)
 }
 
 const struct rf_io_ops rf_io_xdp_ops = {
+	RF_IO_OPS_ABI,
 	.name = "xdp",
 	.usage = "xdp:dev=IFACE,port=N|frames=1[,ip=A.B.C.D,queue=Q,queues=K,mode=auto|native|skb,"
 		 "fill=1024,comp=1024,rx=1024,tx=1024]  e.g. xdp:dev=veth1,mode=skb,port=9000 or "

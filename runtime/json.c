@@ -328,8 +328,20 @@ static struct rf_json *parse_number(struct rd *r)
 	memcpy(tmp, r->s + st, n);
 	tmp[n] = '\0';
 	struct rf_json *j = node(r, RF_JSON_NUM);
-	if (j)
-		j->num = strtod(tmp, NULL);
+	if (!j)
+		return NULL;
+	j->num = strtod(tmp, NULL);
+	/* An integer token keeps its exact value too, when it fits 64 bits (-2^63..2^64-1). */
+	bool neg = tmp[0] == '-';
+	if (strspn(tmp + neg, "0123456789") == n - neg) {
+		errno = 0;
+		unsigned long long m = strtoull(tmp + neg, NULL, 10);
+		if (errno == 0 && (!neg || m <= (unsigned long long)INT64_MAX + 1)) {
+			j->is_int = true;
+			j->neg = neg && m != 0;
+			j->mag = m;
+		}
+	}
 	return j;
 }
 
@@ -498,13 +510,48 @@ double rf_json_get_num(const struct rf_json *o, const char *key, double def)
 	return v && v->type == RF_JSON_NUM ? v->num : def;
 }
 
+int rf_json_u64(const struct rf_json *j, uint64_t *out)
+{
+	if (!j || j->type != RF_JSON_NUM)
+		return -EINVAL;
+	if (!j->is_int || j->neg)
+		return -ERANGE;
+	*out = j->mag;
+	return 0;
+}
+
+int rf_json_i64(const struct rf_json *j, int64_t *out)
+{
+	if (!j || j->type != RF_JSON_NUM)
+		return -EINVAL;
+	if (!j->is_int || j->mag > (j->neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
+		return -ERANGE;
+	/* -2^63 has no positive int64: negate in unsigned arithmetic, then convert. */
+	*out = j->neg ? (int64_t)(0 - j->mag) : (int64_t)j->mag;
+	return 0;
+}
+
+uint64_t rf_json_get_u64(const struct rf_json *o, const char *key, uint64_t def)
+{
+	uint64_t v;
+	return rf_json_u64(rf_json_get(o, key), &v) == 0 ? v : def;
+}
+
+int64_t rf_json_get_i64(const struct rf_json *o, const char *key, int64_t def)
+{
+	int64_t v;
+	return rf_json_i64(rf_json_get(o, key), &v) == 0 ? v : def;
+}
+
 void rf_json_write(struct rf_buf *b, const struct rf_json *j)
 {
 	switch (j->type) {
 	case RF_JSON_NULL: rf_buf_puts(b, "null"); break;
 	case RF_JSON_BOOL: rf_buf_puts(b, j->b ? "true" : "false"); break;
 	case RF_JSON_NUM:
-		if (isfinite(j->num) && fabs(j->num) < 9e15 && j->num == (double)(long long)j->num)
+		if (j->is_int)
+			rf_buf_printf(b, "%s%llu", j->neg ? "-" : "", (unsigned long long)j->mag);
+		else if (isfinite(j->num) && fabs(j->num) < 9e15 && j->num == (double)(long long)j->num)
 			rf_buf_printf(b, "%lld", (long long)j->num);
 		else if (isfinite(j->num))
 			rf_buf_printf(b, "%.17g", j->num);

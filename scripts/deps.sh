@@ -31,6 +31,8 @@ PACKAGES=(
   chromium
   # observing (docs/observing.md): promtool checks the metrics, a real server scrapes them
   prometheus
+  # the ABI check (docs/abi.md, tests/abi): abidw/abidiff against abi/ringflow.abi
+  abigail-tools
 )
 
 missing=()

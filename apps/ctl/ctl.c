@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,16 @@ static double num(const struct rf_json *o, const char *k)
 	return rf_json_get_num(o, k, 0);
 }
 
+/* Counter k of a minus the same of b. Counters come as exact 64-bit integers: subtract those
+ * (two ns counters past 2^53 differ in bits a double drops), then make it a double. */
+static double delta(const struct rf_json *a, const struct rf_json *b, const char *k)
+{
+	uint64_t x, y;
+	if (rf_json_u64(rf_json_get(a, k), &x) == 0 && rf_json_u64(rf_json_get(b, k), &y) == 0)
+		return x >= y ? (double)(x - y) : -(double)(y - x);
+	return num(a, k) - num(b, k);
+}
+
 static void pollers_table(const struct rf_json *pol)
 {
 	printf("%-6s %-4s %12s %7s %7s %7s %12s %12s %10s %8s %10s\n", "poller", "cpu", "rounds",
@@ -166,8 +177,7 @@ static void on_int(int s)
 /* Cache hits over all cached gets between two snapshots of a pool, in %; -1 when none. */
 static double hit_pct(const struct rf_json *c, const struct rf_json *p)
 {
-	double h = num(c, "cache_hits") - num(p, "cache_hits");
-	double m = num(c, "cache_misses") - num(p, "cache_misses");
+	double h = delta(c, p, "cache_hits"), m = delta(c, p, "cache_misses");
 	return h + m > 0 ? 100 * h / (h + m) : -1;
 }
 
@@ -219,11 +229,10 @@ static void port_row(const char *name, const char *driver, const char *queue,
 	else
 		printf("%-*s ", wpn, a);
 	printf("%*s %*s %*s %*s %*s\n", wq, fit_str(q, sizeof(q), queue, wq), wpr,
-	       fit_num(b1, sizeof(b1), (num(c, "rx_pkts") - num(p, "rx_pkts")) / interval, wpr), wpr,
-	       fit_num(b2, sizeof(b2), (num(c, "tx_pkts") - num(p, "tx_pkts")) / interval, wpr), wd,
-	       fit_num(b3, sizeof(b3), (num(c, "rx_drops") - num(p, "rx_drops") + num(c, "tx_drops") -
-					num(p, "tx_drops")) / interval, wd),
-	       wd, fit_num(b4, sizeof(b4), (num(c, "rx_nobuf") - num(p, "rx_nobuf")) / interval, wd));
+	       fit_num(b1, sizeof(b1), delta(c, p, "rx_pkts") / interval, wpr), wpr,
+	       fit_num(b2, sizeof(b2), delta(c, p, "tx_pkts") / interval, wpr), wd,
+	       fit_num(b3, sizeof(b3), (delta(c, p, "rx_drops") + delta(c, p, "tx_drops")) / interval, wd),
+	       wd, fit_num(b4, sizeof(b4), delta(c, p, "rx_nobuf") / interval, wd));
 }
 
 /* The human view of top: rates from two snapshots, laid out for term_cols(). */
@@ -242,7 +251,7 @@ static void top_table(const struct rf_json *cr, const struct rf_json *pr, double
 	const struct rf_json *ppools = rf_json_get(pr, "mempools");
 	const struct rf_json *crings = rf_json_get(cr, "rings"), *prings = rf_json_get(pr, "rings");
 	const struct rf_json *capp = rf_json_get(cr, "app"), *papp = rf_json_get(pr, "app");
-#define D(a, b, k) (num(a, k) - num(b, k))
+#define D(a, b, k) delta(a, b, k)
 	if (tty)
 		printf("\033[H\033[2J");
 	char hello[64];
@@ -351,7 +360,7 @@ static int cmd_top(int fd, long iterations, double interval)
 		const struct rf_json *cports = rf_json_get(cr, "ports"), *pports = rf_json_get(pr, "ports");
 		const struct rf_json *pools = rf_json_get(cr, "mempools");
 		const struct rf_json *ppools = rf_json_get(pr, "mempools");
-#define D(a, b, k) (num(a, k) - num(b, k))
+#define D(a, b, k) delta(a, b, k)
 		if (json_out) {
 			printf("{\"pollers\":[");
 			for (const struct rf_json *p = cp ? cp->child : NULL; p; p = p->next) {

@@ -42,6 +42,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 struct rf_stats;
 struct rf_ctl;
@@ -110,6 +111,7 @@ struct rf_stats *rf_ctl_stats(const struct rf_ctl *ctl);
  * snprintf. */
 int rf_ctl_dir(char *buf, size_t len);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

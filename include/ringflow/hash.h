@@ -61,6 +61,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_HASH_KEY_MAX 64      /* longest key, bytes */
 #define RF_HASH_NAMESIZE 32
@@ -130,6 +131,7 @@ void rf_hash_iter_init(const struct rf_hash *h, struct rf_hash_iter *it);
 bool rf_hash_iter_next(const struct rf_hash *h, struct rf_hash_iter *it, const void **key,
 		       void **value);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

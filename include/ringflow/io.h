@@ -65,9 +65,12 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 struct rf_pktbuf;      /* pktbuf.h */
 struct rf_pktbuf_pool; /* pktbuf.h */
@@ -135,7 +138,9 @@ struct rf_io_ops; /* a driver's ops table: ringflow/io_driver.h */
  * Add a driver. Built-in drivers are registered on first use of the registry; call this for
  * an out-of-tree driver (its ops table is defined with ringflow/io_driver.h). Runs
  * ops->probe(): a driver that is unusable here is kept apart, with its reason, and cannot be
- * opened. 0, -EEXIST (name taken), -ENOSPC, -EINVAL.
+ * opened. 0, -EEXIST (name taken), -ENOSPC, -EINVAL, or -EPROTO: the table was built
+ * against another struct rf_io_ops (its abi_version or size differ from this library's;
+ * one line in the log says which).
  */
 int rf_io_register(const struct rf_io_ops *ops);
 
@@ -180,7 +185,8 @@ int rf_io_config_parse(const char *spec, struct rf_io_config *cfg, char *err, si
 const char *rf_io_config_get(const struct rf_io_config *cfg, const char *key);
 
 /* Typed getters: *out = value of key, or def when absent. 0, or -EINVAL with one line in err
- * naming the key, the bad value and what is valid (e.g. "udp: burst=999: must be 1..256"). */
+ * naming the key, the bad value and what is valid (e.g. "udp: burst=999: must be an integer
+ * in 1..256"). Numbers are decimal digits only: "010" is 10; "0x10", "+1" are errors. */
 int rf_io_config_get_u32(const struct rf_io_config *cfg, const char *key, uint32_t def,
 			 uint32_t min, uint32_t max, uint32_t *out, char *err, size_t len);
 /* Booleans: 1/0, yes/no, on/off, true/false. */
@@ -301,6 +307,7 @@ int rf_io_xstats_get(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n);
 /* The value of the extended counter called name: 0 and *value, or -ENOENT. */
 int rf_io_xstat_get(struct rf_io_dev *dev, const char *name, uint64_t *value);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

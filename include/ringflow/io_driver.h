@@ -27,6 +27,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
+
+/*
+ * The layout of struct rf_io_ops and struct rf_io_dev below. It goes up with any change to
+ * either (and the library's SOVERSION with it, docs/abi.md); rf_io_register refuses, with
+ * -EPROTO and one line in the log, a table whose abi_version or size differ from the
+ * library's, so a driver built against other headers is never called.
+ */
+#define RF_IO_OPS_VERSION 1u
+/* Begin every ops table with this: { RF_IO_OPS_ABI, .name = "mydrv", ... } (C, or C++20;
+ * in C++17 set .abi_version and .size by assignment). */
+#define RF_IO_OPS_ABI .abi_version = RF_IO_OPS_VERSION, .size = sizeof(struct rf_io_ops)
 
 /*
  * A driver. Called by io.c only: open after the config was parsed and its keys checked
@@ -34,6 +46,9 @@ extern "C" {
  * rf_io_rx_burst / rf_io_tx_burst.
  */
 struct rf_io_ops {
+	/* RF_IO_OPS_ABI sets both. These two members stay first in every version. */
+	uint32_t abi_version; /* RF_IO_OPS_VERSION of the headers the driver was built with */
+	uint32_t size;        /* sizeof(struct rf_io_ops) there */
 	const char *name;  /* the config prefix: "udp", "tcp", "uring", "xdp", "dpdk", "packet" */
 	const char *usage; /* one line: the keys and an example */
 	const char *keys;  /* comma-separated driver keys, e.g. "listen,connect,busy_poll" */
@@ -110,6 +125,7 @@ static inline unsigned rf_io_xstat_put(struct rf_io_xstat *xs, unsigned n, unsig
 	return i + 1;
 }
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -15,9 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_JSON_MAX_DEPTH 32
 #define RF_JSON_MAX_LEN (16u << 20) /* longest text rf_json_parse accepts */
@@ -46,7 +49,13 @@ struct rf_json {
 	enum rf_json_type type;
 	char *key;    /* member name when the parent is an object, else NULL */
 	char *str;    /* RF_JSON_STR: the unescaped text (\u escapes become UTF-8) */
-	double num;   /* RF_JSON_NUM */
+	double num;   /* RF_JSON_NUM, rounded to the nearest double */
+	/* RF_JSON_NUM written as a plain integer ("-3", "18446744073709551615": no '.', no
+	 * exponent) within -2^63..2^64-1 keeps its exact value here; read it with rf_json_u64 /
+	 * rf_json_i64 (counters above 2^53 do not fit a double's 53-bit mantissa). */
+	bool is_int;  /* the exact value below is set */
+	bool neg;     /* is_int: the value is -mag, else +mag */
+	uint64_t mag; /* is_int: the magnitude (at most 2^63 when neg) */
 	bool b;       /* RF_JSON_BOOL */
 	unsigned n;   /* RF_JSON_ARR/OBJ: members */
 	struct rf_json *child, *next;
@@ -64,9 +73,18 @@ const struct rf_json *rf_json_path(const struct rf_json *o, const char *path);
 /* Convenience: the string member key of o, or def. The number member key, or def. */
 const char *rf_json_get_str(const struct rf_json *o, const char *key, const char *def);
 double rf_json_get_num(const struct rf_json *o, const char *key, double def);
-/* Write j as compact JSON into b. */
+/* The exact value of number j, when it was written as an integer that fits: 0 and *out, or
+ * -ERANGE (a fraction, an exponent, or out of range: negative for u64), -EINVAL (j is NULL
+ * or not a number); *out is untouched on error. */
+int rf_json_u64(const struct rf_json *j, uint64_t *out);
+int rf_json_i64(const struct rf_json *j, int64_t *out);
+/* Convenience: the member key of o as an exact integer, or def when absent or not one. */
+uint64_t rf_json_get_u64(const struct rf_json *o, const char *key, uint64_t def);
+int64_t rf_json_get_i64(const struct rf_json *o, const char *key, int64_t def);
+/* Write j as compact JSON into b (a number with is_int set exactly as its integer). */
 void rf_json_write(struct rf_buf *b, const struct rf_json *j);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

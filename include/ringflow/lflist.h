@@ -32,7 +32,6 @@
 #define RINGFLOW_LFLIST_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -41,13 +40,14 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 /* Low bit of `next`: the node holding this pointer is logically deleted. Nodes are at least
  * 8-byte aligned, so the bit is free. */
 #define RF_LFLIST_MARK ((uintptr_t)1)
 
 struct rf_lflist_node {
-	_Atomic uintptr_t next; /* successor | RF_LFLIST_MARK */
+	_Atomic(uintptr_t) next; /* successor | RF_LFLIST_MARK */
 	uint64_t key;           /* ordering key; constant while linked */
 };
 
@@ -127,6 +127,7 @@ bool rf_lflist_mark(struct rf_lflist_node *n);
 struct rf_lflist_node *rf_lflist_lookup_from(const struct rf_lflist_node *start, uint64_t key,
 					     const void *ukey, const struct rf_lflist_ops *ops);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -18,9 +18,12 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 enum rf_log_level {
 	RF_LOG_ERR = 0,   /* something failed */
@@ -54,6 +57,7 @@ void rf_vlog(enum rf_log_level lvl, const char *fmt, va_list ap)
 /* Lines the default sink dropped for the rate limit, since the process started. */
 uint64_t rf_log_suppressed(void);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -49,7 +49,6 @@
 #define RINGFLOW_MEMPOOL_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +59,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 /* Flags for rf_mempool_create. */
 #define RF_MEMPOOL_NO_HUGE 0x1u  /* normal pages only, no warning */
@@ -76,23 +76,23 @@ extern "C" {
 /* One thread's cache of one pool: only its thread touches objs; len is atomic (relaxed) only
  * so rf_mempool_avail_count may read it from another thread. */
 struct rf_mempool_cache {
-	_Atomic unsigned len;  /* objects in objs[0..len) */
+	_Atomic(unsigned) len;  /* objects in objs[0..len) */
 	unsigned size;         /* target fill after a refill (the pool's cache_size) */
 	unsigned flushthresh;  /* a put that would pass this flushes down to size / 2 first */
 	/* Gets the cache served alone (no ring access): written by this cache's thread only,
 	 * on the line it already writes (len), with a relaxed load + store, no read-modify-write;
 	 * rf_mempool_stats_get sums it over every cache. */
-	_Atomic uint64_t hits;
+	_Atomic(uint64_t) hits;
 	/* The pool's list of caches: pushed at the head (under the mempool lock), never unlinked
 	 * until the pool is freed, so rf_mempool_avail_count walks it without a lock. A cache
 	 * whose thread exited is drained and kept for the next thread (owned false). */
-	struct rf_mempool_cache *_Atomic next;
+	_Atomic(struct rf_mempool_cache *) next;
 	bool owned; /* under the mempool lock */
 	struct rf_mempool *mp;
 	/* Slow-path events, written only by this cache's thread (relaxed load + store), read by
 	 * rf_mempool_stats_get: gets the cache could not serve (they went to the ring), flushes
 	 * to the ring, gets that failed because the pool was empty. */
-	_Atomic uint64_t misses, flushes, empty;
+	_Atomic(uint64_t) misses, flushes, empty;
 	alignas(RF_CACHE_LINE) void *objs[]; /* 2 * size slots */
 };
 
@@ -119,7 +119,7 @@ struct rf_mempool {
 	char name[RF_MEMPOOL_NAMESIZE];
 	/* Written by slow paths (cache attach/detach, stats, debug): its own line(s). */
 	RF_CACHE_ALIGNED struct rf_mempool_slow_pvt *slow;
-	_Atomic uint64_t debug_errors;
+	_Atomic(uint64_t) debug_errors;
 };
 
 /* Creates a pool of n objects of elt_size bytes each (n, elt_size > 0; n <= 2^31), with a
@@ -266,6 +266,7 @@ static inline void *rf_mempool_obj_at(const struct rf_mempool *mp, unsigned i)
 	return mp->base + (size_t)i * mp->stride;
 }
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

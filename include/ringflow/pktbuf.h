@@ -47,6 +47,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_PKTBUF_HEADROOM 128 /* room for raw drivers to prepend Ethernet/IPv4/UDP headers */
 #define RF_PKTBUF_META_SIZE 128 /* bytes reserved for struct rf_pktbuf before the data area */
@@ -183,6 +184,7 @@ static inline void *rf_pktbuf_adj(struct rf_pktbuf *b, uint32_t len)
 	return rf_pktbuf_data(b);
 }
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -49,9 +49,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ringflow/common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_QSBR_NAMESIZE 32          /* thread names kept for stall reports, with the NUL */
 #define RF_QSBR_DEFER_LIMIT (1u << 20) /* default bound on deferred, not yet reclaimed objects */
@@ -118,6 +121,7 @@ void rf_qsbr_reclaim_begin(void);
  * reclamation callback that rf_qsbr_barrier() waits for (no-op without TSan). */
 void rf_qsbr_retire_note(void);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -42,7 +42,6 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +50,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_RING_SP_ENQ 0x1u /* single producer: enqueue without CAS */
 #define RF_RING_SC_DEQ 0x2u /* single consumer: dequeue without CAS */
@@ -71,11 +71,11 @@ extern "C" {
  * reserves on, and a single producer writes the shared line once per burst (the tail store).
  */
 struct rf_ring_headtail {
-	_Atomic uint32_t head; /* next index to reserve */
+	_Atomic(uint32_t) head; /* next index to reserve */
 	uint32_t single;       /* 1: single-threaded side, no CAS */
 	uint32_t other_tail_cache; /* single side only: last value read of the other side's tail */
 	/* everything before this index is published to the other side */
-	alignas(RF_RING_HEADTAIL_ALIGN) _Atomic uint32_t tail;
+	alignas(RF_RING_HEADTAIL_ALIGN) _Atomic(uint32_t) tail;
 };
 
 /*
@@ -85,8 +85,8 @@ struct rf_ring_headtail {
  * together, so the count is a relaxed read-modify-write (a statistic; it orders nothing).
  */
 struct rf_ring_fail {
-	_Atomic uint64_t calls; /* enqueue calls that placed fewer objects than asked */
-	_Atomic uint64_t objs;  /* objects those calls could not place */
+	_Atomic(uint64_t) calls; /* enqueue calls that placed fewer objects than asked */
+	_Atomic(uint64_t) objs;  /* objects those calls could not place */
 };
 
 struct rf_ring {
@@ -438,6 +438,7 @@ static inline unsigned rf_ring_get_capacity(const struct rf_ring *r)
 	return r ? r->capacity : 0;
 }
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -37,7 +37,6 @@
 #ifndef RINGFLOW_RUNTIME_H
 #define RINGFLOW_RUNTIME_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +47,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_RUNTIME_MAX_CORES 64 /* pollers per runtime */
 #define RF_RUNTIME_MAX_POLLS 16 /* poll functions per poller */
@@ -78,13 +78,13 @@ struct rf_runtime_config {
 
 /* One poller's counters: written only by that poller, readable by anyone. */
 struct rf_core_counters {
-	RF_CACHE_ALIGNED _Atomic uint64_t rx; /* messages received */
-	_Atomic uint64_t tx;                   /* messages sent */
-	_Atomic uint64_t drop_ring_full;       /* dropped: a ring between stages was full */
-	_Atomic uint64_t drop_pool_empty;      /* dropped: no buffer in the pool */
-	_Atomic uint64_t drop_driver;          /* dropped: the driver refused or failed */
-	_Atomic uint64_t loops;                /* loop iterations */
-	_Atomic uint64_t idle_blocks;          /* adaptive: times the poller blocked */
+	RF_CACHE_ALIGNED _Atomic(uint64_t) rx; /* messages received */
+	_Atomic(uint64_t) tx;                   /* messages sent */
+	_Atomic(uint64_t) drop_ring_full;       /* dropped: a ring between stages was full */
+	_Atomic(uint64_t) drop_pool_empty;      /* dropped: no buffer in the pool */
+	_Atomic(uint64_t) drop_driver;          /* dropped: the driver refused or failed */
+	_Atomic(uint64_t) loops;                /* loop iterations */
+	_Atomic(uint64_t) idle_blocks;          /* adaptive: times the poller blocked */
 };
 
 /* A plain snapshot of counters (one core or the sum). */
@@ -110,7 +110,7 @@ struct rf_poll_counters {
 typedef unsigned (*rf_poll_fn)(struct rf_poller *p, void *arg);
 
 /* Add n to a counter of the calling poller (single writer: no atomic read-modify-write). */
-static inline void rf_counter_add(_Atomic uint64_t *c, uint64_t n)
+static inline void rf_counter_add(_Atomic(uint64_t) *c, uint64_t n)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
 			      memory_order_relaxed);
@@ -238,6 +238,7 @@ int rf_runtime_stats_line(const struct rf_runtime *rt, char *buf, size_t len);
 /* One JSON object: {"totals":{...},"cores":[{"cpu":0,"rx":...},...]} and a newline. */
 void rf_runtime_stats_json(const struct rf_runtime *rt, FILE *out);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -29,7 +29,6 @@
 #define RINGFLOW_SLOTRING_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include <ringflow/common.h>
@@ -37,11 +36,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 #define RF_SLOTRING_ALIGN 128 /* as RF_RING_HEADTAIL_ALIGN: out of each other's prefetch pair */
 
 struct rf_slotring_slot {
-	_Atomic uint32_t seq; /* index + 1 of the object in it: full for that index */
+	_Atomic(uint32_t) seq; /* index + 1 of the object in it: full for that index */
 	uint32_t pad;
 	void *obj; /* written before seq (release), read after it (acquire) */
 };
@@ -52,12 +52,12 @@ struct rf_slotring {
 	alignas(RF_SLOTRING_ALIGN) uint32_t head;  /* next index to fill */
 	uint32_t cons_cache;                       /* last value read of cons_pos */
 	/* Consumer only, but read by the producer when the ring looks full. */
-	alignas(RF_SLOTRING_ALIGN) _Atomic uint32_t cons_pos; /* every index below it is read */
+	alignas(RF_SLOTRING_ALIGN) _Atomic(uint32_t) cons_pos; /* every index below it is read */
 	/* Written by the producer only when an enqueue falls short (its failure path): apart
 	 * from head so a successful enqueue writes nothing new, apart from cons_pos so the
 	 * consumer's line is not disturbed. */
-	alignas(RF_SLOTRING_ALIGN) _Atomic uint64_t fail_calls; /* enqueues that fell short */
-	_Atomic uint64_t fail_objs;                              /* objects they could not place */
+	alignas(RF_SLOTRING_ALIGN) _Atomic(uint64_t) fail_calls; /* enqueues that fell short */
+	_Atomic(uint64_t) fail_objs;                              /* objects they could not place */
 	alignas(RF_SLOTRING_ALIGN) struct rf_slotring_slot slots[];
 };
 
@@ -161,6 +161,7 @@ static inline int rf_slotring_dequeue(struct rf_slotring *r, void **obj)
 	return rf_slotring_dequeue_burst(r, obj, 1) ? 0 : -ENOENT;
 }
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

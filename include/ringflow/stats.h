@@ -26,7 +26,6 @@
 #ifndef RINGFLOW_STATS_H
 #define RINGFLOW_STATS_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +35,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+RF_API_BEGIN
 
 struct rf_runtime;
 struct rf_io_dev;
@@ -61,8 +61,8 @@ struct rf_stats_hist {
 	unsigned nb;                            /* bounds in use */
 	uint64_t le[RF_STATS_HIST_MAX];         /* upper bounds, ascending */
 	double scale;                           /* Prometheus value = value * scale; 0 = 1 */
-	_Atomic uint64_t cnt[RF_STATS_HIST_MAX + 1]; /* cnt[nb]: above every bound */
-	_Atomic uint64_t count, sum;
+	_Atomic(uint64_t) cnt[RF_STATS_HIST_MAX + 1]; /* cnt[nb]: above every bound */
+	_Atomic(uint64_t) count, sum;
 };
 
 /* Bounds first, first*factor, ... (nb of them, factor > 1, rounded up to integers, strictly
@@ -158,9 +158,9 @@ int rf_stats_add_pool(struct rf_stats *st, const char *name, const struct rf_pkt
 /* App values under "app/NAME": a counter or gauge one thread writes, a histogram, a
  * gauge computed by fn, or a callback that adds any samples. help: static storage. */
 int rf_stats_add_counter(struct rf_stats *st, const char *name, const char *help,
-			 const _Atomic uint64_t *c);
+			 const _Atomic(uint64_t) *c);
 int rf_stats_add_gauge(struct rf_stats *st, const char *name, const char *help,
-		       const _Atomic uint64_t *g);
+		       const _Atomic(uint64_t) *g);
 int rf_stats_add_gauge_fn(struct rf_stats *st, const char *name, const char *help,
 			  double (*fn)(void *arg), void *arg);
 int rf_stats_add_hist(struct rf_stats *st, const char *name, const char *help,
@@ -183,6 +183,7 @@ int rf_stats_write_json(struct rf_stats *st, const char *path, struct rf_buf *b)
  * -E2BIG. */
 int rf_stats_write_prometheus(struct rf_stats *st, struct rf_buf *b);
 
+RF_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 
 #include <ringflow/io.h>
 #include <ringflow/io_driver.h> /* the mock driver */
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
 static int mock_opened;
@@ -43,11 +44,13 @@ static int absent_probe(char *why, size_t len)
 }
 
 static const struct rf_io_ops mock_ops = {
+	RF_IO_OPS_ABI,
 	.name = "mock", .usage = "mock:udp:listen=IP:PORT[,depth=N]", .keys = "listen,depth",
 	.transports = "udp,tcp", .max_queues = 4, .open = mock_open, .rx_burst = mock_burst,
 	.tx_burst = mock_burst, .close = mock_close,
 };
 static const struct rf_io_ops absent_ops = {
+	RF_IO_OPS_ABI,
 	.name = "frob", .keys = "", .probe = absent_probe, .open = mock_open,
 	.rx_burst = mock_burst, .tx_burst = mock_burst, .close = mock_close,
 };
@@ -115,8 +118,9 @@ Test(io_config, typed_getters_check_ranges)
 					err, sizeof(err)), 0);
 	cr_assert_eq(rf_io_config_get_u32(&c, "n", 0, 1, 100, &u, err, sizeof(err)), 0);
 	cr_assert_eq(u, 17);
-	cr_assert_eq(rf_io_config_get_u32(&c, "h", 0, 1, 100, &u, err, sizeof(err)), 0);
-	cr_assert_eq(u, 16);
+	cr_assert_eq(rf_io_config_get_u32(&c, "h", 0, 1, 100, &u, err, sizeof(err)), -EINVAL,
+		     "hex is refused: config numbers are decimal");
+	cr_assert_str_eq(err, "x: h=0x10: must be a decimal integer in 1..100");
 	cr_assert_eq(rf_io_config_get_u32(&c, "absent", 42, 1, 100, &u, err, sizeof(err)), 0);
 	cr_assert_eq(u, 42);
 	cr_assert_eq(rf_io_config_get_u32(&c, "neg", 0, 0, 100, &u, err, sizeof(err)), -EINVAL);
@@ -244,6 +248,7 @@ static int fmock_link(struct rf_io_dev *dev)
 	return 1;
 }
 static const struct rf_io_ops fmock_ops = {
+	RF_IO_OPS_ABI,
 	.name = "fmock", .keys = "dev", .max_queues = 2, .open = fmock_open, .rx_burst = fmock_rx,
 	.tx_burst = mock_burst, .close = mock_close, .xstats = fmock_xstats, .link_up = fmock_link,
 	.caps = RF_IO_CAP_FRAMES,
@@ -408,4 +413,93 @@ Test(io_config, unbracketed_ipv6_signed_port_and_control_characters_are_refused)
 		     -EINVAL);
 	cr_assert_null(strchr(err, '\n'), "a two-line error: %s", err);
 	cr_assert(strstr(err, "control character"), "%s", err);
+}
+
+/* Config numbers are decimal only: a leading zero does not switch to octal (base 0 read
+ * "queues=010" as 8), and anything but digits is one clear line. */
+Test(io_config, numbers_are_decimal_only)
+{
+	struct rf_io_config c;
+	char err[256];
+	uint32_t u = 0;
+	cr_assert_eq(rf_io_config_parse("x:q=010,z=0,big=4294967295,over=4294967296,huge=99999999999999999999999,"
+					"plus=+5,sp= 5,oct=0o7,hex=0X1f,neg=-0,empty=,tail=5x,dot=5.0",
+					&c, err, sizeof(err)), 0);
+	cr_assert_eq(rf_io_config_get_u32(&c, "q", 0, 1, 64, &u, err, sizeof(err)), 0);
+	cr_assert_eq(u, 10, "010 is ten, not octal eight: got %u", u);
+	cr_assert_eq(rf_io_config_get_u32(&c, "z", 7, 0, 64, &u, err, sizeof(err)), 0);
+	cr_assert_eq(u, 0);
+	cr_assert_eq(rf_io_config_get_u32(&c, "big", 0, 0, UINT32_MAX, &u, err, sizeof(err)), 0);
+	cr_assert_eq(u, UINT32_MAX);
+	cr_assert_eq(rf_io_config_get_u32(&c, "over", 0, 0, UINT32_MAX, &u, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "x: over=4294967296: must be an integer in 0..4294967295");
+	cr_assert_eq(rf_io_config_get_u32(&c, "huge", 0, 0, UINT32_MAX, &u, err, sizeof(err)), -EINVAL);
+	static const char *const bad[] = {"plus", "sp", "oct", "hex", "neg", "empty", "tail", "dot"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		u = 12345;
+		err[0] = '\0';
+		cr_assert_eq(rf_io_config_get_u32(&c, bad[i], 1, 0, 64, &u, err, sizeof(err)), -EINVAL,
+			     "%s accepted", bad[i]);
+		cr_assert(strstr(err, "must be a decimal integer in 0..64"), "%s: %s", bad[i], err);
+		cr_assert(strchr(err, '\n') == NULL, "one line");
+		cr_assert_eq(u, 12345, "%s: *out left alone on error", bad[i]);
+	}
+}
+
+/* A driver built against another struct rf_io_ops is refused at registration with one log
+ * line, never called. */
+static char refused_line[512];
+static int refused_lines;
+static void capture_log(enum rf_log_level lvl, const char *line, void *arg)
+{
+	(void)arg;
+	if (lvl == RF_LOG_ERR && strstr(line, "refusing driver")) {
+		snprintf(refused_line, sizeof(refused_line), "%s", line);
+		refused_lines++;
+	}
+}
+
+Test(io_registry, ops_table_of_another_layout_is_refused)
+{
+	static const struct rf_io_ops old_version = {
+		.abi_version = RF_IO_OPS_VERSION + 1, .size = sizeof(struct rf_io_ops),
+		.name = "abi_old", .keys = "", .open = mock_open, .rx_burst = mock_burst,
+		.tx_burst = mock_burst, .close = mock_close,
+	};
+	static const struct rf_io_ops other_size = {
+		.abi_version = RF_IO_OPS_VERSION, .size = sizeof(struct rf_io_ops) - 8,
+		.name = "abi_size", .keys = "", .open = mock_open, .rx_burst = mock_burst,
+		.tx_burst = mock_burst, .close = mock_close,
+	};
+	static const struct rf_io_ops no_header = { /* as a pre-1.0 table: both fields 0 */
+		.name = "abi_none", .keys = "", .open = mock_open, .rx_burst = mock_burst,
+		.tx_burst = mock_burst, .close = mock_close,
+	};
+	static const struct rf_io_ops good = {
+		RF_IO_OPS_ABI, .name = "abi_good", .keys = "", .open = mock_open,
+		.rx_burst = mock_burst, .tx_burst = mock_burst, .close = mock_close,
+	};
+	char want[256];
+	rf_log_set_hook(capture_log, NULL);
+
+	cr_assert_eq(rf_io_register(&old_version), -EPROTO);
+	snprintf(want, sizeof(want), "io: refusing driver (name unknown): built for struct rf_io_ops "
+		 "version %u (%zu bytes), this library has version %u (%zu bytes); rebuild the driver "
+		 "against this ringflow's ringflow/io_driver.h", RF_IO_OPS_VERSION + 1,
+		 sizeof(struct rf_io_ops), RF_IO_OPS_VERSION, sizeof(struct rf_io_ops));
+	cr_assert_str_eq(refused_line, want);
+
+	cr_assert_eq(rf_io_register(&other_size), -EPROTO);
+	cr_assert(strstr(refused_line, "refusing driver abi_size: built for struct rf_io_ops version"),
+		  "%s", refused_line);
+	cr_assert_eq(rf_io_register(&no_header), -EPROTO);
+	cr_assert(strstr(refused_line, "version 0 (0 bytes)"), "%s", refused_line);
+	cr_assert_eq(refused_lines, 3);
+	rf_log_set_hook(NULL, NULL);
+
+	cr_assert_null(rf_io_find("abi_old"));
+	cr_assert_null(rf_io_find("abi_size"));
+	cr_assert_null(rf_io_find("abi_none"));
+	cr_assert_eq(rf_io_register(&good), 0, "the same table with RF_IO_OPS_ABI is taken");
+	cr_assert_not_null(rf_io_find("abi_good"));
 }

@@ -406,3 +406,28 @@ Test(ctl, start_refuses_a_live_socket_and_replaces_a_stale_one)
 	rf_ctl_stop(c);
 	rf_stats_destroy(st);
 }
+
+/* A counter past 2^53 (a ns counter after ~104 days) crosses the control socket exactly: the
+ * emitter writes its digits, the reader keeps them (rf_json_u64), a double would not. */
+Test(ctl, counters_above_2_53_arrive_exact)
+{
+	static _Atomic(uint64_t) big, top;
+	atomic_store_explicit(&big, (UINT64_C(1) << 53) + 1, memory_order_relaxed);
+	atomic_store_explicit(&top, UINT64_MAX - 1, memory_order_relaxed);
+	struct bed b = bed_up(NULL, 0);
+	cr_assert_eq(rf_stats_add_counter(b.st, "big", "2^53+1", &big), 0);
+	cr_assert_eq(rf_stats_add_counter(b.st, "top", "2^64-2", &top), 0);
+	int fd = conn(b.path);
+	free(line(fd)); /* hello */
+	struct rf_json *j = ask(fd, "{\"cmd\":\"stats\",\"path\":\"app\"}");
+	const struct rf_json *r = rf_json_get(j, "result");
+	cr_assert_not_null(r, "no result");
+	uint64_t v = 0;
+	cr_assert_eq(rf_json_u64(rf_json_get(r, "big"), &v), 0, "app/big is not an exact integer");
+	cr_assert_eq(v, (UINT64_C(1) << 53) + 1, "app/big = %llu", (unsigned long long)v);
+	cr_assert_neq((uint64_t)rf_json_get_num(r, "big", 0), v, "a double would have lost it");
+	cr_assert_eq(rf_json_get_u64(r, "top", 0), UINT64_MAX - 1);
+	rf_json_free(j);
+	close(fd);
+	bed_down(&b);
+}

@@ -4,6 +4,8 @@
  * line naming the byte; depth and the writer's ceiling hold.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +115,52 @@ Test(json, big_numbers_write_back_without_overflow)
 	rf_buf_init(&b, 1024);
 	rf_json_write(&b, j);
 	cr_assert_str_eq(b.p, "[5.0000000000000002e+222,-9e+18,12345678901,0.5]");
+	rf_buf_free(&b);
+	rf_json_free(j);
+}
+
+/* Counters travel the control socket as JSON integers: above 2^53 a double loses them (a ns
+ * counter after ~104 days). The reader keeps every 64-bit integer exact, the writer gives it
+ * back digit for digit, and the old double stays as it was. */
+Test(json, integers_above_2_53_are_exact)
+{
+	const char *text = "{\"a\":9007199254740993,\"max\":18446744073709551615,"
+			   "\"min\":-9223372036854775808,\"m1\":-1,\"big\":18446744073709551616,"
+			   "\"under\":-9223372036854775809,\"f\":1.5,\"e\":1e3,\"z\":-0,\"s\":\"7\"}";
+	char err[128];
+	struct rf_json *j = rf_json_parse(text, strlen(text), err, sizeof(err));
+	cr_assert_not_null(j, "%s", err);
+	uint64_t u = 0;
+	int64_t i = 0;
+	cr_assert_eq(rf_json_u64(rf_json_get(j, "a"), &u), 0);
+	cr_assert_eq(u, (UINT64_C(1) << 53) + 1, "2^53+1 read as %llu", (unsigned long long)u);
+	cr_assert_eq(rf_json_get(j, "a")->num, 9007199254740992.0, "the double is as before");
+	cr_assert_eq(rf_json_get_u64(j, "max", 0), UINT64_MAX);
+	cr_assert_eq(rf_json_get_i64(j, "max", 42), 42, "2^64-1 is not an int64");
+	cr_assert_eq(rf_json_i64(rf_json_get(j, "min"), &i), 0);
+	cr_assert_eq(i, INT64_MIN);
+	cr_assert_eq(rf_json_u64(rf_json_get(j, "min"), &u), -ERANGE, "negative is not a u64");
+	cr_assert_eq(rf_json_get_i64(j, "m1", 0), -1);
+	cr_assert_eq(rf_json_get_i64(j, "a", 0), (INT64_C(1) << 53) + 1);
+	u = 77;
+	cr_assert_eq(rf_json_u64(rf_json_get(j, "big"), &u), -ERANGE, "2^64 does not fit");
+	cr_assert_eq(u, 77, "untouched on error");
+	cr_assert_eq(rf_json_i64(rf_json_get(j, "under"), &i), -ERANGE);
+	cr_assert_eq(rf_json_u64(rf_json_get(j, "f"), &u), -ERANGE, "a fraction is not exact");
+	cr_assert_eq(rf_json_u64(rf_json_get(j, "e"), &u), -ERANGE, "an exponent is not an integer token");
+	cr_assert_eq(rf_json_get_num(j, "e", 0), 1000.0);
+	cr_assert_eq(rf_json_get_i64(j, "z", 5), 0);
+	cr_assert_eq(rf_json_u64(rf_json_get(j, "s"), &u), -EINVAL, "a string is not a number");
+	cr_assert_eq(rf_json_u64(NULL, &u), -EINVAL);
+	cr_assert_eq(rf_json_get_u64(j, "nope", 3), 3);
+
+	struct rf_buf b;
+	rf_buf_init(&b, 4096);
+	rf_json_write(&b, j);
+	cr_assert_str_eq(b.p, "{\"a\":9007199254740993,\"max\":18446744073709551615,"
+			      "\"min\":-9223372036854775808,\"m1\":-1,\"big\":1.8446744073709552e+19,"
+			      "\"under\":-9.2233720368547758e+18,\"f\":1.5,\"e\":1000,\"z\":0,\"s\":\"7\"}",
+			  "beyond 64 bits a number stays a double: %s", b.p);
 	rf_buf_free(&b);
 	rf_json_free(j);
 }
