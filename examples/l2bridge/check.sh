@@ -25,6 +25,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+# Watchdog in its own session: cleans up the same way if this script is SIGKILLed.
+setsid bash -c "while kill -0 $P 2>/dev/null; do sleep 1; done
+	[ -f $TMP/pid ] && kill -9 \$(cat $TMP/pid) 2>/dev/null
+	ip netns del $BR 2>/dev/null; ip netns del $HO 2>/dev/null; rm -rf $TMP" </dev/null >/dev/null 2>&1 &
 fail() { echo "l2bridge check: $*" >&2; [ -f "$TMP/out" ] && cat "$TMP/out" >&2; exit 1; }
 
 ip netns add $BR && ip netns add $HO || fail "cannot create the namespaces"
@@ -40,6 +44,7 @@ done
 ip netns exec $BR "$BIN" --port packet:dev=p0 --port packet:dev=p1 --port packet:dev=p2 \
 	--cores 0 --age-ms 3000 >"$TMP/out" 2>&1 &
 pid=$!
+echo $pid >"$TMP/pid"
 for _ in $(seq 100); do grep -q "control socket" "$TMP/out" && break; sleep 0.1; done
 grep -q "control socket" "$TMP/out" || fail "the bridge did not start"
 
@@ -171,6 +176,7 @@ print("l2bridge check: counters add up: %r" % br)
 PY
 kill -TERM $pid
 for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill -0 $pid 2>/dev/null && fail "the bridge did not stop within 10 s of SIGTERM"
 wait $pid || fail "the bridge exited with an error"
 pid=
 echo "l2bridge check: passed"
