@@ -55,7 +55,7 @@ static const char *const chelp[C_N] = {
 	"frames sent to every other port (unknown, broadcast, multicast destination)",
 	"frames dropped: destination learned on the port they came from",
 	"frames dropped: source MAC is one of the bridge's own ports (host stack)",
-	"MACs learned", "MACs that moved to another port", "MACs not learned: table full",
+	"MACs learned", "MACs that moved to another port", "MACs not learned: table full or no memory",
 	"flood copies not made: no buffer", "frames the driver refused (dropped)"};
 
 struct poller_stats {
