@@ -4,8 +4,8 @@
  * in order, checks: the HELLO and FEATURES_REPLY (datapath id, no buffers); PORT_DESC
  * (2 ports numbered 1, 2); FLOW stats (at least two flows matching in_port + eth_dst, the
  * learning switch's, with packet counters > 0, and the table-miss flow); a FLOW_MOD cut
- * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching ip_ecn gets ERROR
- * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD of ip_ecn gets BAD_ACTION/BAD_SET_TYPE;
+ * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching tunnel_id gets ERROR
+ * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD of tunnel_id gets BAD_ACTION/BAD_SET_TYPE;
  * after each the
  * connection is still up (ECHO answered); GET_CONFIG and BARRIER answered; CHECK_OVERLAP
  * refused with FLOW_MOD_FAILED/OVERLAP; FLOW_REMOVED after a hard timeout; with a second
@@ -204,20 +204,17 @@ int main(int argc, char **argv)
 	     m.u.error.code == OFPBRC_BAD_LEN;
 	CHECK(ok && alive(fd, 6), "short FLOW_MOD: ERROR BAD_REQUEST/BAD_LEN, connection up");
 
-	/* A FLOW_MOD matching ip_ecn (OXM 0x80001201), not decoded by this switch yet. */
+	/* A FLOW_MOD matching tunnel_id (OXM 0x80004c08), a field this switch does not key on. */
 	flow_mod_head(b, 64, 7);
 	put16(b + 48, 1); /* OFPMT_OXM */
-	put32(b + 52, 0x80000a02);    /* eth_type */
-	put16(b + 56, 0x0800);
-	put32(b + 58, 0x80001201);    /* ip_ecn */
-	b[62] = 1;
-	b[63] = 0;
-	put16(b + 50, 4 + 6 + 5);
+	put32(b + 52, 0x80004c08);    /* tunnel_id */
+	memcpy(b + 56, "\x00\x00\x00\x00\x00\x00\x00\x2a", 8);
+	put16(b + 50, 4 + 12);
 	ok = ask(fd, b, 64, OF_ERROR, 7, &m) == 0 && m.u.error.type == OFPET_BAD_MATCH &&
 	     m.u.error.code == 6 /* OFPBMC_BAD_FIELD */;
-	CHECK(ok && alive(fd, 8), "FLOW_MOD on ip_ecn: ERROR BAD_MATCH/BAD_FIELD, connection up");
+	CHECK(ok && alive(fd, 8), "FLOW_MOD on tunnel_id: ERROR BAD_MATCH/BAD_FIELD, connection up");
 
-	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD ip_ecn]: a field this switch does not set. */
+	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD tunnel_id]: a field this switch does not set. */
 	flow_mod_head(b, 48 + 8 + 24, 9);
 	put16(b + 48, 1);
 	put16(b + 50, 4);             /* empty match, padded to 8 */
@@ -227,13 +224,12 @@ int main(int argc, char **argv)
 	memset(b + 60, 0, 4);
 	put16(b + 64, 25);            /* OFPAT_SET_FIELD */
 	put16(b + 66, 16);
-	put32(b + 68, 0x80001201);    /* ip_ecn */
-	memcpy(b + 72, "\x01\x00\x00\x00\x00\x00", 6); /* value 1, then padding */
-	memset(b + 78, 0, 2);
+	put32(b + 68, 0x80004c08);    /* tunnel_id */
+	memcpy(b + 72, "\x00\x00\x00\x00\x00\x00\x00\x2a", 8); /* value 42: no padding left */
 	ok = ask(fd, b, 80, OF_ERROR, 9, &m) == 0;
 	CHECK(ok && m.u.error.type == OFPET_BAD_ACTION && m.u.error.code == OFPBAC_BAD_SET_TYPE &&
 	      alive(fd, 10),
-	      "FLOW_MOD with SET_FIELD ip_ecn: ERROR BAD_ACTION/BAD_SET_TYPE (got %s %u/%u), "
+	      "FLOW_MOD with SET_FIELD tunnel_id: ERROR BAD_ACTION/BAD_SET_TYPE (got %s %u/%u), "
 	      "connection up",
 	      ok ? "ERROR" : "nothing", m.u.error.type, m.u.error.code);
 
