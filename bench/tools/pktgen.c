@@ -247,12 +247,13 @@ static void report(const struct pg_opts *o, const struct pg_stats *st, double se
 	if (o->json) {
 		printf("{\"bench\":\"pktgen\",\"impl\":\"xdp-live\",\"case\":\"%s\",\"value\":%.6f,"
 		       "\"unit\":\"Mpps\",\"sent\":%llu,\"attempted\":%llu,\"refused\":%llu,"
-		       "\"not_redirected\":%llu,\"elapsed_s\":%.9f,\"offered_pps\":%.3f,\"rate\":%.3f,"
+		       "\"not_redirected\":%llu,\"elapsed_s\":%.9f,\"offered_pps\":%.3f,"
+		       "\"attempted_pps\":%.3f,\"rate\":%.3f,"
 		       "\"size\":%u,\"flows\":%u,\"flows_mode\":\"%s\",\"threads\":%u,"
 		       "\"timestamps\":%s,\"stopped_by\":\"%s\"}\n",
 		       o->dev, mpps, (unsigned long long)st->sent, (unsigned long long)st->runs,
 		       (unsigned long long)st->drops, (unsigned long long)lost, secs,
-		       secs > 0 ? (double)st->sent / secs : 0, o->rate, o->size, o->flows, mode,
+		       secs > 0 ? (double)st->sent / secs : 0, secs > 0 ? (double)st->runs / secs : 0, o->rate, o->size, o->flows, mode,
 		       o->threads, o->timestamps ? "true" : "false", why);
 	} else {
 		printf("ringflow-pktgen: %s: %llu frames of %u B left the device in %.3f s: %.3f Mpps "
