@@ -11,12 +11,16 @@
 #   devpk now_ns cpu_sample cpu_json    counters and /proc/stat samples
 #   fwd_probe          a few frames reach SINK within 15 s (else fwd_err says why)
 #   point IMPL CASE RATE ROUND    one throughput point as a JSON line in $res
-#   tg_start tg_stop   trafgen on GEN (CPU cpu_gen) from $tg_conf (default $state/frame.cfg)
+#   tg_start tg_stop   the generator on GEN (CPU cpu_gen): trafgen from $tg_conf (default
+#                      $state/frame.cfg), or ringflow-pktgen ($pktgen_bin, 64 B to SINK's MAC)
+#                      when the caller sets gen_kind=pktgen (trafgen by default)
 #   ovs_up TYPE / ovs_down   private ovsdb-server + ovs-vswitchd in FWD, a netdev bridge
 #                      ovs$tag with fa, fb as OpenFlow ports 1, 2 (TYPE system or afxdp);
 #                      no flows: the caller adds them. Sets ovs_ofa ovs_ofb; on failure fwd_err.
 # The caller sets before bed_up: here_fwd (this directory), shim, xdp_obj, out, cpu_gen,
-# cpu_fwd, quiet; and fwd_log (a log file) before ovs_up.
+# cpu_fwd, quiet; and fwd_log (a log file) before ovs_up. Optional: gen_kind (trafgen or
+# pktgen), pktgen_bin, gen_limit (the forwarded/offered share from which a point is marked
+# generator-limited, default 0.97).
 # shellcheck shell=bash disable=SC2034,SC2154 # variables are shared with the sourcing script
 
 bed_up() {
@@ -84,9 +88,20 @@ cpu_json() { # sample-a sample-b: "steal_pct":..,"cpu_busy_pct":[..]
     }
     printf "\"steal_pct\":%.2f,\"cpu_busy_pct\":[%s]", steal, list }'
 }
-# ---- trafgen: started in its own session, stopped by its process group (its fork) ----
+# ---- the generator: started in its own session, stopped by its process group ----
+# trafgen (its fork); or ringflow-pktgen (BPF_PROG_RUN live frames: FWD's first veth must be in
+# NAPI mode, which the caller arranges), bounded by its own --duration, SIGINT ends it early.
 tg_pid=
+gen_log() { if [ "${gen_kind:-trafgen}" = pktgen ]; then echo "$out/pktgen.log"; else echo "$out/trafgen.log"; fi; }
 tg_start() { # rate-pps (0: as fast as it can) [count]
+  if [ "${gen_kind:-trafgen}" = pktgen ]; then
+    local lim=(--duration 600)
+    [ -n "${2:-}" ] && lim=(--count "$2" --duration 10)
+    ip netns exec "$G" setsid "$pktgen_bin" --dev "$gdev" --dst-mac "$smac" --cpu "$cpu_gen" \
+      --rate "$1" "${lim[@]}" </dev/null >> "$out/pktgen.log" 2>&1 &
+    tg_pid=$!
+    return 0
+  fi
   local rate=() num=()
   [ "$1" -gt 0 ] && rate=(--rate "${1}pps")
   [ -n "${2:-}" ] && num=(--num "$2")
@@ -169,7 +184,7 @@ ovs_down() {
   if [ "$ovs_lock_held" = 1 ]; then exec 8>&-; ovs_lock_held=0; fi
 }
 
-# ---- one throughput point: trafgen at a rate (0: flat out) through the running forwarder ----
+# ---- one throughput point: the generator at a rate (0: flat out) through the running forwarder ----
 # Appends a JSON line to $res (bench ${bed_bench:-fwd}); the caller defines sink_rx (frames
 # that reached the far end) and sets warmup, duration.
 point() { # impl case rate round
@@ -177,20 +192,21 @@ point() { # impl case rate round
   local s0 s1 g0 g1 t0 t1 c0 c1
   tg_start "$rate"
   sleep "$warmup"
-  kill -0 "$tg_pid" 2>/dev/null || { log "$impl: trafgen stopped: $(tail -n 1 "$out/trafgen.log")"; tg_pid=; return 1; }
+  kill -0 "$tg_pid" 2>/dev/null || { log "$impl: the generator stopped: $(tail -n 1 "$(gen_log)")"; tg_pid=; return 1; }
   c0=$(cpu_sample); t0=$(now_ns); s0=$(sink_rx); g0=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2)
   sleep "$duration"
   t1=$(now_ns); s1=$(sink_rx); g1=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2); c1=$(cpu_sample)
   local alive=1
   kill -0 "$tg_pid" 2>/dev/null || alive=0
   tg_stop
-  [ "$alive" = 1 ] || { log "$impl: trafgen stopped during the point: $(tail -n 1 "$out/trafgen.log")"; return 1; }
+  [ "$alive" = 1 ] || { log "$impl: the generator stopped during the point: $(tail -n 1 "$(gen_log)")"; return 1; }
   awk -v bench="${bed_bench:-fwd}" -v impl="$impl" -v c="$case" -v r="$rate" -v round="$round" -v dt=$((t1 - t0)) \
-      -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" 'BEGIN {
+      -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" -v lim="${gen_limit:-0.97}" \
+      -v gen="${gen_kind:-trafgen}" 'BEGIN {
     s = dt / 1e9; f = fw / s / 1e6; o = off / s / 1e6
     printf "{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"round\":%d,\"value\":%.4f,\"unit\":\"Mpps\",", bench, impl, c, round, f
     printf "\"offered_mpps\":%.4f,\"target_pps\":%d,\"forwarded\":%d,\"sent\":%d,\"seconds\":%.3f,", o, r, fw, off, s
-    printf "\"gen_limited\":%s,%s}\n", (off > 0 && fw >= 0.97 * off) ? "true" : "false", cpu }' >> "$res"
+    printf "\"generator\":\"%s\",\"gen_limited\":%s,%s}\n", gen, (off > 0 && fw >= lim * off) ? "true" : "false", cpu }' >> "$res"
   tail -n 1 "$res" | sed 's/^/  /' >&2
 }
 

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # bench/fwd/run.sh: the forwarding bed (`make bench-fwd`, docs/forwarding-benchmark.md).
 # Three network namespaces in a line, GEN --veth-- FWD --veth-- SINK, names unique per run:
-#   GEN  (rffgPID, dev fgPID)   trafgen on CPU 0 sends 64-byte frames (60 bytes + FCS)
+#   GEN  (rffgPID, dev fgPID)   ringflow-pktgen (BPF_PROG_RUN live frames; trafgen when it is not
+#                               built) on CPU 0 sends 64-byte frames (60 bytes + FCS)
 #   FWD  (rfffPID, fa/fbPID)    the forwarder under test, pinned to CPU 1
 #   SINK (rffsPID, dev fsPID)   an XDP program drops every frame; the veth's rx_packets counts them
 # Forwarders, each started fresh for every point and measured in interleaved rounds (the order
 # rotates each round, so host noise hits all alike): ringflow-l2fwd on each frame backend, the
 # peers dpdk-testpmd (io forwarding on the same vdevs), Open vSwitch's userspace datapath
-# (private daemons, netdev bridge, flows in_port->output), the Linux bridge, and the generator's
-# own ceiling (no forwarder: trafgen into an XDP drop on FWD's first veth).
+# (private daemons, netdev bridge, flows in_port->output), the Linux bridge, the in-kernel XDP
+# redirect fa->fb (xdp-redirect: the bed's ceiling), and the generator alone (gen-only: no
+# forwarder, an XDP drop on FWD's first veth; gen-only-trafgen: the same with trafgen, a
+# labelled extra row, not comparable with the others' offer).
+# With ringflow-pktgen, FWD's first veth has GRO on for every row: redirected XDP frames need
+# their receiving veth in NAPI mode, and the skb-path forwarders (bridge, AF_PACKET, OVS
+# system) see them only then. Headroom rule: the generator alone must offer >= 3x what the best
+# userspace forwarder forwards; a point forwarding >= 90 % of its offer is generator-limited.
 # For each point: trafgen runs `--warmup` s, then the counters are read over `--duration` s:
-# frames trafgen got out (GEN's tx_packets: the offered rate) and frames that reached SINK
-# (forwarded). A point where SINK got >= 97 % of what GEN sent is generator-limited: the
-# forwarder kept up, so its figure is a lower bound on what it can do.
-# Then a fixed-rate sweep (trafgen --rate) and the latency through each forwarder
+# frames the generator got out (GEN's tx_packets: the offered rate) and frames that reached SINK
+# (forwarded). A point where SINK got >= 90 % (trafgen: 97 %) of what GEN sent is
+# generator-limited: the forwarder kept up, so its figure is a lower bound on what it can do.
+# Then a fixed-rate sweep (the generator's --rate) and the latency through each forwarder
 # (bench/fwd/fwd_latency: timestamped frames GEN->FWD->SINK, reflected back, p50/p99).
 # Every point records the /proc/stat steal and per-CPU busy deltas.
 #
@@ -24,7 +31,7 @@
 #   bench/fwd/run.sh [--build DIR] [--quick] [--rounds N] [--duration S] [--warmup S]
 #                    [--impls "LIST"] [--rates PPS,...] [--lat-rates PPS,...] [--lat-duration S]
 #                    [--out DIR] [--quiet]
-# Impls: gen-only linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
+# Impls: gen-only gen-only-trafgen xdp-redirect linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
 #        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet
 #        ringflow-dpdk-af_xdp (default: all; one that cannot start is reported and skipped).
 # --quick: 1 round of 1 s, no sweep, latency at one rate: a smoke test (tests/bench/fwd_bed).
@@ -36,7 +43,7 @@ build=build
 rounds=5
 duration=3
 warmup=1
-impls="gen-only linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp"
+impls="gen-only gen-only-trafgen xdp-redirect linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp"
 impls="$impls ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet ringflow-dpdk-af_xdp"
 rates=25000,50000,100000,200000
 lat_rates=1000,5000,20000
@@ -57,7 +64,7 @@ while [ $# -gt 0 ]; do
     --lat-duration) lat_duration=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -79,8 +86,17 @@ awk -v d="$duration" -v w="$warmup" -v l="$lat_duration" 'BEGIN { exit !(d > 0 &
 die() { echo "run.sh: $*" >&2; exit 1; }
 log() { [ "$quiet" = 1 ] || echo "bench-fwd: $*" >&2; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
-command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
 command -v ip >/dev/null || die "ip not found: install iproute2 (scripts/deps.sh)"
+pktgen_bin=$build/bench/tools/ringflow-pktgen
+redir_bin=$build/bench/fwd/fwd_xdp_redirect
+if [ -x "$pktgen_bin" ]; then
+  gen_kind=pktgen gen_limit=0.90
+  command -v ethtool >/dev/null || die "ethtool not found (GRO on FWD's veth for live frames): install it (scripts/deps.sh)"
+else
+  gen_kind=trafgen gen_limit=0.97
+  log "$pktgen_bin not built (needs libbpf: RF_WITH_XDP): trafgen is the generator"
+  command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
+fi
 shim=$build/bench/fwd/librf_sndbuf_shim.so
 xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
 lat_bin=$build/bench/fwd/fwd_latency
@@ -102,6 +118,10 @@ here_fwd=$here
 # shellcheck source=bench/fwd/bed.sh
 source "$here/bed.sh"
 bed_up
+if [ "$gen_kind" = pktgen ]; then
+  # Live frames reach FWD only while its first veth is in NAPI mode: GRO on, for every row.
+  ip netns exec "$F" ethtool -K "$fa" gro on >/dev/null || die "ethtool -K $fa gro on failed in $F"
+fi
 
 # trafgen's packet: Ethernet to SINK's MAC, IPv4/UDP 10.0.0.1:1024 -> 10.0.0.2:2048, 60 bytes.
 hexmac() { echo "$1" | sed 's/^/0x/; s/:/, 0x/g'; }
@@ -116,8 +136,9 @@ cat > "$state/frame.cfg" <<EOF
 EOF
 
 stat0=$(cpu_sample)
-printf '{"bench":"fwd","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"gen_ns":"%s","fwd_ns":"%s","sink_ns":"%s","cpu_gen":%d,"cpu_fwd":%d,"loadavg":%s}\n' \
-  "$tag" "$G" "$F" "$S" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1 /proc/loadavg)" >> "$res"
+printf '{"bench":"fwd","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"gen_ns":"%s","fwd_ns":"%s","sink_ns":"%s","cpu_gen":%d,"cpu_fwd":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"loadavg":%s}\n' \
+  "$tag" "$G" "$F" "$S" "$cpu_gen" "$cpu_fwd" "$gen_kind" "$gen_limit" "$([ "$gen_kind" = pktgen ] && echo true || echo false)" \
+  "$(cut -d' ' -f1 /proc/loadavg)" >> "$res"
 
 # ---- forwarders: start (fwd_start IMPL: 0 ok, 1 failed with the reason in $fwd_err) / stop ----
 fwd_pid=
@@ -131,9 +152,15 @@ fwd_start() {
   fwd_log=$out/fwd-$impl.log
   : > "$fwd_log"
   case "$impl" in
-    gen-only)
+    gen-only|gen-only-trafgen)
+      [ "$impl" = gen-only-trafgen ] && ! command -v trafgen >/dev/null \
+        && { fwd_err="trafgen not installed (netsniff-ng, scripts/deps.sh)"; return 1; }
       ip -n "$F" link set dev "$fa" xdpdrv obj "$xdp_obj" sec xdp 2>>"$fwd_log" \
         || { fwd_err="could not attach the XDP drop to $fa"; return 1; } ;;
+    xdp-redirect)
+      [ -x "$redir_bin" ] || { fwd_err="$redir_bin not built (needs libbpf: RF_WITH_XDP)"; return 1; }
+      ip netns exec "$F" "$redir_bin" "$fa" "$fb" 2>>"$fwd_log" \
+        || { fwd_err="$(tail -n 1 "$fwd_log")"; return 1; } ;;
     linux-bridge)
       # The bridge runs in the softirq of the CPU that receives: RPS moves FWD's receive work
       # from the generator's CPU (a veth receives on the sender's CPU) to the forwarder's.
@@ -177,7 +204,7 @@ fwd_start() {
 
 cur_impl=
 sink_rx() {
-  if [ "$cur_impl" = gen-only ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
+  if [ "${cur_impl#gen-only}" != "$cur_impl" ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
   else devpk "$apid_s" "$sdev" | cut -d' ' -f1; fi
 }
 
@@ -209,7 +236,7 @@ fwd_stop() {
     fwd_pid=
   fi
   case "$impl" in
-    gen-only) ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true ;;
+    gen-only*|xdp-redirect) ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true ;;
     linux-bridge)
       in_f sh -c "echo 0 > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>/dev/null || true
       ip -n "$F" link del "br$tag" 2>/dev/null || true ;;
@@ -253,6 +280,7 @@ read -r -a impl_list <<< "$impls"
 IFS=, read -r -a rate_list <<< "$rates"
 IFS=, read -r -a lat_list <<< "$lat_rates"
 declare -A broken=()
+main_gen=$gen_kind main_limit=$gen_limit
 log "GEN $G ($gdev, CPU $cpu_gen) -> FWD $F ($fa, $fb; CPU $cpu_fwd) -> SINK $S ($sdev, XDP drop)"
 log "$rounds round(s) of ${warmup}s warm-up + ${duration}s; sweep: ${rates:-none}; latency: ${lat_rates:-none} pps for ${lat_duration}s"
 n=${#impl_list[@]}
@@ -261,6 +289,8 @@ for ((r = 1; r <= rounds; r++)); do
     impl=${impl_list[$(( (j + r - 1) % n ))]}
     [ -z "${broken[$impl]:-}" ] || continue
     cur_impl=$impl
+    gen_kind=$main_gen gen_limit=$main_limit
+    [ "$impl" = gen-only-trafgen ] && gen_kind=trafgen gen_limit=0.97
     log "[round $r/$rounds] $impl"
     if ! fwd_start "$impl"; then
       log "$impl: skipped: $fwd_err"
@@ -273,7 +303,7 @@ for ((r = 1; r <= rounds; r++)); do
     point "$impl" max_64B 0 "$r" || true
     if [ "$r" = 1 ]; then # the sweep and the latency: one pass, interleaved across forwarders
       for rate in "${rate_list[@]}"; do point "$impl" rate_64B "$rate" 1 || true; done
-      if [ "$impl" != gen-only ]; then
+      if [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; then # no way back
         for rate in "${lat_list[@]}"; do latency "$impl" "$rate"; done
       fi
     fi
@@ -281,8 +311,9 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 cur_impl=
+gen_kind=$main_gen gen_limit=$main_limit
 stat1=$(cpu_sample)
 printf '{"bench":"fwd","impl":"host","case":"run_cpu","value":0,"unit":"",%s,"loadavg":%s}\n' \
   "$(cpu_json "$stat0" "$stat1")" "$(cut -d' ' -f1 /proc/loadavg)" >> "$res"
 
-python3 "$here/report.py" "$out" "GEN CPU $cpu_gen -> FWD CPU $cpu_fwd -> SINK (XDP drop), veth, 64 B frames"
+python3 "$here/report.py" "$out" "$gen_kind on GEN CPU $cpu_gen -> FWD CPU $cpu_fwd -> SINK (XDP drop), veth, 64 B frames$([ "$gen_kind" = pktgen ] && echo ", GRO on FWD's first veth")"
