@@ -242,9 +242,11 @@ static void expect_paced(double rate, unsigned long count)
 
 Test(pktgen, pacing_within_5_percent_at_three_rates, .init = sink_up, .fini = bed_down)
 {
-	expect_paced(2000, 1000);     /* chunks of 2 frames */
-	expect_paced(50000, 25000);   /* 50 frames */
-	expect_paced(400000, 200000); /* 400 frames */
+	/* 1 s each: a CPU taken from the tool for d seconds at the very end (which no later frame
+	 * can make up) costs d of the 5 %, so a loaded machine's 10-20 ms stalls fit. */
+	expect_paced(2000, 2000);
+	expect_paced(50000, 50000);
+	expect_paced(400000, 400000);
 }
 
 /* Every tuple the sink saw: UDP from PG_SRC_IP + f (f < flows) to port 9, each `per` times
@@ -273,7 +275,7 @@ static unsigned tuples_check(unsigned flows, uint64_t per)
 
 Test(pktgen, flows_seq_gives_n_distinct_tuples_evenly, .init = sink_up, .fini = bed_down)
 {
-	struct pg_result r = pktgen_ok("--flows 1000 --count 20000 --rate 2000000");
+	struct pg_result r = pktgen_ok("--flows 1000 --count 20000 --rate 500000");
 	cr_assert_eq(expect_exact(&r), 20000, "frames were refused: the even split cannot be checked");
 	cr_expect_eq(tuples_check(1000, 20), 1000);
 	struct pgs_stats s = sink_stats();
@@ -370,4 +372,48 @@ Test(pktgen, unusable_devices_give_one_line_and_exit_2, .init = bed_up, .fini = 
 	cr_assert_eq(system(cmd), 0);
 	snprintf(args, sizeof(args), "--dev %s --count 10", bed.dev[0]);
 	expect_refused(0, args, "is down");
+}
+
+/* --timestamps frames as fwd_latency's load: reflected in side 1 (its veth in NAPI mode through
+ * GRO, so live frames reach the stack there), read back in side 0 by `fwd_latency listen`.
+ * The reflector and listener are AF_PACKET sockets that may drop under load, so the count is
+ * bounded, not exact; every frame read back must be one pktgen sent, once. Both helpers end by
+ * themselves (--duration, under timeout). */
+Test(pktgen, timestamps_feed_fwd_latency_listen, .init = bed_up, .fini = bed_down)
+{
+	char cmd[768], mac[32] = "", lat_out[64];
+	snprintf(lat_out, sizeof(lat_out), "/tmp/rf-pktgen-%d.lat", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s ethtool -K %s gro on >/dev/null", bed.ns[1], bed.dev[1]);
+	cr_assert_eq(system(cmd), 0, "ethtool -K gro on failed (is ethtool installed?)");
+	snprintf(cmd, sizeof(cmd), "ip -n %s -br link show dev %s | awk '{print $3}'", bed.ns[1], bed.dev[1]);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(mac, sizeof(mac), p));
+	pclose(p);
+	mac[strcspn(mac, "\n")] = 0;
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns exec %s timeout -k 1 8 %s reflect --dev %s --duration 5 >/dev/null 2>&1 & "
+		 "ip netns exec %s timeout -k 1 8 %s listen --dev %s --duration 3 --label t > %s 2>&1 &",
+		 bed.ns[1], RF_FWD_LATENCY, bed.dev[1], bed.ns[0], RF_FWD_LATENCY, bed.dev[0], lat_out);
+	cr_assert_eq(system(cmd), 0);
+	usleep(500000); /* both sockets open; a frame before that would only count as lost */
+	char args[128];
+	snprintf(args, sizeof(args), "--timestamps --rate 10000 --count 5000 --dst-mac %s", mac);
+	struct pg_result r = pktgen_ok(args);
+	uint64_t sent = (uint64_t)field(r.out, "sent");
+	cr_expect_eq(sent, 5000);
+	char line[1024] = "";
+	for (int i = 0; i < 80 && !line[0]; i++) { /* the listener ends 3 s after it started */
+		usleep(100000);
+		slurp(lat_out, line, sizeof(line));
+		if (!strchr(line, '\n'))
+			line[0] = 0;
+	}
+	unlink(lat_out);
+	cr_assert(line[0], "fwd_latency listen printed nothing");
+	double got = field(line, "received");
+	cr_expect(got >= 0.9 * (double)sent && got <= (double)sent, "sent %lu, read back %.0f: %s",
+		  (unsigned long)sent, got, line);
+	cr_expect_eq(field(line, "dup"), 0);
+	cr_expect_gt(field(line, "p50_us"), 0);
 }
