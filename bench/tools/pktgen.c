@@ -199,7 +199,7 @@ static void *send_loop(void *arg)
 			return NULL;
 		}
 	}
-	bool paced = R.o->rate > 0, first = true;
+	bool paced = R.o->rate > 0, decided = false;
 	uint64_t chunk = paced ? PG_PACED_RUNS : PG_FIRST_CHUNK;
 	s->t_end = R.t0;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed) && !part_done(s, paced)) {
@@ -227,13 +227,16 @@ static void *send_loop(void *arg)
 				want = left;
 			chunk = want < PG_MIN_CHUNK ? PG_MIN_CHUNK : want > PG_MAX_CHUNK ? PG_MAX_CHUNK : (uint64_t)want;
 		}
-		if (first) {
-			first = false;
+		if (!decided) {
 			struct pg_stats st;
-			/* This call's frames were flushed before it returned: if some were redirected
-			 * and none was sent, none ever will be. */
-			if (pg_bpf_read(&R.bpf, &st) == 0 && st.runs > 0 && st.sent == 0)
-				atomic_store_explicit(&stop, true, memory_order_relaxed);
+			/* Every call flushes its frames before it returns, so at most one batch per
+			 * thread is still in flight: more redirected than that and none sent means the
+			 * device takes none (main says why). Once one is sent, the device works. */
+			if (pg_bpf_read(&R.bpf, &st) == 0) {
+				decided = st.sent > 0;
+				if (!decided && st.runs > (uint64_t)PG_BATCH * R.o->threads)
+					atomic_store_explicit(&stop, true, memory_order_relaxed);
+			}
 		}
 	}
 	return NULL;
