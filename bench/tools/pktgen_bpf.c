@@ -49,7 +49,7 @@ int pg_bpf_open(struct pg_bpf *b, const struct pg_cfg *cfg, const char **why)
 	}
 	int err = bpf_object__load(b->obj);
 	if (err)
-		return fail(b, why, "loading the BPF programs (needs root, and BTF in the kernel)", err);
+		return fail(b, why, "loading the BPF programs (the transmit counter needs the kernel's BTF)", err);
 	struct bpf_program *xdp = bpf_object__find_program_by_name(b->obj, "pg_xdp");
 	struct bpf_program *xmit = bpf_object__find_program_by_name(b->obj, "pg_xmit");
 	b->cfg_fd = bpf_object__find_map_fd_by_name(b->obj, "pg_cfg_map");
