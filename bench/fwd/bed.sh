@@ -227,5 +227,7 @@ fwd_probe() {
     [ $((b - a)) -ge 10 ] && return 0
     sleep 0.3
   done
+  # ringflow-pktgen says why a device took no frame (e.g. a veth peer not in NAPI mode)
+  [ "${gen_kind:-trafgen}" = pktgen ] && fwd_err="last generator line: $(tail -n 1 "$out/pktgen.log")"
   return 1
 }
