@@ -13,7 +13,8 @@
 #   point IMPL CASE RATE ROUND    one throughput point as a JSON line in $res
 #   tg_start tg_stop   the generator on GEN (CPU cpu_gen): trafgen from $tg_conf (default
 #                      $state/frame.cfg), or ringflow-pktgen ($pktgen_bin, 64 B to SINK's MAC)
-#                      when the caller sets gen_kind=pktgen (trafgen by default)
+#                      when the caller sets gen_kind=pktgen (trafgen by default), with the
+#                      extra arguments in $pktgen_args (e.g. "--flows 1000 --flows-mode seq")
 #   ovs_up TYPE / ovs_down   private ovsdb-server + ovs-vswitchd in FWD, a netdev bridge
 #                      ovs$tag with fa, fb as OpenFlow ports 1, 2 (TYPE system or afxdp);
 #                      no flows: the caller adds them. Sets ovs_ofa ovs_ofb; on failure fwd_err.
@@ -97,8 +98,10 @@ tg_start() { # rate-pps (0: as fast as it can) [count]
   if [ "${gen_kind:-trafgen}" = pktgen ]; then
     local lim=(--duration 600)
     [ -n "${2:-}" ] && lim=(--count "$2" --duration 10)
+    local extra=()
+    read -r -a extra <<< "${pktgen_args:-}"
     ip netns exec "$G" setsid "$pktgen_bin" --dev "$gdev" --dst-mac "$smac" --cpu "$cpu_gen" \
-      --rate "$1" "${lim[@]}" </dev/null >> "$out/pktgen.log" 2>&1 &
+      --rate "$1" "${lim[@]}" "${extra[@]}" </dev/null >> "$out/pktgen.log" 2>&1 &
     tg_pid=$!
     return 0
   fi
