@@ -189,7 +189,7 @@ ovs_down() {
 
 # ---- one throughput point: the generator at a rate (0: flat out) through the running forwarder ----
 # Appends a JSON line to $res (bench ${bed_bench:-fwd}); the caller defines sink_rx (frames
-# that reached the far end) and sets warmup, duration.
+# that reached the far end) and sets warmup, duration, and optionally placement (P1/P2).
 point() { # impl case rate round
   local impl=$1 case=$2 rate=$3 round=$4
   local s0 s1 g0 g1 t0 t1 c0 c1
@@ -205,10 +205,11 @@ point() { # impl case rate round
   [ "$alive" = 1 ] || { log "$impl: the generator stopped during the point: $(tail -n 1 "$(gen_log)")"; return 1; }
   awk -v bench="${bed_bench:-fwd}" -v impl="$impl" -v c="$case" -v r="$rate" -v round="$round" -v dt=$((t1 - t0)) \
       -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" -v lim="${gen_limit:-0.97}" \
-      -v gen="${gen_kind:-trafgen}" 'BEGIN {
+      -v gen="${gen_kind:-trafgen}" -v pl="${placement:-}" 'BEGIN {
     s = dt / 1e9; f = fw / s / 1e6; o = off / s / 1e6
     printf "{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"round\":%d,\"value\":%.4f,\"unit\":\"Mpps\",", bench, impl, c, round, f
     printf "\"offered_mpps\":%.4f,\"target_pps\":%d,\"forwarded\":%d,\"sent\":%d,\"seconds\":%.3f,", o, r, fw, off, s
+    if (pl != "") printf "\"placement\":\"%s\",", pl
     printf "\"generator\":\"%s\",\"gen_limited\":%s,%s}\n", gen, (off > 0 && fw >= lim * off) ? "true" : "false", cpu }' >> "$res"
   tail -n 1 "$res" | sed 's/^/  /' >&2
 }

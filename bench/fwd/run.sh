@@ -30,11 +30,22 @@
 #
 #   bench/fwd/run.sh [--build DIR] [--quick] [--rounds N] [--duration S] [--warmup S]
 #                    [--impls "LIST"] [--rates PPS,...] [--lat-rates PPS,...] [--lat-duration S]
-#                    [--out DIR] [--quiet]
+#                    [--placements "P1 P2"] [--zl-window S] [--zl-steps N] [--zl-rounds N]
+#                    [--lat-fracs PCT,...] [--out DIR] [--quiet]
 # Impls: gen-only gen-only-trafgen xdp-redirect linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
 #        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet
 #        ringflow-dpdk-af_xdp (default: all; one that cannot start is reported and skipped).
-# --quick: 1 round of 1 s, no sweep, latency at one rate: a smoke test (tests/bench/fwd_bed).
+# --placements "P1 P2" (both by default): P1 all of FWD's receive work on the forwarder's CPU
+# (fa's NAPI threaded and its kthread pinned there; RPS where that cannot be), P2 the veth
+# default. Every forwarder runs in each, the order alternating by round.
+# Zero-loss throughput (ringflow-pktgen only): binary search on --rate from 1.25x the point's
+# maximum, --zl-steps (7) trials of --zl-window s (5) in rounds 1..--zl-rounds (3); a trial
+# passes when at most 0.1 % of what pktgen attempted is missing at the far end; a rate pktgen
+# cannot pace (< 95 %) fails and marks the result capped. Latency (round 1): ringflow-pktgen
+# --timestamps at --lat-fracs % (10,50,90) of the zero-loss rate, fwd_latency reflect in SINK
+# and listen in GEN; with trafgen, fwd_latency ping at --lat-rates.
+# --quick: 1 round of 1 s, no sweep, zero-loss in 2 steps of 0.3 s only for forwarders with a
+# way back, latency at 50 %: a smoke test (tests/bench/fwd_bed).
 # Needs root. Touches nothing in the root namespace; teardown.sh removes the bed on any exit.
 set -euo pipefail
 
@@ -48,6 +59,12 @@ impls="$impls ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-n
 rates=25000,50000,100000,200000
 lat_rates=1000,5000,20000
 lat_duration=3
+placements="P1 P2"
+zl_window=5
+zl_steps=7
+zl_rounds=3
+lat_fracs=10,50,90
+zl_oneway=1 # the zero-loss search also for gen-only and xdp-redirect (no way back: no latency)
 quick=0
 out=
 quiet=0
@@ -62,15 +79,27 @@ while [ $# -gt 0 ]; do
     --rates) rates=$2; shift 2 ;;
     --lat-rates) lat_rates=$2; shift 2 ;;
     --lat-duration) lat_duration=$2; shift 2 ;;
+    --placements) placements=$2; shift 2 ;;
+    --zl-window) zl_window=$2; shift 2 ;;
+    --zl-steps) zl_steps=$2; shift 2 ;;
+    --zl-rounds) zl_rounds=$2; shift 2 ;;
+    --lat-fracs) lat_fracs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$quick" = 1 ]; then
   rounds=1 duration=1 warmup=0.5 rates= lat_rates=1000 lat_duration=1
+  zl_window=0.3 zl_steps=2 zl_rounds=1 lat_fracs=50 zl_oneway=0
 fi
+for p in $placements; do case "$p" in P1|P2) ;; *) echo "run.sh: --placements takes P1 and/or P2" >&2; exit 2 ;; esac; done
+[ -n "$placements" ] || { echo "run.sh: --placements: at least one of P1 P2" >&2; exit 2; }
+[[ "$zl_steps" =~ ^[0-9]+$ ]] && [ "$zl_steps" -ge 1 ] && [ "$zl_steps" -le 20 ] || { echo "run.sh: --zl-steps: 1..20" >&2; exit 2; }
+[[ "$zl_rounds" =~ ^[0-9]+$ ]] && [ "$zl_rounds" -le 50 ] || { echo "run.sh: --zl-rounds: 0..50" >&2; exit 2; }
+[[ "$lat_fracs" =~ ^([1-9][0-9]?(,[1-9][0-9]?)*)?$ ]] || { echo "run.sh: --lat-fracs: percentages 1..99, e.g. 10,50,90" >&2; exit 2; }
+awk -v z="$zl_window" 'BEGIN { exit !(z > 0 && z <= 60) }' 2>/dev/null || { echo "run.sh: --zl-window in (0, 60]" >&2; exit 2; }
 for v in "$rounds" "$duration" "$warmup" "$lat_duration"; do
   [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "run.sh: '$v' is not a number" >&2; exit 2; }
 done
@@ -162,12 +191,11 @@ fwd_start() {
       ip netns exec "$F" "$redir_bin" "$fa" "$fb" 2>>"$fwd_log" \
         || { fwd_err="$(tail -n 1 "$fwd_log")"; return 1; } ;;
     linux-bridge)
-      # The bridge runs in the softirq of the CPU that receives: RPS moves FWD's receive work
-      # from the generator's CPU (a veth receives on the sender's CPU) to the forwarder's.
+      # The bridge runs in the softirq of the CPU that receives: where that is, is the
+      # placement's business (P1 moves it to the forwarder's CPU, P2 leaves the veth default).
       ip -n "$F" link add "br$tag" type bridge &&
       ip -n "$F" link set "$fa" master "br$tag" && ip -n "$F" link set "$fb" master "br$tag" &&
-      ip -n "$F" link set "br$tag" up &&
-      in_f sh -c "echo $((1 << cpu_fwd)) > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>>"$fwd_log" \
+      ip -n "$F" link set "br$tag" up 2>>"$fwd_log" \
         || { fwd_err="bridge setup failed: $(tail -n 1 "$fwd_log")"; return 1; } ;;
     ovs-system|ovs-afxdp)
       fwd_ovs_start "${impl#ovs-}" || return 1 ;;
@@ -238,7 +266,6 @@ fwd_stop() {
   case "$impl" in
     gen-only*|xdp-redirect) ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true ;;
     linux-bridge)
-      in_f sh -c "echo 0 > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>/dev/null || true
       ip -n "$F" link del "br$tag" 2>/dev/null || true ;;
     ovs-*) fwd_ovs_stop ;;
     testpmd-*|ringflow-*)
@@ -249,6 +276,7 @@ fwd_stop() {
   # An AF_XDP socket's queue binding is released a moment after its process exits: the next
   # forwarder binding the same queue would get EBUSY (seen with OVS afxdp after testpmd af_xdp).
   case "$impl" in *xdp*) sleep 1 ;; esac
+  placement_reset
   # DPDK runtime files: a clean exit leaves none; say so if one did, then remove ours.
   local left
   left=$(ls -d /var/run/dpdk/rffwd"$tag"* 2>/dev/null || true)
@@ -276,6 +304,123 @@ latency() { # impl rate
   wait "$rpid" 2>/dev/null || true
 }
 
+# ---- placements: where FWD's receive work for fa runs ----
+# A veth receives on the CPU of the sender: by default (P2) fa's NAPI, and with it the packet
+# socket copy, the XDP program or the bridge, runs on the generator's CPU. P1 puts all of the
+# forwarder's work on its CPU: fa's NAPI threaded (/sys/class/net/fa/threaded, inside FWD) and
+# its kthread pinned to cpu_fwd; where that is impossible (no NAPI: trafgen without GRO; no
+# kthread found), RPS of fa's queue to cpu_fwd. $placement_how says which.
+placement=
+placement_how=
+napi_kthreads() { # the PIDs of fa's NAPI kthreads (comm "napi/<dev>-<id>", cut to 15 bytes)
+  local want p c
+  want=$(printf '%.15s' "napi/$fa-")
+  for p in /proc/[0-9]*; do
+    c=$(cat "$p/comm" 2>/dev/null) || continue
+    [ "${c#"$want"}" != "$c" ] && echo "${p#/proc/}"
+  done
+  return 0
+}
+placement_apply() { # P1|P2
+  placement=$1 placement_how=default
+  [ "$1" = P2 ] && return 0
+  local pids pid ok=0
+  if in_f sh -c "echo 1 > /sys/class/net/$fa/threaded" 2>>"$fwd_log"; then
+    pids=$(napi_kthreads)
+    for pid in $pids; do taskset -p -c "$cpu_fwd" "$pid" >/dev/null 2>>"$fwd_log" && ok=1; done
+  fi
+  if [ "$ok" = 1 ]; then
+    placement_how=threaded-napi
+  else
+    in_f sh -c "echo 0 > /sys/class/net/$fa/threaded" 2>/dev/null || true
+    in_f sh -c "echo $((1 << cpu_fwd)) > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>>"$fwd_log" \
+      && placement_how=rps || placement_how=failed
+  fi
+}
+placement_reset() {
+  in_f sh -c "echo 0 > /sys/class/net/$fa/threaded" 2>/dev/null || true
+  in_f sh -c "echo 0 > /sys/class/net/$fa/queues/rx-0/rps_cpus" 2>/dev/null || true
+  placement= placement_how=
+}
+
+# ---- zero-loss throughput (RFC 2544 style): binary search on ringflow-pktgen --rate ----
+# One trial: pktgen at RATE for the window (foreground, bounded), the far end's count before and
+# after (0.2 s for frames in flight); loss against what pktgen attempted (its exact count,
+# refused frames included). Prints "attempted forwarded attempted_pps"; 1 if pktgen failed.
+zl_trial() { # rate
+  local a b line
+  a=$(sink_rx)
+  line=$(timeout -k 2 "$(awk -v w="$zl_window" 'BEGIN { printf "%d", w + 15 }')" ip netns exec "$G" \
+    "$pktgen_bin" --dev "$gdev" --dst-mac "$smac" --cpu "$cpu_gen" --rate "$1" --duration "$zl_window" \
+    --json 2>>"$out/pktgen.log" | tail -n 1) || true
+  sleep 0.2
+  b=$(sink_rx)
+  [[ "$line" == *'"attempted":'* ]] || return 1
+  awk -v l="$line" -v fw=$((b - a)) 'BEGIN {
+    match(l, /"attempted":[0-9]+/); at = substr(l, RSTART + 12, RLENGTH - 12)
+    match(l, /"attempted_pps":[0-9.]+/); ap = substr(l, RSTART + 16, RLENGTH - 16)
+    printf "%d %d %s\n", at, fw, ap }'
+}
+zl_rate=0
+zero_loss() { # impl round max-forwarded-Mpps: sets zl_rate (pps, 0 if nothing passed)
+  local impl=$1 r=$2 hi lo=0 mid step=0 at fw ap pass capped=false
+  hi=$(awk -v m="$3" 'BEGIN { printf "%d", m * 1.25e6 }')
+  zl_rate=0
+  [ "$hi" -ge 1000 ] || hi=1000
+  mid=$hi
+  while [ "$step" -lt "$zl_steps" ]; do
+    step=$((step + 1))
+    if ! read -r at fw ap < <(zl_trial "$mid"); then
+      log "$impl: zero-loss trial at $mid/s: the generator failed: $(tail -n 1 "$out/pktgen.log")"
+      break
+    fi
+    pass=$(awk -v at="$at" -v fw="$fw" 'BEGIN { print (at > 0 && fw >= at * 0.999) ? 1 : 0 }')
+    # the generator could not keep the rate: this rate cannot be judged; the search stops below it
+    if awk -v ap="$ap" -v m="$mid" 'BEGIN { exit !(ap < 0.95 * m) }'; then capped=true; pass=0; fi
+    printf '{"bench":"fwd","impl":"%s","case":"zl_step","round":%d,"placement":"%s","target_pps":%d,"attempted":%d,"forwarded":%d,"attempted_pps":%s,"pass":%s,"value":%s,"unit":"loss_pct"}\n' \
+      "$impl" "$r" "$placement" "$mid" "$at" "$fw" "$ap" "$([ "$pass" = 1 ] && echo true || echo false)" \
+      "$(awk -v at="$at" -v fw="$fw" 'BEGIN { printf "%.4f", (at > 0 ? 100 * (at - fw) / at : 100) }')" >> "$res"
+    if [ "$pass" = 1 ]; then lo=$mid; else hi=$mid; fi
+    [ "$lo" = "$hi" ] && break
+    mid=$(( (lo + hi) / 2 ))
+    [ "$mid" -gt "$lo" ] || break
+  done
+  zl_rate=$lo
+  printf '{"bench":"fwd","impl":"%s","case":"zero_loss_64B","round":%d,"placement":"%s","value":%.4f,"unit":"Mpps","rate_pps":%d,"first_fail_pps":%d,"steps":%d,"window_s":%s,"loss_max_pct":0.1,"gen_capped":%s,"at_top":%s}\n' \
+    "$impl" "$r" "$placement" "$(awk -v x="$lo" 'BEGIN { print x / 1e6 }')" "$lo" "$hi" "$step" "$zl_window" "$capped" \
+    "$([ "$lo" = "$hi" ] && echo true || echo false)" >> "$res"
+  tail -n 1 "$res" | sed 's/^/  /' >&2
+}
+
+# ---- latency with ringflow-pktgen --timestamps: reflector in SINK, fwd_latency listen in GEN ----
+latency_pktgen() { # impl rate-pps frac-pct
+  local impl=$1 rate=$2 frac=$3 rpid lpid line gline sent
+  ip netns exec "$S" taskset -c "$cpu_gen" "$lat_bin" reflect --dev "$sdev" \
+    --duration "$(awk -v d="$lat_duration" 'BEGIN { printf "%d", d + 5 }')" </dev/null >> "$out/latency.log" 2>&1 &
+  rpid=$!
+  ip netns exec "$G" taskset -c "$cpu_gen" "$lat_bin" listen --dev "$gdev" --label "$impl" \
+    --duration "$(awk -v d="$lat_duration" 'BEGIN { print d + 1 }')" </dev/null > "$state/listen.out" 2>> "$out/latency.log" &
+  lpid=$!
+  sleep 0.3
+  gline=$(timeout -k 2 "$(awk -v d="$lat_duration" 'BEGIN { printf "%d", d + 15 }')" ip netns exec "$G" \
+    "$pktgen_bin" --dev "$gdev" --dst-mac "$smac" --cpu "$cpu_gen" --rate "$rate" --duration "$lat_duration" \
+    --timestamps --json 2>>"$out/pktgen.log" | tail -n 1) || true
+  wait "$lpid" 2>/dev/null || true
+  kill -TERM "$rpid" 2>/dev/null || true
+  wait "$rpid" 2>/dev/null || true
+  line=$(cat "$state/listen.out" 2>/dev/null || true)
+  sent=$(echo "$gline" | grep -o '"sent":[0-9]*' | cut -d: -f2 || true)
+  if [[ "$line" == *'"case":"rtt_64B"'* ]] && [ -n "$sent" ]; then
+    line=${line/\"sent\":-1/\"sent\":$sent}
+    line="${line%\}},\"rate_pps\":$rate,\"frac_of_zero_loss\":$frac,\"placement\":\"$placement\",\"lost\":$(awk -v s="$sent" -v l="$line" 'BEGIN {
+      match(l, /"received":[0-9]+/); r = substr(l, RSTART + 11, RLENGTH - 11); print (s + 0 > r + 0 ? s - r : 0) }'),\"generator\":\"pktgen\"}"
+    echo "$line" >> "$res"
+    echo "  $line" >&2
+  else
+    log "$impl: latency at $rate/s ($frac % of zero-loss) failed: $(tail -n 1 "$out/latency.log") / $(tail -n 1 "$out/pktgen.log")"
+  fi
+}
+
 read -r -a impl_list <<< "$impls"
 IFS=, read -r -a rate_list <<< "$rates"
 IFS=, read -r -a lat_list <<< "$lat_rates"
@@ -284,30 +429,60 @@ main_gen=$gen_kind main_limit=$gen_limit
 log "GEN $G ($gdev, CPU $cpu_gen) -> FWD $F ($fa, $fb; CPU $cpu_fwd) -> SINK $S ($sdev, XDP drop)"
 log "$rounds round(s) of ${warmup}s warm-up + ${duration}s; sweep: ${rates:-none}; latency: ${lat_rates:-none} pps for ${lat_duration}s"
 n=${#impl_list[@]}
+read -r -a pl_list <<< "$placements"
+IFS=, read -r -a frac_list <<< "$lat_fracs"
+log "placements: $placements (P1: FWD's receive work on CPU $cpu_fwd, P2: the veth default); zero-loss: $zl_steps steps of ${zl_window}s in rounds 1..$zl_rounds"
 for ((r = 1; r <= rounds; r++)); do
   for ((j = 0; j < n; j++)); do
     impl=${impl_list[$(( (j + r - 1) % n ))]}
-    [ -z "${broken[$impl]:-}" ] || continue
-    cur_impl=$impl
-    gen_kind=$main_gen gen_limit=$main_limit
-    [ "$impl" = gen-only-trafgen ] && gen_kind=trafgen gen_limit=0.97
-    log "[round $r/$rounds] $impl"
-    if ! fwd_start "$impl"; then
-      log "$impl: skipped: $fwd_err"
-      broken[$impl]=$fwd_err
-      printf '{"bench":"fwd","impl":"%s","case":"unavailable","value":0,"unit":"","reason":"%s"}\n' \
-        "$impl" "$(echo "$fwd_err" | tr -d '"\\' | tr '\n' ' ')" >> "$res"
-      fwd_stop "$impl"
-      continue
-    fi
-    point "$impl" max_64B 0 "$r" || true
-    if [ "$r" = 1 ]; then # the sweep and the latency: one pass, interleaved across forwarders
-      for rate in "${rate_list[@]}"; do point "$impl" rate_64B "$rate" 1 || true; done
-      if [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; then # no way back
-        for rate in "${lat_list[@]}"; do latency "$impl" "$rate"; done
+    np=${#pl_list[@]}
+    for ((k = 0; k < np; k++)); do # the placements' order alternates by round too
+      pl=${pl_list[$(( (k + r - 1) % np ))]}
+      [ -z "${broken[$impl]:-}" ] || continue
+      cur_impl=$impl
+      gen_kind=$main_gen gen_limit=$main_limit
+      [ "$impl" = gen-only-trafgen ] && gen_kind=trafgen gen_limit=0.97
+      log "[round $r/$rounds] $impl $pl"
+      if ! fwd_start "$impl"; then
+        log "$impl: skipped: $fwd_err"
+        broken[$impl]=$fwd_err
+        printf '{"bench":"fwd","impl":"%s","case":"unavailable","value":0,"unit":"","reason":"%s"}\n' \
+          "$impl" "$(echo "$fwd_err" | tr -d '"\\' | tr '\n' ' ')" >> "$res"
+        fwd_stop "$impl"
+        continue
       fi
-    fi
-    fwd_stop "$impl"
+      placement_apply "$pl"
+      printf '{"bench":"fwd","impl":"%s","case":"placement","round":%d,"placement":"%s","how":"%s","value":0,"unit":""}\n' \
+        "$impl" "$r" "$pl" "$placement_how" >> "$res"
+      if point "$impl" max_64B 0 "$r"; then
+        maxf=$(tail -n 1 "$res" | grep -o '"value":[0-9.]*' | cut -d: -f2)
+        if [ "$gen_kind" = pktgen ] && [ "$r" -le "$zl_rounds" ] \
+          && { [ "$zl_oneway" = 1 ] || { [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; }; }; then
+          zero_loss "$impl" "$r" "$maxf"
+          # latency at fractions of this forwarder's zero-loss rate (round 1; no way back
+          # through gen-only or the one-way redirect)
+          # through gen-only or the one-way redirect); when no rate passed, at the first
+          # --lat-rates rate, marked frac 0
+          if [ "$r" = 1 ] && [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; then
+            if [ "$zl_rate" -gt 0 ]; then
+              for fr in "${frac_list[@]}"; do
+                lr=$(( zl_rate * fr / 100 ))
+                if [ "$lr" -ge 1 ]; then latency_pktgen "$impl" "$lr" "$fr"; fi
+              done
+            elif [ "${#lat_list[@]}" -gt 0 ]; then
+              latency_pktgen "$impl" "${lat_list[0]}" 0
+            fi
+          fi
+        fi
+      fi
+      if [ "$r" = 1 ]; then # the sweep; the old latency tool with trafgen
+        for rate in "${rate_list[@]}"; do point "$impl" rate_64B "$rate" 1 || true; done
+        if [ "$gen_kind" != pktgen ] && [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; then
+          for rate in "${lat_list[@]}"; do latency "$impl" "$rate"; done
+        fi
+      fi
+      fwd_stop "$impl"
+    done
   done
 done
 cur_impl=
