@@ -46,7 +46,7 @@
 # and listen in GEN; with trafgen, fwd_latency ping at --lat-rates.
 # --quick: 1 round of 1 s, no sweep, zero-loss in 2 steps of 0.3 s only for forwarders with a
 # way back, latency at 50 %: a smoke test (tests/bench/fwd_bed).
-# Needs root. Touches nothing in the root namespace; teardown.sh removes the bed on any exit.
+# Needs root. Touches nothing in the root namespace; bench/lib/teardown.sh removes the bed on any exit.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -116,16 +116,11 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 log() { [ "$quiet" = 1 ] || echo "bench-fwd: $*" >&2; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
 command -v ip >/dev/null || die "ip not found: install iproute2 (scripts/deps.sh)"
-pktgen_bin=$build/bench/tools/ringflow-pktgen
+# ---- the bed (bench/lib/bed.sh): namespaces, sink, anchors, teardown on any exit ----
+# shellcheck source=bench/lib/bed.sh
+source "$here/../lib/bed.sh"
 redir_bin=$build/bench/fwd/fwd_xdp_redirect
-if [ -x "$pktgen_bin" ]; then
-  gen_kind=pktgen gen_limit=0.90
-  command -v ethtool >/dev/null || die "ethtool not found (GRO on FWD's veth for live frames): install it (scripts/deps.sh)"
-else
-  gen_kind=trafgen gen_limit=0.97
-  log "$pktgen_bin not built (needs libbpf: RF_WITH_XDP): trafgen is the generator"
-  command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
-fi
+bed_pick_generator
 shim=$build/bench/fwd/librf_sndbuf_shim.so
 xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
 lat_bin=$build/bench/fwd/fwd_latency
@@ -142,27 +137,9 @@ cpu_gen=0
 cpu_fwd=1
 [ "$(nproc)" -ge 2 ] || cpu_fwd=0
 
-# ---- the bed (bench/fwd/bed.sh): namespaces, sink, anchors, teardown on any exit ----
-here_fwd=$here
-# shellcheck source=bench/fwd/bed.sh
-source "$here/bed.sh"
 bed_up
-if [ "$gen_kind" = pktgen ]; then
-  # Live frames reach FWD only while its first veth is in NAPI mode: GRO on, for every row.
-  ip netns exec "$F" ethtool -K "$fa" gro on >/dev/null || die "ethtool -K $fa gro on failed in $F"
-fi
-
-# trafgen's packet: Ethernet to SINK's MAC, IPv4/UDP 10.0.0.1:1024 -> 10.0.0.2:2048, 60 bytes.
-hexmac() { echo "$1" | sed 's/^/0x/; s/:/, 0x/g'; }
-cat > "$state/frame.cfg" <<EOF
-{
-  $(hexmac "$smac"), $(hexmac "$gmac"), c16(0x0800),
-  0x45, 0x00, c16(46), c16(0), c16(0x4000), 64, 17, csumip(14, 33),
-  10, 0, 0, 1, 10, 0, 0, 2,
-  c16(1024), c16(2048), c16(26), c16(0),
-  fill(0x00, 18)
-}
-EOF
+bed_gro_on
+bed_trafgen_frame "$state/frame.cfg" "$smac" "$gmac"
 
 stat0=$(cpu_sample)
 printf '{"bench":"fwd","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"gen_ns":"%s","fwd_ns":"%s","sink_ns":"%s","cpu_gen":%d,"cpu_fwd":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"loadavg":%s}\n' \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/switch/run.sh: ringflow-switch vs Open vSwitch's userspace datapath (`make bench-switch`,
-# docs/switch.md "Figures"), on the forwarding bed of bench/fwd (bench/fwd/bed.sh: three
+# docs/switch.md "Figures"), on the forwarding bed of bench/fwd (bench/lib/bed.sh: three
 # namespaces GEN --veth-- FWD --veth-- SINK, an XDP drop on SINK's veth counting what arrives,
 # teardown on any exit). The generator on CPU 0 is ringflow-pktgen (BPF_PROG_RUN live frames,
 # docs/pktgen.md; --flows gives each case's microflows) when it is built, trafgen (with the
@@ -118,15 +118,10 @@ for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ovs-system|ovs-afx
 for t in ip ovs-vswitchd ovs-ofctl python3; do
   command -v "$t" >/dev/null || die "$t not found: run scripts/deps.sh (iproute2, openvswitch-switch)"
 done
-pktgen_bin=$build/bench/tools/ringflow-pktgen
-if [ -x "$pktgen_bin" ]; then
-  gen_kind=pktgen gen_limit=0.90
-  command -v ethtool >/dev/null || die "ethtool not found (GRO on FWD's veth for live frames): install it (scripts/deps.sh)"
-else
-  gen_kind=trafgen gen_limit=0.97
-  log "$pktgen_bin not built (needs libbpf: RF_WITH_XDP): trafgen is the generator"
-  command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
-fi
+# ---- the bed (bench/lib/bed.sh) ----
+# shellcheck source=bench/lib/bed.sh
+source "$here/../lib/bed.sh"
+bed_pick_generator
 main_gen=$gen_kind main_limit=$gen_limit
 shim=$build/bench/fwd/librf_sndbuf_shim.so
 xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
@@ -147,15 +142,8 @@ cpu_fwd=1
 [ "$(nproc)" -ge 2 ] || cpu_fwd=0
 bed_bench=switch
 
-# ---- the bed (bench/fwd/bed.sh) ----
-here_fwd=$(cd "$here/../fwd" && pwd)
-# shellcheck source=bench/fwd/bed.sh
-source "$here_fwd/bed.sh"
 bed_up
-if [ "$gen_kind" = pktgen ]; then
-  # Live frames reach FWD only while its first veth is in NAPI mode: GRO on, for every switch.
-  in_f ethtool -K "$fa" gro on >/dev/null || die "ethtool -K $fa gro on failed in $F"
-fi
+bed_gro_on
 ceiling=0 # 1 while the generator's ceiling is measured (frames counted at FWD's first veth)
 sink_rx() {
   if [ "$ceiling" = 1 ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
