@@ -272,6 +272,7 @@ latency() { # impl rate
   sleep 0.2
   if line=$(ip netns exec "$G" taskset -c "$cpu_gen" "$lat_bin" ping --dev "$gdev" --dst "$smac" \
       --rate "$rate" --duration "$lat_duration" --label "$impl" 2>> "$out/latency.log") && [ -n "$line" ]; then
+    [ -n "$placement" ] && line="${line%\}},\"placement\":\"$placement\"}"
     echo "$line" >> "$res"
     echo "  $line" >&2
   else
