@@ -42,6 +42,7 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 	double applied[2] = {-1, -1}, sent[2] = {-1, -1}, errors[2] = {-1, -1};
 	double setup_flows[2] = {-1, -1}, set_up[2] = {-1, -1}, in_table[2] = {-1, -1};
 	double hit[2] = {-1, -1};
+	char setup_why[2][160] = {"", ""}; /* a setup point's reason when it was not measured */
 	int summary = 0, ratio = 0, tag = 0, pktgen = 0, headroom = 0;
 	double ceiling = -1;
 	char line[8192];
@@ -61,6 +62,10 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 				sent[i] = bed_field(line, "flow_mods_sent");
 				errors[i] = bed_field(line, "errors");
 			}
+			const char *why = strstr(line, "\"reason\":\"");
+			if (why && is(line, impls[i], "setup"))
+				snprintf(setup_why[i], sizeof(setup_why[i]), "%.*s",
+					 (int)strcspn(why + 10, "\""), why + 10);
 			if (point && is(line, impls[i], "setup")) {
 				setup_flows[i] = bed_field(line, "flows");
 				set_up[i] = bed_field(line, "set_up");
@@ -98,7 +103,8 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 		cr_expect_eq(applied[i], sent[i], "%s: %.0f of %.0f churn FLOW_MODs answered",
 			     impls[i], applied[i], sent[i]);
 		cr_expect_eq(errors[i], 0, "%s: %.0f ERRORs to the churn client", impls[i], errors[i]);
-		cr_expect_gt(setup_flows[i], 0, "%s: no flow-setup result", impls[i]);
+		cr_expect_gt(setup_flows[i], 0, "%s: no flow-setup result%s%s", impls[i],
+			     setup_why[i][0] ? ": " : "", setup_why[i]);
 		cr_expect_eq(set_up[i], setup_flows[i], "%s: %.0f of %.0f new flows reached SINK",
 			     impls[i], set_up[i], setup_flows[i]);
 		cr_expect_geq(in_table[i], set_up[i], "%s: %.0f learned flows in its table for %.0f "
