@@ -58,9 +58,9 @@ wait_listen() { # proto(u|t) port pid
 }
 
 # /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
-cpu_sample() {
-  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
-}
+# cpu_sample, cpu_json (with load): the bench library's (bench/lib/stat.sh)
+# shellcheck source=bench/lib/stat.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/stat.sh"
 
 # ---- config strings per backend (the bypass drivers add their cases here) ----
 # A backend word is a driver prefix, optionally with extra keys after a comma, e.g.

@@ -79,18 +79,6 @@ log "$where; reflector on CPU $cpu_refl, generator on CPU $cpu_gen, idle $idle; 
 
 # ---- config strings per backend: server_spec, client_spec, wait_raw_open (bench/echo/bed.sh) ----
 
-# Turns two samples into JSON fields steal_pct and cpu_busy_pct.
-cpu_json() {
-  awk -v a="$1" -v b="$2" 'BEGIN {
-    na = split(a, x, " "); split(b, y, " "); list = ""
-    for (i = 1; i <= na; i += 4) {
-      dt = y[i+1] - x[i+1]; db = y[i+2] - x[i+2]; ds = y[i+3] - x[i+3]
-      if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
-      else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
-    }
-    getline la < "/proc/loadavg"; split(la, l, " ")
-    printf "\"steal_pct\":%.2f,\"load1\":%.2f,\"cpu_busy_pct\":[%s]", steal, l[1], list }'
-}
 
 # UDP datagrams the kernel dropped because a socket's receive buffer was full (/proc/net/snmp
 # of the namespace): says on which side a point lost its messages.
@@ -223,7 +211,7 @@ run_sockperf() { # rate cfg
   wait "$spid" 2>/dev/null || true
   # sockperf's own figures: the [Valid Duration] counts, its percentiles (us, full RTT).
   # ping-pong (mps 0): a closed loop, so "offered" is the rate it reached.
-  awk -v mps="$mps" -v name="$name" -v cpu="$(cpu_json "$a" "$b"),$drops" '
+  awk -v mps="$mps" -v name="$name" -v cpu="$(cpu_json "$a" "$b" load),$drops" '
     /\[Valid Duration\]/ { for (i = 1; i <= NF; i++) { split($i, kv, "=");
         if (kv[1] == "RunTime") rt = kv[2] + 0; if (kv[1] == "SentMessages") s = kv[2] + 0;
         if (kv[1] == "ReceivedMessages") r = kv[2] + 0 } }

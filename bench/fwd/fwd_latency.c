@@ -12,6 +12,13 @@
  *       reflections and prints one JSON line: p50/p90/p99/max of the round trip in us, sent,
  *       received, lost, duplicated (frames sent in the warm-up are not counted).
  *
+ *   fwd_latency listen --dev DEV --duration S [--label L]
+ *       (in GEN) the receiving half alone, for frames ringflow-pktgen --timestamps sends at rates
+ *       this sender never reaches: the same payload, its pad holding the sending CPU and the
+ *       send time stamped by the XDP program (bpf_ktime_get_ns, CLOCK_MONOTONIC as here).
+ *       Reads reflections for S seconds and prints the same JSON line with received and
+ *       duplicated; "sent" is -1: the generator's own count says what went out.
+ *
  * The round trip GEN -> FWD -> SINK -> FWD -> GEN includes the two tools' own wake-ups: the
  * sender blocks in ppoll between sends, so that both tools can share one CPU (the bed's other
  * CPU is the forwarder's). Plain C11 + POSIX/Linux, no ringflow code: it measures the others.
@@ -278,15 +285,87 @@ static int ping(const char *dev, const uint8_t dst[6], double rate, double durat
 	return nrtt > 0 ? 0 : 3;
 }
 
+/* A frame of ringflow-pktgen is (cpu, seq): one bit each, cpu below 64, index below LISTEN_BITS
+ * (beyond that a frame is counted but not checked for a duplicate: said in "unchecked"). */
+#define LISTEN_BITS (1ull << 27) /* 16 MiB of bitmap */
+
+static int listen_rtt(const char *dev, double duration, const char *label)
+{
+	int ifindex;
+	uint8_t mac[6];
+	int fd = open_sock(dev, &ifindex, mac);
+	if (fd < 0)
+		return 1;
+	uint8_t *seen = calloc(LISTEN_BITS / 8, 1);
+	uint64_t *rtt = malloc(LAT_MAX_SAMPLES * sizeof(*rtt));
+	if (!seen || !rtt) {
+		fprintf(stderr, "fwd_latency: out of memory\n");
+		free(seen);
+		free(rtt);
+		close(fd);
+		return 1;
+	}
+	size_t nrtt = 0;
+	uint64_t received = 0, dup = 0, unchecked = 0, end = now_ns() + (uint64_t)(duration * 1e9);
+	uint8_t buf[2048];
+	for (;;) {
+		uint64_t t = now_ns();
+		if (t >= end)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int left_ms = (int)((end - t) / 1000000u) + 1;
+		if (poll(&p, 1, left_ms > 100 ? 100 : left_ms) <= 0)
+			continue;
+		for (;;) {
+			struct sockaddr_ll from;
+			socklen_t fl = sizeof(from);
+			ssize_t len = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+			uint64_t now = now_ns();
+			if (len < 0)
+				break;
+			if (from.sll_pkttype == PACKET_OUTGOING || len < 14 + (ssize_t)sizeof(struct lat_payload))
+				continue;
+			struct lat_payload pl;
+			memcpy(&pl, buf + 14, sizeof(pl));
+			if (pl.magic != LAT_MAGIC || pl.sent_ns > now)
+				continue;
+			received++;
+			uint64_t bit = pl.seq * 64 + pl.pad; /* pad: the sending CPU */
+			if (pl.pad >= 64 || pl.seq >= LISTEN_BITS / 64) {
+				unchecked++;
+			} else if (seen[bit / 8] & (1u << (bit % 8))) {
+				dup++;
+				continue;
+			} else {
+				seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
+			}
+			if (nrtt < LAT_MAX_SAMPLES)
+				rtt[nrtt++] = now - pl.sent_ns;
+		}
+	}
+	qsort(rtt, nrtt, sizeof(*rtt), cmp_u64);
+	printf("{\"bench\":\"fwd\",\"impl\":\"%s\",\"case\":\"rtt_64B\",\"value\":%.2f,\"unit\":\"us\","
+	       "\"p50_us\":%.2f,\"p90_us\":%.2f,\"p99_us\":%.2f,\"max_us\":%.2f,\"sent\":-1,"
+	       "\"received\":%llu,\"dup\":%llu,\"unchecked\":%llu,\"samples\":%zu}\n",
+	       label, pct(rtt, nrtt, 0.5), pct(rtt, nrtt, 0.5), pct(rtt, nrtt, 0.9), pct(rtt, nrtt, 0.99),
+	       nrtt ? (double)rtt[nrtt - 1] / 1e3 : 0.0, (unsigned long long)received,
+	       (unsigned long long)dup, (unsigned long long)unchecked, nrtt);
+	free(seen);
+	free(rtt);
+	close(fd);
+	return 0;
+}
+
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: fwd_latency reflect --dev DEV --duration S\n"
-		   "       fwd_latency ping --dev DEV --dst MAC --rate PPS --duration S [--warmup S] [--label L]\n");
+		   "       fwd_latency ping --dev DEV --dst MAC --rate PPS --duration S [--warmup S] [--label L]\n"
+		   "       fwd_latency listen --dev DEV --duration S [--label L]   (ringflow-pktgen --timestamps)\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || (strcmp(argv[1], "reflect") && strcmp(argv[1], "ping"))) {
+	if (argc < 2 || (strcmp(argv[1], "reflect") && strcmp(argv[1], "ping") && strcmp(argv[1], "listen"))) {
 		usage(stderr);
 		return 2;
 	}
@@ -334,6 +413,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "reflect"))
 		return reflect(dev, duration);
+	if (strpbrk(label, "\"\\")) {
+		fprintf(stderr, "fwd_latency: --label may not contain quotes or backslashes\n");
+		return 2;
+	}
+	if (!strcmp(mode, "listen"))
+		return listen_rtt(dev, duration, label);
 	if (!have_dst) {
 		fprintf(stderr, "fwd_latency: ping needs --dst MAC (the reflector's device)\n");
 		return 2;

@@ -6,9 +6,18 @@ Reads OUT_DIR/results.jsonl (one JSON object per point), appends the summary lin
 writes OUT_DIR/table.txt (also printed), fwd.svg (median Mpps per forwarder with its range)
 and rtt.svg (p50/p99 RTT vs rate), with gnuplot when it is installed.
 
-A forwarder's figure is generator-limited when SINK got >= 97 % of what GEN sent in its
-median round: the forwarder kept up, its figure is a lower bound, and a ratio involving it
-says "at least" (or nothing, when both sides kept up)."""
+A forwarder's figure is generator-limited when SINK got >= 90 % (ringflow-pktgen; 97 % with
+trafgen) of what GEN sent in its median round: the forwarder kept up, its figure is a lower
+bound, and a ratio involving it says "at least" (or nothing, when both sides kept up).
+Headroom rule: the generator alone (gen-only) must offer >= 3x what the best userspace
+forwarder forwards, else the table says the run cannot rank the forwarders. gen-only-trafgen
+(trafgen alone) is a labelled extra row, never a ratio's base.
+
+Rows are per forwarder and placement ("linux-bridge/P1": P1 all of FWD's receive work on the
+forwarder's CPU, P2 the veth default); a point without a placement keeps the forwarder's name.
+Zero-loss throughput (case zero_loss_64B, binary search on the generator's --rate, loss <=
+0.1 %) gets the median and range of its rounds; latency (rtt_64B) is listed per fraction of
+the forwarder's zero-loss rate."""
 import json
 import os
 import shutil
@@ -30,6 +39,16 @@ with open(res) as f:
                     rows.append(r)
             except json.JSONDecodeError:
                 print(f"report.py: skipping a line that is not JSON: {line[:80]}", file=sys.stderr)
+
+# The analysis keys a row by forwarder and placement; the JSON written back keeps both apart.
+rows_out = rows
+rows = [dict(r, impl=f"{r['impl']}/{r['placement']}") if r.get("placement") and r.get("impl") not in ("host", "ratio")
+        else r for r in rows]
+
+
+def base(key):
+    return key.split("/")[0]
+
 
 order = []
 for r in rows:
@@ -58,7 +77,8 @@ for impl in order:
 
 summ_lines = []
 for impl, s in summary.items():
-    summ_lines.append({"bench": "fwd", "impl": impl, "case": "max_64B", "stat": "median",
+    summ_lines.append({"bench": "fwd", "impl": base(impl), **({"placement": impl.split("/")[1]} if "/" in impl else {}),
+                       "case": "max_64B", "stat": "median",
                        "value": round(s["median"], 4), "unit": "Mpps", "min": round(s["min"], 4),
                        "max": round(s["max"], 4), "rounds": s["n"],
                        "offered_mpps": round(s["offered"], 4), "gen_limited": s["gen_limited"],
@@ -81,7 +101,7 @@ def ratio(name, a, b):
                        "note": "not measured: " + ",".join(miss) if miss else "peer forwarded nothing"})
         return f"  {name:42s} n/a ({'missing ' + ' and '.join(miss) if miss else 'peer 0'})"
     v = a[0] / b[0]
-    la, lb = summary[a[1]]["gen_limited"], summary[b[1]]["gen_limited"] and b[1] != "gen-only"
+    la, lb = summary[a[1]]["gen_limited"], summary[b[1]]["gen_limited"] and not b[1].startswith("gen-only")
     note = ""
     if la and lb:
         note = "both generator-limited: says nothing about the forwarders"
@@ -97,24 +117,40 @@ def ratio(name, a, b):
 
 lines = []
 lines.append(f"== forwarding bed: {title} ==")
-lines.append("maximum rate, 64 B frames, trafgen flat out; median of rounds (range); "
+gen_name = "ringflow-pktgen" if bed.get("generator") == "pktgen" else "trafgen"
+lines.append(f"maximum rate, 64 B frames, {gen_name} flat out; median of rounds (range); "
              "offered = what GEN got out")
 lines.append(f"{'forwarder':26s} {'Mpps':>7s} {'range':>15s} {'rounds':>6s} {'offered':>8s} "
              f"{'fwd/off':>7s} {'steal%':>6s}  note")
-ceiling = summary.get("gen-only")
+ceiling = best("gen-only/") or (best("gen-only") if "gen-only" in summary else None)
+ceiling = summary[ceiling[1]] if ceiling else None
 for impl in order:
     if impl in summary:
         s = summary[impl]
         pct = 100 * s["median"] / s["offered"] if s["offered"] > 0 else 0
         note = ""
-        if impl == "gen-only":
-            note = "the generator's ceiling (no forwarder)"
+        if base(impl) == "gen-only":
+            note = f"{gen_name} alone (no forwarder)"
+        elif base(impl) == "gen-only-trafgen":
+            note = "trafgen alone: extra row, not the offer of the rows above"
+        elif base(impl) == "xdp-redirect":
+            note = "in-kernel XDP redirect: the bed's ceiling"
+            if s["gen_limited"]:
+                note += "; GENERATOR-LIMITED"
         elif s["gen_limited"]:
             note = f"GENERATOR-LIMITED ({s['gen_limited_rounds']}/{s['n']} rounds kept up): a lower bound"
         lines.append(f"{impl:26s} {s['median']:7.3f} {s['min']:6.3f}..{s['max']:<6.3f} {s['n']:6d} "
                      f"{s['offered']:8.3f} {pct:6.1f}% {s['steal']:6.1f}  {note}")
     elif impl in unavailable:
         lines.append(f"{impl:26s} {'-':>7s} {'':15s} {'':6s} {'':8s} {'':7s} {'':6s}  unavailable: {unavailable[impl]}")
+for impl in unavailable:  # an unavailable forwarder never got a placement
+    if impl not in order:
+        lines.append(f"{impl:26s} {'-':>7s} {'':15s} {'':6s} {'':8s} {'':7s} {'':6s}  unavailable: {unavailable[impl]}")
+how = {r["impl"]: r.get("how") for r in rows if r.get("case") == "placement"}
+if how:
+    lines.append("placements: P1 = FWD's receive work for its first veth on the forwarder's CPU "
+                 "(threaded NAPI pinned there, else RPS), P2 = the veth default (the generator's CPU); "
+                 "P1 done by: " + ", ".join(sorted({f"{v}" for k, v in how.items() if k.endswith('/P1')})))
 
 rf_best = best("ringflow-")
 lines.append("")
@@ -124,21 +160,57 @@ lines.append(ratio("ringflow dpdk-af_packet / testpmd af_packet", best("ringflow
 lines.append(ratio("ringflow best / testpmd best", rf_best, best("testpmd-")) + "   goal >= 1.5")
 lines.append(ratio("ringflow best / OVS userspace best", rf_best, best("ovs-")) + "   goal >= 2.0")
 lines.append(ratio("ringflow best / Linux bridge", rf_best, best("linux-bridge")))
+if "xdp-redirect" in summary:
+    lines.append(ratio("ringflow best / in-kernel XDP redirect", rf_best, best("xdp-redirect")))
 if ceiling:
-    lines.append(ratio("ringflow best / generator ceiling", rf_best, best("gen-only")))
+    gkey = next(k for k, v in summary.items() if v is ceiling)
+    lines.append(ratio("ringflow best / generator alone", rf_best, (ceiling["median"], gkey)))
 
+userspace = [(s["median"], i) for i, s in summary.items()
+             if i.startswith(("ringflow-", "testpmd-", "ovs-"))]
+if ceiling and userspace:
+    top = max(userspace)
+    k = ceiling["median"] / top[0] if top[0] > 0 else float("inf")
+    verdict = "met" if k >= 3 else "NOT MET: the generator may be what the forwarders measured"
+    lines.append(f"  headroom: {gen_name} alone offered {ceiling['median']:.3f} Mpps = {k:.1f}x the best "
+                 f"userspace forwarder ({top[1]} {top[0]:.3f} Mpps); rule >= 3x {verdict}")
+    ratios.append({"bench": "fwd", "impl": "ratio", "case": "headroom", "value": round(k, 3), "unit": "x",
+                   "generator": gen_name, "best_userspace": top[1], "met": k >= 3})
 if ceiling and rf_best:
-    near = [i for i, s in summary.items() if i != "gen-only" and s["median"] >= 0.8 * ceiling["median"]]
+    near = [i for i, s in summary.items() if not i.startswith("gen-only") and s["median"] >= 0.8 * ceiling["median"]]
     if near:
         lines.append(f"  the generator is the limit in this run: {', '.join(near)} reached >= 80 % of "
-                     f"trafgen's own ceiling ({ceiling['median']:.3f} Mpps); their ratios compare "
+                     f"{gen_name}'s own ceiling ({ceiling['median']:.3f} Mpps); their ratios compare "
                      "what the generator allowed, not what the forwarders can do")
+
+# ---- zero-loss throughput: median and range over the rounds that searched ----
+zl = [r for r in rows if r.get("case") == "zero_loss_64B"]
+zl_summary = {}
+if zl:
+    lines.append("")
+    lines.append(f"zero-loss throughput (binary search on {gen_name} --rate, loss <= 0.1 % of what it attempted "
+                 f"over {zl[0].get('window_s')} s, {zl[0].get('steps')} steps at most): Mpps, median (range) rounds; "
+                 "'capped': the generator could not pace a higher rate, so the search stopped there")
+    for impl in order:
+        ps = [r for r in zl if r["impl"] == impl]
+        if not ps:
+            continue
+        v = sorted(p["value"] for p in ps)
+        m = statistics.median(v)
+        zl_summary[impl] = m
+        capped = sum(1 for p in ps if p.get("gen_capped"))
+        lines.append(f"{impl:26s} {m:7.3f} {v[0]:6.3f}..{v[-1]:<6.3f} {len(v):6d}"
+                     + (f"  capped in {capped}/{len(v)} rounds" if capped else ""))
+        summ_lines.append({"bench": "fwd", "impl": base(impl), **({"placement": impl.split("/")[1]} if "/" in impl else {}),
+                           "case": "zero_loss_64B", "stat": "median", "value": round(m, 4), "unit": "Mpps",
+                           "min": round(v[0], 4), "max": round(v[-1], 4), "rounds": len(v),
+                           "gen_capped_rounds": capped})
 
 # ---- fixed-rate sweep ----
 sweep = [r for r in rows if r.get("case") == "rate_64B"]
 if sweep:
     lines.append("")
-    lines.append("fixed-rate sweep (trafgen --rate): forwarded / offered Mpps (loss % of what GEN sent)")
+    lines.append(f"fixed-rate sweep ({gen_name} --rate): forwarded / offered Mpps (loss % of what GEN sent)")
     targets = sorted({r["target_pps"] for r in sweep})
     lines.append(f"{'forwarder':26s} " + " ".join(f"{t/1e3:>13.0f}k/s    " for t in targets))
     for impl in order:
@@ -158,16 +230,31 @@ lat = [r for r in rows if r.get("case") == "rtt_64B"]
 if lat:
     lines.append("")
     lines.append("round trip GEN->FWD->SINK->FWD->GEN, 64 B, open loop: p50 / p99 us (lost)")
-    lrates = sorted({r["rate_pps"] for r in lat})
-    lines.append(f"{'forwarder':26s} " + " ".join(f"{x:>19.0f}/s" for x in lrates))
-    for impl in order:
-        cells = []
-        for x in lrates:
-            p = next((r for r in lat if r["impl"] == impl and r["rate_pps"] == x), None)
-            cells.append(f"{'-':>21s}" if p is None else
-                         f"{p['p50_us']:7.1f} / {p['p99_us']:7.1f} ({p['lost']:d})".rjust(21))
-        if any(c.strip() != "-" for c in cells):
-            lines.append(f"{impl:26s} " + " ".join(cells))
+    if any("frac_of_zero_loss" in r for r in lat):  # ringflow-pktgen --timestamps at fractions
+        lines[-1] = ("round trip GEN->FWD->SINK->FWD->GEN, 64 B, ringflow-pktgen --timestamps at a fraction of "
+                     "the forwarder's zero-loss rate (0 %: none passed, at --lat-rates' first): "
+                     "p50 / p99 us (lost) @ frames/s")
+        fracs = sorted({r.get("frac_of_zero_loss", -1) for r in lat})
+        lines.append(f"{'forwarder':26s} " + " ".join(f"{f:>27d} %" for f in fracs))
+        for impl in order:
+            cells = []
+            for fr in fracs:
+                p = next((r for r in lat if r["impl"] == impl and r.get("frac_of_zero_loss", -1) == fr), None)
+                cells.append(f"{'-':>29s}" if p is None else
+                             f"{p['p50_us']:7.1f} / {p['p99_us']:8.1f} ({p['lost']:d}) @{p['rate_pps']}".rjust(29))
+            if any(c.strip() != "-" for c in cells):
+                lines.append(f"{impl:26s} " + " ".join(cells))
+    else:
+        lrates = sorted({r["rate_pps"] for r in lat})
+        lines.append(f"{'forwarder':26s} " + " ".join(f"{x:>19.0f}/s" for x in lrates))
+        for impl in order:
+            cells = []
+            for x in lrates:
+                p = next((r for r in lat if r["impl"] == impl and r["rate_pps"] == x), None)
+                cells.append(f"{'-':>21s}" if p is None else
+                             f"{p['p50_us']:7.1f} / {p['p99_us']:7.1f} ({p['lost']:d})".rjust(21))
+            if any(c.strip() != "-" for c in cells):
+                lines.append(f"{impl:26s} " + " ".join(cells))
 
 if host:
     lines.append("")
@@ -180,7 +267,7 @@ print(text)
 with open(os.path.join(out, "table.txt"), "w") as f:
     f.write(text + "\n")
 with open(res, "w") as f:
-    for x in rows + summ_lines + ratios:
+    for x in rows_out + summ_lines + ratios:
         f.write(json.dumps(x, separators=(",", ":")) + "\n")
 
 # ---- plots (gnuplot; literal labels: noenhanced, so underscores stay underscores) ----
@@ -193,7 +280,13 @@ if summary:
     with open(dat, "w") as f:
         for i, impl in enumerate(k for k in order if k in summary):
             s = summary[impl]
-            f.write(f"{i} \"{impl}\" {s['median']} {s['min']} {s['max']}\n")
+            f.write(f"{i} \"{impl}\" {s['median']} {s['min']} {s['max']} {zl_summary.get(impl, 0)}\n")
+    ceil_plot = ""  # the bed's ceiling: the generator alone, and the in-kernel redirect
+    if ceiling:
+        ceil_plot += f", {ceiling['median']} with lines dt 2 lw 2 lc rgb 'black' title '{gen_name} alone'"
+    xr = best("xdp-redirect")
+    if xr:
+        ceil_plot += f", {xr[0]} with lines dt 3 lw 2 lc rgb 'red' title 'in-kernel XDP redirect'"
     plots.append(f"""
 set terminal svg size 900,520 dynamic
 set output '{out}/fwd.svg'
@@ -205,15 +298,16 @@ set boxwidth 0.6
 set xtics rotate by -35 noenhanced
 set grid ytics
 set yrange [0:*]
-unset key
-plot '{dat}' using 1:3:xtic(2) with boxes title 'median', '' using 1:3:4:5 with yerrorbars pt 7 lc black title 'range'
+set key top right
+plot '{dat}' using 1:3:xtic(2) with boxes title 'max Mpps (median)', '' using 1:3:4:5 with yerrorbars pt 7 lc black title 'range', \\
+     '' using 1:6 with points pt 9 ps 1.5 lc rgb 'dark-green' title 'zero-loss Mpps (median)'{ceil_plot}
 """)
 if lat:
     files = []
     for impl in order:
         pts = sorted((r["rate_pps"], r["p50_us"], r["p99_us"]) for r in lat if r["impl"] == impl)
         if pts:
-            fn = os.path.join(out, f"rtt-{impl}.dat")
+            fn = os.path.join(out, f"rtt-{impl.replace('/', '-')}.dat")
             with open(fn, "w") as f:
                 for p in pts:
                     f.write(f"{p[0]} {p[1]} {p[2]}\n")

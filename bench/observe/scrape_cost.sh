@@ -13,13 +13,15 @@
 #              trafgen on CPU 0 at full speed into GEN -> FWD -> SINK, an XDP drop at SINK);
 #              its figure is the forwarded frames (port1 tx). Needs root and trafgen
 #              (netsniff-ng) and the bed's build outputs; skipped with the reason otherwise.
-# Loopback and the run's own namespaces only (names carry this PID; bench/fwd/teardown.sh
+# Loopback and the run's own namespaces only (names carry this PID; bench/lib/teardown.sh
 # removes them on any exit); every load is bounded in time (PAIRS * 2 s + a few).
 set -euo pipefail
 B=${1:?usage: scrape_cost.sh BUILD [PAIRS] [CASES]}
 PAIRS=${2:-20} CASES=${3:-echo:100k,echo:max,l2fwd}
 B=$(cd "$B" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib/bed.sh
+source "$here/../lib/bed.sh" # bed_trafgen_frame (the bench library; functions only)
 ECHO=$B/apps/echo/ringflow-echo LG=$B/apps/echo/ringflow-loadgen L2F=$B/apps/l2fwd/ringflow-l2fwd
 CTL=$B/apps/ctl/ringflow-ctl
 [[ "$PAIRS" =~ ^[0-9]+$ ]] && [ "$PAIRS" -ge 2 ] && [ "$PAIRS" -le 100 ] ||
@@ -31,7 +33,7 @@ pids=() bed=0 tag=$$
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  [ "$bed" = 1 ] && bash "$here/../fwd/teardown.sh" "$tag" "${state:-}"
+  [ "$bed" = 1 ] && bash "$here/../lib/teardown.sh" "$tag" "${state:-}"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -98,16 +100,7 @@ run_l2fwd() {
   local gmac smac
   gmac=$(ip -n "$G" -br link show dev "$gdev" | awk '{print $3}')
   smac=$(ip -n "$S" -br link show dev "$sdev" | awk '{print $3}')
-  hexmac() { echo "$1" | sed 's/^/0x/; s/:/, 0x/g'; }
-  cat >"$state/frame.cfg" <<CFG
-{
-  $(hexmac "$smac"), $(hexmac "$gmac"), c16(0x0800),
-  0x45, 0x00, c16(46), c16(0), c16(0x4000), 64, 17, csumip(14, 33),
-  10, 0, 0, 1, 10, 0, 0, 2,
-  c16(1024), c16(2048), c16(26), c16(0),
-  fill(0x00, 18)
-}
-CFG
+  bed_trafgen_frame "$state/frame.cfg" "$smac" "$gmac"
   local metrics=9100
   ip netns exec "$F" "$L2F" --port "packet:dev=$fa,frames=1" --port "packet:dev=$fb,frames=1" \
     --cores 1 --idle busy --metrics "127.0.0.1:$metrics" </dev/null >"$tmp/l2fwd.out" 2>"$tmp/l2fwd.err" &

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # bench/switch/run.sh: ringflow-switch vs Open vSwitch's userspace datapath (`make bench-switch`,
-# docs/switch.md "Figures"), on the forwarding bed of bench/fwd (bench/fwd/bed.sh: three
-# namespaces GEN --veth-- FWD --veth-- SINK, trafgen on CPU 0 with the SO_SNDBUF shim, an XDP
-# drop on SINK's veth counting what arrives, teardown on any exit). The switch under test runs
-# in FWD, pinned whole to CPU 1 (pollers, agent; OVS: ovs-vswitchd and ovsdb-server).
+# docs/switch.md "Figures"), on the forwarding bed of bench/fwd (bench/lib/bed.sh: three
+# namespaces GEN --veth-- FWD --veth-- SINK, an XDP drop on SINK's veth counting what arrives,
+# teardown on any exit). The generator on CPU 0 is ringflow-pktgen (BPF_PROG_RUN live frames,
+# docs/pktgen.md; --flows gives each case's microflows) when it is built, trafgen (with the
+# SO_SNDBUF shim) otherwise. With ringflow-pktgen FWD's first veth has GRO on for every switch
+# (live frames reach a veth only in NAPI mode; AF_PACKET and OVS system ports see them only
+# then). The switch under test runs in FWD, pinned whole to CPU 1 (pollers, agent; OVS:
+# ovs-vswitchd and ovsdb-server).
 #
 # Switches (--impls), each started fresh per round, rounds interleaved (the order rotates):
 #   ringflow-packet  ringflow-switch, packet driver (AF_PACKET), --idle busy
@@ -13,16 +17,20 @@
 # Both take their flows from the same file through `ovs-ofctl -O OpenFlow13 add-flows` over TCP
 # (ringflow: --listen tcp:127.0.0.1:PORT in FWD; OVS: set-controller ptcp:PORT in FWD); ports
 # are OpenFlow 1 (GEN side) and 2 (SINK side) in both.
-# Each round also measures trafgen alone (no switch; an XDP drop on FWD's first veth): the
-# generator's ceiling, printed beside the switches' figures.
+# Each round also measures the generator alone (gen-only: no switch, an XDP drop on FWD's first
+# veth; 1 flow): the generator's ceiling, printed beside the switches' figures, and, when
+# ringflow-pktgen is the generator and trafgen is installed, trafgen alone (gen-only-trafgen, a
+# labelled extra row, never a base of a ratio). Headroom rule: the generator alone must offer
+# >= 3x what the best switch forwards; a point forwarding >= 90 % of its offer (trafgen: 97 %)
+# is generator-limited (a lower bound).
 # Cases (--cases; flows and frames from bench/switch/flows.py):
-#   one       forwarded Mpps, 64 B, trafgen flat out, 1 flow
-#   exact1k   1000 exact 5-tuple flows, traffic over all of them
+#   one       forwarded Mpps, 64 B, the generator flat out, 1 flow
+#   exact1k   1000 exact 5-tuple flows, traffic over all of them (pktgen --flows 1000)
 #   churn     exact1k's flows and traffic while bench/switch/ofchurn applies --churn-rate
 #             FLOW_MODs/s (add/delete of flows the traffic never hits); compared with exact1k
 #             of the same switch in the same round
-#   wild100k  100000 flows over 10 nw_dst masks, traffic over 1000 of them with random nw_src
-#             (every frame a new microflow); what fits in --install-timeout s (default 100)
+#   wild100k  100000 flows over 10 nw_src masks, traffic over 50000 random microflows
+#             (pktgen --flows 50000 --flows-mode random); what fits in --install-timeout s (100)
 #             is installed and measured (the count and any TABLE_FULL are recorded); only in
 #             the first --wild-rounds rounds (default 1: the install is the slow part)
 #   setup     new flows per second under ringflow-controller (learning app, CPU 0, adaptive):
@@ -107,9 +115,14 @@ for c in $cases; do case "$c" in one|exact1k|churn|wild100k|setup) ;; *) die "un
 for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ovs-system|ovs-afxdp) ;; *) die "unknown switch '$i'" ;; esac; done
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
-for t in trafgen ip ovs-vswitchd ovs-ofctl python3; do
-  command -v "$t" >/dev/null || die "$t not found: run scripts/deps.sh (netsniff-ng, iproute2, openvswitch-switch)"
+for t in ip ovs-vswitchd ovs-ofctl python3; do
+  command -v "$t" >/dev/null || die "$t not found: run scripts/deps.sh (iproute2, openvswitch-switch)"
 done
+# ---- the bed (bench/lib/bed.sh) ----
+# shellcheck source=bench/lib/bed.sh
+source "$here/../lib/bed.sh"
+bed_pick_generator
+main_gen=$gen_kind main_limit=$gen_limit
 shim=$build/bench/fwd/librf_sndbuf_shim.so
 xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
 sw_bin=${sw_bin:-$build/apps/ofswitch/ringflow-switch}
@@ -129,21 +142,18 @@ cpu_fwd=1
 [ "$(nproc)" -ge 2 ] || cpu_fwd=0
 bed_bench=switch
 
-# ---- the bed (bench/fwd/bed.sh) ----
-here_fwd=$(cd "$here/../fwd" && pwd)
-# shellcheck source=bench/fwd/bed.sh
-source "$here_fwd/bed.sh"
 bed_up
+bed_gro_on
 ceiling=0 # 1 while the generator's ceiling is measured (frames counted at FWD's first veth)
 sink_rx() {
   if [ "$ceiling" = 1 ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
   else devpk "$apid_s" "$sdev" | cut -d' ' -f1; fi
 }
 for c in one exact1k wild100k; do python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"; done
-# fwd_probe sends 20 frames from $tg_conf: the case's traffic
+# fwd_probe sends 20 frames of the case's traffic ($tg_conf for trafgen, $pktgen_args for pktgen)
 stat0=$(cpu_sample)
-printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
-  "$tag" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk '/^procs_running/ {print $2}' /proc/stat)" \
+printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
+  "$tag" "$gen_kind" "$gen_limit" "$([ "$gen_kind" = pktgen ] && echo true || echo false)" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk '/^procs_running/ {print $2}' /proc/stat)" \
   "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" \
   "$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$res"
 
@@ -271,11 +281,29 @@ fwd_cases() { # impl round: every forwarding case on one running switch
       install "$impl" "$fc" "$r" || { note "$impl" "$c" "$r" "$fwd_err"; last_installed=; continue; }
       last_installed=$fc
     fi
-    tg_conf=$state/$fc.cfg
+    tg_conf=$state/$fc.cfg pktgen_args=$(cat "$state/$fc.gen")
     # not ready after 15 s: said, and measured all the same (a partial table forwards part)
     fwd_probe || note "$impl" "probe_$c" "$r" "fewer than 10 of 20 probe frames reached SINK within 15 s"
     if [ "$c" = churn ]; then churn_point "$impl" "$r"; else point "$impl" "$c" 0 "$r" || true; fi
+    if [ "$c" = exact1k ]; then flows_hit "$impl" "$r"; fi
   done
+}
+
+# How many of the installed flows matched a frame (n_packets > 0): the generator's microflows
+# reached the switch as distinct flows. OVS folds its datapath counters into the OpenFlow rules
+# every 0.5 s or so, later on a loaded machine: polled up to 10 s until every installed flow
+# has a count (the wait is recorded as poll_s).
+flows_hit() { # impl round
+  local i n=0 want t0
+  want=$(ofdump | grep -c 'actions=' || true)
+  t0=$(now_ns)
+  for i in $(seq 100); do
+    n=$(ofdump | grep -cE 'n_packets=[1-9]' || true)
+    [ "$n" -ge "$want" ] && break
+    sleep 0.1
+  done
+  printf '{"bench":"switch","impl":"%s","case":"flows_hit_exact1k","round":%d,"value":%d,"unit":"flows","flows_in_table":%d,"poll_s":%s}\n' \
+    "$1" "$2" "$n" "$want" "$(awk -v a="$t0" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" >> "$res"
 }
 
 setup_case() { # impl round
@@ -302,17 +330,20 @@ setup_case() { # impl round
   fi
 }
 
-# trafgen's own ceiling this round: no switch, an XDP drop on FWD's first veth counts what
-# arrives (as bench/fwd's gen-only): what the generator could offer at all.
-gen_ceiling() { # round
-  ceiling=1 tg_conf=$state/one.cfg fwd_pid='' fwd_log=$out/gen-only.log
+# The generator's own ceiling this round: no switch, an XDP drop on FWD's first veth counts
+# what arrives (as bench/fwd's gen-only): what the generator could offer at all, 1 flow.
+# IMPL gen-only (the run's generator) or gen-only-trafgen (trafgen, the labelled extra row).
+gen_ceiling() { # impl round
+  local impl=$1
+  ceiling=1 tg_conf=$state/one.cfg pktgen_args=$(cat "$state/one.gen") fwd_pid='' fwd_err='' fwd_log=$out/$impl.log
+  [ "$impl" = gen-only-trafgen ] && gen_kind=trafgen gen_limit=0.97
   if ip -n "$F" link set dev "$fa" xdpdrv obj "$xdp_obj" sec xdp 2>>"$fwd_log" && fwd_probe; then
-    point gen-only ceiling 0 "$1" || true
+    point "$impl" ceiling 0 "$2" || true
   else
-    note gen-only ceiling "$1" "could not measure the generator alone"
+    note "$impl" ceiling "$2" "could not measure the generator alone${fwd_err:+: $fwd_err}"
   fi
   ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
-  ceiling=0
+  ceiling=0 gen_kind=$main_gen gen_limit=$main_limit
 }
 
 read -r -a impl_list <<< "$impls"
@@ -321,8 +352,12 @@ last_installed=
 log "GEN $G ($gdev, CPU $cpu_gen) -> FWD $F ($fa, $fb; CPU $cpu_fwd) -> SINK $S ($sdev, XDP drop)"
 log "$rounds round(s); cases: $cases; ${warmup}s warm-up + ${duration}s per point"
 for ((r = 1; r <= rounds; r++)); do
-  log "[round $r/$rounds] trafgen alone (the generator's ceiling)"
-  gen_ceiling "$r"
+  log "[round $r/$rounds] $gen_kind alone (the generator's ceiling)"
+  gen_ceiling gen-only "$r"
+  if [ "$gen_kind" = pktgen ] && [ "$quick" = 0 ] && command -v trafgen >/dev/null; then
+    log "[round $r/$rounds] trafgen alone (labelled extra row)"
+    gen_ceiling gen-only-trafgen "$r"
+  fi
   for ((j = 0; j < n; j++)); do
     impl=${impl_list[$(( (j + r - 1) % n ))]}
     if [[ " $cases " =~ \ (one|exact1k|churn|wild100k)\  ]]; then

@@ -57,7 +57,7 @@ static inline FILE *bed_run(char *out, const char *dir, int secs, const char *ar
 	return f;
 }
 
-/* Expects that the run tagged TAG left none of its namespaces (bench/fwd/bed.sh's names). */
+/* Expects that the run tagged TAG left none of its namespaces (bench/lib/bed.sh's names). */
 static inline void bed_expect_no_netns(int tag)
 {
 	const char *nss[] = {"rffg", "rfff", "rffs"};

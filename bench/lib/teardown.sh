@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fwd/teardown.sh TAG [STATE_DIR]: removes everything one run of the forwarding bed
+# bench/lib/teardown.sh TAG [STATE_DIR]: removes everything one run of the forwarding bed
 # (bench/fwd/run.sh, PID TAG) made, and nothing else. run.sh calls it from its exit trap; a
 # watchdog it starts calls it too when run.sh dies without running its trap (SIGKILL), so the
 # bed is gone either way.

@@ -1,23 +1,39 @@
 #!/usr/bin/env bash
-# bench/fwd/bed.sh: the forwarding bed's shared part, sourced by bench/fwd/run.sh (`make
-# bench-fwd`) and bench/switch/run.sh (`make bench-switch`). Defines functions only; nothing
-# runs at source time.
+# bench/lib/bed.sh: the bench library's forwarding bed, sourced by bench/fwd/run.sh (`make
+# bench-fwd`), bench/switch/run.sh (`make bench-switch`) and bench/observe/scrape_cost.sh (its
+# trafgen frame). Defines functions only (and sources bench/lib/stat.sh, the counters and CPU
+# samples that bench/echo shares too); nothing runs at source time.
 #   bed_up             three namespaces in a line, GEN --veth-- FWD --veth-- SINK, named from
 #                      the caller's PID (rffg/rfff/rffs + PID; devices fg, fa/fb, fs + PID),
 #                      SINK's veth dropping every frame in XDP (but ethertype 0x88b5), one
 #                      anchor process per namespace for its counters, teardown.sh on any exit
 #                      (trap + a watchdog for SIGKILL). Sets tag G F S gdev fa fb sdev state
 #                      apid_g apid_f apid_s gmac smac.
-#   devpk now_ns cpu_sample cpu_json    counters and /proc/stat samples
+#   devpk now_ns cpu_sample cpu_json    counters and /proc/stat samples (bench/lib/stat.sh)
+#   bed_pick_generator  ringflow-pktgen ($build/bench/tools) when built, else trafgen: sets
+#                      pktgen_bin gen_kind gen_limit (0.90 / 0.97); needs the caller's die, log
+#   bed_gro_on         GRO on FWD's first veth when the generator is ringflow-pktgen (live
+#                      frames reach a veth only in NAPI mode)
+#   bed_trafgen_frame FILE SMAC GMAC   trafgen's one 64-byte frame (IPv4/UDP 10.0.0.1:1024 ->
+#                      10.0.0.2:2048 to SMAC from GMAC) written to FILE
 #   fwd_probe          a few frames reach SINK within 15 s (else fwd_err says why)
 #   point IMPL CASE RATE ROUND    one throughput point as a JSON line in $res
-#   tg_start tg_stop   trafgen on GEN (CPU cpu_gen) from $tg_conf (default $state/frame.cfg)
+#   tg_start tg_stop   the generator on GEN (CPU cpu_gen): trafgen from $tg_conf (default
+#                      $state/frame.cfg), or ringflow-pktgen ($pktgen_bin, 64 B to SINK's MAC)
+#                      when the caller sets gen_kind=pktgen (trafgen by default), with the
+#                      extra arguments in $pktgen_args (e.g. "--flows 1000 --flows-mode seq")
 #   ovs_up TYPE / ovs_down   private ovsdb-server + ovs-vswitchd in FWD, a netdev bridge
 #                      ovs$tag with fa, fb as OpenFlow ports 1, 2 (TYPE system or afxdp);
 #                      no flows: the caller adds them. Sets ovs_ofa ovs_ofb; on failure fwd_err.
-# The caller sets before bed_up: here_fwd (this directory), shim, xdp_obj, out, cpu_gen,
-# cpu_fwd, quiet; and fwd_log (a log file) before ovs_up.
+# The caller sets before bed_up: shim, xdp_obj, out, cpu_gen,
+# cpu_fwd, quiet; and fwd_log (a log file) before ovs_up. Optional: gen_kind (trafgen or
+# pktgen), pktgen_bin, gen_limit (the forwarded/offered share from which a point is marked
+# generator-limited, default 0.97).
 # shellcheck shell=bash disable=SC2034,SC2154 # variables are shared with the sourcing script
+
+bed_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib/stat.sh
+source "$bed_lib/stat.sh"
 
 bed_up() {
   tag=$$
@@ -27,11 +43,11 @@ bed_up() {
   # The watchdog: a detached shell that waits for this script to end, however it ends, then runs
   # teardown.sh (idempotent: the exit trap normally ran it already). Bounded by the run's own end.
   setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$2" "$3" "$4"' \
-    _ "$$" "$here_fwd/teardown.sh" "$tag" "$state" </dev/null >/dev/null 2>&1 &
+    _ "$$" "$bed_lib/teardown.sh" "$tag" "$state" </dev/null >/dev/null 2>&1 &
   watchdog=$!
   cleanup() {
     trap - EXIT INT TERM HUP
-    bash "$here_fwd/teardown.sh" "$tag" "$state"
+    bash "$bed_lib/teardown.sh" "$tag" "$state"
     kill "$watchdog" 2>/dev/null || true
   }
   trap cleanup EXIT
@@ -61,32 +77,55 @@ bed_up() {
   ovs_dir=$state/ovs
 }
 
-# ---- counters and CPU samples ----
-# rx and tx packets of one device, from a namespace's anchor: "rx tx".
-# /proc/net/dev: "name: rx-bytes rx-packets ... (8 rx fields) tx-bytes tx-packets ..."; a large
-# count may touch the colon, so split on it.
-devpk() {
-  awk -v d="$2" '{ i = index($0, ":"); if (i == 0) next; name = substr($0, 1, i - 1); gsub(/ /, "", name)
-    if (name != d) next; split(substr($0, i + 1), f, " "); print f[2], f[10] }' "/proc/$1/net/dev"
+# ---- the generator: which one, and what FWD's first veth needs for it ----
+bed_pick_generator() {
+  pktgen_bin=$build/bench/tools/ringflow-pktgen
+  if [ -x "$pktgen_bin" ]; then
+    gen_kind=pktgen gen_limit=0.90
+    command -v ethtool >/dev/null || die "ethtool not found (GRO on FWD's veth for live frames): install it (scripts/deps.sh)"
+  else
+    gen_kind=trafgen gen_limit=0.97
+    log "$pktgen_bin not built (needs libbpf: RF_WITH_XDP): trafgen is the generator"
+    command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
+  fi
 }
-now_ns() { date +%s%N; }
-# /proc/stat: "total busy steal" of the machine and "total busy" of each CPU, one line.
-cpu_sample() {
-  awk '/^cpu/ { t=$2+$3+$4+$5+$6+$7+$8+$9; b=$2+$3+$4+$7+$8; printf "%s %d %d %d ", $1, t, b, $9 }' /proc/stat
+bed_gro_on() {
+  if [ "$gen_kind" = pktgen ]; then
+    # Live frames reach FWD only while its first veth is in NAPI mode: GRO on, for every row.
+    ip netns exec "$F" ethtool -K "$fa" gro on >/dev/null || die "ethtool -K $fa gro on failed in $F"
+  fi
 }
-cpu_json() { # sample-a sample-b: "steal_pct":..,"cpu_busy_pct":[..]
-  awk -v a="$1" -v b="$2" 'BEGIN {
-    na = split(a, x, " "); split(b, y, " "); list = ""
-    for (i = 1; i <= na; i += 4) {
-      dt = y[i+1] - x[i+1]; db = y[i+2] - x[i+2]; ds = y[i+3] - x[i+3]
-      if (x[i] == "cpu") steal = dt > 0 ? 100 * ds / dt : 0
-      else list = list (list == "" ? "" : ",") sprintf("%.1f", dt > 0 ? 100 * db / dt : 0)
-    }
-    printf "\"steal_pct\":%.2f,\"cpu_busy_pct\":[%s]", steal, list }'
+
+# trafgen's packet: Ethernet to SMAC from GMAC, IPv4/UDP 10.0.0.1:1024 -> 10.0.0.2:2048, 60 bytes.
+bed_trafgen_frame() { # file smac gmac
+  hexmac() { echo "$1" | sed 's/^/0x/; s/:/, 0x/g'; }
+  cat > "$1" <<EOF
+{
+  $(hexmac "$2"), $(hexmac "$3"), c16(0x0800),
+  0x45, 0x00, c16(46), c16(0), c16(0x4000), 64, 17, csumip(14, 33),
+  10, 0, 0, 1, 10, 0, 0, 2,
+  c16(1024), c16(2048), c16(26), c16(0),
+  fill(0x00, 18)
 }
-# ---- trafgen: started in its own session, stopped by its process group (its fork) ----
+EOF
+}
+
+# ---- the generator: started in its own session, stopped by its process group ----
+# trafgen (its fork); or ringflow-pktgen (BPF_PROG_RUN live frames: FWD's first veth must be in
+# NAPI mode, which the caller arranges), bounded by its own --duration, SIGINT ends it early.
 tg_pid=
+gen_log() { if [ "${gen_kind:-trafgen}" = pktgen ]; then echo "$out/pktgen.log"; else echo "$out/trafgen.log"; fi; }
 tg_start() { # rate-pps (0: as fast as it can) [count]
+  if [ "${gen_kind:-trafgen}" = pktgen ]; then
+    local lim=(--duration 600)
+    [ -n "${2:-}" ] && lim=(--count "$2" --duration 10)
+    local extra=()
+    read -r -a extra <<< "${pktgen_args:-}"
+    ip netns exec "$G" setsid "$pktgen_bin" --dev "$gdev" --dst-mac "$smac" --cpu "$cpu_gen" \
+      --rate "$1" "${lim[@]}" "${extra[@]}" </dev/null >> "$out/pktgen.log" 2>&1 &
+    tg_pid=$!
+    return 0
+  fi
   local rate=() num=()
   [ "$1" -gt 0 ] && rate=(--rate "${1}pps")
   [ -n "${2:-}" ] && num=(--num "$2")
@@ -169,28 +208,30 @@ ovs_down() {
   if [ "$ovs_lock_held" = 1 ]; then exec 8>&-; ovs_lock_held=0; fi
 }
 
-# ---- one throughput point: trafgen at a rate (0: flat out) through the running forwarder ----
+# ---- one throughput point: the generator at a rate (0: flat out) through the running forwarder ----
 # Appends a JSON line to $res (bench ${bed_bench:-fwd}); the caller defines sink_rx (frames
-# that reached the far end) and sets warmup, duration.
+# that reached the far end) and sets warmup, duration, and optionally placement (P1/P2).
 point() { # impl case rate round
   local impl=$1 case=$2 rate=$3 round=$4
   local s0 s1 g0 g1 t0 t1 c0 c1
   tg_start "$rate"
   sleep "$warmup"
-  kill -0 "$tg_pid" 2>/dev/null || { log "$impl: trafgen stopped: $(tail -n 1 "$out/trafgen.log")"; tg_pid=; return 1; }
+  kill -0 "$tg_pid" 2>/dev/null || { log "$impl: the generator stopped: $(tail -n 1 "$(gen_log)")"; tg_pid=; return 1; }
   c0=$(cpu_sample); t0=$(now_ns); s0=$(sink_rx); g0=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2)
   sleep "$duration"
   t1=$(now_ns); s1=$(sink_rx); g1=$(devpk "$apid_g" "$gdev" | cut -d' ' -f2); c1=$(cpu_sample)
   local alive=1
   kill -0 "$tg_pid" 2>/dev/null || alive=0
   tg_stop
-  [ "$alive" = 1 ] || { log "$impl: trafgen stopped during the point: $(tail -n 1 "$out/trafgen.log")"; return 1; }
+  [ "$alive" = 1 ] || { log "$impl: the generator stopped during the point: $(tail -n 1 "$(gen_log)")"; return 1; }
   awk -v bench="${bed_bench:-fwd}" -v impl="$impl" -v c="$case" -v r="$rate" -v round="$round" -v dt=$((t1 - t0)) \
-      -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" 'BEGIN {
+      -v fw=$((s1 - s0)) -v off=$((g1 - g0)) -v cpu="$(cpu_json "$c0" "$c1")" -v lim="${gen_limit:-0.97}" \
+      -v gen="${gen_kind:-trafgen}" -v pl="${placement:-}" 'BEGIN {
     s = dt / 1e9; f = fw / s / 1e6; o = off / s / 1e6
     printf "{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"round\":%d,\"value\":%.4f,\"unit\":\"Mpps\",", bench, impl, c, round, f
     printf "\"offered_mpps\":%.4f,\"target_pps\":%d,\"forwarded\":%d,\"sent\":%d,\"seconds\":%.3f,", o, r, fw, off, s
-    printf "\"gen_limited\":%s,%s}\n", (off > 0 && fw >= 0.97 * off) ? "true" : "false", cpu }' >> "$res"
+    if (pl != "") printf "\"placement\":\"%s\",", pl
+    printf "\"generator\":\"%s\",\"gen_limited\":%s,%s}\n", gen, (off > 0 && fw >= lim * off) ? "true" : "false", cpu }' >> "$res"
   tail -n 1 "$res" | sed 's/^/  /' >&2
 }
 
@@ -211,5 +252,7 @@ fwd_probe() {
     [ $((b - a)) -ge 10 ] && return 0
     sleep 0.3
   done
+  # ringflow-pktgen says why a device took no frame (e.g. a veth peer not in NAPI mode)
+  [ "${gen_kind:-trafgen}" = pktgen ] && fwd_err="last generator line: $(tail -n 1 "$out/pktgen.log")"
   return 1
 }
