@@ -130,6 +130,11 @@ run_set() {
 	parse_log "$tgt" "$set" "$log"
 	n1=$(wc -l <"$RES")
 	[ "$n1" -gt "$n0" ] || { fail "$tgt/$set: the tool ran no test"; tail -5 "$log" | sed 's/^/  os-ken: /'; rc=1; }
+	# the tool's own total ("OK(n) / ERROR(m)") must be what was parsed per test
+	local want got
+	want=$(grep -o '^OK([0-9]*) / ERROR([0-9]*)' "$log" | tail -1 | tr -dc '0-9 ' | awk '{print $1 + $2}')
+	got=$((n1 - n0))
+	[ "$want" = "$got" ] || { fail "$tgt/$set: parsed $got results, the tool's total says ${want:-nothing}"; rc=1; }
 	echo "$tgt $set: $((SECONDS - t0)) s"
 	return $rc
 }
