@@ -120,7 +120,7 @@ bench-switch: build
 	bash bench/switch/run.sh --build $(BUILD) $(SWITCH_ARGS)
 
 # os-ken's OpenFlow 1.3 switch test tool over every pattern set, ringflow-switch and OVS
-# userspace as targets (issue 25, docs/switch.md "Conformance"); ~20 min, root. The patterns:
+# userspace as targets (issue 25, docs/switch.md "Conformance"); ~10 min, root. The patterns:
 # RF_OSKEN_OF13 (default ../shared/osken-of13); CONFORMANCE_SETS picks sets, e.g. "group meter".
 .PHONY: conformance
 conformance: build
