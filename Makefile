@@ -133,6 +133,13 @@ bench-fwd: build
 bench-switch: build
 	bash bench/switch/run.sh --build $(BUILD) $(SWITCH_ARGS)
 
+# os-ken's OpenFlow 1.3 switch test tool over every pattern set, ringflow-switch and OVS
+# userspace as targets (issue 25, docs/switch.md "Conformance"); ~10 min, root. The patterns:
+# RF_OSKEN_OF13 (default ../shared/osken-of13); CONFORMANCE_SETS picks sets, e.g. "group meter".
+.PHONY: conformance
+conformance: build
+	bash tests/ofswitch/conformance.sh $(BUILD)/apps/ofswitch/ringflow-switch
+
 # The controller under a mixed attack (issue 15), SOAK_S seconds (default 180): prints RSS,
 # fds, CPU and the good switches' PACKET_IN -> reply p99 every 5 s. Not in CI.
 SOAK_S ?= 180

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# tests/ofswitch/conformance.sh: os-ken's OpenFlow 1.3 switch test tool (Debian python3-os-ken,
+# os_ken/tests/switch/tester.py under osken-manager) run against ringflow-switch and then
+# against Open vSwitch 3.1's userspace datapath as the target, in the same run (issue 25).
+#
+#   conformance.sh SWITCH
+#
+# Bed (tests/ofswitch/bed.sh, names carry the PID): ONE namespace holding everything: three
+# veth pairs, the tester switch (a bridge of a private OVS, datapath_type=netdev, dpid 2) on
+# one end of each (ports 1, 2, 3), the target (dpid 1) on the other ends (ports 1, 2, 3), and
+# osken-manager on the namespace's 127.0.0.1. For each pattern set and each target a fresh
+# osken-manager runs the tool over that set; ringflow-switch is started afresh for each set.
+#
+# Prints, per target and set, the OK/ERROR counts, then the error reasons grouped (most
+# frequent first), and JSON lines ({"bench":"conformance","impl":...,"case":SET,...}).
+# The pass rate is reported, NOT asserted: the exit status is non-zero only when
+# ringflow-switch crashed or exited badly, left a sanitizer report, or a set did not finish
+# within its time bound (a hang), or the tool itself raised. Exit 77 (skip) with the reason
+# when not root or a tool or the patterns are missing.
+#
+# Environment:
+#   RF_OSKEN_OF13     the patterns (default <repo>/../shared/osken-of13, see its README.md)
+#   CONFORMANCE_SETS  space-separated directories or files relative to it (default: every
+#                     directory there), e.g. "group meter match/00_OUT_PORT.json"
+#   CONFORMANCE_TARGETS  "ringflow ovs" (default), or either one
+#   CONFORMANCE_SET_TIMEOUT  seconds one set may take on one target (default 1200)
+. "$(dirname "$0")/bed.sh"
+SWITCH=$1
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+PAT=${RF_OSKEN_OF13:-$REPO/../shared/osken-of13}
+TARGETS=${CONFORMANCE_TARGETS:-ringflow ovs}
+SET_TIMEOUT=${CONFORMANCE_SET_TIMEOUT:-1200}
+bed_need_root
+bed_need ip ethtool osken-manager
+[ -d "$PAT" ] || bed_skip "no os-ken patterns in $PAT (set RF_OSKEN_OF13)"
+/usr/bin/python3 -c 'import os_ken.tests.switch.tester' 2>/dev/null ||
+	bed_skip "os_ken.tests.switch.tester not importable (python3-os-ken)"
+SETS=${CONFORMANCE_SETS:-$(cd "$PAT" && for d in */; do echo "${d%/}"; done)}
+for s in $SETS; do [ -e "$PAT/$s" ] || { echo "FAIL: no pattern set $PAT/$s"; exit 1; }; done
+
+N=rfcf$P
+bed_ns $N
+for i in 1 2 3; do bed_link $N t$i$P $N r$i$P; done # target port i -- tester port i
+for i in 1 2 3; do
+	for d in t$i$P r$i$P; do # the tool's frames carry no valid checksums to finish anyway
+		ip netns exec $N ethtool -K $d tx off tso off gso off >/dev/null 2>&1
+	done
+done
+OFPORT=6653 LPORT=6654 # inside our own namespace: private, so fixed
+
+bed_ovs_start $N
+TESTER=rfts$P
+# the tester's ports 1-3; a 1 s reconnect backoff, as each set starts a new osken-manager
+bed_ovs_vsctl add-br $TESTER -- set bridge $TESTER datapath_type=netdev protocols=OpenFlow13 \
+	fail-mode=secure other-config:datapath-id=0000000000000002 \
+	-- add-port $TESTER r1$P -- set interface r1$P ofport_request=1 \
+	-- add-port $TESTER r2$P -- set interface r2$P ofport_request=2 \
+	-- add-port $TESTER r3$P -- set interface r3$P ofport_request=3 \
+	-- set-controller $TESTER tcp:127.0.0.1:$OFPORT \
+	-- set controller $TESTER max_backoff=1000 ||
+	{ echo "FAIL: the tester bridge"; tail -5 "$BED_TMP/ovs/ovs-vswitchd.log"; exit 1; }
+
+TGT_OVS=rftg$P
+ovs_target_add() {
+	bed_ovs_vsctl add-br $TGT_OVS -- set bridge $TGT_OVS datapath_type=netdev protocols=OpenFlow13 \
+		fail-mode=secure other-config:datapath-id=0000000000000001 \
+		-- add-port $TGT_OVS t1$P -- set interface t1$P ofport_request=1 \
+		-- add-port $TGT_OVS t2$P -- set interface t2$P ofport_request=2 \
+		-- add-port $TGT_OVS t3$P -- set interface t3$P ofport_request=3 \
+		-- set-controller $TGT_OVS tcp:127.0.0.1:$OFPORT \
+		-- set controller $TGT_OVS max_backoff=1000
+}
+
+RES=$BED_TMP/results # target TAB set TAB OK|ERROR TAB reason
+: >"$RES"
+# parse_log TARGET SET LOG: the tool's per-test lines ("    <description> OK|ERROR", an
+# ERROR's reason on the next line, indented 8) up to its report, into RES
+parse_log() {
+	awk -v t="$1" -v s="$2" '
+		/--- Test report ---/ { exit }
+		pend && /^        / { r = $0; sub(/^ +/, "", r); print t "\t" s "\tERROR\t" r; pend = 0; next }
+		pend { print t "\t" s "\tERROR\t(no reason given)"; pend = 0 }
+		/^    .* OK$/ { print t "\t" s "\tOK\t"; next }
+		/^    .* ERROR$/ { pend = 1 }
+		END { if (pend) print t "\t" s "\tERROR\t(no reason given)" }' "$3" >>"$RES"
+}
+
+# run_set TARGET SET: one osken-manager over SET; 0 when it finished by itself in time
+run_set() {
+	local tgt=$1 set=$2 log t0=$SECONDS sp="" rc=0
+	log="$BED_TMP/osken-$tgt-${set//\//_}.log"
+	bed_bg $N "$log" osken-manager --ofp-listen-host 127.0.0.1 --ofp-tcp-listen-port $OFPORT \
+		--test-switch-dir "$PAT/$set" --test-switch-target 0000000000000001 \
+		--test-switch-tester 0000000000000002 os_ken.tests.switch.tester
+	local op=$BED_PID
+	bed_wait_tcp $N 127.0.0.1 $OFPORT 30 ||
+		{ fail "$tgt/$set: osken-manager did not listen in 30 s"; tail -5 "$log"; bed_stop $op; return 1; }
+	if [ "$tgt" = ringflow ]; then
+		bed_switch $N "$BED_TMP/sw-${set//\//_}.log" 1 $LPORT tcp:127.0.0.1:$OFPORT t1$P t2$P t3$P
+		sp=$BED_PID
+	fi
+	while kill -0 $op 2>/dev/null && [ $((SECONDS - t0)) -lt "$SET_TIMEOUT" ]; do
+		[ -n "$sp" ] && ! kill -0 $sp 2>/dev/null && break
+		sleep 1
+	done
+	if [ -n "$sp" ] && ! kill -0 $sp 2>/dev/null; then
+		wait $sp
+		fail "ringflow-switch died during $set (status $?)"
+		tail -20 "$BED_TMP/sw-${set//\//_}.log" | sed 's/^/  switch: /'
+		rc=1
+	elif kill -0 $op 2>/dev/null; then
+		fail "$tgt/$set did not finish in $SET_TIMEOUT s (a hang)"
+		tail -5 "$log" | sed 's/^/  os-ken: /'
+		rc=1
+	fi
+	bed_stop $op
+	if [ -n "$sp" ] && kill -0 $sp 2>/dev/null; then
+		bed_stop $sp
+		local st=$?
+		[ $st = 0 ] || { fail "ringflow-switch exit status $st after $set"; rc=1; }
+	fi
+	if [ -n "$sp" ] && grep -q 'Sanitizer\|runtime error' "$BED_TMP/sw-${set//\//_}.log"; then
+		fail "sanitizer report in ringflow-switch's log ($set)"
+		grep -m5 -A10 'Sanitizer\|runtime error' "$BED_TMP/sw-${set//\//_}.log" | sed 's/^/  switch: /'
+		rc=1
+	fi
+	grep -q 'Traceback' "$log" && { fail "os-ken raised ($tgt/$set)"; grep -m1 -A12 Traceback "$log"; rc=1; }
+	local n0 n1
+	n0=$(wc -l <"$RES")
+	parse_log "$tgt" "$set" "$log"
+	n1=$(wc -l <"$RES")
+	[ "$n1" -gt "$n0" ] || { fail "$tgt/$set: the tool ran no test"; tail -5 "$log" | sed 's/^/  os-ken: /'; rc=1; }
+	# the tool's own total ("OK(n) / ERROR(m)") must be what was parsed per test
+	local want got
+	want=$(grep -o '^OK([0-9]*) / ERROR([0-9]*)' "$log" | tail -1 | tr -dc '0-9 ' | awk '{print $1 + $2}')
+	got=$((n1 - n0))
+	[ "$want" = "$got" ] || { fail "$tgt/$set: parsed $got results, the tool's total says ${want:-nothing}"; rc=1; }
+	echo "$tgt $set: $((SECONDS - t0)) s"
+	return $rc
+}
+
+T0=$SECONDS
+for tgt in $TARGETS; do
+	case $tgt in
+	ringflow) ;;
+	ovs) ovs_target_add || { fail "the OVS target bridge"; continue; } ;;
+	*) echo "FAIL: unknown target $tgt (ringflow, ovs)"; exit 1 ;;
+	esac
+	for s in $SETS; do run_set "$tgt" "$s"; done
+	[ "$tgt" = ovs ] && bed_ovs_vsctl del-br $TGT_OVS
+done
+bed_ovs_stop
+ELAPSED=$((SECONDS - T0))
+
+# reason_group: one reason a line in, its group out: the OpenFlow error type named, measured
+# figures as N, a received packet's dump cut off, at most 110 characters
+reason_group() {
+	sed -E 's/[0-9]+\.[0-9]+/N/g; s/(ethernet|packet)\(.*/\1(...)/' |
+		sed -E 's/type=0x01,/type=0x01 BAD_REQUEST,/; s/type=0x02,/type=0x02 BAD_ACTION,/
+			s/type=0x03,/type=0x03 BAD_INSTRUCTION,/; s/type=0x04,/type=0x04 BAD_MATCH,/
+			s/type=0x05,/type=0x05 FLOW_MOD_FAILED,/; s/type=0x06,/type=0x06 GROUP_MOD_FAILED,/
+			s/type=0x0c,/type=0x0c METER_MOD_FAILED,/' | cut -c1-110
+}
+
+# The report: counts per set and target, reasons grouped, JSON lines.
+echo
+printf '%-10s %-28s %6s %6s %6s\n' target set OK ERROR pass%
+for tgt in $TARGETS; do
+	for s in $SETS all; do
+		awk -F'\t' -v t="$tgt" -v s="$s" '$1 == t && (s == "all" || $2 == s) { n[$3]++ }
+			END { ok = n["OK"] + 0; er = n["ERROR"] + 0; tot = ok + er
+				printf "%-10s %-28s %6d %6d %5.1f%%\n", t, s, ok, er, tot ? 100 * ok / tot : 0 }' "$RES"
+	done
+done
+for tgt in $TARGETS; do
+	echo
+	echo "$tgt: error reasons (count, reason; measured values shown as N, packets cut)"
+	awk -F'\t' -v t="$tgt" '$1 == t && $3 == "ERROR" { print $4 }' "$RES" | reason_group |
+		sort | uniq -c | sort -rn | head -30
+done
+echo
+for tgt in $TARGETS; do
+	for s in $SETS all; do
+		awk -F'\t' -v t="$tgt" -v s="$s" '$1 == t && (s == "all" || $2 == s) { n[$3]++ }
+			END { printf "{\"bench\":\"conformance\",\"impl\":\"%s\",\"case\":\"%s\",\"ok\":%d,\"error\":%d}\n",
+				t, s, n["OK"], n["ERROR"] }' "$RES"
+	done
+done
+echo "{\"bench\":\"conformance\",\"impl\":\"all\",\"case\":\"elapsed\",\"value\":$ELAPSED,\"unit\":\"s\"}"
+echo "elapsed: $ELAPSED s"
+bed_done
