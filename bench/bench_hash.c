@@ -6,7 +6,9 @@
  * Cases:
  *   lookup_hit        one thread (--cpus A) looks up present keys in random order
  *   lookup_hit_writer the same while a writer on --cpus B inserts and deletes other keys
- *   insert_delete     one thread inserts a new key and deletes an older one, table at 1M
+ *   insert_delete     one thread inserts a new key and deletes an older one, table at 1M;
+ *                     ringflow_1w is a second table of ours created with
+ *                     RF_HASH_SINGLE_WRITER, the mode that matches rte_hash's default one
  *   insert_delete_4w  four threads do the same at once, two on each of --cpus A and B
  *                     (oversubscribed: a writer preempted mid-call must not stall the rest),
  *                     each in its own key band; the figure is their sum. rte_hash_mw is a
@@ -543,7 +545,8 @@ static void hash_help(FILE *out)
 {
 	fprintf(out, "cases: lookup_hit lookup_hit_writer insert_delete insert_delete_4w\n"
 		     "       (1M 8-byte keys; --quick: 100K; 4w: four writers, two per CPU)\n"
-		     "impls: ringflow, ringflow_bulk (32 per call), rculfhash (liburcu, QSBR), ck_ht\n"
+		     "impls: ringflow, ringflow_bulk (32 per call), ringflow_1w (insert_delete:\n"
+		     "       RF_HASH_SINGLE_WRITER), rculfhash (liburcu, QSBR), ck_ht\n"
 		     "       (SPMC, direct keys), rte_hash, rte_hash_bulk (32 per call; DPDK EAL with\n"
 		     "       --no-huge --no-pci --no-shconf -m 512), rte_hash_mw (multi-writer mode)\n"
 		     "units: M lookups/s, M ops/s (insert_delete: inserts + deletes)\n"
@@ -580,12 +583,16 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	 * to see how much of the gap is page size. */
 	const char *four_k = getenv("RF_BENCH_HASH_4K");
 	bool huge_ok = !(four_k && four_k[0] == '1');
-	long huge_added = huge_ok ? rf_bench_hugepages_reserve(opts->quick ? 8 : 64) : 0;
+	long huge_added = huge_ok ? rf_bench_hugepages_reserve(opts->quick ? 16 : 128) : 0;
 	rf_qsbr_register(); /* the building thread */
 	static struct table rf_t = {"ringflow", &rfh_ops}, lf_t = {"rculfhash", &lf_ops},
 			    ck_t = {"ck_ht", &ck_ops}, rte_t = {"rte_hash", &rte_ops},
-			    rtemw_t = {"rte_hash_mw", &rte_ops};
+			    rtemw_t = {"rte_hash_mw", &rte_ops}, rf1_t = {"ringflow_1w", &rfh_ops};
 	rf_t.t = rf_hash_create("bench", 8, NKEYS_FULL + 4 * WKEYS, huge_ok ? 0 : RF_MEMPOOL_NO_HUGE);
+	bool want_1w = !opts->filter || strstr("insert_delete", opts->filter);
+	if (want_1w)
+		rf1_t.t = rf_hash_create("bench1w", 8, NKEYS_FULL + 4 * WKEYS,
+					 RF_HASH_SINGLE_WRITER | (huge_ok ? 0 : RF_MEMPOOL_NO_HUGE));
 	lf_t.t = cds_lfht_new(1u << 20, 1u << 20, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
 #if RF_HAVE_CK
 	static ck_ht_t ckh;
@@ -598,7 +605,7 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	bool want_mw = !opts->filter || strstr("insert_delete_4w", opts->filter);
 	if (rte_t.t && want_mw)
 		rtemw_t.t = make_rte_mw();
-	struct table *all[] = {&rf_t, &lf_t, &ck_t, &rte_t, &rtemw_t};
+	struct table *all[] = {&rf_t, &lf_t, &ck_t, &rte_t, &rtemw_t, &rf1_t};
 	for (unsigned i = 0; i < RF_ARRAY_SIZE(all); i++) {
 		if (all[i]->t && !fill(all[i])) {
 			rf_bench_note("%s: filling %u keys failed; not measured", all[i]->name, nkeys);
@@ -620,8 +627,9 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		{"rculfhash", s_lookup_writer, &lf_t}, {"ck_ht", s_lookup_writer, &ck_t},
 		{"rte_hash", s_lookup_writer, &rte_t}, {"rte_hash_bulk", s_lookup_writer, &rteb_t}};
 	const struct rf_bench_impl insdel[] = {
-		{"ringflow", s_insert_delete, &rf_t}, {"rculfhash", s_insert_delete, &lf_t},
-		{"ck_ht", s_insert_delete, &ck_t},    {"rte_hash", s_insert_delete, &rte_t}};
+		{"ringflow", s_insert_delete, &rf_t}, {"ringflow_1w", s_insert_delete, &rf1_t},
+		{"rculfhash", s_insert_delete, &lf_t}, {"ck_ht", s_insert_delete, &ck_t},
+		{"rte_hash", s_insert_delete, &rte_t}};
 	const struct rf_bench_impl insdel_mw[] = {
 		{"ringflow", s_insert_delete_mw, &rf_t},
 		{"rculfhash", s_insert_delete_mw, &lf_t},
@@ -629,12 +637,15 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 
 	rf_bench_case(opts, "hash", "lookup_hit", "Mlookups/s", RF_HIGHER_IS_BETTER, look, 6);
 	rf_bench_case(opts, "hash", "lookup_hit_writer", "Mlookups/s", RF_HIGHER_IS_BETTER, lookw, 6);
-	rf_bench_case(opts, "hash", "insert_delete", "Mops/s", RF_HIGHER_IS_BETTER, insdel, 4);
+	rf_bench_case(opts, "hash", "insert_delete", "Mops/s", RF_HIGHER_IS_BETTER, insdel, 5);
 	rf_bench_case(opts, "hash", "insert_delete_4w", "Mops/s", RF_HIGHER_IS_BETTER, insdel_mw, 3);
 	if (misses_seen)
 		rf_bench_note("WARNING: %lu lookups of present keys missed", (unsigned long)misses_seen);
 	rf_bench_note("%u keys; writer: insert/delete over %u other keys on CPU %u; readers quiescent every 1024 lookups",
 		      nkeys, WKEYS, opts->cpu[1]);
+	rf_bench_note("insert_delete: ringflow_1w is our table with RF_HASH_SINGLE_WRITER (writer calls "
+		      "never overlap), like rte_hash's default mode; ringflow is the lock-free "
+		      "multi-writer table with one writer");
 	rf_bench_note("insert_delete_4w: %u writers, two per CPU (%u, %u), %u keys each, quiescent every 64 ops; "
 		      "compare with insert_delete (one writer)",
 		      MW, opts->cpu[0], opts->cpu[1], WKEYS);
@@ -645,9 +656,10 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 				: "4 KiB pages (RF_BENCH_HASH_4K=1; THP hint)");
 	rf_bench_print_table(opts, "hash");
 	free(order);
-	if (rf_t.t) {
+	if (rf_t.t || rf1_t.t) {
 		rf_qsbr_register();
 		rf_hash_free(rf_t.t); /* gives the hugepages back before we release them */
+		rf_hash_free(rf1_t.t);
 		rf_qsbr_unregister();
 	}
 	rf_bench_hugepages_release(huge_added);

@@ -60,6 +60,13 @@
  * every chunk copied publishes it (CAS on h->tab) and retires t through call_rcu. Readers are
  * never stopped: they read the frozen t until the new table is published, then the new one.
  *
+ * Single-writer mode (RF_HASH_SINGLE_WRITER, the app promises writer calls never overlap):
+ * the same table, slots and grace periods, without the protocol that lets writers race. An
+ * insert claims a free slot with a plain store of meta, raises the overflow counts with
+ * stores, writes the key word and publishes the value with one release store (no pending
+ * state, no resolve); a delete stores NULL (release); counts are one plain counter; growth
+ * is the same code, with no other writer to wait for. Readers cannot tell the modes apart.
+ *
  * Stripes: threads are dealt over STRIPES cache lines, each holding the stripe's t->ctl[]
  * counter, open dead-slot batch, entry count and room against max_entries (taken from the shared
  * h->reserved QUOTA at a time), so a common insert or delete writes no line shared with the
@@ -70,6 +77,7 @@
  * for the claimers to finish theirs. Outside growth, no writer ever waits for another.
  */
 #include <ringflow/hash.h>
+#include <ringflow/log.h>
 #include <ringflow/mempool.h>
 
 #include <sched.h>
@@ -187,6 +195,7 @@ struct rf_hash {
 	uint32_t max_entries;
 	unsigned flags;
 	bool inline_keys; /* key_len <= 8 */
+	bool one_writer;  /* RF_HASH_SINGLE_WRITER */
 	char name[RF_HASH_NAMESIZE];
 	struct rf_mempool *kpool; /* long keys: their copies */
 	const char *kbase;
@@ -200,6 +209,7 @@ struct rf_hash {
 		_Atomic uint64_t quota;  /* room for this many more entries, taken from reserved */
 	} ds[STRIPES];
 	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
+	_Atomic int wbusy; /* single-writer mode, debug builds: a writer call is running */
 	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
 };
 
@@ -504,6 +514,12 @@ static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t l
 				nm |= (uint64_t)(s + 1) << PSLOT_SHIFT;
 			if (!h->inline_keys)
 				nm = (nm & ~TAG_MASK(s)) | (tag_of(hv) << TAG_SHIFT(s));
+			if (h->one_writer) {
+				/* relaxed: the only writer; readers get meta (tag) through the
+				 * value's release store in sw_put. */
+				atomic_store_explicit(&bk->meta, nm, memory_order_relaxed);
+				return (int64_t)(b * SLOTS + s);
+			}
 			/* acquire: pairs with slot_free's release: the slot's last owner is done
 			 * with it. release: orders nothing we need (the tag is published by the
 			 * pending store), but a CAS failure must not let us skip a slot. */
@@ -518,7 +534,7 @@ static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t l
 
 /* Adds d (+1 or -1) to the overflow count of every bucket from home up to (not including)
  * bucket `at`: the buckets a key stored in `at` was probed past. */
-static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d)
+static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d, bool one)
 {
 	for (uint64_t b = home; b != at; b = (b + 1) & t->mask) {
 		struct bucket *bk = &t->b[b];
@@ -529,6 +545,15 @@ static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d)
 			if (c == OVF_MAX || (d < 0 && c == 0))
 				break; /* stuck: cleared by the next rebuild */
 			c = d > 0 ? c + 1 : c - 1;
+			if (one) {
+				/* relaxed: the only writer; a raise reaches readers through the
+				 * value's release store that follows it in sw_put. */
+				atomic_store_explicit(&bk->meta, (m & ~OVF_MASK) | (c << OVF_SHIFT),
+						      memory_order_relaxed);
+				if (c == OVF_MAX) /* relaxed: as below */
+					atomic_fetch_add_explicit(&t->nsat, 1, memory_order_relaxed);
+				break;
+			}
 			/* seq_cst: a raise comes before the slot's pending store (seq_cst) in the
 			 * single order, so a scan that sees the pending value also sees the chain
 			 * reach it (resolve); readers get it through the commit's release. */
@@ -546,13 +571,17 @@ static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d)
 /* ---- dead slots and their grace periods ---- */
 
 /* Makes a dead slot free again (its grace period is over). */
-static void slot_free(struct table *t, uint64_t at)
+static void slot_free(struct table *t, uint64_t at, bool one)
 {
 	struct bucket *bk = &t->b[at / SLOTS];
 	unsigned s = (unsigned)(at % SLOTS);
 	/* relaxed: published by the release CAS on meta below. */
 	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_relaxed);
 	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+	if (one) { /* relaxed: the only writer frees and claims */
+		atomic_store_explicit(&bk->meta, m & ~USED(s), memory_order_relaxed);
+		return;
+	}
 	/* release: pairs with claim's acquire: the next owner starts after our NULL store. */
 	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~USED(s),
 						      memory_order_release, memory_order_relaxed))
@@ -670,7 +699,7 @@ static void recycle(struct rf_hash *h, struct table *t)
 			struct gp_batch *nb = b->next;
 			for (uint64_t i = 0; i < b->valid; i++) {
 				if (b->e[i].gen == t->gen)
-					slot_free(t, b->e[i].slot);
+					slot_free(t, b->e[i].slot, h->one_writer);
 				key_free(h, b->e[i].key);
 			}
 			free(b);
@@ -731,7 +760,7 @@ static void copy_chunk(struct rf_hash *h, struct table *t, struct table *n, uint
 			uint64_t kw = atomic_load_explicit(&sl->kw, memory_order_relaxed);
 			uint64_t hv = hash_of_slot(h, kw);
 			int64_t at = claim(h, n, hv, n->mask + 1, false); /* n has room for all */
-			ovf_adjust(n, hv & n->mask, (uint64_t)at / SLOTS, +1);
+			ovf_adjust(n, hv & n->mask, (uint64_t)at / SLOTS, +1, false);
 			struct slot *d = slot_at(n, (uint64_t)at);
 			/* relaxed: n is published by the CAS on h->tab after every chunk is in. */
 			atomic_store_explicit(&d->kw, kw, memory_order_relaxed);
@@ -1036,7 +1065,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 			key_free(h, copy);
 			return -ENOSPC;
 		}
-		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1);
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1, false);
 		struct slot *sl = slot_at(t, (uint64_t)at);
 		uint64_t kw = h->inline_keys ? ukw : (uint64_t)(uintptr_t)copy;
 		/* relaxed (both): published by the pending store below. */
@@ -1065,7 +1094,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		}
 		/* Lost to a live copy: undo our counts, let the slot (and copy, which other
 		 * writers may be reading) go after a grace period. */
-		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1);
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1, false);
 		quota_give(h, si);
 		retire(h, t, (uint64_t)at, copy);
 		copy = NULL;
@@ -1075,18 +1104,167 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 	}
 }
 
+/* ---- the single-writer mode ---- */
+
+/* Debug builds: the app promised that writer calls never overlap; a second one arriving while
+ * one runs is a bug in the app, reported in one line before it corrupts the table. */
+static void one_enter(struct rf_hash *h, const char *call)
+{
+#ifdef RF_DEBUG_CHECKS
+	/* relaxed: a detector, not a lock; an overlap shows in at least one of the calls. */
+	if (atomic_exchange_explicit(&h->wbusy, 1, memory_order_relaxed)) {
+		rf_log(RF_LOG_ERR, "hash '%s': %s overlaps another writer call on a table created "
+		       "with RF_HASH_SINGLE_WRITER (serialise the writers or drop the flag)",
+		       h->name, call);
+		abort();
+	}
+#else
+	(void)h;
+	(void)call;
+#endif
+}
+
+static void one_exit(struct rf_hash *h)
+{
+#ifdef RF_DEBUG_CHECKS
+	atomic_store_explicit(&h->wbusy, 0, memory_order_relaxed); /* relaxed: as one_enter */
+#else
+	(void)h;
+#endif
+}
+
+/* The one writer's count of entries (stripe 0's; the others stay 0). relaxed: only this
+ * writer writes it; rf_hash_count's readers take a statistic. */
+static void one_count(struct rf_hash *h, int64_t d)
+{
+	_Atomic int64_t *c = &h->ds[0].count;
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d,
+			      memory_order_relaxed);
+}
+
+/* insert (replace = false) and upsert (true) of the single writer. */
+static int one_put(struct rf_hash *h, const void *key, void *value, bool replace, void **old)
+{
+	uint64_t hv = hash_key(h, key);
+	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
+	void *copy = NULL;
+	unsigned growths = 0;
+	for (;;) {
+		/* relaxed: only this writer publishes tables. */
+		struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
+		recycle(h, t);
+		struct scan sc;
+		scan_key(h, t, hv, key, ukw, &sc, false);
+		if (sc.live >= 0) {
+			key_free(h, copy);
+			if (!replace)
+				return -EEXIST;
+			/* release: pairs with probe's acquire of the value (what it points at). */
+			atomic_store_explicit(&slot_at(t, (uint64_t)sc.live)->value, value,
+					      memory_order_release);
+			if (old)
+				*old = sc.lv;
+			return 1;
+		}
+		/* relaxed: our own count (one_count). */
+		int64_t c = atomic_load_explicit(&h->ds[0].count, memory_order_relaxed);
+		uint64_t n = c > 0 ? (uint64_t)c : 0, nb = t->mask + 1;
+		if (n >= h->max_entries) {
+			key_free(h, copy);
+			return -ENOSPC;
+		}
+		bool full = n + 1 > grow_limit(nb) && nb < ((uint64_t)1 << 40);
+		/* relaxed: a statistic */
+		bool stuck = atomic_load_explicit(&t->nsat, memory_order_relaxed) > nb / 16;
+		if (!h->inline_keys && !copy)
+			copy = key_copy(h, key);
+		bool keyed = h->inline_keys || copy;
+		int64_t at = -1;
+		if (keyed && (!(full || stuck) || growths >= 8))
+			at = claim(h, t, hv, CLAIM_PROBE, false);
+		if (at < 0) {
+			if (keyed && growths < 8) {
+				uint64_t to = full || (n + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
+				growths++;
+				if (grow(h, t, to) != 0)
+					growths = 8; /* no memory: use the free slots left */
+				continue;
+			}
+			key_free(h, copy);
+			return -ENOSPC;
+		}
+		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1, true);
+		struct slot *sl = slot_at(t, (uint64_t)at);
+		/* relaxed: published by the value's release store below. */
+		atomic_store_explicit(&sl->kw, h->inline_keys ? ukw : (uint64_t)(uintptr_t)copy,
+				      memory_order_relaxed);
+		/* release: the linearization point; pairs with the readers' acquire of the value
+		 * (the key word, the tag and the overflow counts written before it). */
+		atomic_store_explicit(&sl->value, value, memory_order_release);
+		one_count(h, +1);
+		return 0;
+	}
+}
+
+static int one_delete(struct rf_hash *h, const void *key, void **old)
+{
+	uint64_t hv = hash_key(h, key);
+	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
+	/* relaxed: as in one_put. */
+	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
+	recycle(h, t);
+	struct scan sc;
+	scan_key(h, t, hv, key, ukw, &sc, false);
+	if (sc.live < 0)
+		return -ENOENT;
+	uint64_t at = (uint64_t)sc.live;
+	struct slot *sl = slot_at(t, at);
+	/* release: the linearization point; a reader that loads NULL sees the slot as it was
+	 * left (as the multi-writer delete's CAS). */
+	atomic_store_explicit(&sl->value, NULL, memory_order_release);
+	ovf_adjust(t, hv & t->mask, at / SLOTS, -1, true);
+	one_count(h, -1);
+	void *k = h->inline_keys
+			  ? NULL /* relaxed: our own store */
+			  : (void *)(uintptr_t)atomic_load_explicit(&sl->kw, memory_order_relaxed);
+	retire(h, t, at, k);
+	if (old)
+		*old = sc.lv;
+	return 0;
+}
+
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
 {
-	return put(h, key, value, false, NULL);
+	if (!h->one_writer)
+		return put(h, key, value, false, NULL);
+	if (!live(value))
+		return -EINVAL;
+	one_enter(h, "rf_hash_insert");
+	int rc = one_put(h, key, value, false, NULL);
+	one_exit(h);
+	return rc;
 }
 
 int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old)
 {
-	return put(h, key, value, true, old);
+	if (!h->one_writer)
+		return put(h, key, value, true, old);
+	if (!live(value))
+		return -EINVAL;
+	one_enter(h, "rf_hash_upsert");
+	int rc = one_put(h, key, value, true, old);
+	one_exit(h);
+	return rc;
 }
 
 int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 {
+	if (h->one_writer) {
+		one_enter(h, "rf_hash_delete");
+		int rc = one_delete(h, key, old);
+		one_exit(h);
+		return rc;
+	}
 	uint64_t hv = hash_key(h, key);
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	for (;;) {
@@ -1112,7 +1290,7 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 			continue; /* another delete won: look again */
 		}
 		/* The buckets this key's probe passed no longer need to send lookups onwards. */
-		ovf_adjust(t, hv & t->mask, at / SLOTS, -1);
+		ovf_adjust(t, hv & t->mask, at / SLOTS, -1, false);
 		unsigned si = my_stripe();
 		atomic_fetch_sub_explicit(&h->ds[si].count, 1, memory_order_relaxed); /* a count */
 		quota_give(h, si);
@@ -1146,6 +1324,8 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	snprintf(h->name, sizeof(h->name), "%s", name ? name : "hash");
 	h->key_len = (uint32_t)key_len;
 	h->max_entries = max_entries;
+	h->one_writer = (flags & RF_HASH_SINGLE_WRITER) != 0;
+	flags &= ~RF_HASH_SINGLE_WRITER; /* the rest are the pools' */
 	h->flags = flags;
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);

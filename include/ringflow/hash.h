@@ -32,7 +32,8 @@
  *     it, and a writer that arrives then helps copy and waits for the other copiers' chunks.
  *     So a writer preempted in the middle of a call, or of a copy chunk, can delay the other
  *     writers during a growth (about log2(max_entries) growths in a table's life, plus
- *     rebuilds when deleted slots pile up), never readers.
+ *     rebuilds when deleted slots pile up), never readers. With RF_HASH_SINGLE_WRITER the
+ *     writer calls must not overlap (the app's promise): then they never wait at all.
  *   - Linearizable: insert and upsert-as-insert at the CAS that turns the slot's value from
  *     pending to the value (made by the inserter or a helper), upsert-as-replace at its CAS
  *     of the value, delete at its CAS of the value to NULL; insert's -EEXIST and delete's
@@ -77,13 +78,20 @@ extern "C" {
 RF_API_BEGIN
 
 #define RF_HASH_KEY_MAX 64      /* longest key, bytes */
+/* rf_hash_create flag: the caller promises that at most one insert/upsert/delete runs at a
+ * time (any thread, one after another: a single writer thread, or writers serialised by the
+ * app). Writers then use plain release stores instead of the multi-writer CAS protocol, about
+ * twice as fast (DPDK rte_hash's default mode works the same way); readers are unchanged and
+ * stay lock-free. Debug builds (RF_DEBUG_CHECKS) abort with one line when two writer calls
+ * overlap. Not an RF_MEMPOOL_* bit. */
+#define RF_HASH_SINGLE_WRITER 0x10000u
 #define RF_HASH_NAMESIZE 32
 
 struct rf_hash;
 
 /* Creates an empty table (one bucket) for keys of key_len bytes (1..RF_HASH_KEY_MAX) holding
  * up to max_entries entries (>= 1). flags are RF_MEMPOOL_* flags for the buckets and key pool (e.g.
- * RF_MEMPOOL_NO_HUGE; 0 tries hugepages and warns on fallback). NULL + errno: EINVAL bad
+ * RF_MEMPOOL_NO_HUGE; 0 tries hugepages and warns on fallback), plus RF_HASH_SINGLE_WRITER. NULL + errno: EINVAL bad
  * arguments, ENOMEM no memory. Not thread-safe with other calls on the table. */
 struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_entries,
 			       unsigned flags);

@@ -16,11 +16,15 @@
  * Two readers check every value they see encodes the key they asked for and was issued
  * (nothing torn or from nowhere), with single and bulk lookups. A second test races four
  * inserts of the same fresh key per round: exactly one returns 0, the others -EEXIST.
+ * The same model check runs with one writer on a table created with RF_HASH_SINGLE_WRITER
+ * (the plain-store write path) beside the two readers, and, in debug builds, two writers
+ * overlapping on such a table must be caught (one line, abort).
  * RF_HASH_MW_OPS sets the operations per writer (TSan runs fewer).
  */
 #include "rf_test.h"
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +48,7 @@ static uint64_t ops_per_writer(void)
 struct mw {
 	struct rf_hash *h;
 	size_t key_len;
+	unsigned nw; /* writers: WRITERS, or 1 on a single-writer table */
 	uint64_t ops;
 	uint8_t *written[WRITERS];  /* [seq]: 1 when that write succeeded */
 	uint8_t *removed[WRITERS];  /* [seq]: times returned as old */
@@ -206,28 +211,29 @@ static void *reader(void *p)
 	return NULL;
 }
 
-static void run_mw(size_t key_len)
+static void run_mw(size_t key_len, unsigned nw, unsigned flags)
 {
 	struct mw *m = calloc(1, sizeof(*m));
 	cr_assert_not_null(m);
 	m->key_len = key_len;
+	m->nw = nw;
 	m->ops = ops_per_writer();
 	cr_assert_lt(m->ops, 1u << 28, "seq must fit in 28 bits");
-	m->h = rf_hash_create("mw", key_len, MAX_KEYS + 64, RF_MEMPOOL_NO_HUGE);
+	m->h = rf_hash_create("mw", key_len, MAX_KEYS + 64, RF_MEMPOOL_NO_HUGE | flags);
 	cr_assert_not_null(m->h);
-	for (unsigned t = 0; t < WRITERS; t++) {
+	for (unsigned t = 0; t < nw; t++) {
 		m->written[t] = calloc(m->ops + 2, 1);
 		m->removed[t] = calloc(m->ops + 2, 1);
 		cr_assert(m->written[t] && m->removed[t]);
 	}
-	atomic_store(&m->writers_left, WRITERS);
+	atomic_store(&m->writers_left, (int)nw);
 	pthread_t th[WRITERS + READERS];
 	struct arg args[WRITERS + READERS];
-	for (unsigned i = 0; i < WRITERS + READERS; i++) {
-		args[i] = (struct arg){m, i < WRITERS ? i : i - WRITERS};
-		cr_assert_eq(pthread_create(&th[i], NULL, i < WRITERS ? writer : reader, &args[i]), 0);
+	for (unsigned i = 0; i < nw + READERS; i++) {
+		args[i] = (struct arg){m, i < nw ? i : i - nw};
+		cr_assert_eq(pthread_create(&th[i], NULL, i < nw ? writer : reader, &args[i]), 0);
 	}
-	for (unsigned i = 0; i < WRITERS + READERS; i++)
+	for (unsigned i = 0; i < nw + READERS; i++)
 		pthread_join(th[i], NULL);
 	cr_assert_eq(atomic_load(&m->errors), 0, "%s", m->first_error);
 
@@ -236,7 +242,7 @@ static void run_mw(size_t key_len)
 	uint8_t *nlive = calloc(MAX_KEYS, 1);
 	cr_assert(live && nlive);
 	uint64_t model_count = 0, model_sum = 0;
-	for (unsigned t = 0; t < WRITERS; t++) {
+	for (unsigned t = 0; t < nw; t++) {
 		uint64_t issued = atomic_load(&m->issued[t]);
 		for (uint64_t s = 1; s <= issued; s++) {
 			uint8_t rm = m->removed[t][s];
@@ -247,7 +253,7 @@ static void run_mw(size_t key_len)
 		}
 	}
 	/* Re-derive each written value's key: replay the writers' random streams. */
-	for (unsigned id = 0; id < WRITERS; id++) {
+	for (unsigned id = 0; id < nw; id++) {
 		uint64_t rnd = 0x9e3779b97f4a7c15ull * (id + 1), seq = 0;
 		for (uint64_t i = 0; i < m->ops; i++) {
 			uint64_t r = xorshift(&rnd);
@@ -296,7 +302,7 @@ static void run_mw(size_t key_len)
 		    (unsigned long)model_count, rf_hash_buckets(m->h),
 		    (unsigned long)atomic_load(&m->reads), (unsigned long)atomic_load(&m->hits));
 	rf_hash_free(m->h);
-	for (unsigned t = 0; t < WRITERS; t++) {
+	for (unsigned t = 0; t < nw; t++) {
 		free(m->written[t]);
 		free(m->removed[t]);
 	}
@@ -309,16 +315,62 @@ static void run_mw(size_t key_len)
 Test(hash_mw, overlapping_writers_match_the_model_with_inline_keys)
 {
 	rf_qsbr_register();
-	run_mw(8);
+	run_mw(8, WRITERS, 0);
 	rf_qsbr_unregister();
 }
 
 Test(hash_mw, overlapping_writers_match_the_model_with_13_byte_keys)
 {
 	rf_qsbr_register();
-	run_mw(13);
+	run_mw(13, WRITERS, 0);
 	rf_qsbr_unregister();
 }
+
+Test(hash_mw, single_writer_mode_matches_the_model_with_inline_keys)
+{
+	rf_qsbr_register();
+	run_mw(8, 1, RF_HASH_SINGLE_WRITER);
+	rf_qsbr_unregister();
+}
+
+Test(hash_mw, single_writer_mode_matches_the_model_with_13_byte_keys)
+{
+	rf_qsbr_register();
+	run_mw(13, 1, RF_HASH_SINGLE_WRITER);
+	rf_qsbr_unregister();
+}
+
+#ifdef RF_DEBUG_CHECKS
+/* Two threads writing a single-writer table at once: the app broke its promise, and a debug
+ * build says so and aborts (each call would otherwise race on plain stores). Bounded: 10^7
+ * calls per thread; with two threads on two CPUs the calls overlap within the first few. */
+static void *overlap_writer(void *p)
+{
+	struct rf_hash *h = p;
+	rf_qsbr_register();
+	for (uint64_t i = 1; i <= 10000000; i++) {
+		uint64_t k = i % 64;
+		if (rf_hash_insert(h, &k, (void *)(uintptr_t)i) == -EEXIST)
+			rf_hash_delete(h, &k, NULL);
+		if ((i & 63) == 0)
+			rf_qsbr_quiescent();
+	}
+	rf_qsbr_unregister();
+	return NULL;
+}
+
+Test(hash_mw, overlapping_writers_on_a_single_writer_table_abort, .signal = SIGABRT)
+{
+	struct rf_hash *h = rf_hash_create("one", 8, 1024, RF_MEMPOOL_NO_HUGE | RF_HASH_SINGLE_WRITER);
+	cr_assert_not_null(h);
+	pthread_t a, b;
+	pthread_create(&a, NULL, overlap_writer, h);
+	pthread_create(&b, NULL, overlap_writer, h);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	cr_assert_fail("two writers ran 10^7 calls each on a single-writer table and no overlap was caught");
+}
+#endif
 
 /* ---- same key, same moment ---- */
 
