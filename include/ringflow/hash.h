@@ -90,9 +90,10 @@ RF_API_BEGIN
 struct rf_hash;
 
 /* Creates an empty table (one bucket) for keys of key_len bytes (1..RF_HASH_KEY_MAX) holding
- * up to max_entries entries (>= 1). flags are RF_MEMPOOL_* flags for the buckets and key pool (e.g.
- * RF_MEMPOOL_NO_HUGE; 0 tries hugepages and warns on fallback), plus RF_HASH_SINGLE_WRITER. NULL + errno: EINVAL bad
- * arguments, ENOMEM no memory. Not thread-safe with other calls on the table. */
+ * up to max_entries entries (>= 1). flags are RF_MEMPOOL_* flags for the buckets and key pool
+ * (e.g. RF_MEMPOOL_NO_HUGE; 0 tries hugepages and warns on fallback), plus
+ * RF_HASH_SINGLE_WRITER. NULL + errno: EINVAL bad arguments, ENOMEM no memory. Not
+ * thread-safe with other calls on the table. */
 struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_entries,
 			       unsigned flags);
 

@@ -361,7 +361,8 @@ static void *overlap_writer(void *p)
 
 Test(hash_mw, overlapping_writers_on_a_single_writer_table_abort, .signal = SIGABRT)
 {
-	struct rf_hash *h = rf_hash_create("one", 8, 1024, RF_MEMPOOL_NO_HUGE | RF_HASH_SINGLE_WRITER);
+	struct rf_hash *h =
+		rf_hash_create("one", 8, 1024, RF_MEMPOOL_NO_HUGE | RF_HASH_SINGLE_WRITER);
 	cr_assert_not_null(h);
 	pthread_t a, b;
 	pthread_create(&a, NULL, overlap_writer, h);
