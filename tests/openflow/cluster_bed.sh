@@ -26,6 +26,8 @@
 #                                   link from C; their --listen on 127.0.0.1:6640 in rcsN
 # Globals the caller sets: P, BED_TMP, CONTROLLER, SWITCH, TTL. Needs etcd, etcdctl, curl, python3.
 # shellcheck shell=bash
+# The globals are for the scripts that source this file; $(urls ...) is split on purpose.
+# shellcheck disable=SC2034,SC2046
 
 TOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cluster_tool.py
 ECL=(0 2379 2479 2579) EPEER=(0 2380 2480 2580)
