@@ -96,7 +96,15 @@ summary() {
 	echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"$c\",\"value\":$med,\"unit\":\"$u\",\"min\":$min,\"max\":$max,\"n\":$n,$(cpu_json "$c0" "$c1" load)}"
 	TABLE+=("$(printf '%-34s %10s %10s %10s %4s  %s' "$c" "$med" "$min" "$max" "$n" "$u")")
 }
-jget() { python3 -c "import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print('' if v is None else (round(v, 1) if isinstance(v, float) else v))" "$1" "$2"; }
+# jget JSON FIELD...: the fields' values on one line ("-" for absent or unreadable; floats to 0.1)
+jget() {
+	python3 -c "
+import json,sys
+try: j=json.loads(sys.argv[1])
+except ValueError: j={}
+f=lambda v: '-' if v is None else str(round(v, 1) if isinstance(v, float) else v)
+print(' '.join(f(j.get(k)) for k in sys.argv[2:]))" "$@" 2>/dev/null || echo "- - - -"
+}
 
 # ---- failover ----------------------------------------------------------------------------
 T_PIN=() T_PING=() T_DEC=()
@@ -115,8 +123,8 @@ for r in $(seq "$ROUNDS"); do
 	out=$(python3 "$TOOL" failover $H1 h$P $H2 h$P "${CPIDS[$v]}" $BED_NET.2 10 2>&1)
 	frc=$?
 	echo "$out" | grep -q '^{' || die "round $r: the probe tool failed: $out"
-	k=$(jget "$out" kill_ns) pin=$(jget "$out" packet_in_ms) png=$(jget "$out" ping_ms)
-	[ "$(jget "$out" probes_before)" -gt 0 ] ||
+	read -r k pin png before <<<"$(jget "$out" kill_ns packet_in_ms ping_ms probes_before)"
+	[ "$before" != - ] && [ "$before" -gt 0 ] ||
 		fail "round $r: no probe reached H2 before the kill (the control): $out"
 	newm=""
 	if B=$(wait_masters 10 $others); then
@@ -132,7 +140,7 @@ for r in $(seq "$ROUNDS"); do
 		[ "$dec" != "?" ] && T_DEC+=("$dec")
 		log "round $r: kill -9 $victim, S2 to $nn: decided $dec ms, packet_in ${pin:-none} ms, ping ${png:-none} ms"
 	fi
-	[ $frc = 0 ] && [ -n "$pin" ] && [ -n "$png" ] && { T_PIN+=("$pin"); T_PING+=("$png"); } ||
+	[ $frc = 0 ] && [ "$pin" != - ] && [ "$png" != - ] && { T_PIN+=("$pin"); T_PING+=("$png"); } ||
 		fail "round $r: after the kill: $out"
 	echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_round\",\"round\":$r,\"victim\":\"$victim\",\"new_master\":\"${nn:-}\",\"decided_ms\":\"${dec:-?}\",\"probe\":$out}"
 	ctl_start $v
@@ -157,8 +165,8 @@ for r in $(seq "$TP_ROUNDS"); do
 		[ $n = 3 ] && ctls=$ctls,127.0.0.1:${OFP[2]},127.0.0.1:${OFP[3]}
 		j=$(ip netns exec $C timeout $((TP_SECS * 3 + 10)) "$OFB" --controller "$ctls" --cpu 0 --json \
 			--name "members$n" -s 48 -M 100 -w $TP_WARM -l "$TP_SECS" -t 1 --mode throughput 2>"$BED_TMP/ofb.err")
-		val=$(jget "$j" value 2>/dev/null) fm=$(jget "$j" flow_mods 2>/dev/null)
-		if [ -n "$val" ] && [ "${fm:-0}" -gt 0 ]; then
+		read -r val fm <<<"$(jget "$j" value flow_mods)"
+		if [ "$val" != - ] && [ "$fm" != - ] && [ "$fm" -gt 0 ]; then
 			[ $n = 1 ] && TP1+=("$val") || TP3+=("$val")
 			echo "$j"
 			log "throughput round $r, $n member(s): $val responses/s ($fm FLOW_MODs)"
@@ -183,8 +191,9 @@ for conns in 1 8; do
 	c0=$(cpu_sample)
 	j=$(ip netns exec $C python3 "$TOOL" etcdput http://127.0.0.1:${ECL[1]} "$PUTS" $conns 30 /rcbench$P/c$conns)
 	c1=$(cpu_sample)
-	ps=$(jget "$j" per_s 2>/dev/null)
-	if [ "$(jget "$j" puts 2>/dev/null)" = "$PUTS" ]; then
+	read -r ps puts <<<"$(jget "$j" per_s puts)"
+	log "etcd, $conns connection(s): $j"
+	if [ "$puts" = "$PUTS" ]; then
 		summary etcd_put_conns$conns puts/s "$c0" "$c1" "$ps"
 		pass "etcd: $PUTS puts acknowledged over $conns connection(s)"
 	else
@@ -197,4 +206,5 @@ done
 	printf '%-34s %10s %10s %10s %4s  %s\n' case median min max n unit
 	printf '%s\n' "${TABLE[@]}"
 } >&2
+log "done"
 bed_done
