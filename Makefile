@@ -133,6 +133,13 @@ bench-fwd: build
 bench-switch: build
 	bash bench/switch/run.sh --build $(BUILD) $(SWITCH_ARGS)
 
+# The controller cluster (issue 26, docs/cluster.md "Benchmark"): kill -9 failover rounds,
+# ofbench against one and three members, etcd's write rate; root, ~6 min. CLUSTER_ARGS passes
+# options, e.g. make bench-cluster CLUSTER_ARGS="--rounds 5"
+.PHONY: bench-cluster
+bench-cluster: build
+	bash bench/cluster/run.sh --build $(BUILD) $(CLUSTER_ARGS)
+
 # os-ken's OpenFlow 1.3 switch test tool over every pattern set, ringflow-switch and OVS
 # userspace as targets (issue 25, docs/switch.md "Conformance"); ~10 min, root. The patterns:
 # RF_OSKEN_OF13 (default ../shared/osken-of13); CONFORMANCE_SETS picks sets, e.g. "group meter".

@@ -4,9 +4,9 @@
 #
 #   cluster_test.sh SWITCH CONTROLLER
 #
-# Bed (tests/ofswitch/bed.sh; every name carries the PID): H1 - S1 - S2 - S3 - H2, three
-# ringflow-switches (OpenFlow 1.3) in namespaces of their own, each connected to all three
-# controllers. The controllers and a three-member etcd (Debian's /usr/bin/etcd, data under
+# Bed (tests/ofswitch/bed.sh and cluster_bed.sh, which bench/cluster/run.sh shares; every name
+# carries the PID): H1 - S1 - S2 - S3 - H2, three ringflow-switches (OpenFlow 1.3) in
+# namespaces of their own, each connected to all three controllers. The controllers and a three-member etcd (Debian's /usr/bin/etcd, data under
 # the run's mktemp directory) live in namespace C, so their loopback ports are private to the
 # run. Controller c3 reaches etcd only through a TCP proxy of the test's (cluster_tool.py),
 # which the fencing case kills. Cases: unreachable etcd at start, garbage under the prefix,
@@ -20,49 +20,16 @@
 set -u
 SWITCH=$1 CONTROLLER=$2
 D=$(cd "$(dirname "$0")" && pwd)
-TOOL=$D/cluster_tool.py
 . "$D/../ofswitch/bed.sh"
+. "$D/cluster_bed.sh"
 bed_need_root
 bed_need ip ping ethtool curl python3 etcd etcdctl
 
 TTL=3
-H1=rch1$P H2=rch2$P C=rcc$P
-bed_ns $H1 $H2 $C rcs1$P rcs2$P rcs3$P
-bed_link $H1 h$P rcs1$P a$P
-bed_link rcs1$P b$P rcs2$P a$P
-bed_link rcs2$P b$P rcs3$P a$P
-bed_link rcs3$P b$P $H2 h$P
-bed_host $H1 h$P $BED_NET.1/24
-bed_host $H2 h$P $BED_NET.2/24
-for n in $H1 $H2; do
-	ip netns exec $n sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-done
+line_bed
 
-# ---- etcd: three members on C's loopback -------------------------------------------------
-ECL=(0 2379 2479 2579) EPEER=(0 2380 2480 2580)
-INIT=e1=http://127.0.0.1:2380,e2=http://127.0.0.1:2480,e3=http://127.0.0.1:2580
-EPIDS=()
-etcd_start() { # N: member eN, data in BED_TMP/eN (kept across restarts)
-	bed_bg $C "$BED_TMP/etcd$1.log" etcd --name e$1 --data-dir "$BED_TMP/e$1" \
-		--listen-client-urls http://127.0.0.1:${ECL[$1]} \
-		--advertise-client-urls http://127.0.0.1:${ECL[$1]} \
-		--listen-peer-urls http://127.0.0.1:${EPEER[$1]} \
-		--initial-advertise-peer-urls http://127.0.0.1:${EPEER[$1]} \
-		--initial-cluster $INIT --initial-cluster-token rct$P \
-		--heartbeat-interval 100 --election-timeout 500
-	EPIDS[$1]=$BED_PID
-}
-for i in 1 2 3; do etcd_start $i; done
-ENDPOINTS=http://127.0.0.1:2379,http://127.0.0.1:2479,http://127.0.0.1:2579
-healthy=no
-for _ in $(seq 100); do
-	if ip netns exec $C timeout 2 etcdctl --endpoints $ENDPOINTS endpoint health >/dev/null 2>&1; then
-		healthy=yes
-		break
-	fi
-	sleep 0.1
-done
-[ $healthy = yes ] && pass "three-member etcd healthy" ||
+# ---- etcd: three members on C's loopback (cluster_bed.sh) ---------------------------------
+etcd_up && pass "three-member etcd healthy" ||
 	{ fail "etcd not healthy in 10 s"; tail -5 "$BED_TMP/etcd1.log"; bed_done; }
 
 # c3 reaches etcd through the proxy (killed by the fencing case)
@@ -73,31 +40,7 @@ for p in 3379 3479 3579; do
 	bed_wait_tcp $C 127.0.0.1 $p 10 || { fail "the etcd proxy did not listen"; cat "$BED_TMP/proxy.log"; bed_done; }
 done
 
-# ---- controllers -------------------------------------------------------------------------
-OFP=(0 6653 6663 6673) REST=(0 8081 8082 8083)
-CPIDS=()
-ctl_start() { # N [EXTRA...]
-	local n=$1 eps=$ENDPOINTS
-	shift
-	[ $n = 3 ] && eps=$PROXIED
-	bed_bg $C "$BED_TMP/c$n.log" "$CONTROLLER" --listen 0.0.0.0:${OFP[$n]} \
-		--app learning,topology,hosts --rest 127.0.0.1:${REST[$n]} --idle adaptive \
-		--cluster etcd=$eps --node-id c$n --cluster-prefix /rct$P --lease-ttl $TTL "$@"
-	CPIDS[$n]=$BED_PID
-}
-urls() { local u="" i; for i in "$@"; do u="$u http://127.0.0.1:${REST[$i]}"; done; echo $u; }
-view() { ip netns exec $C python3 "$TOOL" view $(urls "$@") | sed 's/^/  view: /'; }
-# wait_masters SECS N...: until members N... agree on one confirmed master per switch
-wait_masters() {
-	local end=$((SECONDS + $1)) out
-	shift
-	while [ $SECONDS -lt $end ]; do
-		out=$(ip netns exec $C python3 "$TOOL" masters $(urls "$@") 2>&1) && { echo "$out"; return 0; }
-		sleep 0.2
-	done
-	echo "$out"
-	return 1
-}
+CTL_ETCD[3]=$PROXIED
 
 # unreachable etcd at start: one line, non-zero exit
 out=$(ip netns exec $C timeout 10 "$CONTROLLER" --listen 127.0.0.1:6699 --cluster \
@@ -111,19 +54,8 @@ rc=$?
 ip netns exec $C etcdctl --endpoints $ENDPOINTS put /rct$P/members/bad 'not json' >/dev/null
 ip netns exec $C etcdctl --endpoints $ENDPOINTS put /rct$P/masters/zz c9 >/dev/null
 
-for i in 1 2 3; do ctl_start $i; done
-for i in 1 2 3; do
-	bed_wait_tcp $C 127.0.0.1 ${OFP[$i]} 10 || { fail "controller c$i did not listen"; cat "$BED_TMP/c$i.log"; bed_done; }
-done
-SPIDS=()
-for i in 1 2 3; do
-	bed_mgmt $C rcs$i$P m$P $i
-	G=$BED_MGMT_NET.$((4 * i + 1))
-	bed_bg rcs$i$P "$BED_TMP/sw$i.log" "$SWITCH" --port "packet:dev=a$P,frames=1" \
-		--port "packet:dev=b$P,frames=1" --cores 0 --listen tcp:127.0.0.1:6640 --dpid $i \
-		--controller tcp:$G:${OFP[1]} --controller tcp:$G:${OFP[2]} --controller tcp:$G:${OFP[3]}
-	SPIDS[$i]=$BED_PID
-done
+ctls_up || { fail "$CTLS_ERR"; bed_done; }
+switches_up
 
 # ---- election ----------------------------------------------------------------------------
 t0=$SECONDS
@@ -133,8 +65,7 @@ else
 	fail "election: $M"
 	view 1 2 3
 fi
-per=$(echo "$M" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
-[ "$per" = "1 " ] && pass "balanced: each member masters one switch" || fail "balance: $M"
+balanced "$M" && pass "balanced: each member masters one switch" || fail "balance: $M"
 grep -q "ignored /rct$P/members/bad" "$BED_TMP/c1.log" && grep -q "ignored /rct$P/masters/zz" "$BED_TMP/c1.log" &&
 	pass "garbage values under the prefix ignored with a counted warning" ||
 	fail "no warning for the garbage values"
@@ -204,9 +135,7 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 # the new master's own clock: how long ago it decided (takes the test's polling out)
 nn=${newm#*:}
 nn=${nn%%:*}
-at=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[${nn#c}]}/api/cluster | python3 -c '
-import json,sys; print([s["decided_at_unix_ms"] for s in json.load(sys.stdin)["switches"] if s["dpid"]=="0000000000000002"][0])' 2>/dev/null)
-decided=$([ -n "$at" ] && echo $((at - t0 / 1000000)) || echo "?")
+decided=$(decided_ms ${nn#c} 0000000000000002 $t0)
 wait $PINGP
 recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$BED_TMP/ping_fo.txt")
 # Timing never decides a test (CONVENTIONS): the time is printed, and flagged when over
@@ -247,71 +176,9 @@ out=$(ip netns exec rcs2$P timeout 10 python3 "$TOOL" stale 127.0.0.1 6640 "$old
 # ---- rejoin and rebalance ----------------------------------------------------------------
 ctl_start $v
 t0=$SECONDS
-ok=no
-for _ in $(seq 100); do
-	M3=$(wait_masters 1 1 2 3) || continue
-	per=$(echo "$M3" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
-	echo "$M3" | grep -q ":$victim:" && [ "$per" = "1 " ] && { ok=yes; break; }
-	sleep 0.2
-done
-[ $ok = yes ] && pass "$victim rejoined and took its share back after $((SECONDS - t0)) s: $M3" ||
+wait_rejoin 20 $victim && pass "$victim rejoined and took its share back after $((SECONDS - t0)) s: $M3" ||
 	{ fail "rejoin: $M3"; view 1 2 3; }
 bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 after the rebalance" || view 1 2 3
-
-# ---- failover benchmark (CLUSTER_FAILOVER_ROUNDS=N; not in CI) ----------------------------
-# Each round: kill -9 the master of S2, time until a survivor is master confirmed by the
-# switch, restart the victim, wait for the rebalance (bounded). JSON lines and a summary.
-steal() { awk '/^cpu /{print $9}' /proc/stat; }
-ROUNDS=${CLUSTER_FAILOVER_ROUNDS:-0}
-times=()
-dtimes=()
-st0=$(steal)
-for r in $(seq "$ROUNDS"); do
-	s2=$(echo "$M3" | tr ' ' '\n' | grep '^0000000000000002:')
-	bv=${s2#*:}
-	bv=${bv%%:*}
-	bn=${bv#c}
-	bo=$(echo 1 2 3 | tr ' ' '\n' | grep -v "^$bn$" | tr '\n' ' ')
-	t0=$(date +%s%N)
-	kill -9 "${CPIDS[$bn]}"
-	got=""
-	for _ in $(seq 150); do
-		B=$(ip netns exec $C python3 "$TOOL" masters $(urls $bo) 2>/dev/null) &&
-			got=$(echo "$B" | tr ' ' '\n' | grep '^0000000000000002:' | grep -v ":$bv:") && break
-		sleep 0.05
-	done
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	[ -n "$got" ] || { fail "bench round $r: no new master of S2 after $ms ms"; break; }
-	gn=${got#*:}
-	gn=${gn%%:*}
-	at=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[${gn#c}]}/api/cluster | python3 -c '
-import json,sys; print([s["decided_at_unix_ms"] for s in json.load(sys.stdin)["switches"] if s["dpid"]=="0000000000000002"][0])' 2>/dev/null)
-	[ -n "$at" ] && dtimes+=("$((at - t0 / 1000000))")
-	times+=("$ms")
-	echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_ttl${TTL}_confirmed\",\"round\":$r,\"value\":$ms,\"unit\":\"ms\"}"
-	[ -n "$at" ] && echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_ttl${TTL}_decided\",\"round\":$r,\"value\":$((at - t0 / 1000000)),\"unit\":\"ms\"}"
-	ctl_start "$bn"
-	for _ in $(seq 150); do
-		M3=$(wait_masters 1 1 2 3) || continue
-		per=$(echo "$M3" | tr ' ' '\n' | cut -d: -f2 | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
-		echo "$M3" | grep -q ":$bv:" && [ "$per" = "1 " ] && break
-		sleep 0.2
-	done
-done
-if [ ${#times[@]} -gt 0 ]; then
-	sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-	n=${#times[@]}
-	echo "failover (kill -9 -> new master confirmed by the switch), TTL $TTL s, $n rounds:" \
-		"median $(echo "$sorted" | sed -n "$(((n + 1) / 2))p") ms, max $(echo "$sorted" | tail -1) ms," \
-		"min $(echo "$sorted" | head -1) ms; steal ticks $(($(steal) - st0)) (indicative: loaded VM)"
-	if [ ${#dtimes[@]} -gt 0 ]; then
-		sorted=$(printf '%s\n' "${dtimes[@]}" | sort -n)
-		n=${#dtimes[@]}
-		echo "failover (kill -9 -> the new master's decision, by its wall clock), $n rounds:" \
-			"median $(echo "$sorted" | sed -n "$(((n + 1) / 2))p") ms, max $(echo "$sorted" | tail -1) ms," \
-			"min $(echo "$sorted" | head -1) ms"
-	fi
-fi
 
 # ---- fencing: c3 cut from etcd, still connected to the switches --------------------------
 s3=$(echo "$M3" | tr ' ' '\n' | grep ':c3:')

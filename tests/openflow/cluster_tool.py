@@ -11,12 +11,31 @@
                                        the switch answers ROLE_REQUEST_FAILED/STALE (5 s bound)
   cluster_tool.py proxy LPORT:RPORT... TCP forwarders on 127.0.0.1 (one etcd member each), until
                                        killed: the test cuts one controller from etcd by killing it
+  cluster_tool.py failover FROM_NS FROM_IF TO_NS TO_IF PID PING_IP SECS
+                                       bench/cluster/run.sh's round: probe frames from FROM_IF to
+                                       TO_IF (each to a new unknown MAC, so every switch floods it
+                                       only on its master's PACKET_OUT), kill -9 PID, then time
+                                       the first probe sent after the kill that arrives and the
+                                       first reply of a ping to PING_IP started at the kill; one
+                                       JSON line (SECS bound)
+  cluster_tool.py etcdput URL COUNT CONNS SECS PREFIX
+                                       COUNT puts of 64-byte values under PREFIX through etcd's
+                                       JSON gateway at URL, over CONNS keep-alive connections in
+                                       parallel (SECS bound); one JSON line
 """
+import base64
+import ctypes
+import http.client
 import json
+import os
+import select
 import socket
 import struct
+import subprocess
 import sys
 import threading
+import time
+import urllib.parse
 import urllib.request
 
 
@@ -132,6 +151,128 @@ def proxy(pairs):
     threading.Event().wait()
 
 
+PROBE_TYPE = 0x88B5  # IEEE 802 local experimental ethertype
+CLONE_NEWNET = 0x40000000
+
+
+def enter_ns(name):
+    """This thread (and the processes it starts) into network namespace name."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open("/run/netns/" + name, os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns " + name)
+    finally:
+        os.close(fd)
+
+
+def probe_frame(tag, seq):
+    # dst: a MAC nobody has (locally administered, unicast), new for every probe
+    dst = bytes([0x0A]) + struct.pack("!BI", tag, seq)
+    src = bytes([0x0E, 0, 0, 0, tag, 1])
+    return dst + src + struct.pack("!HQQ", PROBE_TYPE, seq, time.time_ns()) + bytes(30)
+
+
+def failover(from_ns, from_if, to_ns, to_if, pid, ping_ip, secs):
+    secs = float(secs)
+    tag = os.getpid() & 0xFF
+    enter_ns(to_ns)
+    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(PROBE_TYPE))
+    rx.bind((to_if, PROBE_TYPE))
+    rx.setblocking(False)
+    enter_ns(from_ns)
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    tx.bind((from_if, 0))
+    seq = 0
+    first_rx = {}
+
+    def pump(until, stop=None):
+        nonlocal seq
+        nxt = time.monotonic()
+        while time.monotonic() < until and not (stop and stop()):
+            now = time.monotonic()
+            if now >= nxt:
+                seq += 1
+                tx.send(probe_frame(tag, seq))
+                nxt = now + 0.01
+            r, _, _ = select.select([rx], [], [], max(0.0, min(nxt, until) - time.monotonic()))
+            while r:
+                try:
+                    f = rx.recv(2048)
+                except BlockingIOError:
+                    break
+                if len(f) >= 30 and f[6:12] == bytes([0x0E, 0, 0, 0, tag, 1]):
+                    s = struct.unpack("!Q", f[14:22])[0]
+                    first_rx.setdefault(s, time.time_ns())
+
+    # control: the path works before the kill (a few probes flooded through)
+    pump(time.monotonic() + 0.5)
+    before = len(first_rx)
+    last_before = seq
+    t0 = time.time_ns()
+    os.kill(int(pid), 9)
+    ping = subprocess.Popen(["ping", "-n", "-D", "-c", "1", "-i", "0.05", "-w", str(int(secs)), ping_ip],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    pump(time.monotonic() + secs,
+         stop=lambda: ping.poll() is not None and any(s > last_before for s in first_rx))
+    try:
+        out, _ = ping.communicate(timeout=secs + 2)
+    except subprocess.TimeoutExpired:
+        ping.kill()
+        out, _ = ping.communicate()
+    ping_ms = None
+    for line in out.splitlines():
+        if "bytes from" in line and line.startswith("["):
+            ping_ms = (float(line[1:line.index("]")]) * 1e9 - t0) / 1e6
+            break
+    after = sorted(s for s in first_rx if s > last_before)
+    pin_ms = (first_rx[after[0]] - t0) / 1e6 if after else None
+    print(json.dumps({"kill_ns": t0, "probes_before": before, "sent_before": last_before,
+                      "packet_in_ms": pin_ms, "ping_ms": ping_ms, "sent_after": seq - last_before,
+                      "received_after": len(after)}))
+    return 0 if before and pin_ms is not None and ping_ms is not None else 1
+
+
+def etcdput(url, count, conns, secs, prefix):
+    count, conns, secs = int(count), int(conns), float(secs)
+    u = urllib.parse.urlsplit(url)
+    val = base64.b64encode(bytes(64)).decode()
+    lock = threading.Lock()
+    state = {"next": 0, "done": 0, "errors": 0}
+    end = time.monotonic() + secs
+
+    def worker():
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=5)
+        while time.monotonic() < end:
+            with lock:
+                i = state["next"]
+                if i >= count:
+                    break
+                state["next"] += 1
+            key = base64.b64encode(f"{prefix}/{i:08d}".encode()).decode()
+            try:
+                c.request("POST", "/v3/kv/put", json.dumps({"key": key, "value": val}))
+                r = c.getresponse()
+                ok = r.status == 200 and "header" in json.loads(r.read())
+            except (OSError, ValueError, http.client.HTTPException):
+                ok = False
+                c.close()
+            with lock:
+                state["done" if ok else "errors"] += 1
+        c.close()
+
+    t0 = time.monotonic()
+    ts = [threading.Thread(target=worker) for _ in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    dt = time.monotonic() - t0
+    print(json.dumps({"puts": state["done"], "errors": state["errors"], "conns": conns,
+                      "seconds": round(dt, 3), "per_s": round(state["done"] / dt, 1) if dt else 0}))
+    return 0 if state["done"] and not state["errors"] else 1
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "view":
@@ -151,6 +292,10 @@ def main():
             return 1
     if cmd == "proxy":
         proxy(args)
+    if cmd == "failover":
+        return failover(*args)
+    if cmd == "etcdput":
+        return etcdput(*args)
     return 2
 
 

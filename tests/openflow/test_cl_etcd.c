@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -98,5 +99,27 @@ Test(cl_etcd, closed_port_fails_with_the_endpoint_named)
 		rc = cl_watch_poll(w, 100);
 	cr_expect_lt(rc, 0, "a watch on a closed port ends");
 	cl_watch_stop(w);
+	cl_etcd_close(e);
+}
+
+/* A request body past CL_ETCD_MAX_BODY (a value far over CL_ETCD_MAX_VALUE) is refused before
+ * anything is sent: -E2BIG and one line, not a truncated request. */
+Test(cl_etcd, oversize_request_refused_before_sending)
+{
+	char err[256];
+	struct cl_etcd *e = cl_etcd_open("http://127.0.0.1:1", 500, err, sizeof(err));
+	cr_assert_not_null(e, "%s", err);
+	size_t n = CL_ETCD_MAX_BODY;
+	char *big = malloc(n + 1);
+	cr_assert_not_null(big);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	int64_t rev = 0;
+	cr_expect_eq(cl_etcd_put(e, "/k", big, n, 0, &rev), -E2BIG);
+	cr_expect(strstr(cl_etcd_error(e), "too long") != NULL, "%s", cl_etcd_error(e));
+	struct cl_kv held;
+	cr_expect_eq(cl_etcd_create(e, "/k", big, 7, &rev, &held), -E2BIG);
+	cr_expect_null(held.key);
+	free(big);
 	cl_etcd_close(e);
 }

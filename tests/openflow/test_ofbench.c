@@ -123,6 +123,36 @@ Test(ofbench, open_loop_rate_13_against_responder)
 	run_against_responder(OFB_RATE, OF_VERSION_1_3, true);
 }
 
+/* --controller A,B: switches dealt over two responders; every PACKET_IN answered means both
+ * took their switches (a switch whose responder never accepted would go unanswered). A
+ * refused second controller is the one-line error, naming its port. */
+Test(ofbench, switches_dealt_over_two_controllers)
+{
+	struct responder a, b;
+	responder_start(&a);
+	responder_start(&b);
+	struct ofb_opts o = opts(a.port, OFB_THROUGHPUT, OF_VERSION_1_3);
+	o.n_more = 1;
+	o.more_host[0] = "127.0.0.1";
+	o.more_port[0] = b.port;
+	struct ofb_result *r = calloc(1, sizeof(*r));
+	char err[256];
+	int rc = ofb_run(&o, r, err, sizeof(err));
+	responder_stop(&a);
+	responder_stop(&b);
+	cr_assert_eq(rc, 0, "%s", err);
+	check_all_answered(r, OF_VERSION_1_3);
+	char want[32];
+	snprintf(want, sizeof(want), ":%u:", b.port);
+	memset(r, 0, sizeof(*r));
+	responder_start(&a);
+	o.port = a.port;
+	cr_assert_lt(ofb_run(&o, r, err, sizeof(err)), 0); /* b is closed now */
+	responder_stop(&a);
+	cr_assert(strstr(err, "cannot connect") && strstr(err, want), "%s", err);
+	free(r);
+}
+
 Test(ofbench, refused_connection_is_one_line_error)
 {
 	struct responder rs;

@@ -40,6 +40,7 @@
 #include "ctl_app.h"
 
 #define MAX_MEMBERS 64
+#define CL_PFX_MAX 256 /* PREFIX/what/ of a range */
 #define TICK_MS 100
 #define RESYNC_MS 1000
 #define ABSENT_GRACE_MS 2000 /* a key nobody takes: any connected member takes it after */
@@ -262,14 +263,24 @@ static int parse_member(const struct cl_kv *kv, const char *name, struct member 
 	return 0;
 }
 
+/* The keys under PREFIX/what/ into *kvs, *n (the prefix, with its slash, into pfx). 0 or
+ * -errno. */
+static int range_under(struct cl_cluster *c, const char *what, char pfx[CL_PFX_MAX],
+		       struct cl_kv **kvs, size_t *n)
+{
+	*kvs = NULL;
+	*n = 0;
+	snprintf(pfx, CL_PFX_MAX, "%s/%s/", c->prefix, what);
+	return cl_etcd_range(c->etcd, pfx, kvs, n, NULL);
+}
+
 /* Reads members and masters. 0 or -errno (the old view stays). */
 static int read_view(struct cl_cluster *c)
 {
-	char pfx[256];
-	struct cl_kv *kvs = NULL;
-	size_t n = 0;
-	snprintf(pfx, sizeof(pfx), "%s/members/", c->prefix);
-	int rc = cl_etcd_range(c->etcd, pfx, &kvs, &n, NULL);
+	char pfx[CL_PFX_MAX];
+	struct cl_kv *kvs;
+	size_t n;
+	int rc = range_under(c, "members", pfx, &kvs, &n);
 	if (rc)
 		return rc;
 	members_free(c);
@@ -302,8 +313,7 @@ static int read_view(struct cl_cluster *c)
 			c->all[u++] = c->all[k];
 	c->n_all = u;
 
-	snprintf(pfx, sizeof(pfx), "%s/masters/", c->prefix);
-	rc = cl_etcd_range(c->etcd, pfx, &kvs, &n, NULL);
+	rc = range_under(c, "masters", pfx, &kvs, &n);
 	if (rc)
 		return rc;
 	free(c->masters);
@@ -669,6 +679,23 @@ static void publish_state(struct cl_cluster *c, uint64_t now)
 	}
 }
 
+/* A new zeroed 32-byte key at the end of *a (n used, cap allocated; doubles from 64), or NULL
+ * when out of memory. */
+static uint8_t *push_key(uint8_t (**a)[32], size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		void *x = realloc(*a, nc * 32);
+		if (!x)
+			return NULL;
+		*a = x;
+		*cap = nc;
+	}
+	uint8_t *k = (*a)[(*n)++];
+	memset(k, 0, 32);
+	return k;
+}
+
 /* One published state value into the arrays (hosts: MAC dpid port ipv4; links: src dpid,
  * src port, dst dpid, dst port). -1: not a state value (counted by the caller). */
 static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32], size_t *nh,
@@ -692,16 +719,9 @@ static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32],
 			bad = -1;
 			continue;
 		}
-		if (*nh == *caph) {
-			size_t nc = *caph ? 2 * *caph : 64;
-			void *x = realloc(*h, nc * 32);
-			if (!x)
-				break;
-			*h = x;
-			*caph = nc;
-		}
-		uint8_t *k = (*h)[(*nh)++];
-		memset(k, 0, 32);
+		uint8_t *k = push_key(h, nh, caph);
+		if (!k)
+			break;
 		memcpy(k, mac, 6);
 		ctl_put64(k + 6, dpid);
 		ctl_put32(k + 14, (uint32_t)p->num);
@@ -717,16 +737,9 @@ static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32],
 			bad = -1;
 			continue;
 		}
-		if (*nl == *capl) {
-			size_t nc = *capl ? 2 * *capl : 64;
-			void *x = realloc(*l, nc * 32);
-			if (!x)
-				break;
-			*l = x;
-			*capl = nc;
-		}
-		uint8_t *k = (*l)[(*nl)++];
-		memset(k, 0, 32);
+		uint8_t *k = push_key(l, nl, capl);
+		if (!k)
+			break;
 		ctl_put64(k, src);
 		ctl_put32(k + 8, (uint32_t)sp->num);
 		ctl_put64(k + 12, dpid);
@@ -739,11 +752,10 @@ static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32],
 /* Reads every switch's published state into the merged view. 0 or -errno. */
 static int read_state(struct cl_cluster *c)
 {
-	char pfx[256];
-	struct cl_kv *kvs = NULL;
-	size_t n = 0;
-	snprintf(pfx, sizeof(pfx), "%s/state/", c->prefix);
-	int rc = cl_etcd_range(c->etcd, pfx, &kvs, &n, NULL);
+	char pfx[CL_PFX_MAX];
+	struct cl_kv *kvs;
+	size_t n;
+	int rc = range_under(c, "state", pfx, &kvs, &n);
 	if (rc)
 		return rc;
 	uint8_t (*h)[32] = NULL, (*l)[32] = NULL;

@@ -239,17 +239,11 @@ static struct rf_json *post_one(struct cl_etcd *e, unsigned i, const char *path,
 }
 
 /* POSTs to each endpoint from the current one until one answers (an etcd error included). */
-static struct rf_json *post(struct cl_etcd *e, const char *path, const struct rf_buf *body,
-			    int *rc)
+static struct rf_json *post(struct cl_etcd *e, const char *path, const char *body, int *rc)
 {
-	if (body->full) {
-		set_err(e, "etcd request too long");
-		*rc = -E2BIG;
-		return NULL;
-	}
 	for (unsigned k = 0; k < e->n_urls; k++) {
 		unsigned i = (e->cur + k) % e->n_urls;
-		struct rf_json *j = post_one(e, i, path, body->p, rc);
+		struct rf_json *j = post_one(e, i, path, body, rc);
 		if (j || *rc == -EPROTO) {
 			e->cur = i;
 			return j;
@@ -258,17 +252,71 @@ static struct rf_json *post(struct cl_etcd *e, const char *path, const struct rf
 	return NULL;
 }
 
-/* Appends "name":"base64(s[0..n))". */
-static void put_b64(struct rf_buf *b, const char *name, const char *s, size_t n)
+/* The request body fmt, ... in a new string of at most CL_ETCD_MAX_BODY bytes, or NULL with
+ * e->err and *rc (-E2BIG, -ENOMEM). */
+static char *body_vfmt(struct cl_etcd *e, int *rc, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || (size_t)n > CL_ETCD_MAX_BODY) {
+		set_err(e, "etcd request too long");
+		*rc = -E2BIG;
+		return NULL;
+	}
+	char *p = malloc((size_t)n + 1);
+	if (!p) {
+		set_err(e, "out of memory for an etcd request");
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
+static char *body_fmt(struct cl_etcd *e, int *rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static char *body_fmt(struct cl_etcd *e, int *rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = body_vfmt(e, rc, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+/* POSTs the body fmt, ... (printf-style) to path, as post: the parsed answer, or NULL with
+ * e->err and *rc. */
+static struct rf_json *post_fmt(struct cl_etcd *e, const char *path, int *rc, const char *fmt,
+				...) __attribute__((format(printf, 4, 5)));
+static struct rf_json *post_fmt(struct cl_etcd *e, const char *path, int *rc, const char *fmt,
+				...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *body = body_vfmt(e, rc, fmt, ap);
+	va_end(ap);
+	struct rf_json *j = body ? post(e, path, body, rc) : NULL;
+	free(body);
+	return j;
+}
+
+/* base64(s[0..n)) in a new string, or NULL (out of memory). */
+static char *b64(const char *s, size_t n)
 {
 	char *enc = malloc(4 * (n / 3 + 1) + 1);
-	if (!enc) {
-		b->full = true; /* reported as too long: the caller gives up this call */
-		return;
-	}
-	cl_b64_encode((const uint8_t *)s, n, enc);
-	rf_buf_printf(b, "\"%s\":\"%s\"", name, enc);
-	free(enc);
+	if (enc)
+		cl_b64_encode((const uint8_t *)s, n, enc);
+	return enc;
+}
+
+/* For a call whose base64 strings could not be made: NULL with e->err and *rc. */
+static struct rf_json *no_memory(struct cl_etcd *e, int *rc)
+{
+	set_err(e, "out of memory for an etcd request");
+	*rc = -ENOMEM;
+	return NULL;
 }
 
 /* The end of the range of keys starting with prefix: prefix with its last byte + 1. */
@@ -284,12 +332,8 @@ static void prefix_end(const char *prefix, char *end, size_t cap)
 
 int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_ttl)
 {
-	struct rf_buf b;
-	rf_buf_init(&b, 256);
-	rf_buf_printf(&b, "{\"TTL\":%" PRId64 "}", ttl);
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/lease/grant", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j = post_fmt(e, "/v3/lease/grant", &rc, "{\"TTL\":%" PRId64 "}", ttl);
 	if (!j)
 		return rc;
 	*id = get_i64(j, "ID", 0);
@@ -304,12 +348,8 @@ int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_
 
 int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl)
 {
-	struct rf_buf b;
-	rf_buf_init(&b, 256);
-	rf_buf_printf(&b, "{\"ID\":\"%" PRId64 "\"}", id);
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/lease/keepalive", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j = post_fmt(e, "/v3/lease/keepalive", &rc, "{\"ID\":\"%" PRId64 "\"}", id);
 	if (!j)
 		return rc;
 	const struct rf_json *r = rf_json_get(j, "result");
@@ -325,12 +365,8 @@ int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl)
 
 int cl_etcd_revoke(struct cl_etcd *e, int64_t id)
 {
-	struct rf_buf b;
-	rf_buf_init(&b, 256);
-	rf_buf_printf(&b, "{\"ID\":\"%" PRId64 "\"}", id);
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/lease/revoke", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j = post_fmt(e, "/v3/lease/revoke", &rc, "{\"ID\":\"%" PRId64 "\"}", id);
 	rf_json_free(j);
 	return j ? 0 : rc;
 }
@@ -338,18 +374,14 @@ int cl_etcd_revoke(struct cl_etcd *e, int64_t id)
 int cl_etcd_put(struct cl_etcd *e, const char *key, const char *val, size_t vlen, int64_t lease,
 		int64_t *rev)
 {
-	struct rf_buf b;
-	rf_buf_init(&b, 4 * CL_ETCD_MAX_VALUE);
-	rf_buf_puts(&b, "{");
-	put_b64(&b, "key", key, strlen(key));
-	rf_buf_puts(&b, ",");
-	put_b64(&b, "value", val, vlen);
-	if (lease)
-		rf_buf_printf(&b, ",\"lease\":\"%" PRId64 "\"", lease);
-	rf_buf_puts(&b, "}");
+	char *k = b64(key, strlen(key)), *v = b64(val, vlen);
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/kv/put", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j = !k || !v ? no_memory(e, &rc)
+			   : post_fmt(e, "/v3/kv/put", &rc,
+				      "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%" PRId64 "\"}",
+				      k, v, lease);
+	free(k);
+	free(v);
 	if (!j)
 		return rc;
 	if (rev)
@@ -426,16 +458,14 @@ int cl_etcd_range(struct cl_etcd *e, const char *prefix, struct cl_kv **kvs, siz
 	if (strlen(prefix) >= sizeof(end))
 		return -ENAMETOOLONG;
 	prefix_end(prefix, end, sizeof(end));
-	struct rf_buf b;
-	rf_buf_init(&b, 2048);
-	rf_buf_puts(&b, "{");
-	put_b64(&b, "key", prefix, strlen(prefix));
-	rf_buf_puts(&b, ",");
-	put_b64(&b, "range_end", end, strlen(end));
-	rf_buf_printf(&b, ",\"limit\":\"%d\"}", CL_ETCD_MAX_KVS);
+	char *k = b64(prefix, strlen(prefix)), *r = b64(end, strlen(end));
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/kv/range", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j = !k || !r ? no_memory(e, &rc)
+			   : post_fmt(e, "/v3/kv/range", &rc,
+				      "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":\"%d\"}", k,
+				      r, CL_ETCD_MAX_KVS);
+	free(k);
+	free(r);
 	if (!j)
 		return rc;
 	if (rev)
@@ -449,21 +479,18 @@ int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t 
 		   int64_t *rev, struct cl_kv *held)
 {
 	memset(held, 0, sizeof(*held)); /* empty on every path but "existed" */
-	struct rf_buf b;
-	rf_buf_init(&b, 4 * CL_ETCD_MAX_VALUE);
-	rf_buf_puts(&b, "{\"compare\":[{");
-	put_b64(&b, "key", key, strlen(key));
-	rf_buf_puts(&b, ",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
-			"\"success\":[{\"request_put\":{");
-	put_b64(&b, "key", key, strlen(key));
-	rf_buf_puts(&b, ",");
-	put_b64(&b, "value", val, strlen(val));
-	rf_buf_printf(&b, ",\"lease\":\"%" PRId64 "\"}}],\"failure\":[{\"request_range\":{", lease);
-	put_b64(&b, "key", key, strlen(key));
-	rf_buf_puts(&b, "}}]}");
+	char *k = b64(key, strlen(key)), *v = b64(val, strlen(val));
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/kv/txn", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j =
+		!k || !v ? no_memory(e, &rc)
+			 : post_fmt(e, "/v3/kv/txn", &rc,
+				    "{\"compare\":[{\"key\":\"%s\",\"target\":\"CREATE\",\"result\":"
+				    "\"EQUAL\",\"create_revision\":\"0\"}],\"success\":[{\"request_put\":"
+				    "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%" PRId64 "\"}}],"
+				    "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+				    k, k, v, lease, k);
+	free(k);
+	free(v);
 	if (!j)
 		return rc;
 	const struct rf_json *s = rf_json_get(j, "succeeded");
@@ -489,17 +516,15 @@ int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t 
 
 int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev)
 {
-	struct rf_buf b;
-	rf_buf_init(&b, 2048);
-	rf_buf_puts(&b, "{\"compare\":[{");
-	put_b64(&b, "key", key, strlen(key));
-	rf_buf_printf(&b, ",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"%" PRId64
-			  "\"}],\"success\":[{\"request_delete_range\":{", mod_rev);
-	put_b64(&b, "key", key, strlen(key));
-	rf_buf_puts(&b, "}}]}");
+	char *k = b64(key, strlen(key));
 	int rc = 0;
-	struct rf_json *j = post(e, "/v3/kv/txn", &b, &rc);
-	rf_buf_free(&b);
+	struct rf_json *j = !k ? no_memory(e, &rc)
+			       : post_fmt(e, "/v3/kv/txn", &rc,
+					  "{\"compare\":[{\"key\":\"%s\",\"target\":\"MOD\",\"result\":"
+					  "\"EQUAL\",\"mod_revision\":\"%" PRId64 "\"}],\"success\":[{"
+					  "\"request_delete_range\":{\"key\":\"%s\"}}]}",
+					  k, mod_rev, k);
+	free(k);
 	if (!j)
 		return rc;
 	const struct rf_json *s = rf_json_get(j, "succeeded");
@@ -510,23 +535,17 @@ int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev)
 
 int cl_etcd_has_leader(struct cl_etcd *e)
 {
-	struct rf_buf b;
-	rf_buf_init(&b, 16);
-	rf_buf_puts(&b, "{}");
 	int answered = 0, rc = -ECONNREFUSED;
 	for (unsigned i = 0; i < e->n_urls; i++) {
-		struct rf_json *j = post_one(e, i, "/v3/maintenance/status", b.p, &rc);
+		struct rf_json *j = post_one(e, i, "/v3/maintenance/status", "{}", &rc);
 		if (!j)
 			continue;
 		answered = 1;
 		int64_t leader = get_i64(j, "leader", 0);
 		rf_json_free(j);
-		if (leader) {
-			rf_buf_free(&b);
+		if (leader)
 			return 1;
-		}
 	}
-	rf_buf_free(&b);
 	if (answered)
 		set_err(e, "etcd: members answer but none has a leader (quorum lost)");
 	return answered ? 0 : rc;
@@ -581,23 +600,21 @@ struct cl_watch *cl_watch_start(struct cl_etcd *e, const char *prefix, int64_t f
 		return NULL;
 	prefix_end(prefix, end, sizeof(end));
 	struct cl_watch *w = calloc(1, sizeof(*w));
-	struct rf_buf b;
-	rf_buf_init(&b, 2048);
-	rf_buf_puts(&b, "{\"create_request\":{");
-	put_b64(&b, "key", prefix, strlen(prefix));
-	rf_buf_puts(&b, ",");
-	put_b64(&b, "range_end", end, strlen(end));
-	if (from_rev)
-		rf_buf_printf(&b, ",\"start_revision\":\"%" PRId64 "\"", from_rev);
-	rf_buf_puts(&b, "}}");
-	if (!w || b.full || !(w->body = strdup(b.p)) || !(w->multi = curl_multi_init()) ||
-	    !(w->curl = curl_easy_init())) {
+	char *k = b64(prefix, strlen(prefix)), *r = b64(end, strlen(end));
+	int rc = 0;
+	/* start_revision "0": from now on, as when it is left out */
+	if (w && k && r)
+		w->body = body_fmt(e, &rc,
+				   "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\","
+				   "\"start_revision\":\"%" PRId64 "\"}}",
+				   k, r, from_rev);
+	free(k);
+	free(r);
+	if (!w || !w->body || !(w->multi = curl_multi_init()) || !(w->curl = curl_easy_init())) {
 		set_err(e, "out of memory for an etcd watch");
-		rf_buf_free(&b);
 		cl_watch_stop(w);
 		return NULL;
 	}
-	rf_buf_free(&b);
 	rf_buf_init(&w->line, 1u << 20);
 	char url[256];
 	snprintf(url, sizeof(url), "%s/v3/watch", e->urls[e->cur]);

@@ -22,6 +22,7 @@
 #define CL_ETCD_MAX_URLS 8
 #define CL_ETCD_MAX_VALUE 65536 /* longer values under our prefix are ignored (counted) */
 #define CL_ETCD_MAX_KVS 4096    /* entries one range call returns at most */
+#define CL_ETCD_MAX_BODY (4u * CL_ETCD_MAX_VALUE) /* bytes of one request body: a value in base64 and more */
 #define CL_ETCD_MAX_REPLY (16u << 20) /* bytes of one answer (RF_JSON_MAX_LEN); longer: the
 				       * call fails with the endpoint named */
 

@@ -55,9 +55,16 @@ void ofb_live_init(struct ofb_live *l);
 
 enum ofb_mode { OFB_THROUGHPUT, OFB_LATENCY, OFB_RATE };
 
+#define OFB_MAX_MORE 7 /* controllers past the first */
+
 struct ofb_opts {
-	const char *host;
+	const char *host; /* the (first) controller */
 	uint16_t port;
+	/* further controllers (--controller A,B,..): switch i connects to controller
+	 * i % (1 + n_more), controller 0 being host:port */
+	unsigned n_more;
+	const char *more_host[OFB_MAX_MORE];
+	uint16_t more_port[OFB_MAX_MORE];
 	enum ofb_mode mode;
 	unsigned switches; /* -s: emulated switches (connections) */
 	unsigned macs;     /* -M: distinct source MACs per switch */

@@ -429,40 +429,51 @@ static void fill_windows(struct gen *g, uint64_t now)
 	}
 }
 
+/* A connected socket to controller k of o (0 = host:port), or -errno with g->err. */
+static int connect_ctl(struct gen *g, unsigned k)
+{
+	const struct ofb_opts *o = g->o;
+	const char *host = k ? o->more_host[k - 1] : o->host;
+	uint16_t p = k ? o->more_port[k - 1] : o->port;
+	char port[8];
+	snprintf(port, sizeof(port), "%u", p);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+	int rc = getaddrinfo(host, port, &hints, &ai);
+	if (rc)
+		return fail(g, -EINVAL, "cannot resolve controller host %s: %s", host,
+			    gai_strerror(rc));
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Bounds a blocking connect to an unreachable host (Linux applies the send
+	 * timeout to connect); later I/O is non-blocking anyway. */
+	struct timeval tmo = {.tv_sec = 3};
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		snprintf(g->err, g->errlen, "cannot connect to %s:%u: %s; is the controller "
+			 "listening there?", host, p, strerror(e));
+		return -e;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
 static int connect_all(struct gen *g)
 {
 	const struct ofb_opts *o = g->o;
-	char port[8];
-	snprintf(port, sizeof(port), "%u", o->port);
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
-	int rc = getaddrinfo(o->host, port, &hints, &ai);
-	if (rc)
-		return fail(g, -EINVAL, "cannot resolve controller host %s: %s", o->host,
-			    gai_strerror(rc));
 	for (unsigned i = 0; i < o->switches; i++) {
 		struct sw *s = &g->sw[i];
-		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		/* Bounds a blocking connect to an unreachable host (Linux applies the send
-		 * timeout to connect); later I/O is non-blocking anyway. */
-		struct timeval tmo = {.tv_sec = 3};
-		if (fd >= 0)
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
-		if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			freeaddrinfo(ai);
-			snprintf(g->err, g->errlen, "cannot connect to %s:%u: %s; is the controller "
-				 "listening there?", o->host, o->port, strerror(e));
-			return -e;
-		}
+		int fd = connect_ctl(g, i % (1 + o->n_more));
+		if (fd < 0)
+			return fd;
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		s->c.fd = -1;
-		if (ofb_conn_init(&s->c, fd) < 0) {
-			freeaddrinfo(ai);
+		if (ofb_conn_init(&s->c, fd) < 0)
 			return fail(g, -ENOMEM, "out of memory for connection buffers%s%s", "", "");
-		}
 		s->idx = i;
 		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
 		epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev);
@@ -477,7 +488,6 @@ static int connect_all(struct gen *g)
 		 * it has just accepted for our HELLO, so a late one waits for its 1 s timeout. */
 		ofb_conn_flush(&s->c);
 	}
-	freeaddrinfo(ai);
 	return 0;
 }
 

@@ -31,7 +31,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringflow-ofbench --controller HOST:PORT [options]   (load generator)\n"
+		"usage: ringflow-ofbench --controller HOST:PORT[,HOST:PORT...] [options]   (load generator;\n"
+		"       several controllers: switch i connects to the (i mod n)-th, e.g. cluster members)\n"
 		"       ringflow-ofbench --responder --listen HOST:PORT [-t S: stop after S s] [--busy] [--cpu N]\n"
 		"                        [--mlock] [--rt]\n"
 		"  --mode throughput|latency|rate  (default throughput)\n"
@@ -64,6 +65,35 @@ static int split_hostport(const char *s, char *host, size_t hl, uint16_t *port)
 		return -1;
 	*port = (uint16_t)p;
 	return 0;
+}
+
+/* --controller A[,B...]: the first into host and o->port, the others into more and
+ * o->more_*. 0, or -1 when missing, malformed or too many. */
+static int split_controllers(const char *list, char *host, char (*more)[256],
+			     struct ofb_opts *o)
+{
+	if (!list)
+		return -1;
+	o->n_more = 0;
+	for (unsigned k = 0;; k++) {
+		const char *comma = strchr(list, ',');
+		size_t n = comma ? (size_t)(comma - list) : strlen(list);
+		char one[300];
+		if (n >= sizeof(one) || k > OFB_MAX_MORE)
+			return -1;
+		memcpy(one, list, n);
+		one[n] = '\0';
+		if (k == 0 ? split_hostport(one, host, 256, &o->port)
+			   : split_hostport(one, more[k - 1], 256, &o->more_port[k - 1]))
+			return -1;
+		if (k) {
+			o->more_host[k - 1] = more[k - 1];
+			o->n_more = k;
+		}
+		if (!comma)
+			return 0;
+		list = comma + 1;
+	}
 }
 
 /* Steal and total jiffies over all CPUs (/proc/stat); 0/0 if unreadable. */
@@ -319,10 +349,12 @@ int main(int argc, char **argv)
 	}
 	setup_env(want_mlock, want_rt, &env);
 	char host[256];
+	static char more[OFB_MAX_MORE][256];
 	if (responder ? !listen_at || split_hostport(listen_at, host, sizeof(host), &o.port)
-		      : !controller || split_hostport(controller, host, sizeof(host), &o.port)) {
+		      : split_controllers(controller, host, more, &o) < 0) {
 		fprintf(stderr, responder ? "ringflow-ofbench: --responder needs --listen IPV4:PORT (e.g. 127.0.0.1:6653)\n"
-					  : "ringflow-ofbench: --controller HOST:PORT is required (e.g. 127.0.0.1:6653); see --help\n");
+					  : "ringflow-ofbench: --controller HOST:PORT[,HOST:PORT...] (at most %d) is required (e.g. 127.0.0.1:6653); see --help\n",
+			1 + OFB_MAX_MORE);
 		return 2;
 	}
 	/* The control socket and --metrics (docs/observing.md): the live counters. */
