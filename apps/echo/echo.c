@@ -87,17 +87,25 @@ static void usage(FILE *out)
 	rf_io_print_usage(out);
 }
 
+/* The shared option parser (runtime.h): decimal only, one line on a bad value. */
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
-		fprintf(stderr, "ringflow-echo: %s %s: must be an integer in %u..%u\n", opt, v, lo, hi);
-		return -1;
-	}
-	*out = (unsigned)x;
-	return 0;
+	char err[160];
+	if (rf_opt_uint(opt, v, lo, hi, out, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "ringflow-echo: %s\n", err);
+	return -1;
+}
+
+/* --cores (check) and --metrics (check) through the shared parser. */
+static int check_opt(int (*check)(const char *, const char *, char *, size_t), const char *opt,
+		     const char *v)
+{
+	char err[200];
+	if (check(opt, v, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "ringflow-echo: %s\n", err);
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -120,7 +128,11 @@ int main(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "b:c:i:s:n:B:jhKXM:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'b': spec = optarg; break;
-		case 'c': rc.cores = optarg; break;
+		case 'c':
+			if (check_opt(rf_opt_cores, "--cores", optarg))
+				return 2;
+			rc.cores = optarg;
+			break;
 		case 'i':
 			if (rf_idle_parse(optarg, &rc.idle) != 0) {
 				fprintf(stderr, "ringflow-echo: --idle %s: use busy or adaptive\n", optarg);
@@ -148,7 +160,11 @@ int main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'K': sink = sink ? sink : 1; break;
 		case 'X': sink = 2; break;
-		case 'M': metrics = optarg; break;
+		case 'M':
+			if (check_opt(rf_opt_metrics, "--metrics", optarg))
+				return 2;
+			metrics = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-echo: bad arguments: see ringflow-echo --help\n");

@@ -156,17 +156,25 @@ static void usage(FILE *out)
 	rf_io_print_usage(out);
 }
 
+/* The shared option parser (runtime.h): decimal only, one line on a bad value. */
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
-		fprintf(stderr, "ringflow-l2fwd: %s %s: must be an integer in %u..%u\n", opt, v, lo, hi);
-		return -1;
-	}
-	*out = (unsigned)x;
-	return 0;
+	char err[160];
+	if (rf_opt_uint(opt, v, lo, hi, out, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "ringflow-l2fwd: %s\n", err);
+	return -1;
+}
+
+/* --cores (check) and --metrics (check) through the shared parser. */
+static int check_opt(int (*check)(const char *, const char *, char *, size_t), const char *opt,
+		     const char *v)
+{
+	char err[200];
+	if (check(opt, v, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "ringflow-l2fwd: %s\n", err);
+	return -1;
 }
 
 /* ---- placing units on pollers (see the file comment) ----------------------------------- */
@@ -291,7 +299,11 @@ int main(int argc, char **argv)
 			}
 			specs[f.nports++] = optarg;
 			break;
-		case 'c': rc.cores = optarg; break;
+		case 'c':
+			if (check_opt(rf_opt_cores, "--cores", optarg))
+				return 2;
+			rc.cores = optarg;
+			break;
 		case 'm': mac_rewrite = true; break;
 		case 's': {
 			char *end;
@@ -317,7 +329,11 @@ int main(int argc, char **argv)
 			if (parse_uint("--buffers", optarg, 256, 1u << 22, &nbufs))
 				return 2;
 			break;
-		case 'M': metrics = optarg; break;
+		case 'M':
+			if (check_opt(rf_opt_metrics, "--metrics", optarg))
+				return 2;
+			metrics = optarg;
+			break;
 		case 'O': offload = true; break;
 		case 'h': usage(stdout); return 0;
 		default:

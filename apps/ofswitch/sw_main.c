@@ -118,14 +118,32 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'c': rc.cores = optarg; break;
+		case 'c':
+			{
+				char err[200];
+				if (rf_opt_cores("--cores", optarg, err, sizeof(err))) {
+					fprintf(stderr, "ringflow-switch: %s\n", err);
+					return 2;
+				}
+			}
+			rc.cores = optarg;
+			break;
 		case 'i':
 			if (rf_idle_parse(optarg, &rc.idle) != 0) {
 				fprintf(stderr, "ringflow-switch: --idle %s: use busy or adaptive\n", optarg);
 				return 2;
 			}
 			break;
-		case 'M': metrics = optarg; break;
+		case 'M':
+			{
+				char err[200];
+				if (rf_opt_metrics("--metrics", optarg, err, sizeof(err))) {
+					fprintf(stderr, "ringflow-switch: %s\n", err);
+					return 2;
+				}
+			}
+			metrics = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");

@@ -13,6 +13,7 @@
 
 #include <ringflow/io.h>
 #include <ringflow/qsbr.h>
+#include <ringflow/runtime.h>
 
 #include "cl_roles.h"
 #include "ofc.h"
@@ -135,10 +136,28 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'L': listen_at = optarg; break;
-		case 'c': cores = optarg; break;
+		case 'c':
+			{
+				char err[200];
+				if (rf_opt_cores("--cores", optarg, err, sizeof(err))) {
+					fprintf(stderr, "ringflow-controller: %s\n", err);
+					return 2;
+				}
+			}
+			cores = optarg;
+			break;
 		case 'a': app = optarg; break;
 		case 'r': rest_at = optarg; break;
-		case 'X': metrics = optarg; break;
+		case 'X':
+			{
+				char err[200];
+				if (rf_opt_metrics("--metrics", optarg, err, sizeof(err))) {
+					fprintf(stderr, "ringflow-controller: %s\n", err);
+					return 2;
+				}
+			}
+			metrics = optarg;
+			break;
 		case 'T': rest_token = optarg; break;
 		case 'i':
 			if (rf_idle_parse(optarg, &cfg.idle) != 0) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <ringflow/ctl.h>
+#include <ringflow/runtime.h>
 #include <ringflow/stats.h>
 
 #include "of.h"
@@ -307,7 +308,16 @@ int main(int argc, char **argv)
 		case O_BUSY: busy = true; break;
 		case O_MLOCK: want_mlock = true; break;
 		case O_RT: want_rt = true; break;
-		case O_METRICS: metrics = optarg; break;
+		case O_METRICS:
+			{
+				char err[200];
+				if (rf_opt_metrics("--metrics", optarg, err, sizeof(err))) {
+					fprintf(stderr, "ringflow-ofbench: %s\n", err);
+					return 2;
+				}
+			}
+			metrics = optarg;
+			break;
 		case O_HELP: case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
