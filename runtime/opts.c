@@ -6,24 +6,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <ringflow/runtime.h>
 
-static int opt_err(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int opt_err(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	if (err && len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "runtime_pvt.h"
 
 /* Digits only into *x; false when v is empty, has another character or overflows. */
 static bool decimal(const char *v, uint64_t *x, bool *overflow)
@@ -53,13 +41,13 @@ int rf_opt_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_
 	if (!opt)
 		opt = "option";
 	if (!v)
-		return opt_err(err, len, -EINVAL, "%s: needs a value (a decimal integer in %llu..%llu)",
+		return rf_runtime_err(err, len, -EINVAL, "%s: needs a value (a decimal integer in %llu..%llu)",
 			       opt, (unsigned long long)lo, (unsigned long long)hi);
 	if (!decimal(v, &x, &over))
-		return opt_err(err, len, -EINVAL, "%s %s: not a decimal integer: give %llu..%llu",
+		return rf_runtime_err(err, len, -EINVAL, "%s %s: not a decimal integer: give %llu..%llu",
 			       opt, v, (unsigned long long)lo, (unsigned long long)hi);
 	if (over || x < lo || x > hi)
-		return opt_err(err, len, -ERANGE, "%s %s: not in %llu..%llu", opt, v,
+		return rf_runtime_err(err, len, -ERANGE, "%s %s: not in %llu..%llu", opt, v,
 			       (unsigned long long)lo, (unsigned long long)hi);
 	*out = x;
 	return 0;
@@ -82,9 +70,9 @@ int rf_opt_cores(const char *opt, const char *v, char *err, size_t len)
 	if (!opt)
 		opt = "--cores";
 	if (!v)
-		return opt_err(err, len, -EINVAL, "%s: needs a CPU list, e.g. 0,1 or 0-3 or 0x3", opt);
+		return rf_runtime_err(err, len, -EINVAL, "%s: needs a CPU list, e.g. 0,1 or 0-3 or 0x3", opt);
 	if (rf_cpulist_parse(v, cpus, RF_RUNTIME_MAX_CORES, why, sizeof(why)) < 0)
-		return opt_err(err, len, -EINVAL, "%s %s: %s", opt, v, why);
+		return rf_runtime_err(err, len, -EINVAL, "%s %s: %s", opt, v, why);
 	return 0;
 }
 
@@ -94,25 +82,25 @@ int rf_opt_metrics(const char *opt, const char *v, char *err, size_t len)
 		opt = "--metrics";
 	const char *colon = v ? strrchr(v, ':') : NULL;
 	if (!colon || colon == v)
-		return opt_err(err, len, -EINVAL, "%s %s: use IP:PORT, e.g. 127.0.0.1:9100", opt,
+		return rf_runtime_err(err, len, -EINVAL, "%s %s: use IP:PORT, e.g. 127.0.0.1:9100", opt,
 			       v ? v : "");
 	char host[INET6_ADDRSTRLEN + 2];
 	size_t hl = (size_t)(colon - v);
 	uint64_t port;
 	bool over;
 	if (!decimal(colon + 1, &port, &over) || over || port > 65535)
-		return opt_err(err, len, -EINVAL, "%s %s: the port must be a decimal 0..65535", opt, v);
+		return rf_runtime_err(err, len, -EINVAL, "%s %s: the port must be a decimal 0..65535", opt, v);
 	if (hl >= sizeof(host))
-		return opt_err(err, len, -EINVAL, "%s %s: bad address", opt, v);
+		return rf_runtime_err(err, len, -EINVAL, "%s %s: bad address", opt, v);
 	memcpy(host, v, hl);
 	host[hl] = '\0';
 	unsigned char a[16];
 	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
 		host[hl - 1] = '\0';
 		if (inet_pton(AF_INET6, host + 1, a) != 1)
-			return opt_err(err, len, -EINVAL, "%s %s: bad IPv6 address", opt, v);
+			return rf_runtime_err(err, len, -EINVAL, "%s %s: bad IPv6 address", opt, v);
 	} else if (inet_pton(AF_INET, host, a) != 1) {
-		return opt_err(err, len, -EINVAL, "%s %s: bad IPv4 address (IPv6: [ADDR]:PORT)", opt, v);
+		return rf_runtime_err(err, len, -EINVAL, "%s %s: bad IPv4 address (IPv6: [ADDR]:PORT)", opt, v);
 	}
 	return 0;
 }

@@ -87,25 +87,11 @@ static void usage(FILE *out)
 	rf_io_print_usage(out);
 }
 
-/* The shared option parser (runtime.h): decimal only, one line on a bad value. */
-static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
 {
-	char err[160];
-	if (rf_opt_uint(opt, v, lo, hi, out, err, sizeof(err)) == 0)
-		return 0;
 	fprintf(stderr, "ringflow-echo: %s\n", err);
-	return -1;
-}
-
-/* --cores (check) and --metrics (check) through the shared parser. */
-static int check_opt(int (*check)(const char *, const char *, char *, size_t), const char *opt,
-		     const char *v)
-{
-	char err[200];
-	if (check(opt, v, err, sizeof(err)) == 0)
-		return 0;
-	fprintf(stderr, "ringflow-echo: %s\n", err);
-	return -1;
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -119,6 +105,7 @@ int main(int argc, char **argv)
 		{"metrics", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0}};
 	const char *spec = NULL;
+	char err[512];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 16384;
 	bool json = false;
@@ -129,8 +116,8 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'b': spec = optarg; break;
 		case 'c':
-			if (check_opt(rf_opt_cores, "--cores", optarg))
-				return 2;
+			if (rf_opt_cores("--cores", optarg, err, sizeof(err)))
+				return bad_opt(err);
 			rc.cores = optarg;
 			break;
 		case 'i':
@@ -149,20 +136,20 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'n':
-			if (parse_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst))
-				return 2;
+			if (rf_opt_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'B':
 			/* at least one per-core cache (256, below) of buffers, or the pool is refused */
-			if (parse_uint("--buffers", optarg, 256, 1u << 24, &nbufs))
-				return 2;
+			if (rf_opt_uint("--buffers", optarg, 256, 1u << 24, &nbufs, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'j': json = true; break;
 		case 'K': sink = sink ? sink : 1; break;
 		case 'X': sink = 2; break;
 		case 'M':
-			if (check_opt(rf_opt_metrics, "--metrics", optarg))
-				return 2;
+			if (rf_opt_metrics("--metrics", optarg, err, sizeof(err)))
+				return bad_opt(err);
 			metrics = optarg;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -178,7 +165,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	char err[512];
 	struct rf_runtime *rt = rf_runtime_create(&rc, err, sizeof(err));
 	if (!rt) {
 		fprintf(stderr, "ringflow-echo: %s\n", err);

@@ -156,25 +156,11 @@ static void usage(FILE *out)
 	rf_io_print_usage(out);
 }
 
-/* The shared option parser (runtime.h): decimal only, one line on a bad value. */
-static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
 {
-	char err[160];
-	if (rf_opt_uint(opt, v, lo, hi, out, err, sizeof(err)) == 0)
-		return 0;
 	fprintf(stderr, "ringflow-l2fwd: %s\n", err);
-	return -1;
-}
-
-/* --cores (check) and --metrics (check) through the shared parser. */
-static int check_opt(int (*check)(const char *, const char *, char *, size_t), const char *opt,
-		     const char *v)
-{
-	char err[200];
-	if (check(opt, v, err, sizeof(err)) == 0)
-		return 0;
-	fprintf(stderr, "ringflow-l2fwd: %s\n", err);
-	return -1;
+	return 2;
 }
 
 /* ---- placing units on pollers (see the file comment) ----------------------------------- */
@@ -283,6 +269,7 @@ int main(int argc, char **argv)
 		{"offload", no_argument, NULL, 'O'},     {NULL, 0, NULL, 0}};
 	static struct l2f f; /* large: not on the stack */
 	const char *specs[L2F_MAX_PORTS];
+	char err[512];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 8192;
 	bool mac_rewrite = false, offload = false;
@@ -300,8 +287,8 @@ int main(int argc, char **argv)
 			specs[f.nports++] = optarg;
 			break;
 		case 'c':
-			if (check_opt(rf_opt_cores, "--cores", optarg))
-				return 2;
+			if (rf_opt_cores("--cores", optarg, err, sizeof(err)))
+				return bad_opt(err);
 			rc.cores = optarg;
 			break;
 		case 'm': mac_rewrite = true; break;
@@ -322,16 +309,16 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'n':
-			if (parse_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst))
-				return 2;
+			if (rf_opt_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'B':
-			if (parse_uint("--buffers", optarg, 256, 1u << 22, &nbufs))
-				return 2;
+			if (rf_opt_uint("--buffers", optarg, 256, 1u << 22, &nbufs, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'M':
-			if (check_opt(rf_opt_metrics, "--metrics", optarg))
-				return 2;
+			if (rf_opt_metrics("--metrics", optarg, err, sizeof(err)))
+				return bad_opt(err);
 			metrics = optarg;
 			break;
 		case 'O': offload = true; break;
@@ -350,7 +337,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	char err[512];
 	int status = 1;
 	struct rf_pktbuf_pool *pool = NULL;
 	struct rf_ctl *ctl = NULL;

@@ -102,6 +102,13 @@ static int fit_fd_limit(struct ofc_limits *lim, bool rest)
 	return 0;
 }
 
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
+{
+	fprintf(stderr, "ringflow-controller: %s\n", err);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
@@ -109,6 +116,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
 	unsigned max_macs = 1u << 20, ring = OFC_RING_SIZE;
 	const char *metrics = NULL;
+	char opt_err[200];
 	struct ofc_limits lim = OFC_LIMITS_DEFAULT;
 	unsigned macs_per_switch = 0, mac_age_s = 300; /* 0: the default */
 	unsigned long v;
@@ -137,25 +145,15 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'L': listen_at = optarg; break;
 		case 'c':
-			{
-				char err[200];
-				if (rf_opt_cores("--cores", optarg, err, sizeof(err))) {
-					fprintf(stderr, "ringflow-controller: %s\n", err);
-					return 2;
-				}
-			}
+			if (rf_opt_cores("--cores", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
 			cores = optarg;
 			break;
 		case 'a': app = optarg; break;
 		case 'r': rest_at = optarg; break;
 		case 'X':
-			{
-				char err[200];
-				if (rf_opt_metrics("--metrics", optarg, err, sizeof(err))) {
-					fprintf(stderr, "ringflow-controller: %s\n", err);
-					return 2;
-				}
-			}
+			if (rf_opt_metrics("--metrics", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
 			metrics = optarg;
 			break;
 		case 'T': rest_token = optarg; break;
