@@ -13,6 +13,19 @@
 
 #include "runtime_pvt.h"
 
+/* rc, after making err one printable line: the value it quotes is the user's and may hold a
+ * newline or another control character. */
+static int tidy(char *err, size_t len, int rc)
+{
+	for (size_t i = 0; err && i < len && err[i]; i++)
+		if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f)
+			err[i] = '?';
+	return rc;
+}
+
+/* One line into err (rf_runtime_err, made printable by tidy), returning rc. */
+#define FAIL(rc, ...) tidy(err, len, rf_runtime_err(err, len, rc, __VA_ARGS__))
+
 /* Digits only into *x; false when v is empty, has another character or overflows. */
 static bool decimal(const char *v, uint64_t *x, bool *overflow)
 {
@@ -41,14 +54,14 @@ int rf_opt_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_
 	if (!opt)
 		opt = "option";
 	if (!v)
-		return rf_runtime_err(err, len, -EINVAL, "%s: needs a value (a decimal integer in %llu..%llu)",
-			       opt, (unsigned long long)lo, (unsigned long long)hi);
+		return FAIL(-EINVAL, "%s: needs a value (a decimal integer in %llu..%llu)",
+		    opt, (unsigned long long)lo, (unsigned long long)hi);
 	if (!decimal(v, &x, &over))
-		return rf_runtime_err(err, len, -EINVAL, "%s %s: not a decimal integer: give %llu..%llu",
-			       opt, v, (unsigned long long)lo, (unsigned long long)hi);
+		return FAIL(-EINVAL, "%s %s: not a decimal integer: give %llu..%llu",
+		    opt, v, (unsigned long long)lo, (unsigned long long)hi);
 	if (over || x < lo || x > hi)
-		return rf_runtime_err(err, len, -ERANGE, "%s %s: not in %llu..%llu", opt, v,
-			       (unsigned long long)lo, (unsigned long long)hi);
+		return FAIL(-ERANGE, "%s %s: not in %llu..%llu", opt, v,
+		    (unsigned long long)lo, (unsigned long long)hi);
 	*out = x;
 	return 0;
 }
@@ -70,9 +83,9 @@ int rf_opt_cores(const char *opt, const char *v, char *err, size_t len)
 	if (!opt)
 		opt = "--cores";
 	if (!v)
-		return rf_runtime_err(err, len, -EINVAL, "%s: needs a CPU list, e.g. 0,1 or 0-3 or 0x3", opt);
+		return FAIL(-EINVAL, "%s: needs a CPU list, e.g. 0,1 or 0-3 or 0x3", opt);
 	if (rf_cpulist_parse(v, cpus, RF_RUNTIME_MAX_CORES, why, sizeof(why)) < 0)
-		return rf_runtime_err(err, len, -EINVAL, "%s %s: %s", opt, v, why);
+		return FAIL(-EINVAL, "%s %s: %s", opt, v, why);
 	return 0;
 }
 
@@ -82,25 +95,25 @@ int rf_opt_metrics(const char *opt, const char *v, char *err, size_t len)
 		opt = "--metrics";
 	const char *colon = v ? strrchr(v, ':') : NULL;
 	if (!colon || colon == v)
-		return rf_runtime_err(err, len, -EINVAL, "%s %s: use IP:PORT, e.g. 127.0.0.1:9100", opt,
-			       v ? v : "");
+		return FAIL(-EINVAL, "%s %s: use IP:PORT, e.g. 127.0.0.1:9100", opt,
+		    v ? v : "");
 	char host[INET6_ADDRSTRLEN + 2];
 	size_t hl = (size_t)(colon - v);
 	uint64_t port;
 	bool over;
 	if (!decimal(colon + 1, &port, &over) || over || port > 65535)
-		return rf_runtime_err(err, len, -EINVAL, "%s %s: the port must be a decimal 0..65535", opt, v);
+		return FAIL(-EINVAL, "%s %s: the port must be a decimal 0..65535", opt, v);
 	if (hl >= sizeof(host))
-		return rf_runtime_err(err, len, -EINVAL, "%s %s: bad address", opt, v);
+		return FAIL(-EINVAL, "%s %s: bad address", opt, v);
 	memcpy(host, v, hl);
 	host[hl] = '\0';
 	unsigned char a[16];
 	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
 		host[hl - 1] = '\0';
 		if (inet_pton(AF_INET6, host + 1, a) != 1)
-			return rf_runtime_err(err, len, -EINVAL, "%s %s: bad IPv6 address", opt, v);
+			return FAIL(-EINVAL, "%s %s: bad IPv6 address", opt, v);
 	} else if (inet_pton(AF_INET, host, a) != 1) {
-		return rf_runtime_err(err, len, -EINVAL, "%s %s: bad IPv4 address (IPv6: [ADDR]:PORT)", opt, v);
+		return FAIL(-EINVAL, "%s %s: bad IPv4 address (IPv6: [ADDR]:PORT)", opt, v);
 	}
 	return 0;
 }

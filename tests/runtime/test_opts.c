@@ -73,6 +73,18 @@ Test(opts, error_text_is_cut_to_the_buffer)
 	cr_assert_eq(rf_opt_uint("--buffers", "abc", 1, 2, &x, NULL, 0), -EINVAL, "err optional");
 }
 
+Test(opts, a_value_with_a_newline_still_gives_one_line)
+{
+	char err[200];
+	unsigned x;
+	cr_assert_eq(rf_opt_uint("--burst", "1\n2", 1, 256, &x, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "--burst 1?2: not a decimal integer: give 1..256");
+	cr_assert_eq(rf_opt_cores("--cores", "0\n", err, sizeof(err)), -EINVAL);
+	cr_assert_null(strchr(err, '\n'), "%s", err);
+	cr_assert_eq(rf_opt_metrics("--metrics", "\x1b[2J:1", err, sizeof(err)), -EINVAL);
+	cr_assert_null(strchr(err, 0x1b), "%s", err);
+}
+
 Test(opts, cores)
 {
 	char err[200];
