@@ -8,7 +8,8 @@
  *   injector a0 ==veth== a1 [port A] --the test's ports--> [port B] b1 ==veth== b0 capture
  *
  * Interface names carry a per-file tag and the PID, so runs can go in parallel. Test files
- * only (it asserts and skips with Criterion).
+ * only (it asserts and skips with Criterion). bed_sh (a formatted shell command) serves
+ * tests/bypass_bed.h too.
  */
 #ifndef RINGFLOW_TEST_VETH_BED_H
 #define RINGFLOW_TEST_VETH_BED_H
@@ -38,8 +39,8 @@ struct veth_bed {
 #define VETH_BED_INIT {.sa = -1, .sb = -1}
 
 /* Runs a shell command made from fmt; its exit status as system() gives it. */
-static int bed_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
-static int bed_sh(const char *fmt, ...)
+static inline int bed_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int bed_sh(const char *fmt, ...)
 {
 	char cmd[768];
 	va_list ap;
