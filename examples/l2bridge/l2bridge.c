@@ -294,7 +294,7 @@ int main(int argc, char **argv)
 	const char *spec[MAX_PORTS], *cores = "0,1";
 	unsigned nports = 0;
 	unsigned age_ms = 300000;
-	char err[200];
+	char err[256];
 	int bad = 0; /* options through the library's parser: decimal only, one line on error */
 	for (int i = 1; i < argc && !bad; i++) {
 		if (i + 1 == argc)
@@ -317,7 +317,6 @@ int main(int argc, char **argv)
 		return usage();
 
 	static struct bridge br; /* large (per-poller counters): not on the stack */
-	char err[256];
 	int rc = 1;
 	struct rf_ctl *ctl = NULL;
 	struct rf_runtime_config rcfg = {.cores = cores, .idle = RF_IDLE_ADAPTIVE};

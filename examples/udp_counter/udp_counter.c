@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	const char *listen = NULL, *cores = "0,1";
 	uint64_t exit_after = 0;
 	unsigned max_sources = 65536;
-	char err[200];
+	char err[256], spec[128];
 	int bad = 0; /* options through the library's parser: decimal only, one line on error */
 	for (int i = 1; i < argc && !bad; i++) {
 		if (i + 1 == argc)
@@ -242,7 +242,6 @@ int main(int argc, char **argv)
 	if (!listen)
 		return usage();
 
-	char err[256], spec[128];
 	struct app a = {.exit_after = exit_after};
 	struct rf_runtime_config rc = {.cores = cores, .idle = RF_IDLE_ADAPTIVE};
 	a.rt = rf_runtime_create(&rc, err, sizeof(err));
