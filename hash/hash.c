@@ -79,6 +79,7 @@
 #include <ringflow/hash.h>
 #include <ringflow/log.h>
 #include <ringflow/mempool.h>
+#include <ringflow/qsbr.h>
 
 #include <sched.h>
 #include <stdio.h>
@@ -87,6 +88,15 @@
 #include <sys/mman.h>
 
 #include <urcu-qsbr.h>
+
+/* Debug builds (RF_DEBUG_CHECKS): every lookup and write checks that its thread is a
+ * registered, online QSBR reader (qsbr.h rule 1), so a forgotten rf_qsbr_register aborts
+ * with one line naming the call instead of reading freed memory later. */
+#ifdef RF_DEBUG_CHECKS
+#define READER_CHECK(call) rf_qsbr_assert_reader(call)
+#else
+#define READER_CHECK(call) ((void)0)
+#endif
 
 #define SLOTS 3                           /* per 64-byte bucket */
 #define OVF_SHIFT 51                      /* meta bits 51-60: keys whose probe passed here */
@@ -184,6 +194,7 @@ struct gp_batch {
 	struct gp_batch *next;  /* on h->ready */
 	_Atomic uint64_t n;     /* entry numbers taken (past BATCH_MAX: closed) */
 	uint64_t valid;         /* entries in it, set by the thread that closes it */
+	bool counted;           /* holds a QSBR defer reservation (batch_close) */
 	struct dead e[BATCH_MAX];
 };
 
@@ -337,6 +348,7 @@ static inline void *probe(struct rf_hash *h, struct table *t, uint64_t hv, const
 void *rf_hash_lookup(const struct rf_hash *ch, const void *key)
 {
 	struct rf_hash *h = (struct rf_hash *)ch;
+	READER_CHECK("rf_hash_lookup");
 	uint64_t hv = hash_key(h, key);
 	/* acquire: pairs with the release CAS that published the table (its buckets). */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_acquire);
@@ -349,6 +361,7 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 			     void **values)
 {
 	struct rf_hash *h = (struct rf_hash *)ch;
+	READER_CHECK("rf_hash_lookup_bulk");
 	unsigned hits = 0;
 	uint64_t hv[BULK];
 	for (unsigned base = 0; base < n; base += BULK) {
@@ -429,11 +442,13 @@ static void table_destroy(struct table *t)
 	free(t);
 }
 
-/* call_rcu callback: a replaced table, one grace period after it was unpublished. */
+/* call_rcu callback: a replaced table, one grace period after it was unpublished. Its
+ * retirement was reserved against the QSBR defer limit when its successor was made (grow). */
 static void table_reclaim(struct rcu_head *head)
 {
 	rf_qsbr_reclaim_begin(); /* TSan: before the first access to the old table */
 	table_destroy((struct table *)((char *)head - offsetof(struct table, rcu)));
+	rf_qsbr_defer_release();
 	rf_qsbr_retire_note();   /* TSan: rf_hash_free's barrier comes after this */
 }
 
@@ -595,6 +610,7 @@ static void batch_done(struct rcu_head *head)
 	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
 	struct gp_batch *b = (struct gp_batch *)head;
 	struct rf_hash *h = b->h;
+	bool counted = b->counted; /* read before b is handed on */
 	/* relaxed: the CAS decides. */
 	struct gp_batch *top = atomic_load_explicit(&h->ready, memory_order_relaxed);
 	do
@@ -604,6 +620,8 @@ static void batch_done(struct rcu_head *head)
 						      memory_order_relaxed));
 	/* relaxed: only a hint for when to start the next batch. */
 	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_relaxed);
+	if (counted)
+		rf_qsbr_defer_release();
 	rf_qsbr_retire_note();
 }
 
@@ -613,6 +631,10 @@ static void batch_done(struct rcu_head *head)
 static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 {
 	b->valid = valid;
+	/* Counted against the QSBR defer limit when there is room. Past it the batch goes on
+	 * uncounted: its dead slots are already in the table, and with no room left for a
+	 * replaced table (grow) no more can die than the table holds, so this stays bounded. */
+	b->counted = rf_qsbr_defer_reserve() == 0;
 	/* relaxed: only a hint for when to close a partial batch. */
 	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed);
 	rf_qsbr_retire_note();
@@ -801,21 +823,30 @@ static void grow_help(struct rf_hash *h, struct table *t)
 }
 
 /* Replaces t by a table of nb buckets (nb == its size: a rebuild that drops dead slots and
- * stuck counts). The caller is not counted in t. 0, or -ENOMEM (t stays as it is). */
+ * stuck counts). The caller is not counted in t. 0, -ENOMEM, or -EAGAIN when t's retirement
+ * would pass the QSBR defer limit (a stalled grace period: t stays as it is, and memory does
+ * not grow by a table per rebuild). */
 static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
 {
 	/* acquire: pairs with the CAS below by another grower. */
 	if (!atomic_load_explicit(&t->next, memory_order_acquire)) {
+		/* The winner's reservation is t's call_rcu (grow_help), released in table_reclaim. */
+		if (rf_qsbr_defer_reserve() != 0)
+			return -EAGAIN;
 		struct table *n = table_new(h, nb, t->gen + 1);
-		if (!n)
+		if (!n) {
+			rf_qsbr_defer_release();
 			return -ENOMEM;
+		}
 		struct table *exp = NULL;
 		/* release: pairs with grow_help's acquire: n's zeroed memory. acquire (failure):
 		 * nothing of the winner's table is read here, relaxed would do. */
 		if (!atomic_compare_exchange_strong_explicit(&t->next, &exp, n,
 							     memory_order_release,
-							     memory_order_relaxed))
+							     memory_order_relaxed)) {
 			table_destroy(n);
+			rf_qsbr_defer_release();
+		}
 	}
 	/* relaxed: FROZEN only stops new entries (their CAS fails); the waiting is on the
 	 * count, with acquire, in grow_help. */
@@ -1007,6 +1038,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	void *copy = NULL; /* long keys: our copy, made once */
 	unsigned growths = 0;
+	bool stalled = false; /* grow found no room under the QSBR defer limit */
 	for (;;) {
 		struct table *t = w_enter(h);
 		recycle(h, t);
@@ -1057,13 +1089,15 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 			if (keyed && growths < 8) {
 				uint64_t to = full || (entries(h) + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
 				growths++;
-				if (grow(h, t, to) == 0)
+				int g = grow(h, t, to);
+				if (g == 0)
 					continue;
-				growths = 8; /* no memory for a new table: use the free slots left */
+				growths = 8; /* no memory (or no room to retire t): use the free slots left */
+				stalled = g == -EAGAIN;
 				continue;
 			}
 			key_free(h, copy);
-			return -ENOSPC;
+			return stalled ? -EAGAIN : -ENOSPC;
 		}
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1, false);
 		struct slot *sl = slot_at(t, (uint64_t)at);
@@ -1149,6 +1183,7 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	void *copy = NULL;
 	unsigned growths = 0;
+	bool stalled = false; /* grow found no room under the QSBR defer limit */
 	for (;;) {
 		/* relaxed: only this writer publishes tables. */
 		struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
@@ -1186,12 +1221,15 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 			if (keyed && growths < 8) {
 				uint64_t to = full || (n + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
 				growths++;
-				if (grow(h, t, to) != 0)
-					growths = 8; /* no memory: use the free slots left */
+				int g = grow(h, t, to);
+				if (g != 0) {
+					growths = 8; /* no memory or no room to retire t: use */
+					stalled = g == -EAGAIN; /* the free slots left */
+				}
 				continue;
 			}
 			key_free(h, copy);
-			return -ENOSPC;
+			return stalled ? -EAGAIN : -ENOSPC;
 		}
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1, true);
 		struct slot *sl = slot_at(t, (uint64_t)at);
@@ -1235,6 +1273,7 @@ static int one_delete(struct rf_hash *h, const void *key, void **old)
 
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
 {
+	READER_CHECK("rf_hash_insert");
 	if (!h->one_writer)
 		return put(h, key, value, false, NULL);
 	if (!live(value))
@@ -1247,6 +1286,7 @@ int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
 
 int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old)
 {
+	READER_CHECK("rf_hash_upsert");
 	if (!h->one_writer)
 		return put(h, key, value, true, old);
 	if (!live(value))
@@ -1259,6 +1299,7 @@ int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old)
 
 int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 {
+	READER_CHECK("rf_hash_delete");
 	if (h->one_writer) {
 		one_enter(h, "rf_hash_delete");
 		int rc = one_delete(h, key, old);

@@ -31,298 +31,10 @@
  * the app wants it. With the defaults the EAL writes no files; its runtime directory is
  * removed right after init, so nothing is left in /var/run/dpdk even by a killed process.
  *
- * This file alone builds as gnu11 (DPDK headers need GNU extensions).
+ * The EAL is dpdk_eal.c, the shared mbuf pool dpdk_pool.c, what they share dpdk_pvt.h;
+ * these files build as gnu11 (DPDK headers need GNU extensions).
  */
-#include <dirent.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
-#include <errno.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <linux/capability.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <net/if.h>
-
-#include <rte_bus.h>
-#include <rte_dev.h>
-#include <rte_eal.h>
-#include <rte_errno.h>
-#include <rte_ether.h>
-#include <rte_ethdev.h>
-#include <rte_lcore.h>
-#include <rte_log.h>
-#include <rte_mbuf.h>
-
-#include <ringflow/log.h>
-#include <ringflow/pktbuf.h>
-
-#include "io/io_pvt.h"
-#include "io/net/net.h"
-
-#define DPDK_RING_SIZE 1024
-#define DPDK_NO_HUGE_MB "256"
-
-#define ETH_HDR 14u
-#define VLAN_HDR 4u
-
-/* Driver counters beyond rf_io_qstats (xstats), written by the queue's thread only. */
-struct dpdk_xst {
-	_Atomic uint64_t tx_copies, tx_no_neigh, tx_runt, tx_too_long, rx_runt, rx_multiseg;
-	_Atomic uint64_t rx_vlan_reinserted;
-};
-
-struct dpdk_queue {
-	RF_CACHE_ALIGNED struct rf_net_ctx net; /* own line: queues run on different cores */
-	struct rf_io_qstats st; /* written by this queue's thread only */
-	struct dpdk_xst xst;
-};
-
-struct dpdk_dev {
-	uint16_t port_id;
-	struct rte_mempool *mp;      /* the process's shared mbuf pool */
-	struct rf_pktbuf_pool *pool; /* the ext pool over mp (shared too) */
-	unsigned nq;
-	unsigned max_frame; /* frame mode: longest frame tx takes (MTU + Ethernet + VLAN) */
-	bool hotplugged;    /* vdev=: we probed it (and remove it at close); dev=: the EAL's */
-	int ns_fd;   /* the netns the device was opened in (net_af_xdp detaches its program there) */
-	int hold_fd; /* net_af_packet: kernel UDP socket on ip:port that keeps the kernel quiet */
-	int ctl_fd;  /* socket PMDs: an AF_INET socket in the iface's netns, for its link state */
-	char vdev[64];
-	char iface[IF_NAMESIZE];
-	struct dpdk_queue q[];
-};
-
-/* EAL state of the process: 0 never started, 1 ours, 3 the app's own, 2 cleaned up or
- * failed (DPDK cannot start it again). Open/close/init/fini take `lock`. */
-static int eal_state;
-static char eal_runtime_dir[256];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned ndevs; /* dpdk devices open */
-
-/* The process's one mbuf pool, shared by every dpdk device (users: devices using it). */
-static struct {
-	struct rte_mempool *mp;
-	struct rf_pktbuf_pool *pool;
-	unsigned users;
-} shared;
-
-
-static inline struct rf_pktbuf *pkt_of(struct rte_mbuf *m)
-{
-	return rte_mbuf_to_priv(m);
-}
-
-/* ---- the external pktbuf pool over the rte_mempool of mbufs ---------------------------- */
-
-static void pkt_bind(struct rf_pktbuf *b, struct rte_mbuf *m)
-{
-	b->buf_addr = m->buf_addr;
-	b->buf_len = m->buf_len;
-	b->drv = m;
-}
-
-static int ext_alloc(void *ctx, struct rf_pktbuf **b, unsigned n)
-{
-	struct rte_mbuf *m[RF_IO_MAX_BURST];
-	unsigned done = 0;
-
-	while (done < n) {
-		unsigned k = n - done < RF_IO_MAX_BURST ? n - done : RF_IO_MAX_BURST;
-		if (rte_pktmbuf_alloc_bulk(ctx, m, k) != 0) {
-			for (unsigned i = 0; i < done; i++)
-				rte_pktmbuf_free(b[i]->drv);
-			return -ENOBUFS;
-		}
-		for (unsigned i = 0; i < k; i++) {
-			b[done + i] = pkt_of(m[i]);
-			pkt_bind(b[done + i], m[i]);
-		}
-		done += k;
-	}
-	return 0;
-}
-
-static void ext_free(void *ctx, struct rf_pktbuf **b, unsigned n)
-{
-	(void)ctx;
-	for (unsigned i = 0; i < n; i++)
-		rte_pktmbuf_free(b[i]->drv);
-}
-
-static unsigned ext_avail(void *ctx)
-{
-	return rte_mempool_avail_count(ctx);
-}
-
-static const struct rf_pktbuf_pool_ops dpdk_pool_ops = {
-	.name = "dpdk",
-	.alloc_bulk = ext_alloc,
-	.free_bulk = ext_free,
-	.avail = ext_avail,
-};
-
-/* ---- EAL ------------------------------------------------------------------------------- */
-
-static unsigned free_hugepages_2m(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	unsigned n = 0;
-	if (f) {
-		if (fscanf(f, "%u", &n) != 1)
-			n = 0;
-		fclose(f);
-	}
-	return n;
-}
-
-/* Remove the EAL's runtime directory (one level of files), which rte_eal_cleanup leaves. */
-static void remove_runtime_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[512];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-/* After an EAL init that writes no files (--no-shconf / --in-memory, --no-telemetry), its
- * runtime directory is empty: remove it now, so even a killed process leaves nothing in
- * /var/run/dpdk. With the app's own arguments the EAL may use it: leave it until fini. */
-static void eal_started(int state)
-{
-	snprintf(eal_runtime_dir, sizeof(eal_runtime_dir), "%s", rte_eal_get_runtime_dir());
-	if (state == 1)
-		remove_runtime_dir(eal_runtime_dir);
-	eal_state = state;
-}
-
-static int eal_fail(int e, char *err, size_t len)
-{
-	eal_state = 2; /* a failed rte_eal_init cannot be retried either */
-	if (e == EACCES || e == EPERM)
-		return rf_io_err(err, len, "dpdk: EAL init refused (%s): run as root (or with "
-				 "CAP_NET_RAW, CAP_IPC_LOCK, CAP_SYS_ADMIN)", rte_strerror(e));
-	return rf_io_err(err, len, "dpdk: EAL init failed: %s", rte_strerror(e));
-}
-
-/* "0@(0,1)": lcore 0 on every CPU this thread may run on, so rte_eal_init leaves the
- * thread's affinity as the app set it. */
-static void lcores_arg(char *buf, size_t len)
-{
-	cpu_set_t cs;
-	size_t o = (size_t)snprintf(buf, len, "--lcores=0@(");
-	bool first = true;
-	if (sched_getaffinity(0, sizeof(cs), &cs) != 0) {
-		snprintf(buf, len, "--lcores=0");
-		return;
-	}
-	for (int c = 0; c < CPU_SETSIZE && o + 8 < len; c++)
-		if (CPU_ISSET(c, &cs)) {
-			o += (size_t)snprintf(buf + o, len - o, "%s%d", first ? "" : ",", c);
-			first = false;
-		}
-	snprintf(buf + o, len - o, ")");
-}
-
-/* The first open without rf_io_driver_init: ringflow's defaults (see the top). Lock held. */
-static int eal_start(char *err, size_t len)
-{
-	char prefix[32], lcores[512];
-	char *argv[16];
-	int argc = 0, rc;
-	bool huge = free_hugepages_2m() >= 256 / 2; /* 256 MiB of 2 MiB pages */
-
-	if (eal_state == 2)
-		return rf_io_err(err, len, "dpdk: the EAL failed to start or was cleaned up earlier "
-				 "in this process and cannot be started again: restart the process");
-	if (eal_state != 0)
-		return 0;
-	if (rte_lcore_count() > 0) { /* the app started the EAL itself: use that one */
-		eal_started(3);
-		return 0;
-	}
-	snprintf(prefix, sizeof(prefix), "--file-prefix=rf%d", (int)getpid());
-	lcores_arg(lcores, sizeof(lcores));
-	argv[argc++] = "ringflow";
-	argv[argc++] = lcores;
-	argv[argc++] = "--no-pci";
-	argv[argc++] = prefix;
-	argv[argc++] = "--log-level=*:warning";
-	argv[argc++] = "--no-telemetry";
-	if (huge) {
-		argv[argc++] = "--in-memory"; /* hugepages through memfd: no hugetlbfs mount */
-	} else {
-		argv[argc++] = "--no-huge";
-		argv[argc++] = "-m";
-		argv[argc++] = DPDK_NO_HUGE_MB;
-		argv[argc++] = "--no-shconf";
-		rf_log(RF_LOG_WARN, "dpdk: fewer than 128 free 2 MiB hugepages: EAL on normal pages "
-			"(--no-huge -m %s; reserve pages in /proc/sys/vm/nr_hugepages for hugepages)",
-			DPDK_NO_HUGE_MB);
-	}
-	argv[argc] = NULL;
-	rc = rte_eal_init(argc, argv);
-	if (rc < 0) {
-		if (rte_errno == EALREADY) { /* the app started it itself: use that one */
-			eal_started(3);
-			return 0;
-		}
-		return eal_fail(rte_errno, err, len);
-	}
-	eal_started(1);
-	return 0;
-}
-
-/* rf_io_driver_init("dpdk", argc, argv): the EAL with the app's own arguments. */
-static int dpdk_init(int argc, char **argv, char *err, size_t len)
-{
-	int rc = 0;
-	pthread_mutex_lock(&lock);
-	if (eal_state != 0 || rte_lcore_count() > 0) {
-		rc = -EALREADY;
-		rf_io_err(err, len, "dpdk: the EAL is %s already: call rf_io_driver_init before the "
-			  "first dpdk open, once", eal_state == 2 ? "cleaned up" : "running");
-	} else if (rte_eal_init(argc, argv) < 0) {
-		if (rte_errno == EALREADY) {
-			eal_started(3);
-		} else {
-			int e = rte_errno;
-			rc = eal_fail(e, err, len) ? -e : 0;
-		}
-	} else {
-		eal_started(3); /* the app's arguments: its files are its own until fini */
-	}
-	pthread_mutex_unlock(&lock);
-	return rc;
-}
-
-/* rf_io_driver_fini("dpdk"): rte_eal_cleanup once no device is open (DPDK allows it once). */
-static void dpdk_fini(void)
-{
-	pthread_mutex_lock(&lock);
-	if ((eal_state == 1 || eal_state == 3) && ndevs == 0) {
-		rte_eal_cleanup();
-		remove_runtime_dir(eal_runtime_dir);
-		eal_state = 2;
-	}
-	pthread_mutex_unlock(&lock);
-}
+#include "io/dpdk_pvt.h"
 
 /* A poller's first burst registers its thread as an EAL thread (lcore id: mempool caches). */
 static inline void thread_register(void)
@@ -686,42 +398,6 @@ static int dpdk_link_up(struct rf_io_dev *dev)
 	return rc < 0 ? rc : l.link_status == RTE_ETH_LINK_UP;
 }
 
-/* The process's mbuf pool: the first open creates it (n mbufs), the others share it. */
-static int pool_get(struct dpdk_dev *x, unsigned n, char *err, size_t len)
-{
-	char name[RTE_MEMPOOL_NAMESIZE];
-	if (!shared.mp) {
-		static unsigned seq; /* a fresh name each time: PMDs remember a pool by name */
-		snprintf(name, sizeof(name), "rfmb%d_%u", (int)getpid(), seq++);
-		/* The rf_pktbuf lives in the mbuf's private area: the mbuf is the app's buffer. */
-		shared.mp = rte_pktmbuf_pool_create(name, n, 256, RF_PKTBUF_META_SIZE,
-						    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-		if (!shared.mp)
-			return rf_io_err(err, len, "dpdk: mbuf pool of %u failed: %s (lower mbufs=)",
-					 n, rte_strerror(rte_errno));
-		shared.pool = rf_pktbuf_pool_create_ext(name, &dpdk_pool_ops, shared.mp);
-		if (!shared.pool) {
-			rte_mempool_free(shared.mp);
-			shared.mp = NULL;
-			return rf_io_err(err, len, "dpdk: out of memory");
-		}
-	}
-	shared.users++;
-	x->mp = shared.mp;
-	x->pool = shared.pool;
-	return 0;
-}
-
-static void pool_put(void)
-{
-	if (--shared.users == 0) {
-		rf_pktbuf_pool_free(shared.pool);
-		rte_mempool_free(shared.mp);
-		shared.pool = NULL;
-		shared.mp = NULL;
-	}
-}
-
 static void dpdk_close(struct rf_io_dev *dev)
 {
 	struct dpdk_dev *x = dev->priv;
@@ -729,7 +405,7 @@ static void dpdk_close(struct rf_io_dev *dev)
 	int here = -1;
 	if (!x)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&rf_dpdk_lock);
 	/* PMDs that talk to the kernel by interface index (net_af_xdp detaching its XDP
 	 * program) must run their close in the netns they were opened in. */
 	if (x->ns_fd >= 0 && (here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) >= 0 &&
@@ -759,9 +435,9 @@ static void dpdk_close(struct rf_io_dev *dev)
 	}
 	if (x->ns_fd >= 0)
 		close(x->ns_fd);
-	pool_put();
-	ndevs--;
-	pthread_mutex_unlock(&lock);
+	rf_dpdk_pool_put();
+	rf_dpdk_ndevs--;
+	pthread_mutex_unlock(&rf_dpdk_lock);
 	free(x);
 	dev->priv = NULL;
 }
@@ -906,8 +582,8 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	if (raw_iface)
 		snprintf(x->iface, sizeof(x->iface), "%s", iface);
 	x->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	pthread_mutex_lock(&lock);
-	if ((rc = eal_start(err, len)) != 0)
+	pthread_mutex_lock(&rf_dpdk_lock);
+	if ((rc = rf_dpdk_eal_start(err, len)) != 0)
 		goto fail_free;
 	if (vdev && !dev->frames && strncmp(vdev, "net_af_packet", 13) == 0 &&
 	    (rc = hold_port(x, ip, port, err, len)) != 0)
@@ -946,7 +622,7 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 		goto fail_remove;
 	}
 	sock = rte_eth_dev_socket_id(x->port_id);
-	if ((rc = pool_get(x, nmbufs, err, len)) != 0)
+	if ((rc = rf_dpdk_pool_get(x, nmbufs, err, len)) != 0)
 		goto fail_remove;
 	rss_conf(&conf, &info, dev->nqueues);
 	if (rte_eth_dev_configure(x->port_id, (uint16_t)dev->nqueues, (uint16_t)dev->nqueues,
@@ -984,8 +660,8 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 	if (x->max_frame > RTE_MBUF_DEFAULT_DATAROOM)
 		x->max_frame = RTE_MBUF_DEFAULT_DATAROOM;
 	dev->priv = x;
-	ndevs++;
-	pthread_mutex_unlock(&lock);
+	rf_dpdk_ndevs++;
+	pthread_mutex_unlock(&rf_dpdk_lock);
 	rf_log(RF_LOG_INFO, "dpdk: %s (port %u, driver %s): %s, %u queue%s%s, ring=%u, %u mbufs "
 		"shared by the process's dpdk ports, on %s", vdev ? devargs : name, x->port_id,
 		info.driver_name, dev->frames ? "frames" : "messages", x->nq, x->nq == 1 ? "" : "s",
@@ -995,12 +671,12 @@ static int dpdk_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char
 fail_pool:
 	if (x->hotplugged)
 		rte_eth_dev_close(x->port_id);
-	pool_put();
+	rf_dpdk_pool_put();
 fail_remove:
 	if (x->hotplugged)
 		rte_eal_hotplug_remove("vdev", x->vdev);
 fail_free:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&rf_dpdk_lock);
 	if (x->hold_fd >= 0)
 		close(x->hold_fd);
 	if (x->ctl_fd >= 0)
@@ -1028,7 +704,7 @@ const struct rf_io_ops rf_io_dpdk_ops = {
 	.xstats = dpdk_xstats,
 	.link_up = dpdk_link_up,
 	.close = dpdk_close,
-	.init = dpdk_init,
-	.fini = dpdk_fini,
+	.init = rf_dpdk_init,
+	.fini = rf_dpdk_fini,
 	.caps = RF_IO_CAP_FRAMES,
 };

@@ -48,4 +48,11 @@ void rf_io_qstats_sum(const struct rf_io_qstats *q, struct rf_io_stats *st);
 /* Write one formatted line into err (NULL or len 0: nothing). Returns -EINVAL for chaining. */
 int rf_io_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The registry's view for rf_io_open's errors (io_registry.c): why the driver called name is
+ * absent (into buf; NULL when it was never registered), and the usable frame-mode drivers
+ * ("xdp, dpdk, packet", or "none"). */
+#define RF_IO_WHY_MAX 160 /* an absent driver's reason, with the NUL */
+const char *rf_io_absent_reason(const char *name, char *buf, size_t len);
+void rf_io_frame_drivers(char *buf, size_t len);
+
 #endif /* RINGFLOW_IO_PVT_H */

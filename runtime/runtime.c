@@ -39,9 +39,7 @@ static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned sig_users; /* under sig_lock */
 static struct sigaction sig_old_int, sig_old_term; /* under sig_lock */
 
-static int rt_err(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int rt_err(char *err, size_t len, int rc, const char *fmt, ...)
+int rf_runtime_err(char *err, size_t len, int rc, const char *fmt, ...)
 {
 	if (err && len) {
 		va_list ap;
@@ -78,7 +76,7 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 	cpu_set_t allowed;
 	CPU_ZERO(&allowed);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-		errno = rt_err(err, len, errno, "runtime: sched_getaffinity failed: %s", strerror(errno));
+		errno = rf_runtime_err(err, len, errno, "runtime: sched_getaffinity failed: %s", strerror(errno));
 		return NULL;
 	}
 	int cpus[RF_RUNTIME_MAX_CORES];
@@ -100,20 +98,20 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 			char list[128];
 			allowed_list(&allowed, list, sizeof(list));
 			errno = EINVAL;
-			rt_err(err, len, 0, "runtime: CPU %d is not available to this process "
+			rf_runtime_err(err, len, 0, "runtime: CPU %d is not available to this process "
 			       "(usable: %s): pick --cores from those", cpus[i], list);
 			return NULL;
 		}
 	}
 	if (cfg->idle != RF_IDLE_BUSY && cfg->idle != RF_IDLE_ADAPTIVE) {
 		errno = EINVAL;
-		rt_err(err, len, 0, "runtime: unknown idle policy %d (busy or adaptive)", (int)cfg->idle);
+		rf_runtime_err(err, len, 0, "runtime: unknown idle policy %d (busy or adaptive)", (int)cfg->idle);
 		return NULL;
 	}
 	if (cfg->block_ms > 10000 || cfg->stats_interval_s < 0 || cfg->stats_interval_s > 86400 ||
 	    cfg->stall_us > 10000000) {
 		errno = EINVAL;
-		rt_err(err, len, 0, "runtime: block_ms must be <= 10000, stall_us <= 10000000 and "
+		rf_runtime_err(err, len, 0, "runtime: block_ms must be <= 10000, stall_us <= 10000000 and "
 		       "stats interval 0..86400 s");
 		return NULL;
 	}
@@ -131,7 +129,7 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 		if (wfd >= 0)
 			close(wfd);
 		errno = e;
-		rt_err(err, len, 0, "runtime: cannot allocate (%s)", strerror(e));
+		rf_runtime_err(err, len, 0, "runtime: cannot allocate (%s)", strerror(e));
 		return NULL;
 	}
 	memset(p, 0, sizeof(*p) * (size_t)n);

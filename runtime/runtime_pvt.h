@@ -105,6 +105,10 @@ static inline uint64_t rf_cycles(void)
 
 uint64_t rf_now_ns(void);
 void rf_service_init(struct rf_runtime *rt);
+
+/* Writes one line into err (when err and len) and returns rc: the runtime's error lines. */
+int rf_runtime_err(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 int rf_service_start(struct rf_runtime *rt);
 void rf_service_join(struct rf_runtime *rt);
 void rf_service_fini(struct rf_runtime *rt);

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "veth_bed.h" /* bed_sh */
+
 struct bypass_bed {
 	char ns[32], dev[16], peer[16];
 	char ip_drv[20], ip_peer[20];
@@ -33,17 +35,6 @@ struct bypass_bed {
 };
 
 static struct bypass_bed bed;
-
-static inline int bed_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline int bed_sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static inline void bed_down(void)
 {

@@ -87,17 +87,11 @@ static void usage(FILE *out)
 	rf_io_print_usage(out);
 }
 
-static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
-		fprintf(stderr, "ringflow-echo: %s %s: must be an integer in %u..%u\n", opt, v, lo, hi);
-		return -1;
-	}
-	*out = (unsigned)x;
-	return 0;
+	fprintf(stderr, "ringflow-echo: %s\n", err);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -111,6 +105,7 @@ int main(int argc, char **argv)
 		{"metrics", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0}};
 	const char *spec = NULL;
+	char err[512];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 16384;
 	bool json = false;
@@ -120,7 +115,11 @@ int main(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "b:c:i:s:n:B:jhKXM:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'b': spec = optarg; break;
-		case 'c': rc.cores = optarg; break;
+		case 'c':
+			if (rf_opt_cores("--cores", optarg, err, sizeof(err)))
+				return bad_opt(err);
+			rc.cores = optarg;
+			break;
 		case 'i':
 			if (rf_idle_parse(optarg, &rc.idle) != 0) {
 				fprintf(stderr, "ringflow-echo: --idle %s: use busy or adaptive\n", optarg);
@@ -137,18 +136,22 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'n':
-			if (parse_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst))
-				return 2;
+			if (rf_opt_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'B':
 			/* at least one per-core cache (256, below) of buffers, or the pool is refused */
-			if (parse_uint("--buffers", optarg, 256, 1u << 24, &nbufs))
-				return 2;
+			if (rf_opt_uint("--buffers", optarg, 256, 1u << 24, &nbufs, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'j': json = true; break;
 		case 'K': sink = sink ? sink : 1; break;
 		case 'X': sink = 2; break;
-		case 'M': metrics = optarg; break;
+		case 'M':
+			if (rf_opt_metrics("--metrics", optarg, err, sizeof(err)))
+				return bad_opt(err);
+			metrics = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-echo: bad arguments: see ringflow-echo --help\n");
@@ -162,7 +165,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	char err[512];
 	struct rf_runtime *rt = rf_runtime_create(&rc, err, sizeof(err));
 	if (!rt) {
 		fprintf(stderr, "ringflow-echo: %s\n", err);

@@ -10,6 +10,7 @@
  * --mode stream|rr|crr runs one point of a netperf-style mode instead (lg_modes_main.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <poll.h>
 #include <sched.h>
@@ -152,18 +153,25 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "b:r:s:w:d:jc:B:D:P:L:hm:O:C:W:M:", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
-		if (optarg && strchr("sBDPOC", c)) {
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || optarg[0] == '-')
-				v = 0;
+		if (optarg && strchr("sDOC", c)) { /* decimal only; a bad value fails the range */
+			uint64_t x;
+			v = rf_opt_u64(NULL, optarg, 0, UINT_MAX, &x, NULL, 0) == 0 ? (unsigned long)x : 0;
 		}
+		(void)end;
 		switch (c) {
 		case 'b': backend = optarg; break;
 		case 'r': rates_s = optarg; break;
 		case 'L': label = optarg; break;
-		case 'M': metrics = optarg; break;
-		case 'c': cores = optarg; break;
+		case 'M':
+			if (rf_opt_metrics("--metrics", optarg, err, sizeof(err)))
+				return fail(err);
+			metrics = optarg;
+			break;
+		case 'c':
+			if (rf_opt_cores("--cores", optarg, err, sizeof(err)))
+				return fail(err);
+			cores = optarg;
+			break;
 		case 'j': json = true; break;
 		case 'w':
 			if (!parse_seconds(optarg, 0, 600, &warmup))
@@ -179,9 +187,8 @@ int main(int argc, char **argv)
 			size = (unsigned)v;
 			break;
 		case 'B':
-			if (v < 1 || v > RF_IO_MAX_BURST)
-				return fail("--burst: give 1..256 messages per tx burst");
-			burst = (unsigned)v;
+			if (rf_opt_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst, err, sizeof(err)))
+				return fail(err);
 			break;
 		case 'D':
 			if (v < 1 || v > 10000)
@@ -189,9 +196,8 @@ int main(int argc, char **argv)
 			drain_ms = (unsigned)v;
 			break;
 		case 'P':
-			if (v < 1024 || v > (1u << 20))
-				return fail("--pool: give 1024..1048576 packet buffers");
-			pool_n = (unsigned)v;
+			if (rf_opt_uint("--pool", optarg, 1024, 1u << 20, &pool_n, err, sizeof(err)))
+				return fail(err);
 			break;
 		case 'm':
 			if ((mode = rf_lg_mode_parse(optarg)) < 0)

@@ -156,17 +156,11 @@ static void usage(FILE *out)
 	rf_io_print_usage(out);
 }
 
-static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
-		fprintf(stderr, "ringflow-l2fwd: %s %s: must be an integer in %u..%u\n", opt, v, lo, hi);
-		return -1;
-	}
-	*out = (unsigned)x;
-	return 0;
+	fprintf(stderr, "ringflow-l2fwd: %s\n", err);
+	return 2;
 }
 
 /* ---- placing units on pollers (see the file comment) ----------------------------------- */
@@ -275,6 +269,7 @@ int main(int argc, char **argv)
 		{"offload", no_argument, NULL, 'O'},     {NULL, 0, NULL, 0}};
 	static struct l2f f; /* large: not on the stack */
 	const char *specs[L2F_MAX_PORTS];
+	char err[512];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	unsigned burst = 32, nbufs = 8192;
 	bool mac_rewrite = false, offload = false;
@@ -291,7 +286,11 @@ int main(int argc, char **argv)
 			}
 			specs[f.nports++] = optarg;
 			break;
-		case 'c': rc.cores = optarg; break;
+		case 'c':
+			if (rf_opt_cores("--cores", optarg, err, sizeof(err)))
+				return bad_opt(err);
+			rc.cores = optarg;
+			break;
 		case 'm': mac_rewrite = true; break;
 		case 's': {
 			char *end;
@@ -310,14 +309,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'n':
-			if (parse_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst))
-				return 2;
+			if (rf_opt_uint("--burst", optarg, 1, RF_IO_MAX_BURST, &burst, err, sizeof(err)))
+				return bad_opt(err);
 			break;
 		case 'B':
-			if (parse_uint("--buffers", optarg, 256, 1u << 22, &nbufs))
-				return 2;
+			if (rf_opt_uint("--buffers", optarg, 256, 1u << 22, &nbufs, err, sizeof(err)))
+				return bad_opt(err);
 			break;
-		case 'M': metrics = optarg; break;
+		case 'M':
+			if (rf_opt_metrics("--metrics", optarg, err, sizeof(err)))
+				return bad_opt(err);
+			metrics = optarg;
+			break;
 		case 'O': offload = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -334,7 +337,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	char err[512];
 	int status = 1;
 	struct rf_pktbuf_pool *pool = NULL;
 	struct rf_ctl *ctl = NULL;

@@ -51,6 +51,13 @@ static void usage(FILE *out)
 		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n");
 }
 
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
+{
+	fprintf(stderr, "ringflow-switch: %s\n", err);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -61,6 +68,7 @@ int main(int argc, char **argv)
 		{"metrics", required_argument, NULL, 'M'},
 		{"echo-interval", required_argument, NULL, 'E'}, {NULL, 0, NULL, 0}};
 	const char *metrics = NULL;
+	char opt_err[200];
 	struct sw_ctlcmd *ctlcmd = NULL;
 	struct rf_ctl *ctl = NULL;
 	static struct sw_dp dp; /* large: not on the stack */
@@ -118,14 +126,22 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'c': rc.cores = optarg; break;
+		case 'c':
+			if (rf_opt_cores("--cores", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
+			rc.cores = optarg;
+			break;
 		case 'i':
 			if (rf_idle_parse(optarg, &rc.idle) != 0) {
 				fprintf(stderr, "ringflow-switch: --idle %s: use busy or adaptive\n", optarg);
 				return 2;
 			}
 			break;
-		case 'M': metrics = optarg; break;
+		case 'M':
+			if (rf_opt_metrics("--metrics", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
+			metrics = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <ringflow/runtime.h>
+
 #include "pktgen_bpf_shared.h"
 
 void pg_opts_usage(void *f)
@@ -57,9 +59,17 @@ static int num(const char *opt, const char *v, double lo, double hi, double *out
 	return number(opt, v, lo, hi, false, out);
 }
 
+/* A whole number: the library's shared option parser (decimal only, one line on error). */
 static int whole(const char *opt, const char *v, double lo, double hi, double *out)
 {
-	return number(opt, v, lo, hi, true, out);
+	char err[200];
+	uint64_t x;
+	if (rf_opt_u64(opt, v, (uint64_t)lo, (uint64_t)hi, &x, err, sizeof(err))) {
+		fprintf(stderr, "ringflow-pktgen: %s\n", err);
+		return -1;
+	}
+	*out = (double)x;
+	return 0;
 }
 
 static int mac(const char *opt, const char *s, uint8_t m[6])

@@ -293,24 +293,30 @@ int main(int argc, char **argv)
 {
 	const char *spec[MAX_PORTS], *cores = "0,1";
 	unsigned nports = 0;
-	unsigned long age_ms = 300000;
-	for (int i = 1; i < argc; i++) {
+	unsigned age_ms = 300000;
+	char err[256];
+	int bad = 0; /* options through the library's parser: decimal only, one line on error */
+	for (int i = 1; i < argc && !bad; i++) {
 		if (i + 1 == argc)
 			return usage();
-		if (strcmp(argv[i], "--port") == 0 && nports < MAX_PORTS)
-			spec[nports++] = argv[++i];
-		else if (strcmp(argv[i], "--cores") == 0)
-			cores = argv[++i];
-		else if (strcmp(argv[i], "--age-ms") == 0)
-			age_ms = strtoul(argv[++i], NULL, 10);
+		const char *opt = argv[i], *v = argv[++i];
+		if (strcmp(opt, "--port") == 0 && nports < MAX_PORTS)
+			spec[nports++] = v;
+		else if (strcmp(opt, "--cores") == 0)
+			bad = rf_opt_cores(opt, cores = v, err, sizeof(err));
+		else if (strcmp(opt, "--age-ms") == 0)
+			bad = rf_opt_uint(opt, v, 1, 86400000, &age_ms, err, sizeof(err));
 		else
 			return usage();
 	}
-	if (nports < 2 || age_ms == 0 || age_ms > 86400000)
+	if (bad) {
+		fprintf(stderr, "l2bridge: %s\n", err);
+		return 2;
+	}
+	if (nports < 2)
 		return usage();
 
 	static struct bridge br; /* large (per-poller counters): not on the stack */
-	char err[256];
 	int rc = 1;
 	struct rf_ctl *ctl = NULL;
 	struct rf_runtime_config rcfg = {.cores = cores, .idle = RF_IDLE_ADAPTIVE};
@@ -373,7 +379,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "l2bridge: cannot start the pollers\n");
 		goto out;
 	}
-	printf("l2bridge: %u ports, %u poller(s), aging %lu ms, control socket %s\n", nports,
+	printf("l2bridge: %u ports, %u poller(s), aging %u ms, control socket %s\n", nports,
 	       br.npollers, age_ms, rf_ctl_path(ctl));
 	fflush(stdout);
 	rf_runtime_wait(br.rt); /* until SIGINT/SIGTERM; this thread is not a QSBR reader */

@@ -216,25 +216,32 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	const char *listen = NULL, *cores = "0,1";
-	unsigned long long exit_after = 0, max_sources = 65536;
-	for (int i = 1; i < argc; i++) {
+	uint64_t exit_after = 0;
+	unsigned max_sources = 65536;
+	char err[256], spec[128];
+	int bad = 0; /* options through the library's parser: decimal only, one line on error */
+	for (int i = 1; i < argc && !bad; i++) {
 		if (i + 1 == argc)
 			return usage();
-		if (strcmp(argv[i], "--listen") == 0)
-			listen = argv[++i];
-		else if (strcmp(argv[i], "--cores") == 0)
-			cores = argv[++i];
-		else if (strcmp(argv[i], "--exit-after") == 0)
-			exit_after = strtoull(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--max-sources") == 0)
-			max_sources = strtoull(argv[++i], NULL, 10);
+		const char *opt = argv[i], *v = argv[++i];
+		if (strcmp(opt, "--listen") == 0)
+			listen = v;
+		else if (strcmp(opt, "--cores") == 0)
+			bad = rf_opt_cores(opt, cores = v, err, sizeof(err));
+		else if (strcmp(opt, "--exit-after") == 0)
+			bad = rf_opt_u64(opt, v, 0, UINT64_MAX, &exit_after, err, sizeof(err));
+		else if (strcmp(opt, "--max-sources") == 0)
+			bad = rf_opt_uint(opt, v, 1, 1u << 24, &max_sources, err, sizeof(err));
 		else
 			return usage();
 	}
-	if (!listen || max_sources == 0 || max_sources > 1u << 24)
+	if (bad) {
+		fprintf(stderr, "udp_counter: %s\n", err);
+		return 2;
+	}
+	if (!listen)
 		return usage();
 
-	char err[256], spec[128];
 	struct app a = {.exit_after = exit_after};
 	struct rf_runtime_config rc = {.cores = cores, .idle = RF_IDLE_ADAPTIVE};
 	a.rt = rf_runtime_create(&rc, err, sizeof(err));

@@ -55,7 +55,9 @@
  * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
  * after its delete, and when the pool is empty meanwhile a copy comes from malloc instead
  * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
- * no memory was left to grow). Deleted slots wait for their grace period in batches of 64
+ * no memory was left to grow). -EAGAIN means a grace period is stalled (qsbr.h rule 2): the
+ * hash's deferred frees reached the QSBR defer limit and the table is full of slots waiting
+ * for it; inserts work again once the stalled thread passes a quiescent state. Deleted slots wait for their grace period in batches of 64
  * (one malloc per batch).
  *
  * Errors: int functions return 0 (or 1 where said) or a negative errno; rf_hash_create returns
@@ -103,13 +105,15 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
- * (NULL value), -ENOSPC (max_entries entries present: see Memory above). Thread-safe,
+ * (NULL value), -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (a stalled
+ * grace period: see Memory above). Debug builds abort when the caller is not a registered,
+ * online QSBR reader (also for upsert, delete and the lookups). Thread-safe,
  * lock-free (see the contract for growth). */
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value);
 
 /* Sets key -> value whether or not key was present (value != NULL). Returns 0 when it
  * inserted, 1 when it replaced (then *old, if old != NULL, gets the previous value), or
- * -EINVAL / -ENOSPC as insert. Thread-safe, lock-free as insert. */
+ * -EINVAL / -ENOSPC / -EAGAIN as insert. Thread-safe, lock-free as insert. */
 int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old);
 
 /* Removes key. 0 (and *old, if old != NULL, gets its value) or -ENOENT. Thread-safe,

@@ -16,8 +16,11 @@
  *      nodes pile up. What waits on rf_qsbr_defer is bounded: at RF_QSBR_DEFER_LIMIT objects
  *      (rf_qsbr_set_defer_limit) a defer fails with -EAGAIN instead of memory growing, and one
  *      line through the log hook names the registered thread(s) holding the grace period. The
- *      hash reclaims through liburcu itself and does not stop at this limit yet: its memory
- *      grows while a grace period is stalled (it rebuilds tables, it does not fail inserts).
+ *      hash counts its own deferred frees (dead-slot batches, replaced tables) against the
+ *      same limit: at it the hash stops replacing tables, and once the table is full of
+ *      slots waiting for the grace period, inserts fail with -EAGAIN instead of memory
+ *      growing. In debug builds (RF_DEBUG_CHECKS) each hash lookup and write also checks its
+ *      thread with rf_qsbr_assert_reader (rule 6).
  *   3. A thread that is not a poller and is about to block (sleep, wait on a socket, a condition
  *      variable, join a thread) goes offline first: rf_qsbr_offline() ... block ... rf_qsbr_online().
  *      Offline it may not touch the structures; it does not delay grace periods either.

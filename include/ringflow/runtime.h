@@ -129,6 +129,28 @@ int rf_cpulist_parse(const char *s, int *cpus, unsigned max, char *err, size_t l
  * 0, or -EINVAL (*idle untouched). */
 int rf_idle_parse(const char *s, enum rf_idle *idle);
 
+/* The options every app shares (--cores, --burst, --buffers, --metrics and counts like them),
+ * parsed one way: the whole value, decimal only (no sign, spaces, 0x or leading-zero octal:
+ * "010" is ten), and on a bad value one line in err that names the option, what was wrong and
+ * what to give, e.g. "--burst 0: not in 1..256". The output is untouched on error. */
+
+/* v as a decimal integer in lo..hi into *out: 0, -EINVAL (not a decimal number) or -ERANGE
+ * (outside lo..hi, overflow included). */
+int rf_opt_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
+	       char *err, size_t len);
+
+/* As rf_opt_u64 for an unsigned (hi at most UINT_MAX): --burst, --buffers. */
+int rf_opt_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out,
+		char *err, size_t len);
+
+/* v as a CPU list or mask (rf_cpulist_parse's forms, at most RF_RUNTIME_MAX_CORES CPUs):
+ * --cores. 0 or -EINVAL. Whether the CPUs are usable is rf_runtime_create's check. */
+int rf_opt_cores(const char *opt, const char *v, char *err, size_t len);
+
+/* v as IPv4:PORT or [IPv6]:PORT, the port decimal in 0..65535 (0: the kernel picks):
+ * --metrics. 0 or -EINVAL. Whether it can listen there is rf_ctl_start's check. */
+int rf_opt_metrics(const char *opt, const char *v, char *err, size_t len);
+
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
 /* A runtime with one (not yet started) poller per CPU in cfg->cores. NULL + errno and one

@@ -37,104 +37,30 @@
 #include <ringflow/pktbuf.h>
 
 #include "io/conformance.h"
+#include "veth_bed.h"
 
 #define NBUF 4096
 #define MAGIC 0x54464652u /* "RFFT" */
 
 /* ---- the bed --------------------------------------------------------------------------- */
 
-static struct {
-	char a0[16], a1[16], b0[16], b1[16];
-	int sa, sb; /* AF_PACKET sockets on a0 (inject) and b0 (capture) */
-	bool up;
-} fb = {.sa = -1, .sb = -1};
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		cr_assert_eq(write(fd, v, strlen(v)), (ssize_t)strlen(v));
-		close(fd);
-	}
-}
-
-static int packet_socket(const char *ifname)
-{
-	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)), one = 1;
-	struct sockaddr_ll a = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
-	cr_assert(s >= 0, "packet socket: %s", strerror(errno));
-	a.sll_ifindex = (int)if_nametoindex(ifname);
-	cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0, "bind %s", ifname);
-	setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
-	setsockopt(s, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one));
-	int big = 8 << 20; /* room for every frame of a test: the capture never drops */
-	setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
-	return s;
-}
+static struct veth_bed fb = VETH_BED_INIT;
 
 static void bed_fini(void)
 {
-	if (fb.sa >= 0)
-		close(fb.sa);
-	if (fb.sb >= 0)
-		close(fb.sb);
-	fb.sa = fb.sb = -1;
-	if (fb.up) { /* the namespace goes with the process; deleting the veths is a courtesy */
-		sh("ip link del %s 2>/dev/null; ip link del %s 2>/dev/null", fb.a0, fb.b0);
-		fb.up = false;
-	}
+	veth_bed_down(&fb);
 }
 
 /* Two veth pairs with `queues` queues each in a new netns of this process; MTU of the A pair. */
 static void bed_up(unsigned queues, unsigned mtu_a)
 {
-	if (geteuid() != 0)
-		cr_skip_test("needs root: a network namespace, veth pairs, raw frames");
-	if (system("command -v ip >/dev/null 2>&1") != 0)
-		cr_skip_test("needs the ip tool (Debian package iproute2)");
-	cr_assert_eq(unshare(CLONE_NEWNET), 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
-	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
-	int pid = (int)getpid() % 100000;
-	snprintf(fb.a0, sizeof(fb.a0), "rfFa0%d", pid);
-	snprintf(fb.a1, sizeof(fb.a1), "rfFa1%d", pid);
-	snprintf(fb.b0, sizeof(fb.b0), "rfFb0%d", pid);
-	snprintf(fb.b1, sizeof(fb.b1), "rfFb1%d", pid);
-	fb.up = true;
-	cr_assert_eq(sh("set -e; ip link set lo up;"
-			"ip link add %1$s numrxqueues %5$u numtxqueues %5$u type veth peer name %2$s "
-			"numrxqueues %5$u numtxqueues %5$u;"
-			"ip link add %3$s numrxqueues %5$u numtxqueues %5$u type veth peer name %4$s "
-			"numrxqueues %5$u numtxqueues %5$u;"
-			"ip link set %1$s mtu %6$u; ip link set %2$s mtu %6$u;"
-			"for d in %1$s %2$s %3$s %4$s; do ip link set $d up; done",
-			fb.a0, fb.a1, fb.b0, fb.b1, queues, mtu_a),
-		     0, "cannot build the veth bed");
+	bed_netns("a network namespace, veth pairs, raw frames");
+	veth_bed_up(&fb, 'F', queues, mtu_a);
 	/* A veth spreads received frames over its queues by the sender's queue only through
 	 * its NAPI (on with native XDP, or with GRO); skb-mode XDP needs GRO for that. */
 	if (queues > 1)
-		sh("ethtool -K %s gro on >/dev/null 2>&1; ethtool -K %s gro on >/dev/null 2>&1",
-		   fb.a1, fb.b1);
-	fb.sa = packet_socket(fb.a0);
-	fb.sb = packet_socket(fb.b0);
+		bed_sh("ethtool -K %s gro on >/dev/null 2>&1; ethtool -K %s gro on >/dev/null 2>&1",
+		       fb.a1, fb.b1);
 }
 
 /* ---- frames ---------------------------------------------------------------------------- */
@@ -238,36 +164,6 @@ static void inject(int s, const uint8_t *f, size_t len)
 	cr_assert_eq(send(s, f, len, 0), (ssize_t)len, "inject %zu bytes: %s", len, strerror(errno));
 }
 
-/* One frame from s if one is there now: its length, or -1. The kernel takes a VLAN tag out
- * of the frame before a packet socket sees it (into PACKET_AUXDATA): put it back. */
-static ssize_t grab(int s, uint8_t *buf, size_t cap)
-{
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
-	} c;
-	struct iovec iov = {buf + 4, cap - 4};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &c,
-			   .msg_controllen = sizeof(c)};
-	ssize_t r = recvmsg(s, &m, MSG_DONTWAIT);
-	if (r < 0)
-		return r;
-	memmove(buf, buf + 4, (size_t)r);
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-		struct tpacket_auxdata a;
-		if (h->cmsg_level != SOL_PACKET || h->cmsg_type != PACKET_AUXDATA)
-			continue;
-		memcpy(&a, CMSG_DATA(h), sizeof(a));
-		if (!(a.tp_status & TP_STATUS_VLAN_VALID) || r < 12 || (size_t)r + 4 > cap)
-			continue;
-		memmove(buf + 16, buf + 12, (size_t)r - 12);
-		put16(buf + 12, a.tp_status & TP_STATUS_VLAN_TPID_VALID ? a.tp_vlan_tpid : 0x8100);
-		put16(buf + 14, a.tp_vlan_tci);
-		r += 4;
-	}
-	return r;
-}
-
 /* ---- ports ----------------------------------------------------------------------------- */
 
 static struct rf_pktbuf_pool *pool;
@@ -365,11 +261,11 @@ static ssize_t through(int si, int sc, struct rf_io_dev *from, struct rf_io_dev 
 		       const uint8_t *f, size_t len, uint32_t seq, uint8_t *out, size_t cap)
 {
 	inject(si, f, len);
-	double end = now_s() + 2;
-	while (now_s() < end) {
+	double end = bed_now_s() + 2;
+	while (bed_now_s() < end) {
 		pump(from, to, NULL);
 		ssize_t r;
-		while ((r = grab(sc, out, cap)) >= 0)
+		while ((r = bed_grab(sc, out, cap)) >= 0)
 			if (trailer(out, (size_t)r) == (int64_t)seq)
 				return r;
 		usleep(50);
@@ -401,9 +297,9 @@ static void ports_close_and_check(const struct frame_row *row, struct rf_io_dev 
 	int opened = (a != NULL) + (b != NULL);
 	rf_io_close(a);
 	rf_io_close(b);
-	cr_assert_neq(sh("ip link show dev %s | grep -q xdp", fb.a1), 0, "%s left an XDP program",
+	cr_assert_neq(bed_sh("ip link show dev %s | grep -q xdp", fb.a1), 0, "%s left an XDP program",
 		      row->name);
-	cr_assert_neq(sh("ip link show dev %s | grep -q xdp", fb.b1), 0, "%s left an XDP program",
+	cr_assert_neq(bed_sh("ip link show dev %s | grep -q xdp", fb.b1), 0, "%s left an XDP program",
 		      row->name);
 	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF, "%s: %u of %u buffers back in the pool",
 		     row->name, rf_pktbuf_pool_avail(pool), NBUF);
@@ -483,12 +379,12 @@ static void check_byte_exact(const struct frame_row *row)
 			     row->name, (unsigned long long)inuse1, (unsigned long long)inuse0);
 	}
 	/* the link state follows the interface: the peer down takes the carrier away */
-	cr_assert_eq(sh("ip link set %s down", fb.a0), 0);
+	cr_assert_eq(bed_sh("ip link set %s down", fb.a0), 0);
 	int up = 1;
-	for (double end = now_s() + 2; (up = rf_io_link_up(a)) == 1 && now_s() < end;)
+	for (double end = bed_now_s() + 2; (up = rf_io_link_up(a)) == 1 && bed_now_s() < end;)
 		usleep(1000);
 	cr_assert_eq(up, 0, "%s: link still up with the peer down", row->name);
-	cr_assert_eq(sh("ip link set %s up", fb.a0), 0);
+	cr_assert_eq(bed_sh("ip link set %s up", fb.a0), 0);
 	ports_close_and_check(row, a, b, fds);
 }
 
@@ -532,13 +428,13 @@ static void check_runt_and_long(const struct frame_row *row)
 		make_frame(f, 100, K_PLAIN, 2, 0);
 		ssize_t got = through(fb.sa, fb.sb, a, b, f, 100, 2, out, sizeof(out));
 		cr_assert_eq(got, 100, "%s: the frame after a long one passes", row->name);
-		double end = now_s() + 2;
+		double end = bed_now_s() + 2;
 		do {
 			rf_io_stats_get(a, &st);
-		} while (st.rx_drops == 0 && now_s() < end);
+		} while (st.rx_drops == 0 && bed_now_s() < end);
 		cr_assert_eq(st.rx_drops, 1, "%s: the long frame is a counted rx drop", row->name);
 		ssize_t n;
-		while ((n = grab(fb.sb, out, sizeof(out))) >= 0)
+		while ((n = bed_grab(fb.sb, out, sizeof(out))) >= 0)
 			cr_assert_neq(trailer(out, (size_t)n), 1, "%s: a cut long frame came out",
 				      row->name);
 	}
@@ -572,17 +468,17 @@ static void check_two_queues(const struct frame_row *row)
 	uint8_t f[256], out[4096];
 	memset(seen, 0, sizeof(seen));
 	double end = 0;
-	for (uint32_t i = 0; i < N || (got < N && now_s() < end); i++) {
+	for (uint32_t i = 0; i < N || (got < N && bed_now_s() < end); i++) {
 		if (i < N) {
 			make_frame(f, 128, K_UDP, i, (uint16_t)(i % FLOWS));
 			inject(fb.sa, f, 128);
 			if (i % 16 != 15) /* a low rate: forward and collect every 16 frames */
 				continue;
-			end = now_s() + 3;
+			end = bed_now_s() + 3;
 		}
 		pump(a, b, perq);
 		ssize_t r;
-		while ((r = grab(fb.sb, out, sizeof(out))) >= 0) {
+		while ((r = bed_grab(fb.sb, out, sizeof(out))) >= 0) {
 			int64_t s = trailer(out, (size_t)r);
 			if (s < 0 || s >= N)
 				continue;
@@ -597,7 +493,7 @@ static void check_two_queues(const struct frame_row *row)
 	/* and nothing more after a pause: a late duplicate would show here */
 	usleep(100000);
 	pump(a, b, perq);
-	for (ssize_t r; (r = grab(fb.sb, out, sizeof(out))) >= 0;) {
+	for (ssize_t r; (r = bed_grab(fb.sb, out, sizeof(out))) >= 0;) {
 		int64_t s = trailer(out, (size_t)r);
 		if (s >= 0 && s < N && seen[s]++)
 			dup++;

@@ -35,6 +35,8 @@
 #include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
+#include "veth_bed.h"
+
 #define N_HOST 64   /* datagrams the host stack sends out of the port */
 #define N_IN 64     /* frames injected into the peer, received by the port */
 #define HOST_MARK "rf-host-outgoing"
@@ -42,35 +44,13 @@
 
 static char p0[16], p1[16];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static void bed_up(void)
 {
-	if (geteuid() != 0)
-		cr_skip_test("needs root: a network namespace, a veth pair, raw frames");
-	if (system("command -v ip >/dev/null 2>&1") != 0)
-		cr_skip_test("needs the ip tool (Debian package iproute2)");
-	cr_assert_eq(unshare(CLONE_NEWNET), 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
+	bed_netns("a network namespace, a veth pair, raw frames");
 	int pid = (int)getpid() % 100000;
 	snprintf(p0, sizeof(p0), "rfOp0%d", pid);
 	snprintf(p1, sizeof(p1), "rfOp1%d", pid);
-	cr_assert_eq(sh("set -e; ip link set lo up;"
+	cr_assert_eq(bed_sh("set -e; ip link set lo up;"
 			"ip link add %1$s numrxqueues 2 numtxqueues 2 type veth peer name %2$s "
 			"numrxqueues 2 numtxqueues 2;"
 			"sysctl -qw net.ipv6.conf.%1$s.disable_ipv6=1 net.ipv6.conf.%2$s.disable_ipv6=1;"
@@ -141,8 +121,8 @@ static void no_host_frames_with(unsigned queues)
 	host_sends();
 	inject();
 	unsigned in = 0, host = 0, other = 0;
-	double deadline = now_s() + 10;
-	while (in < N_IN && now_s() < deadline) {
+	double deadline = bed_now_s() + 10;
+	while (in < N_IN && bed_now_s() < deadline) {
 		for (unsigned q = 0; q < queues; q++) {
 			struct rf_pktbuf *b[32];
 			unsigned n = rf_io_rx_burst(dev, q, b, 32);

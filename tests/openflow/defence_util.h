@@ -1,5 +1,5 @@
 /*
- * tests/openflow/defence_util.h: what the attack regression tests (test_ctl_defences.c) share:
+ * tests/openflow/defence_util.h: what the attack regression tests (test_ofc_defences.c) share:
  * start ringflow-controller with extra options, connect hand-written switches from a chosen
  * loopback source address (127.0.0.N: the whole 127/8 is loopback, so "many hosts" need no
  * namespace), run the handshake, and read messages with deadlines. Test files only (it
@@ -28,9 +28,9 @@
 #include "of_eth.h"
 #include "free_port.h"
 
-static pid_t ctl_pid = -1;
+static pid_t ofc_pid = -1;
 static uint16_t of_port_no, rest_port_no;
-static char ctl_log[64];
+static char ofc_log[64];
 
 static double now_s(void)
 {
@@ -42,7 +42,7 @@ static double now_s(void)
 /* Starts the controller on fresh ports with extra options (NULL-terminated); nofile > 0 sets
  * its fd limit (soft and hard). A port taken meanwhile by someone else (free_port only says
  * it was free) makes the controller exit at once: then it starts again on other ports. */
-static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
+static void ofc_start(rlim_t nofile, bool rest, const char *const *extra)
 {
 	for (int attempt = 0; attempt < 5; attempt++) {
 		of_port_no = free_port();
@@ -52,8 +52,8 @@ static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
 		char listen_at[32], rest_at[32];
 		snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", of_port_no);
 		snprintf(rest_at, sizeof(rest_at), "127.0.0.1:%u", rest_port_no);
-		snprintf(ctl_log, sizeof(ctl_log), "/tmp/rf-ctldef-XXXXXX");
-		int log_fd = mkstemp(ctl_log);
+		snprintf(ofc_log, sizeof(ofc_log), "/tmp/rf-ctldef-XXXXXX");
+		int log_fd = mkstemp(ofc_log);
 		cr_assert_geq(log_fd, 0);
 		const char *argv[40] = {NULL};
 		int n = 0;
@@ -71,9 +71,9 @@ static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
 		}
 		for (int i = 0; extra && extra[i] && n < 38; i++)
 			argv[n++] = extra[i];
-		ctl_pid = fork();
-		cr_assert_geq(ctl_pid, 0);
-		if (ctl_pid == 0) {
+		ofc_pid = fork();
+		cr_assert_geq(ofc_pid, 0);
+		if (ofc_pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			dup2(log_fd, 2);
 			if (nofile) {
@@ -87,12 +87,12 @@ static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
 		/* up (its start-up line names the port) or gone (a port was taken) */
 		for (double end = now_s() + 60; now_s() < end;) {
 			int st;
-			if (waitpid(ctl_pid, &st, WNOHANG) == ctl_pid) {
-				ctl_pid = -1;
+			if (waitpid(ofc_pid, &st, WNOHANG) == ofc_pid) {
+				ofc_pid = -1;
 				break;
 			}
 			char line[512] = "";
-			FILE *f = fopen(ctl_log, "r");
+			FILE *f = fopen(ofc_log, "r");
 			bool up = false;
 			while (f && fgets(line, sizeof(line), f))
 				up |= strstr(line, "ringflow-controller: listening on") != NULL;
@@ -102,8 +102,8 @@ static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
 				return;
 			usleep(20000);
 		}
-		if (ctl_pid < 0) {
-			unlink(ctl_log);
+		if (ofc_pid < 0) {
+			unlink(ofc_log);
 			continue; /* exited: try other ports */
 		}
 		return; /* still starting after 60 s: the test's own waits will say so */
@@ -112,13 +112,13 @@ static void ctl_start(rlim_t nofile, bool rest, const char *const *extra)
 }
 
 /* Stops the controller; copies its stderr into ours; returns the log's text (malloc'd). */
-static char *ctl_stop(void)
+static char *ofc_stop(void)
 {
-	kill(ctl_pid, SIGTERM);
+	kill(ofc_pid, SIGTERM);
 	int st = 0;
-	waitpid(ctl_pid, &st, 0);
-	ctl_pid = -1;
-	FILE *f = fopen(ctl_log, "r");
+	waitpid(ofc_pid, &st, 0);
+	ofc_pid = -1;
+	FILE *f = fopen(ofc_log, "r");
 	char *text = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);
@@ -130,7 +130,7 @@ static char *ctl_stop(void)
 	if (f)
 		fclose(f);
 	fclose(m);
-	unlink(ctl_log);
+	unlink(ofc_log);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "controller exit status %d", st);
 	return text;
 }

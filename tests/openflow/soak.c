@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 	double secs = getenv("SOAK_S") ? atof(getenv("SOAK_S")) : 180;
 	raise_nofile();
 	const char *opt[] = {"--app", "learning,topology,hosts", NULL};
-	ctl_start(0, true, opt);
+	ofc_start(0, true, opt);
 	for (unsigned i = 0; i < GOOD; i++) {
 		goods[i] = (struct good){.idx = i, .fd = try_handshake(1, 1 + i, 5)};
 		pthread_mutex_init(&goods[i].mu, NULL);
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < 5; i++)
 		pthread_create(&th[GOOD + i], NULL, att[i], NULL);
 	deadline = now_s() + secs;
-	double c0 = cpu_s(ctl_pid), t0 = now_s();
+	double c0 = cpu_s(ofc_pid), t0 = now_s();
 	static double all[GOOD * LAT_MAX];
 	printf("%8s %10s %6s %7s %12s %10s\n", "t_s", "rss_kb", "fds", "cpu_%", "good_p99_ms",
 	       "answered");
@@ -253,9 +253,9 @@ int main(int argc, char **argv)
 			pthread_mutex_unlock(&goods[i].mu);
 		}
 		qsort(all, n, sizeof(double), cmp_d);
-		double c1 = cpu_s(ctl_pid), t1 = now_s();
+		double c1 = cpu_s(ofc_pid), t1 = now_s();
 		printf("%8.0f %10ld %6d %7.0f %12.2f %10llu\n", t1 - (deadline - secs),
-		       proc_kb(ctl_pid, "VmRSS:"), proc_fds(ctl_pid), 100 * (c1 - c0) / (t1 - t0),
+		       proc_kb(ofc_pid, "VmRSS:"), proc_fds(ofc_pid), 100 * (c1 - c0) / (t1 - t0),
 		       n ? 1e3 * all[(size_t)(0.99 * (n - 1))] : -1.0, (unsigned long long)answered);
 		fflush(stdout);
 		c0 = c1, t0 = t1;
@@ -267,7 +267,7 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	for (unsigned i = 0; i < GOOD; i++)
 		close(goods[i].fd);
-	free(ctl_stop());
+	free(ofc_stop());
 	printf("soak: %s\n", rc ? "FAILED: a good switch was closed or not answered" : "ok");
 	return rc;
 }

@@ -31,9 +31,9 @@
 #include "of.h"
 #include "free_port.h"
 
-static pid_t ctl_pid = -1;
+static pid_t ofc_pid = -1;
 static uint16_t of_port_no;
-static char ctl_log[64]; /* the controller's stderr, for its summary lines */
+static char ofc_log[64]; /* the controller's stderr, for its summary lines */
 
 static double now_s(void)
 {
@@ -47,12 +47,12 @@ static void start_ring(const char *cores, const char *ring)
 	of_port_no = free_port();
 	char listen_at[32];
 	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", of_port_no);
-	snprintf(ctl_log, sizeof(ctl_log), "/tmp/rf-ctlconn-XXXXXX");
-	int log_fd = mkstemp(ctl_log);
+	snprintf(ofc_log, sizeof(ofc_log), "/tmp/rf-ctlconn-XXXXXX");
+	int log_fd = mkstemp(ofc_log);
 	cr_assert_geq(log_fd, 0);
-	ctl_pid = fork();
-	cr_assert_geq(ctl_pid, 0);
-	if (ctl_pid == 0) {
+	ofc_pid = fork();
+	cr_assert_geq(ofc_pid, 0);
+	if (ofc_pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(log_fd, 2);
 		const char *bin = getenv("RF_CTL_BIN") ? getenv("RF_CTL_BIN") : RF_CONTROLLER_BIN;
@@ -66,7 +66,7 @@ static void start_ring(const char *cores, const char *ring)
 /* After stop: the count the controller's back-pressure summary line gives (-1: no line). */
 static long long held_in_log(void)
 {
-	FILE *f = fopen(ctl_log, "r");
+	FILE *f = fopen(ofc_log, "r");
 	char line[512];
 	long long held = -1;
 	while (f && fgets(line, sizeof(line), f)) {
@@ -89,12 +89,12 @@ static long long last_held = -1; /* the last stopped controller's held count */
 
 static void stop(void)
 {
-	kill(ctl_pid, SIGTERM);
+	kill(ofc_pid, SIGTERM);
 	int st = 0;
-	waitpid(ctl_pid, &st, 0);
-	ctl_pid = -1;
+	waitpid(ofc_pid, &st, 0);
+	ofc_pid = -1;
 	long long held = held_in_log();
-	unlink(ctl_log);
+	unlink(ofc_log);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "controller exit status %d", st);
 	last_held = held;
 }

@@ -330,7 +330,7 @@ Test(pktgen, bad_arguments_give_one_line_and_exit_2)
 	snprintf(out_path, sizeof(out_path), "/tmp/rf-pktgen-%d.out", (int)getpid());
 	snprintf(err_path, sizeof(err_path), "/tmp/rf-pktgen-%d.err", (int)getpid());
 	expect_refused(-1, "--count 10", "--dev IFACE is required");
-	expect_refused(-1, "--dev x --size 59", "--size wants a whole number in [60, 1514]");
+	expect_refused(-1, "--dev x --size 59", "--size 59: not in 60..1514");
 	expect_refused(-1, "--dev x --size 1515", "--size");
 	expect_refused(-1, "--dev x --size 100.5", "--size");
 	expect_refused(-1, "--dev x --flows 0", "--flows");

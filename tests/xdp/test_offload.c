@@ -33,90 +33,24 @@
 #include <ringflow/offload.h>
 #include <ringflow/pktbuf.h>
 
+#include "veth_bed.h"
+
 #define NBUF 4096
 #define MAGIC 0x4c464f52u /* "ROFL" */
 
-static struct {
-	char a0[16], a1[16], b0[16], b1[16];
-	int sa, sb;
-} bed = {.sa = -1, .sb = -1};
+static struct veth_bed bed = VETH_BED_INIT;
 static struct rf_pktbuf_pool *pool;
 static struct rf_io_dev *A, *B;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		cr_assert_eq(write(fd, v, strlen(v)), (ssize_t)strlen(v));
-		close(fd);
-	}
-}
-
-static int packet_socket(const char *ifname)
-{
-	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)), one = 1;
-	struct sockaddr_ll a = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
-	cr_assert(s >= 0, "packet socket: %s", strerror(errno));
-	a.sll_ifindex = (int)if_nametoindex(ifname);
-	cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0, "bind %s", ifname);
-	setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
-	setsockopt(s, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one));
-	int big = 8 << 20;
-	setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
-	return s;
-}
 
 /* The bed and ports A (a1) and B (b1) in `mode` (skb|native), frame mode. */
 static void bed_up(const char *mode)
 {
 	char spec[128], err[512];
-	if (geteuid() != 0)
-		cr_skip_test("needs root: a network namespace, veth pairs, XDP programs");
-	if (system("command -v ip >/dev/null 2>&1") != 0)
-		cr_skip_test("needs the ip tool (Debian package iproute2)");
-	cr_assert_eq(unshare(CLONE_NEWNET), 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
-	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
-	int pid = (int)getpid() % 100000;
-	snprintf(bed.a0, sizeof(bed.a0), "rfOa0%d", pid);
-	snprintf(bed.a1, sizeof(bed.a1), "rfOa1%d", pid);
-	snprintf(bed.b0, sizeof(bed.b0), "rfOb0%d", pid);
-	snprintf(bed.b1, sizeof(bed.b1), "rfOb1%d", pid);
-	cr_assert_eq(sh("set -e; ip link set lo up; ip link add %1$s type veth peer name %2$s;"
-			"ip link add %3$s type veth peer name %4$s;"
-			"for d in %1$s %2$s %3$s %4$s; do ip link set $d up; done",
-			bed.a0, bed.a1, bed.b0, bed.b1),
-		     0, "cannot build the veth bed");
-	/* Until linkwatch reports a new link up, its qdisc drops what is sent: wait (bounded). */
-	int up = 1;
-	for (int i = 0; i < 100 && (up = sh("for d in %s %s %s %s; do ip -o link show $d | grep -q "
-					  "'state UP' || exit 1; done", bed.a0, bed.a1, bed.b0,
-					  bed.b1)) != 0; i++)
-		usleep(50000);
-	cr_assert_eq(up, 0, "the veths never came up");
+	bed_netns("a network namespace, veth pairs, XDP programs");
+	veth_bed_up(&bed, 'O', 0, 0);
 	/* A frame redirected in native mode into b1 reaches b0 only through b0's NAPI (GRO). */
-	sh("ethtool -K %s gro on >/dev/null 2>&1; ethtool -K %s gro on >/dev/null 2>&1", bed.b0,
-	   bed.a0);
-	bed.sa = packet_socket(bed.a0);
-	bed.sb = packet_socket(bed.b0);
+	bed_sh("ethtool -K %s gro on >/dev/null 2>&1; ethtool -K %s gro on >/dev/null 2>&1",
+	       bed.b0, bed.a0);
 	pool = rf_pktbuf_pool_create("offload", NBUF, 2048, 0, RF_MEMPOOL_QUIET);
 	cr_assert_not_null(pool);
 	snprintf(spec, sizeof(spec), "xdp:dev=%s,mode=%s,frames=1", bed.a1, mode);
@@ -135,8 +69,7 @@ static void bed_down(void)
 	A = B = NULL;
 	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF, "every buffer back in the pool");
 	rf_pktbuf_pool_free(pool);
-	close(bed.sa);
-	close(bed.sb);
+	veth_bed_down(&bed);
 }
 
 /* ---- frames ---------------------------------------------------------------------------- */
@@ -232,30 +165,7 @@ static void inject(const uint8_t *f, size_t len)
 /* One frame from the capture if one is there now (VLAN tag put back from auxdata), or -1. */
 static ssize_t grab(uint8_t *buf, size_t cap)
 {
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
-	} c;
-	struct iovec iov = {buf + 4, cap - 4};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &c,
-			   .msg_controllen = sizeof(c)};
-	ssize_t r = recvmsg(bed.sb, &m, MSG_DONTWAIT);
-	if (r < 0)
-		return r;
-	memmove(buf, buf + 4, (size_t)r);
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-		struct tpacket_auxdata a;
-		if (h->cmsg_level != SOL_PACKET || h->cmsg_type != PACKET_AUXDATA)
-			continue;
-		memcpy(&a, CMSG_DATA(h), sizeof(a));
-		if (!(a.tp_status & TP_STATUS_VLAN_VALID) || r < 12 || (size_t)r + 4 > cap)
-			continue;
-		memmove(buf + 16, buf + 12, (size_t)r - 12);
-		put16(buf + 12, a.tp_status & TP_STATUS_VLAN_TPID_VALID ? a.tp_vlan_tpid : 0x8100);
-		put16(buf + 14, a.tp_vlan_tci);
-		r += 4;
-	}
-	return r;
+	return bed_grab(bed.sb, buf, cap);
 }
 
 /* What A's app side (userspace) received: each buffer is checked against want[] by its
@@ -293,8 +203,8 @@ static void settle(struct seen *s, unsigned total, bool fwd, uint8_t (*exp)[256]
 		   unsigned char *got)
 {
 	uint8_t buf[2048];
-	double end = now_s() + 3;
-	while (now_s() < end && (fwd ? s->sink : s->user + s->sink) < total) {
+	double end = bed_now_s() + 3;
+	while (bed_now_s() < end && (fwd ? s->sink : s->user + s->sink) < total) {
 		poll_user(s, fwd, want, want_len);
 		ssize_t r;
 		while ((r = grab(buf, sizeof(buf))) >= 0) {
@@ -513,8 +423,8 @@ Test(offload, delete_returns_frames_to_userspace)
  * running a moment later, by linkwatch), then tell the tables. */
 static void link_settle(int want)
 {
-	double end = now_s() + 5;
-	while (rf_io_link_up(B) != want && now_s() < end)
+	double end = bed_now_s() + 5;
+	while (rf_io_link_up(B) != want && bed_now_s() < end)
 		usleep(1000);
 	cr_assert_eq(rf_io_link_up(B), want, "link of %s never became %d", bed.b1, want);
 	cr_assert_eq(rf_offload_link_sync(B), 0);
@@ -530,7 +440,7 @@ Test(offload, port_down_stops_its_entries)
 					   {.type = RF_OFFLOAD_OUTPUT, .port = B}};
 	memcpy(act[0].mac, NEW_SRC, 6);
 	cr_assert_eq(rf_offload_add(A, &m, act, 2), 0);
-	cr_assert_eq(sh("ip link set %s down", bed.b1), 0);
+	cr_assert_eq(bed_sh("ip link set %s down", bed.b1), 0);
 	link_settle(0);
 	struct seen s = burst(0, 20);
 	cr_assert_eq(s.user, 20, "port down: frames reach userspace (%u)", s.user);
@@ -538,7 +448,7 @@ Test(offload, port_down_stops_its_entries)
 	cr_assert_eq(rf_offload_totals(A, &t), 0);
 	cr_assert_eq(t.fallback_port_down, 20);
 	cr_assert_eq(t.hits, 0);
-	cr_assert_eq(sh("ip link set %s up", bed.b1), 0);
+	cr_assert_eq(bed_sh("ip link set %s up", bed.b1), 0);
 	link_settle(1);
 	s = burst(20, 20);
 	cr_assert_eq(s.user, 0);

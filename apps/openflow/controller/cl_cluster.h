@@ -24,7 +24,7 @@
 #include <stdio.h>
 
 struct cl_roles;
-struct ctl_net;
+struct ofc_net;
 
 struct cl_config {
 	const char *urls;   /* the part after "etcd=" */
@@ -33,7 +33,7 @@ struct cl_config {
 	unsigned ttl_s;     /* --lease-ttl (2..60) */
 	bool wait;          /* --cluster-wait: wait for etcd at start instead of failing */
 	const char *rest;   /* this member's REST address, shown to the others (may be NULL) */
-	struct ctl_net *net; /* the apps' network view: published and merged (NULL: none) */
+	struct ofc_net *net; /* the apps' network view: published and merged (NULL: none) */
 	struct rf_hash *macs; /* the learning switch's MAC table: published per switch, and
 			       * seeded into a new master's handler (NULL: not shared) */
 	uint8_t *lldp_key;  /* 16 bytes: replaced at start by the cluster's shared LLDP secret
@@ -54,7 +54,7 @@ void cl_cluster_stop(struct cl_cluster *c);
 /* The /api/cluster JSON (members, health, masters, this member's switches) into out: 200.
  * Any thread. */
 int cl_cluster_render(void *c, FILE *out);
-/* The hosts (table 0: CTL_HOST_KEY-byte keys as ctl_app.h lays them out) or links (table 1:
+/* The hosts (table 0: OFC_HOST_KEY-byte keys as ofc_app.h lays them out) or links (table 1:
  * 24-byte link keys) the switches' masters published, as a malloc'd array of n keys of
  * 32 bytes each (zero-padded), into *keys; the caller frees it. Any thread. */
 size_t cl_cluster_shared(void *c, int table, uint8_t (**keys)[32]);

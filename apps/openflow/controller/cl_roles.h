@@ -1,6 +1,6 @@
 /*
  * apps/openflow/controller/cl_roles.h: the one place where the cluster thread (cl_cluster.c)
- * and the I/O poller (ctl_io.c) meet: a fixed table of switches, one slot per datapath id,
+ * and the I/O poller (ofc_io.c) meet: a fixed table of switches, one slot per datapath id,
  * each a few atomic words. No lock, no queue: the I/O poller never waits on the cluster.
  *
  * Contract, per slot:
@@ -21,9 +21,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ctl.h"
+#include "ofc.h"
 
-#define CL_ROLE_SLOTS CTL_MAX_CONNS
+#define CL_ROLE_SLOTS OFC_MAX_CONNS
 #define CL_ROLE_MASTER 2u /* = OFPCR_ROLE_MASTER */
 #define CL_ROLE_SLAVE 3u  /* = OFPCR_ROLE_SLAVE */
 
@@ -39,7 +39,7 @@ struct cl_role_slot {
 struct cl_roles {
 	struct cl_role_slot s[CL_ROLE_SLOTS];
 	_Atomic uint64_t epoch;    /* cluster: bumped after any want changes */
-	/* cluster: the lease's safe end, monotonic ms (ctl_now_ms); past it the I/O poller
+	/* cluster: the lease's safe end, monotonic ms (ofc_now_ms); past it the I/O poller
 	 * treats every MASTER decision as SLAVE on its own (fencing that holds even if the
 	 * cluster thread is stuck in a call). UINT64_MAX: no deadline (no cluster, or etcd
 	 * without quorum: no one can be elected, see docs/cluster.md). */
@@ -58,7 +58,7 @@ struct cl_roles {
 struct cl_seed {
 	uint64_t dpid;
 	uint32_t n;              /* records */
-	uint8_t rec[][CTL_SEED_REC]; /* MAC(6) port(4, big-endian) */
+	uint8_t rec[][OFC_SEED_REC]; /* MAC(6) port(4, big-endian) */
 };
 
 static inline uint64_t cl_role_word(uint64_t gen, uint32_t role)

@@ -13,12 +13,13 @@
 
 #include <ringflow/io.h>
 #include <ringflow/qsbr.h>
+#include <ringflow/runtime.h>
 
 #include "cl_roles.h"
-#include "ctl.h"
-#include "ctl_app.h"
-#include "ctl_observe.h"
-#include "ctl_rest.h"
+#include "ofc.h"
+#include "ofc_app.h"
+#include "ofc_observe.h"
+#include "ofc_rest.h"
 #if RF_HAVE_CURL
 #include "cl_cluster.h"
 #endif
@@ -72,12 +73,12 @@ static void usage(FILE *f)
  * that accept never fails for want of one (a failing accept leaves the listening socket
  * readable: the poller would spin on it). Raises the soft limit as far as the hard one
  * allows, then lowers max_conns if it still does not fit. */
-static int fit_fd_limit(struct ctl_limits *lim, bool rest)
+static int fit_fd_limit(struct ofc_limits *lim, bool rest)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 0;
-	rlim_t want = lim->max_conns + (rest ? CTL_REST_MAX_CONNS : 0) + CTL_FD_RESERVE;
+	rlim_t want = lim->max_conns + (rest ? OFC_REST_MAX_CONNS : 0) + OFC_FD_RESERVE;
 	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -85,14 +86,14 @@ static int fit_fd_limit(struct ctl_limits *lim, bool rest)
 	}
 	if (rl.rlim_cur >= want)
 		return 0;
-	rlim_t room = rl.rlim_cur - (rest ? CTL_REST_MAX_CONNS : 0);
-	if (rl.rlim_cur < (rest ? CTL_REST_MAX_CONNS : 0) + CTL_FD_RESERVE + 8 ||
-	    room < CTL_FD_RESERVE + 8) {
+	rlim_t room = rl.rlim_cur - (rest ? OFC_REST_MAX_CONNS : 0);
+	if (rl.rlim_cur < (rest ? OFC_REST_MAX_CONNS : 0) + OFC_FD_RESERVE + 8 ||
+	    room < OFC_FD_RESERVE + 8) {
 		fprintf(stderr, "ringflow-controller: the fd limit (%llu) leaves no room for switch "
 			"connections; raise it (ulimit -n)\n", (unsigned long long)rl.rlim_cur);
 		return -1;
 	}
-	lim->max_conns = (unsigned)(room - CTL_FD_RESERVE);
+	lim->max_conns = (unsigned)(room - OFC_FD_RESERVE);
 	if (lim->max_handshaking > lim->max_conns / 2)
 		lim->max_handshaking = lim->max_conns / 2;
 	fprintf(stderr, "ringflow-controller: fd limit %llu: at most %u switch connections, %u "
@@ -101,14 +102,22 @@ static int fit_fd_limit(struct ctl_limits *lim, bool rest)
 	return 0;
 }
 
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
+{
+	fprintf(stderr, "ringflow-controller: %s\n", err);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:6653", *cores = "0", *app = "learning", *rest_at = NULL;
 	const char *rest_token = NULL;
 	struct rf_runtime_config cfg = {.idle = RF_IDLE_BUSY, .stall_us = 100};
-	unsigned max_macs = 1u << 20, ring = CTL_RING_SIZE;
+	unsigned max_macs = 1u << 20, ring = OFC_RING_SIZE;
 	const char *metrics = NULL;
-	struct ctl_limits lim = CTL_LIMITS_DEFAULT;
+	char opt_err[200];
+	struct ofc_limits lim = OFC_LIMITS_DEFAULT;
 	unsigned macs_per_switch = 0, mac_age_s = 300; /* 0: the default */
 	unsigned long v;
 	const char *cluster = NULL, *node_id = NULL, *cl_prefix = "/ringflow";
@@ -135,10 +144,18 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'L': listen_at = optarg; break;
-		case 'c': cores = optarg; break;
+		case 'c':
+			if (rf_opt_cores("--cores", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
+			cores = optarg;
+			break;
 		case 'a': app = optarg; break;
 		case 'r': rest_at = optarg; break;
-		case 'X': metrics = optarg; break;
+		case 'X':
+			if (rf_opt_metrics("--metrics", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
+			metrics = optarg;
+			break;
 		case 'T': rest_token = optarg; break;
 		case 'i':
 			if (rf_idle_parse(optarg, &cfg.idle) != 0) {
@@ -151,9 +168,9 @@ int main(int argc, char **argv)
 		case 'S': cfg.stall_us = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'R':
 			ring = (unsigned)strtoul(optarg, NULL, 10);
-			if (ring < 16 || ring > CTL_RING_SIZE || (ring & (ring - 1))) {
+			if (ring < 16 || ring > OFC_RING_SIZE || (ring & (ring - 1))) {
 				fprintf(stderr, "ringflow-controller: --ring %s: use a power of two "
-					"16..%u\n", optarg, CTL_RING_SIZE);
+					"16..%u\n", optarg, OFC_RING_SIZE);
 				return 2;
 			}
 			break;
@@ -161,11 +178,11 @@ int main(int argc, char **argv)
 		case 'P':
 		case 'E':
 			v = strtoul(optarg, NULL, 10);
-			if (v < 1 || v > (c == 'E' ? 3600000ul : CTL_MAX_CONNS)) {
+			if (v < 1 || v > (c == 'E' ? 3600000ul : OFC_MAX_CONNS)) {
 				fprintf(stderr, "ringflow-controller: --%s %s: use 1..%lu\n",
 					c == 'C' ? "max-conns" : c == 'P' ? "max-conns-per-source"
 									  : "echo-ms",
-					optarg, c == 'E' ? 3600000ul : (unsigned long)CTL_MAX_CONNS);
+					optarg, c == 'E' ? 3600000ul : (unsigned long)OFC_MAX_CONNS);
 				return 2;
 			}
 			if (c == 'C')
@@ -247,24 +264,24 @@ int main(int argc, char **argv)
 	}
 	unsigned ncores = rf_runtime_ncores(rt);
 	unsigned nh = ncores > 1 ? ncores - 1 : 1;
-	if (nh > CTL_MAX_HANDLERS)
-		nh = CTL_MAX_HANDLERS;
+	if (nh > OFC_MAX_HANDLERS)
+		nh = OFC_MAX_HANDLERS;
 	rf_qsbr_register(); /* the table is created and freed on this thread */
 	struct rf_hash *macs = rf_hash_create("macs", 14, max_macs, RF_MEMPOOL_QUIET);
-	struct ctl_handler h[CTL_MAX_HANDLERS];
+	struct ofc_handler h[OFC_MAX_HANDLERS];
 	memset(h, 0, sizeof(h));
 	int rc = 1;
-	struct ctl_io *io = NULL;
-	struct ctl_apps *apps = NULL; /* the plain learning switch keeps its direct path */
-	struct ctl_rest *rest = NULL;
-	struct ctl_observe *obs = NULL; /* control socket and --metrics (docs/observing.md) */
-	struct ctl_rest_view view = {0};
+	struct ofc_io *io = NULL;
+	struct ofc_apps *apps = NULL; /* the plain learning switch keeps its direct path */
+	struct ofc_rest *rest = NULL;
+	struct ofc_observe *obs = NULL; /* control socket and --metrics (docs/observing.md) */
+	struct ofc_rest_view view = {0};
 	struct cl_roles *roles = NULL; /* --cluster: the role table the I/O poller reads */
 #if RF_HAVE_CURL
 	struct cl_cluster *cl = NULL;
 #endif
 	if ((strcmp(app, "learning") != 0 || rest_at || cluster) &&
-	    !(apps = ctl_apps_create(app, CTL_HOSTS_TABLE, err, sizeof(err)))) {
+	    !(apps = ofc_apps_create(app, OFC_HOSTS_TABLE, err, sizeof(err)))) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
 	}
@@ -275,19 +292,19 @@ int main(int argc, char **argv)
 	}
 	if (!macs_per_switch) /* OVS's default table size, at most an eighth of ours */
 		macs_per_switch = max_macs / 8 < 8192 ? (max_macs / 8 ? max_macs / 8 : 1) : 8192;
-	struct ctl_learn_limits ll = {.macs_per_switch = macs_per_switch,
-				      .hosts_per_switch = CTL_HOSTS_TABLE / 16,
+	struct ofc_learn_limits ll = {.macs_per_switch = macs_per_switch,
+				      .hosts_per_switch = OFC_HOSTS_TABLE / 16,
 				      .mac_age_ms = (uint64_t)mac_age_s * 1000,
-				      .host_age_ms = CTL_HOST_AGE_MS};
+				      .host_age_ms = OFC_HOST_AGE_MS};
 	for (unsigned i = 0; i < nh; i++) {
-		h[i].learn = ctl_learn_create(macs, &ll);
+		h[i].learn = ofc_learn_create(macs, &ll);
 		if (!h[i].learn) {
 			fprintf(stderr, "ringflow-controller: out of memory for the MAC quotas\n");
 			goto out;
 		}
-		ctl_learn_set_hosts(h[i].learn, apps ? ctl_apps_net(apps) : NULL);
-		h[i].in = rf_ring_create("ctl_in", ring, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
-		h[i].out = rf_ring_create("ctl_out", CTL_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		ofc_learn_set_hosts(h[i].learn, apps ? ofc_apps_net(apps) : NULL);
+		h[i].in = rf_ring_create("ofc_in", ring, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+		h[i].out = rf_ring_create("ofc_out", OFC_RING_SIZE, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		h[i].macs = macs;
 		h[i].apps = apps;
 		h[i].index = i;
@@ -298,12 +315,12 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	io = ctl_io_create(host, (uint16_t)port, h, nh, &lim, err, sizeof(err));
+	io = ofc_io_create(host, (uint16_t)port, h, nh, &lim, err, sizeof(err));
 	if (!io) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		goto out;
 	}
-	ctl_io_set_apps(io, apps);
+	ofc_io_set_apps(io, apps);
 #if RF_HAVE_CURL
 	if (cluster) {
 		roles = calloc(1, sizeof(*roles));
@@ -315,8 +332,8 @@ int main(int argc, char **argv)
 		atomic_store_explicit(&roles->fence_at_ms, UINT64_MAX, memory_order_relaxed);
 		struct cl_config cc = {.urls = cluster + 5, .node = node_id, .prefix = cl_prefix,
 				       .ttl_s = lease_ttl, .wait = cluster_wait, .rest = rest_at,
-				       .lldp_key = ctl_apps_net(apps)->lldp_key,
-				       .net = ctl_apps_net(apps), .macs = macs};
+				       .lldp_key = ofc_apps_net(apps)->lldp_key,
+				       .net = ofc_apps_net(apps), .macs = macs};
 		/* new masters' MAC seeds, cluster thread -> I/O poller */
 		roles->seeds = rf_ring_create("cl_seeds", 256, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
 		if (!roles->seeds) {
@@ -328,21 +345,21 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			goto out;
 		}
-		ctl_io_set_roles(io, roles);
+		ofc_io_set_roles(io, roles);
 	}
 #endif
-	if (rf_runtime_add_poll(rt, 0, ctl_io_poll, io, ctl_io_wait_fd(io)) < 0)
+	if (rf_runtime_add_poll(rt, 0, ofc_io_poll, io, ofc_io_wait_fd(io)) < 0)
 		goto out;
 	for (unsigned i = 0; i < nh; i++) /* woken by the I/O poller when it fills their ring */
-		if (rf_runtime_add_poll(rt, h[i].poller, ctl_learning_poll, &h[i], RF_POLL_WAKE) < 0)
+		if (rf_runtime_add_poll(rt, h[i].poller, ofc_learning_poll, &h[i], RF_POLL_WAKE) < 0)
 			goto out;
 	if (rf_runtime_handle_signals(rt) < 0 || rf_runtime_start(rt) < 0) {
 		fprintf(stderr, "ringflow-controller: cannot start the pollers: %s\n", strerror(errno));
 		goto out;
 	}
 	if (rest_at) {
-		view = (struct ctl_rest_view){.net = ctl_apps_net(apps), .rt = rt, .h = h, .nh = nh,
-					      .apps = app, .flows = ctl_apps_flows(apps)};
+		view = (struct ofc_rest_view){.net = ofc_apps_net(apps), .rt = rt, .h = h, .nh = nh,
+					      .apps = app, .flows = ofc_apps_flows(apps)};
 #if RF_HAVE_CURL
 		if (cl) {
 			view.cluster = cl_cluster_render;
@@ -350,7 +367,7 @@ int main(int argc, char **argv)
 			view.cluster_arg = cl;
 		}
 #endif
-		if (!(rest = ctl_rest_start(rest_at, rest_token, &view, err, sizeof(err)))) {
+		if (!(rest = ofc_rest_start(rest_at, rest_token, &view, err, sizeof(err)))) {
 			fprintf(stderr, "ringflow-controller: %s\n", err);
 			rf_runtime_stop(rt);
 			rf_runtime_join(rt);
@@ -358,11 +375,11 @@ int main(int argc, char **argv)
 		}
 		const char *rcolon = strrchr(rest_at, ':');
 		fprintf(stderr, "ringflow-controller: REST API and web page on http://%.*s:%u/%s\n",
-			rcolon ? (int)(rcolon - rest_at) : 9, rcolon ? rest_at : "127.0.0.1", ctl_rest_port(rest),
+			rcolon ? (int)(rcolon - rest_at) : 9, rcolon ? rest_at : "127.0.0.1", ofc_rest_port(rest),
 			rest_token ? " (token required)" : "");
 	}
-	struct ctl_rest_view oview = {.net = apps ? ctl_apps_net(apps) : NULL, .rt = rt, .h = h,
-				      .nh = nh, .apps = app, .flows = apps ? ctl_apps_flows(apps) : NULL};
+	struct ofc_rest_view oview = {.net = apps ? ofc_apps_net(apps) : NULL, .rt = rt, .h = h,
+				      .nh = nh, .apps = app, .flows = apps ? ofc_apps_flows(apps) : NULL};
 #if RF_HAVE_CURL
 	if (cl) {
 		oview.cluster = cl_cluster_render;
@@ -370,7 +387,7 @@ int main(int argc, char **argv)
 		oview.cluster_arg = cl;
 	}
 #endif
-	obs = ctl_observe_start(&oview, io, metrics, err, sizeof(err));
+	obs = ofc_observe_start(&oview, io, metrics, err, sizeof(err));
 	if (!obs) {
 		fprintf(stderr, "ringflow-controller: %s\n", err);
 		if (metrics) {
@@ -385,8 +402,8 @@ int main(int argc, char **argv)
 	rf_runtime_wait(rt);
 	rf_runtime_join(rt);
 	if (rest) {
-		struct ctl_rest_stats rs;
-		ctl_rest_stop(rest, &rs);
+		struct ofc_rest_stats rs;
+		ofc_rest_stop(rest, &rs);
 		rest = NULL;
 		fprintf(stderr, "ringflow-controller: REST: %llu requests, %llu refused by a check "
 			"(%llu too large, %llu without the token), %llu pauses at the connection cap, "
@@ -400,12 +417,12 @@ int main(int argc, char **argv)
 			(unsigned long long)rs.accept_backoffs, (unsigned long long)rs.flows_async);
 	}
 
-	ctl_observe_stop(obs);
+	ofc_observe_stop(obs);
 	obs = NULL;
 	rf_qsbr_online();
 	uint64_t pin = 0, fm = 0, po = 0, lq[6] = {0};
 	for (unsigned i = 0; i < nh; i++) {
-		const struct ctl_learn_stats *ls = ctl_learn_stats(h[i].learn);
+		const struct ofc_learn_stats *ls = ofc_learn_stats(h[i].learn);
 		lq[0] += atomic_load(&ls->macs_refused);
 		lq[1] += atomic_load(&ls->macs_aged);
 		lq[2] += atomic_load(&ls->hosts_refused);
@@ -419,9 +436,9 @@ int main(int argc, char **argv)
 	struct rf_counters tot;
 	rf_runtime_totals(rt, &tot);
 	struct rf_io_stats st = {0};
-	rf_io_stats_get(ctl_io_dev(io), &st);
-	struct ctl_guard_stats gs;
-	ctl_io_guard_stats(io, &gs);
+	rf_io_stats_get(ofc_io_dev(io), &st);
+	struct ofc_guard_stats gs;
+	ofc_io_guard_stats(io, &gs);
 	fprintf(stderr, "ringflow-controller: defences: %llu connections refused over the "
 		"per-source cap, %llu over the handshaking cap, %llu oldest handshakes closed for "
 		"newer ones, %llu handshake timeouts, %llu "
@@ -444,7 +461,7 @@ int main(int argc, char **argv)
 		(unsigned long long)lq[1], (unsigned long long)lq[2], (unsigned long long)lq[3],
 		(unsigned long long)lq[4], (unsigned long long)lq[5]);
 	uint64_t held, paused;
-	ctl_io_backlog_stats(io, &held, &paused);
+	ofc_io_backlog_stats(io, &held, &paused);
 	fprintf(stderr, "ringflow-controller: back-pressure: %llu PACKET_IN held for a full "
 		"handler ring, %llu rounds without receiving\n", (unsigned long long)held,
 		(unsigned long long)paused);
@@ -457,20 +474,20 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	ctl_rest_stop(rest, NULL);
-	ctl_observe_stop(obs);
+	ofc_rest_stop(rest, NULL);
+	ofc_observe_stop(obs);
 #if RF_HAVE_CURL
 	cl_cluster_stop(cl); /* before the runtime: the I/O poller has stopped reading roles */
 #endif
 	rf_runtime_destroy(rt);
-	ctl_io_free(io);
+	ofc_io_free(io);
 	for (unsigned i = 0; i < nh; i++) {
 		rf_ring_free(h[i].in);
 		rf_ring_free(h[i].out);
-		ctl_learn_free(h[i].learn);
+		ofc_learn_free(h[i].learn);
 	}
 	rf_hash_free(macs);
-	ctl_apps_free(apps);
+	ofc_apps_free(apps);
 	if (roles && roles->seeds) { /* seeds the I/O poller did not take before it stopped */
 		void *obj;
 		while (rf_ring_dequeue_burst(roles->seeds, &obj, 1, NULL) == 1)

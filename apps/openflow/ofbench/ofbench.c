@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <ringflow/ctl.h>
+#include <ringflow/runtime.h>
 #include <ringflow/stats.h>
 
 #include "of.h"
@@ -277,12 +278,20 @@ static int pin(int cpu)
 static int run(struct ofb_opts *op, bool responder, char *host, const char *listen_at,
 	       bool busy, bool t_given, const char *impl, bool json, const struct run_env *envp);
 
+/* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
+static int bad_opt(const char *err)
+{
+	fprintf(stderr, "ringflow-ofbench: %s\n", err);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct ofb_opts o = {.mode = OFB_THROUGHPUT, .switches = 16, .macs = 1000, .window = 1024,
 			     .loops = 5, .warmup = 1, .round_s = 1.0, .rate = 100000,
 			     .version = OF_VERSION_1_3};
 	const char *controller = NULL, *listen_at = NULL, *impl = "controller", *metrics = NULL;
+	char opt_err[200];
 	bool json = false, responder = false, busy = false, t_given = false;
 	bool want_mlock = false, want_rt = false;
 	struct run_env env;
@@ -337,7 +346,11 @@ int main(int argc, char **argv)
 		case O_BUSY: busy = true; break;
 		case O_MLOCK: want_mlock = true; break;
 		case O_RT: want_rt = true; break;
-		case O_METRICS: metrics = optarg; break;
+		case O_METRICS:
+			if (rf_opt_metrics("--metrics", optarg, opt_err, sizeof(opt_err)))
+				return bad_opt(opt_err);
+			metrics = optarg;
+			break;
 		case O_HELP: case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

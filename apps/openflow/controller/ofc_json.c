@@ -1,5 +1,5 @@
 /*
- * apps/openflow/controller/ctl_json.c: the JSON views behind the REST API (ctl_rest.h).
+ * apps/openflow/controller/ofc_json.c: the JSON views behind the REST API (ofc_rest.h).
  * Each view walks one lock-free hash (between two quiescent states of the caller), copies
  * the entries out, sorts them by key (dpid order) and prints them. Values are numbers, so
  * nothing read can have been freed under us.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_rest.h"
+#include "ofc_rest.h"
 
 struct kv {
 	uint8_t key[32];
@@ -49,7 +49,7 @@ static struct kv *collect(const struct rf_hash *h, const uint8_t *dpid_be, size_
 	return a;
 }
 
-void ctl_json_str(FILE *out, const char *s)
+void ofc_json_str(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -65,7 +65,7 @@ void ctl_json_str(FILE *out, const char *s)
 
 static void dpid_str(FILE *out, const uint8_t *be)
 {
-	fprintf(out, "\"%016llx\"", (unsigned long long)ctl_get64(be));
+	fprintf(out, "\"%016llx\"", (unsigned long long)ofc_get64(be));
 }
 
 static void mac_str(FILE *out, const uint8_t *m)
@@ -78,12 +78,12 @@ static uint64_t age(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
-static int switches(const struct ctl_rest_view *v, FILE *out)
+static int switches(const struct ofc_rest_view *v, FILE *out)
 {
 	size_t n, np;
 	struct kv *s = collect(v->net->switches, NULL, &n);
 	struct kv *p = collect(v->net->ports, NULL, &np);
-	uint64_t now = ctl_now_ms();
+	uint64_t now = ofc_now_ms();
 	fputc('[', out);
 	for (size_t i = 0; i < n; i++) {
 		unsigned ports = 0;
@@ -115,16 +115,16 @@ static int parse_dpid(const char *s, const char *end, uint8_t be[8])
 			return -1;
 		d = d << 4 | (uint64_t)x;
 	}
-	ctl_put64(be, d);
+	ofc_put64(be, d);
 	return 0;
 }
 
-static bool switch_known(const struct ctl_rest_view *v, const uint8_t be[8])
+static bool switch_known(const struct ofc_rest_view *v, const uint8_t be[8])
 {
 	return rf_hash_lookup(v->net->switches, be) != NULL;
 }
 
-static int ports(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
+static int ports(const struct ofc_rest_view *v, const uint8_t be[8], FILE *out)
 {
 	if (!switch_known(v, be)) {
 		fputs("{\"error\":\"no such switch\"}\n", out);
@@ -146,12 +146,12 @@ static int ports(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 		else
 			fprintf(out, "%u", no);
 		fputs(",\"name\":", out);
-		ctl_json_str(out, name);
+		ofc_json_str(out, name);
 		fputs(",\"hw_addr\":", out);
 		mac_str(out, hw);
 		fprintf(out, ",\"link_down\":%s,\"admin_down\":%s}",
-			p[i].v & CTL_PORT_LINK_DOWN ? "true" : "false",
-			p[i].v & CTL_PORT_ADMIN_DOWN ? "true" : "false");
+			p[i].v & OFC_PORT_LINK_DOWN ? "true" : "false",
+			p[i].v & OFC_PORT_ADMIN_DOWN ? "true" : "false");
 	}
 	fputs("]\n", out);
 	free(p);
@@ -160,7 +160,7 @@ static int ports(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
 
 /* --cluster: appends what the other members published for table (0 hosts, 1 links) to
  * a[0..*n), as if seen age_ms ago, and sorts again. */
-static struct kv *merge_shared(const struct ctl_rest_view *v, int table, struct kv *a, size_t *n,
+static struct kv *merge_shared(const struct ofc_rest_view *v, int table, struct kv *a, size_t *n,
 			       uint64_t seen)
 {
 	uint8_t (*keys)[32] = NULL;
@@ -179,13 +179,13 @@ static struct kv *merge_shared(const struct ctl_rest_view *v, int table, struct 
 	return b ? b : a;
 }
 
-static int links(const struct ctl_rest_view *v, FILE *out)
+static int links(const struct ofc_rest_view *v, FILE *out)
 {
 	size_t n;
 	struct kv *l = collect(v->net->links, NULL, &n);
-	uint64_t now = ctl_now_ms();
+	uint64_t now = ofc_now_ms();
 	/* the members' published links count as seen one LLDP period ago */
-	l = merge_shared(v, 1, l, &n, now > CTL_TIMER_MS ? now - CTL_TIMER_MS : 0);
+	l = merge_shared(v, 1, l, &n, now > OFC_TIMER_MS ? now - OFC_TIMER_MS : 0);
 	fputc('[', out);
 	size_t shown = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -203,13 +203,13 @@ static int links(const struct ctl_rest_view *v, FILE *out)
 	return 200;
 }
 
-static int hosts(const struct ctl_rest_view *v, FILE *out)
+static int hosts(const struct ofc_rest_view *v, FILE *out)
 {
 	size_t n;
 	struct kv *h = collect(v->net->hosts, NULL, &n);
-	uint64_t now = ctl_now_ms();
+	uint64_t now = ofc_now_ms();
 	/* published hosts count as seen one LLDP period ago (the newest entry per MAC shows) */
-	h = merge_shared(v, 0, h, &n, now > CTL_TIMER_MS ? now - CTL_TIMER_MS : 0);
+	h = merge_shared(v, 0, h, &n, now > OFC_TIMER_MS ? now - OFC_TIMER_MS : 0);
 	fputc('[', out);
 	unsigned shown = 0;
 	for (size_t i = 0; i < n;) {
@@ -242,7 +242,7 @@ static int hosts(const struct ctl_rest_view *v, FILE *out)
 	return 200;
 }
 
-int ctl_rest_render_flows(const struct ctl_rest_view *v, const uint8_t be[8], const char *json,
+int ofc_rest_render_flows(const struct ofc_rest_view *v, const uint8_t be[8], const char *json,
 			  bool truncated, const char *err, FILE *out)
 {
 	fputs("{\"dpid\":", out);
@@ -252,10 +252,10 @@ int ctl_rest_render_flows(const struct ctl_rest_view *v, const uint8_t be[8], co
 		fputs(json, out);
 		if (truncated)
 			fprintf(out, ",\"flows_truncated\":\"the answer stopped at %d entries or %ld "
-				"bytes\"", CTL_FLOWS_MAX, CTL_FLOWS_MAX_BYTES);
+				"bytes\"", OFC_FLOWS_MAX, OFC_FLOWS_MAX_BYTES);
 	} else {
 		fputs("null,\"flows_error\":", out);
-		ctl_json_str(out, err ? err : "no answer");
+		ofc_json_str(out, err ? err : "no answer");
 	}
 	fputs(",\"learned_macs\":{\"what\":\"learning switch MAC table: for each entry the "
 	      "controller installs in_port+eth_dst -> out_port (priority 100, idle 60 s) on the "
@@ -272,20 +272,20 @@ int ctl_rest_render_flows(const struct ctl_rest_view *v, const uint8_t be[8], co
 	return 200;
 }
 
-/* GET /api/flows/{dpid}: asking the switch is the REST server's (CTL_REST_ASYNC). */
-static int flows(const struct ctl_rest_view *v, const uint8_t be[8], FILE *out)
+/* GET /api/flows/{dpid}: asking the switch is the REST server's (OFC_REST_ASYNC). */
+static int flows(const struct ofc_rest_view *v, const uint8_t be[8], FILE *out)
 {
 	if (!switch_known(v, be)) {
 		fputs("{\"error\":\"no such switch\"}\n", out);
 		return 404;
 	}
 	if (v->flows)
-		return CTL_REST_ASYNC;
-	return ctl_rest_render_flows(v, be, NULL, false, "not asked (no controller connection)",
+		return OFC_REST_ASYNC;
+	return ofc_rest_render_flows(v, be, NULL, false, "not asked (no controller connection)",
 				     out);
 }
 
-bool ctl_rest_flows_path(const char *path, uint8_t be[8])
+bool ofc_rest_flows_path(const char *path, uint8_t be[8])
 {
 	const char *q = strchr(path, '?');
 	size_t len = q ? (size_t)(q - path) : strlen(path);
@@ -293,9 +293,9 @@ bool ctl_rest_flows_path(const char *path, uint8_t be[8])
 	       parse_dpid(path + 11, path + len, be) == 0;
 }
 
-static int stats(const struct ctl_rest_view *v, FILE *out)
+static int stats(const struct ofc_rest_view *v, FILE *out)
 {
-	struct ctl_net *net = v->net;
+	struct ofc_net *net = v->net;
 	fputs("{\"cores\":[", out);
 	unsigned nc = v->rt ? rf_runtime_ncores(v->rt) : 0;
 	for (unsigned i = 0; i < nc; i++) {
@@ -311,7 +311,7 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 	fputs("],\"handlers\":[", out);
 	uint64_t pin = 0;
 	for (unsigned i = 0; i < v->nh; i++) {
-		struct ctl_handler *h = &v->h[i];
+		struct ofc_handler *h = &v->h[i];
 		uint64_t p = atomic_load_explicit(&h->packet_ins, memory_order_relaxed);
 		pin += p;
 		fprintf(out, "%s{\"packet_in\":%llu,\"flow_mod\":%llu,\"packet_out\":%llu,"
@@ -319,7 +319,7 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 			(unsigned long long)atomic_load_explicit(&h->flow_mods, memory_order_relaxed),
 			(unsigned long long)atomic_load_explicit(&h->packet_outs, memory_order_relaxed),
 			(unsigned long long)atomic_load_explicit(&h->floods, memory_order_relaxed));
-		const struct ctl_learn_stats *ls = h->learn ? ctl_learn_stats(h->learn) : NULL;
+		const struct ofc_learn_stats *ls = h->learn ? ofc_learn_stats(h->learn) : NULL;
 		if (ls)
 			fprintf(out, ",\"macs_refused\":%llu,\"hosts_refused\":%llu,\"macs_aged\":%llu,"
 				"\"hosts_aged\":%llu,\"switches_gone\":%llu,\"entries_reaped\":%llu",
@@ -358,14 +358,14 @@ static int stats(const struct ctl_rest_view *v, FILE *out)
 	/* bucket i counts replies that took [2^i, 2^(i+1)) us (bucket 0: < 2 us) */
 	fputs(",\"packet_in_to_reply_us\":{\"what\":\"I/O poller hand-off to the handler until "
 	      "the reply is queued on the connection\",\"buckets\":[", out);
-	for (int i = 0; i < CTL_LAT_BUCKETS; i++)
+	for (int i = 0; i < OFC_LAT_BUCKETS; i++)
 		fprintf(out, "%s{\"ge_us\":%u,\"count\":%llu}", i ? "," : "", i ? 1u << i : 0u,
 			(unsigned long long)atomic_load_explicit(&net->lat[i], memory_order_relaxed));
 	fputs("]}}\n", out);
 	return 200;
 }
 
-int ctl_rest_render(const struct ctl_rest_view *v, const char *path, FILE *out,
+int ofc_rest_render(const struct ofc_rest_view *v, const char *path, FILE *out,
 		    const char **ctype)
 {
 	*ctype = "application/json";
@@ -379,7 +379,7 @@ int ctl_rest_render(const struct ctl_rest_view *v, const char *path, FILE *out,
 	p[len] = '\0';
 	if (!strcmp(p, "/") || !strcmp(p, "/index.html")) {
 		*ctype = "text/html; charset=utf-8";
-		fputs(ctl_page_html, out);
+		fputs(ofc_page_html, out);
 		return 200;
 	}
 	if (!strcmp(p, "/api/switches"))

@@ -1,5 +1,5 @@
 /*
- * tests/openflow/test_ctl_rest.c: ringflow-controller's REST API and web page end to end on
+ * tests/openflow/test_ofc_rest.c: ringflow-controller's REST API and web page end to end on
  * loopback. The binary runs with --app learning,topology,hosts --rest on free ports; this
  * test emulates a linear chain of N_SW OpenFlow 1.3 switches (switch i port 2 is wired to
  * switch i+1 port 1; port 3 has a host) that answer the handshake and PORT_DESC and carry
@@ -34,7 +34,7 @@
 #define MAX_SW 512
 #define N_PORTS 3
 
-/* Switches in the chain: 3, or RF_CTLWEB_CHAIN (up to MAX_SW) for a discovery figure. */
+/* Switches in the chain: 3, or RF_OFCWEB_CHAIN (up to MAX_SW) for a discovery figure. */
 static unsigned N_SW = 3;
 
 struct emu_sw {
@@ -46,7 +46,7 @@ struct emu_sw {
 };
 
 static struct emu_sw sw[MAX_SW];
-static pid_t ctl_pid = -1;
+static pid_t ofc_pid = -1;
 static uint16_t of_port_no, rest_port;
 
 static double now_s(void)
@@ -285,12 +285,12 @@ static void start(void)
 	char listen_at[32], rest_at[32];
 	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%u", of_port_no);
 	snprintf(rest_at, sizeof(rest_at), "127.0.0.1:%u", rest_port);
-	const char *chain = getenv("RF_CTLWEB_CHAIN");
+	const char *chain = getenv("RF_OFCWEB_CHAIN");
 	if (chain && atoi(chain) >= 2 && atoi(chain) <= MAX_SW)
 		N_SW = (unsigned)atoi(chain);
-	ctl_pid = fork();
-	cr_assert_geq(ctl_pid, 0);
-	if (ctl_pid == 0) {
+	ofc_pid = fork();
+	cr_assert_geq(ofc_pid, 0);
+	if (ofc_pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		/* RF_CTL_BIN: another build of the binary (e.g. build-tsan's) */
 		const char *bin = getenv("RF_CTL_BIN") ? getenv("RF_CTL_BIN") : RF_CONTROLLER_BIN;
@@ -331,16 +331,16 @@ static void stop(void)
 	for (unsigned i = 0; i < N_SW; i++)
 		if (sw[i].fd >= 0)
 			close(sw[i].fd);
-	if (ctl_pid > 0) {
-		kill(ctl_pid, SIGTERM);
+	if (ofc_pid > 0) {
+		kill(ofc_pid, SIGTERM);
 		int st = 0;
-		waitpid(ctl_pid, &st, 0);
-		ctl_pid = -1;
+		waitpid(ofc_pid, &st, 0);
+		ofc_pid = -1;
 		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "controller exit status %d", st);
 	}
 }
 
-Test(ctl_rest, every_endpoint_serves_the_emulated_chain, .timeout = 60)
+Test(ofc_rest, every_endpoint_serves_the_emulated_chain, .timeout = 60)
 {
 	start();
 	char *s = get_json("/api/links");
@@ -383,7 +383,7 @@ Test(ctl_rest, every_endpoint_serves_the_emulated_chain, .timeout = 60)
 	cr_assert_eq(st, 404);
 	free(http_get("/api/switches/zz/ports", &st));
 	cr_assert_eq(st, 400);
-	const char *docs = getenv("RF_CTLWEB_DOCS"); /* a dir: save each response there */
+	const char *docs = getenv("RF_OFCWEB_DOCS"); /* a dir: save each response there */
 	static const char *const dump[] = {"/api/switches", "/api/switches/1/ports",
 					   "/api/links", "/api/hosts", "/api/flows/1",
 					   "/api/stats"};
@@ -423,7 +423,7 @@ static bool closed_by_controller(int fd, double secs)
 /* Switch 1 restarts faster than TCP notices: a new connection with its datapath id arrives
  * while the old one is open. The new one takes over, the old one is closed, and closing it
  * must not take the switch, its ports or its links with it. */
-Test(ctl_rest, same_dpid_reconnecting_takes_over_and_keeps_the_switch, .timeout = 60)
+Test(ofc_rest, same_dpid_reconnecting_takes_over_and_keeps_the_switch, .timeout = 60)
 {
 	start();
 	int old_fd = sw[0].fd;
@@ -498,7 +498,7 @@ static bool run_chromium(const char *chromium, const char *udd, const char *what
 	return done != 0;
 }
 
-Test(ctl_rest, web_page_in_headless_chromium_shows_the_switches, .timeout = 120)
+Test(ofc_rest, web_page_in_headless_chromium_shows_the_switches, .timeout = 120)
 {
 	const char *chromium = find_chromium();
 	if (!chromium)
@@ -511,7 +511,7 @@ Test(ctl_rest, web_page_in_headless_chromium_shows_the_switches, .timeout = 120)
 	snprintf(udd, sizeof(udd), "--user-data-dir=%s/profile", dir);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", rest_port);
 	bool done = run_chromium(chromium, udd, "--dump-dom", url, out);
-	const char *docs = getenv("RF_CTLWEB_DOCS"); /* a dir: also save a screenshot there */
+	const char *docs = getenv("RF_OFCWEB_DOCS"); /* a dir: also save a screenshot there */
 	if (docs) {
 		char shot[256];
 		snprintf(shot, sizeof(shot), "--screenshot=%s/openflow_web.png", docs);

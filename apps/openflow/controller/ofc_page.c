@@ -1,13 +1,13 @@
 /*
- * apps/openflow/controller/ctl_page.c: the web page at /. One self-contained document:
+ * apps/openflow/controller/ofc_page.c: the web page at /. One self-contained document:
  * inline CSS, JS and SVG, no external resource. It polls the API every second and draws
  * the switches on a circle, the links between them and the hosts beside them, with a table
  * of switches and the counters. Under --rest-token, open it as /?token=TOKEN: the page passes
  * the token on to its API calls.
  */
-#include "ctl_rest.h"
+#include "ofc_rest.h"
 
-const char ctl_page_html[] =
+const char ofc_page_html[] =
 	"<!doctype html>\n"
 	"<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ringflow-controller</title>\n"
 	"<style>\n"

@@ -1,5 +1,5 @@
 /*
- * tests/openflow/test_ctl_defences.c: ringflow-controller under the attacks of issue 15, each
+ * tests/openflow/test_ofc_defences.c: ringflow-controller under the attacks of issue 15, each
  * a regression test on loopback (attackers bind 127.0.0.N source addresses), bounded in count
  * and time, judged by events and counts ("the good switch got its ECHO_REPLY", "the attacker's
  * sockets were closed", the controller's own counters), never by wall-clock thresholds:
@@ -71,11 +71,11 @@ static void close_all(int *fds, unsigned n)
 			close(fds[i]);
 }
 
-Test(ctl_defences, idle_connections_from_one_address_do_not_lock_switches_out, .timeout = 90)
+Test(ofc_defences, idle_connections_from_one_address_do_not_lock_switches_out, .timeout = 90)
 {
 	enum { N = 1100 };
 	cr_assert_geq(raise_nofile(), N + 64, "the test needs %d fds (ulimit -n)", N + 64);
-	ctl_start(0, false, NULL);
+	ofc_start(0, false, NULL);
 	static int fds[N];
 	int warm = try_handshake(1, 99, 5); /* the controller is up */
 	cr_assert_geq(warm, 0);
@@ -94,18 +94,18 @@ Test(ctl_defences, idle_connections_from_one_address_do_not_lock_switches_out, .
 	if (good >= 0)
 		close(good);
 	close(warm);
-	char *log = ctl_stop();
+	char *log = ofc_stop();
 	cr_assert(echoed, "the good switch was locked out by %d idle connections", N);
 	cr_assert_geq(closed, N - 32, "only %u of %d idle connections closed", closed, N);
 	cr_assert_gt(count_before(log, "connections refused over the per-source cap"), 0);
 	free(log);
 }
 
-Test(ctl_defences, idle_and_hello_only_connections_from_many_addresses_expire, .timeout = 90)
+Test(ofc_defences, idle_and_hello_only_connections_from_many_addresses_expire, .timeout = 90)
 {
 	enum { N = 1000, HOSTS = 40 };
 	cr_assert_geq(raise_nofile(), N + 64, "the test needs %d fds (ulimit -n)", N + 64);
-	ctl_start(0, false, NULL);
+	ofc_start(0, false, NULL);
 	static int fds[N];
 	int warm = try_handshake(1, 99, 5);
 	cr_assert_geq(warm, 0);
@@ -125,7 +125,7 @@ Test(ctl_defences, idle_and_hello_only_connections_from_many_addresses_expire, .
 	if (good >= 0)
 		close(good);
 	close(warm);
-	char *log = ctl_stop();
+	char *log = ofc_stop();
 	cr_assert(echoed, "the good switch was locked out");
 	cr_assert(still, "the good switch was closed with the attackers");
 	cr_assert_eq(closed, N, "only %u of %d idle connections closed", closed, N);
@@ -133,19 +133,19 @@ Test(ctl_defences, idle_and_hello_only_connections_from_many_addresses_expire, .
 	free(log);
 }
 
-Test(ctl_defences, at_the_fd_limit_no_spin_and_switches_still_connect, .timeout = 90)
+Test(ofc_defences, at_the_fd_limit_no_spin_and_switches_still_connect, .timeout = 90)
 {
 	enum { N = 600, HOSTS = 30 };
 	cr_assert_geq(raise_nofile(), N + 64, "the test needs %d fds (ulimit -n)", N + 64);
-	ctl_start(200, false, NULL); /* the controller may open 200 fds */
+	ofc_start(200, false, NULL); /* the controller may open 200 fds */
 	static int fds[N];
 	int warm = try_handshake(1, 99, 5);
 	cr_assert_geq(warm, 0);
 	cr_assert_eq(flood(fds, N, 2, HOSTS, false), N);
 	usleep(500000);
-	double c0 = cpu_s(ctl_pid), t0 = now_s();
+	double c0 = cpu_s(ofc_pid), t0 = now_s();
 	usleep(2000000);
-	double cpu = cpu_s(ctl_pid) - c0, wall = now_s() - t0;
+	double cpu = cpu_s(ofc_pid) - c0, wall = now_s() - t0;
 	int good = try_handshake(1, 1, 5);
 	bool echoed = good >= 0 && echo_ok(good, 80, 5);
 	fprintf(stderr, "fd limit 200, %d idle connections: the controller used %.2f s of CPU in "
@@ -155,17 +155,17 @@ Test(ctl_defences, at_the_fd_limit_no_spin_and_switches_still_connect, .timeout 
 	if (good >= 0)
 		close(good);
 	close(warm);
-	free(ctl_stop());
+	free(ofc_stop());
 	/* spinning on a readable listening socket: 0.6 s of CPU in 2 s before; 0.03 s after */
 	cr_assert_lt(cpu, wall / 4, "the controller spun at the fd limit (%.2f s CPU in %.2f s)",
 		     cpu, wall);
 	cr_assert(echoed, "the good switch was locked out at the fd limit");
 }
 
-Test(ctl_defences, silent_switch_gets_echo_then_is_closed_answering_one_stays, .timeout = 60)
+Test(ofc_defences, silent_switch_gets_echo_then_is_closed_answering_one_stays, .timeout = 60)
 {
 	const char *opt[] = {"--echo-ms", "200", NULL};
-	ctl_start(0, false, opt);
+	ofc_start(0, false, opt);
 	static uint8_t buf[70000];
 	int a = try_handshake(1, 1, 5), b = try_handshake(1, 2, 5);
 	cr_assert(a >= 0 && b >= 0);
@@ -190,7 +190,7 @@ Test(ctl_defences, silent_switch_gets_echo_then_is_closed_answering_one_stays, .
 	cr_assert(echo_ok(b, 81, 5));
 	close(a);
 	close(b);
-	char *log = ctl_stop();
+	char *log = ofc_stop();
 	cr_assert_gt(answered, 0, "the live switch got no ECHO_REQUEST");
 	cr_assert_geq(count_before(log, "switches closed as silent"), 1);
 	free(log);
@@ -218,11 +218,11 @@ static bool learns(int fd, uint8_t tag, uint32_t xid)
 	return answer_of(fd, xid + 1, &port, 10) == OF_FLOW_MOD && port == 1;
 }
 
-Test(ctl_defences, a_mac_flood_from_one_switch_leaves_the_others_learning, .timeout = 180)
+Test(ofc_defences, a_mac_flood_from_one_switch_leaves_the_others_learning, .timeout = 180)
 {
 	enum { N = 20000 };
 	const char *opt[] = {"--max-macs", "4096", NULL};
-	ctl_start(0, false, opt);
+	ofc_start(0, false, opt);
 	int bad = try_handshake(1, 1, 5);
 	cr_assert(bad >= 0);
 	unsigned answered = pin_burst(bad, 1000, N, 256, flood_mac, 0x0800);
@@ -241,7 +241,7 @@ Test(ctl_defences, a_mac_flood_from_one_switch_leaves_the_others_learning, .time
 	close(good);
 	if (fresh >= 0)
 		close(fresh);
-	char *log = ctl_stop();
+	char *log = ofc_stop();
 	cr_assert(good_learns, "switch 2 no longer learns after switch 1's MAC flood");
 	cr_assert(fresh_learns, "a fresh switch does not learn after the MAC flood");
 	cr_assert_gt(count_before(log, "MACs refused"), 0);
@@ -264,11 +264,11 @@ static long long json_num(const char *s, const char *key)
 	return count_after(s, k);
 }
 
-Test(ctl_defences, forged_lldp_makes_no_link_and_new_hosts_stay_cheap, .timeout = 240)
+Test(ofc_defences, forged_lldp_makes_no_link_and_new_hosts_stay_cheap, .timeout = 240)
 {
 	enum { FORGED = 20000, HOSTS = 2000 };
 	const char *opt[] = {"--app", "learning,topology,hosts", NULL};
-	ctl_start(0, true, opt);
+	ofc_start(0, true, opt);
 	int a = try_handshake(1, 1, 5), b = try_handshake(1, 2, 5);
 	cr_assert(a >= 0 && b >= 0);
 	/* hosts behind switch 2 send LLDP frames naming switch 1's ports: untagged */
@@ -310,7 +310,7 @@ Test(ctl_defences, forged_lldp_makes_no_link_and_new_hosts_stay_cheap, .timeout 
 		HOSTS, now_s() - t0);
 	close(a);
 	close(b);
-	free(ctl_stop());
+	free(ofc_stop());
 	cr_assert_eq(answered, HOSTS);
 }
 
@@ -340,11 +340,11 @@ static void *probe(void *arg)
 	return NULL;
 }
 
-Test(ctl_defences, a_departing_switch_with_many_hosts_does_not_stall_the_others, .timeout = 240)
+Test(ofc_defences, a_departing_switch_with_many_hosts_does_not_stall_the_others, .timeout = 240)
 {
 	enum { N = 60000 };
 	const char *opt[] = {"--app", "learning,hosts", NULL};
-	ctl_start(0, false, opt);
+	ofc_start(0, false, opt);
 	int bad = try_handshake(1, 1, 5);
 	cr_assert(bad >= 0);
 	cr_assert_eq(pin_burst(bad, 1000, N, 256, flood_mac, 0x0800), N);
@@ -362,7 +362,7 @@ Test(ctl_defences, a_departing_switch_with_many_hosts_does_not_stall_the_others,
 		"PACKET_INs %u answered of %u, the slowest in %.3f s\n", N, p.answered, p.sent,
 		p.worst_s);
 	close(good);
-	char *log = ctl_stop();
+	char *log = ofc_stop();
 	cr_assert_eq(p.answered, p.sent, "a PACKET_IN of the other switch went unanswered");
 	cr_assert_gt(p.answered, 10);
 	/* before: 1.8-7 s; the departure now costs the I/O poller one marker */
@@ -377,14 +377,14 @@ Test(ctl_defences, a_departing_switch_with_many_hosts_does_not_stall_the_others,
 static long log_size(void)
 {
 	struct stat sb;
-	return stat(ctl_log, &sb) == 0 ? (long)sb.st_size : -1;
+	return stat(ofc_log, &sb) == 0 ? (long)sb.st_size : -1;
 }
 
-Test(ctl_defences, rest_slowloris_starves_neither_switches_nor_the_api, .timeout = 120)
+Test(ofc_defences, rest_slowloris_starves_neither_switches_nor_the_api, .timeout = 120)
 {
 	enum { N = 400 };
 	cr_assert_geq(raise_nofile(), N + 64);
-	ctl_start(256, true, NULL); /* the controller may open 256 fds */
+	ofc_start(256, true, NULL); /* the controller may open 256 fds */
 	int warm = try_handshake(1, 99, 5);
 	cr_assert_geq(warm, 0);
 	static int fds[N];
@@ -412,7 +412,7 @@ Test(ctl_defences, rest_slowloris_starves_neither_switches_nor_the_api, .timeout
 	if (good >= 0)
 		close(good);
 	close(warm);
-	char *log = ctl_stop();
+	char *log = ofc_stop();
 	cr_assert_eq(st, 200, "the API was starved by the slowloris");
 	cr_assert(echoed, "a switch was locked out by the REST slowloris");
 	cr_assert_lt(grew, 4096, "the log grew %ld bytes in 2 s", grew);
@@ -420,9 +420,9 @@ Test(ctl_defences, rest_slowloris_starves_neither_switches_nor_the_api, .timeout
 	free(log);
 }
 
-Test(ctl_defences, rest_big_body_gets_413_before_it_is_sent, .timeout = 60)
+Test(ofc_defences, rest_big_body_gets_413_before_it_is_sent, .timeout = 60)
 {
-	ctl_start(0, true, NULL);
+	ofc_start(0, true, NULL);
 	int warm = try_handshake(1, 99, 5);
 	cr_assert_geq(warm, 0);
 	char req[256];
@@ -433,13 +433,13 @@ Test(ctl_defences, rest_big_body_gets_413_before_it_is_sent, .timeout = 60)
 	fprintf(stderr, "REST POST announcing 6 GB, no body sent: status %d\n", st);
 	free(s);
 	close(warm);
-	free(ctl_stop());
+	free(ofc_stop());
 	cr_assert_eq(st, 413, "no early 413 for a 6 GB body (status %d)", st);
 }
 
-Test(ctl_defences, rest_foreign_host_or_origin_is_refused, .timeout = 60)
+Test(ofc_defences, rest_foreign_host_or_origin_is_refused, .timeout = 60)
 {
-	ctl_start(0, true, NULL);
+	ofc_start(0, true, NULL);
 	int warm = try_handshake(1, 99, 5);
 	cr_assert_geq(warm, 0);
 	char req[256];
@@ -454,13 +454,13 @@ Test(ctl_defences, rest_foreign_host_or_origin_is_refused, .timeout = 60)
 	fprintf(stderr, "REST Host rebind.example -> %d, Origin evil.example -> %d, own -> %d\n",
 		st_host, st_origin, st_ok);
 	close(warm);
-	free(ctl_stop());
+	free(ofc_stop());
 	cr_assert_eq(st_host, 403);
 	cr_assert_eq(st_origin, 403);
 	cr_assert_eq(st_ok, 200);
 }
 
-Test(ctl_defences, rest_token_is_required_when_set, .timeout = 60)
+Test(ofc_defences, rest_token_is_required_when_set, .timeout = 60)
 {
 	char tf[] = "/tmp/rf-ctltok-XXXXXX";
 	int fd = mkstemp(tf);
@@ -470,7 +470,7 @@ Test(ctl_defences, rest_token_is_required_when_set, .timeout = 60)
 	cr_assert_eq(write(fd, "\n", 1), 1);
 	close(fd);
 	const char *opt[] = {"--rest-token", tf, NULL};
-	ctl_start(0, true, opt);
+	ofc_start(0, true, opt);
 	int warm = try_handshake(1, 99, 5);
 	cr_assert_geq(warm, 0);
 	int none, wrong, bearer, query;
@@ -482,7 +482,7 @@ Test(ctl_defences, rest_token_is_required_when_set, .timeout = 60)
 			 "Authorization: Bearer %s\r\nConnection: close\r\n\r\n", tok);
 	free(http_raw(req, (size_t)n, &bearer, 5));
 	close(warm);
-	free(ctl_stop());
+	free(ofc_stop());
 	unlink(tf);
 	cr_assert_eq(none, 401);
 	cr_assert_eq(wrong, 401);
@@ -531,10 +531,10 @@ static void *quiet_run(void *arg)
 	return NULL;
 }
 
-Test(ctl_defences, rest_flows_wait_for_a_switch_without_blocking_the_api, .timeout = 60)
+Test(ofc_defences, rest_flows_wait_for_a_switch_without_blocking_the_api, .timeout = 60)
 {
 	const char *opt[] = {"--app", "learning,topology", NULL};
-	ctl_start(0, true, opt);
+	ofc_start(0, true, opt);
 	struct quiet_sw q = {.fd = try_handshake(1, 1, 5)};
 	cr_assert_geq(q.fd, 0);
 	pthread_t th;
@@ -566,17 +566,17 @@ Test(ctl_defences, rest_flows_wait_for_a_switch_without_blocking_the_api, .timeo
 	pthread_join(th, NULL);
 	close(fl);
 	close(q.fd);
-	free(ctl_stop());
+	free(ofc_stop());
 	cr_assert_eq(served, 5);
 	cr_assert_not(flows_first, "the API waited for the switch");
 	cr_assert(strstr(resp, "did not answer"), "%s", resp);
 	free(resp);
 }
 
-Test(ctl_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout = 60)
+Test(ofc_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout = 60)
 {
 	const char *opt[] = {"--app", "learning,topology", NULL};
-	ctl_start(0, true, opt);
+	ofc_start(0, true, opt);
 	struct quiet_sw q = {.fd = try_handshake(1, 1, 5)};
 	int other = try_handshake(1, 2, 5);
 	cr_assert(q.fd >= 0 && other >= 0);
@@ -611,7 +611,7 @@ Test(ctl_defences, rest_flow_stats_from_another_switch_are_not_taken, .timeout =
 	close(fl);
 	close(q.fd);
 	close(other);
-	free(ctl_stop());
+	free(ofc_stop());
 	cr_assert_null(strstr(resp, "7777"), "switch 2's flows were shown as switch 1's: %s", resp);
 	cr_assert(strstr(resp, "\"flows\":null"), "%s", resp);
 	free(resp);

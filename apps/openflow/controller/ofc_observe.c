@@ -1,9 +1,9 @@
 /*
- * apps/openflow/controller/ctl_observe.c: what ringflow-controller shows over its control
+ * apps/openflow/controller/ofc_observe.c: what ringflow-controller shows over its control
  * socket and --metrics. The registry reads the runtime, the switch-facing tcp device, each
  * handler's two rings and its counters (atomics the handlers own); the commands render the
- * REST API's views (ctl_json.c) into the answer, on the control thread, which is an online
- * QSBR reader while a command runs, as ctl_rest_render requires.
+ * REST API's views (ofc_json.c) into the answer, on the control thread, which is an online
+ * QSBR reader while a command runs, as ofc_rest_render requires.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,10 +13,10 @@
 #include <ringflow/ctl.h>
 #include <ringflow/stats.h>
 
-#include "ctl_observe.h"
+#include "ofc_observe.h"
 
-struct ctl_observe {
-	struct ctl_rest_view view;
+struct ofc_observe {
+	struct ofc_rest_view view;
 	struct rf_stats *reg;
 	struct rf_ctl *ctl;
 };
@@ -24,12 +24,12 @@ struct ctl_observe {
 /* Per-handler counters as app samples: app/handlers/N/packet_ins ... */
 static void handler_counters(struct rf_stat_set *s, void *arg)
 {
-	const struct ctl_observe *o = arg;
+	const struct ofc_observe *o = arg;
 	static const char *const help[] = {"PACKET_IN messages handled", "FLOW_MOD messages sent",
 					   "PACKET_OUT messages sent", "Packets flooded"};
 	static const char *const name[] = {"packet_ins", "flow_mods", "packet_outs", "floods"};
 	for (unsigned i = 0; i < o->view.nh; i++) {
-		const struct ctl_handler *h = &o->view.h[i];
+		const struct ofc_handler *h = &o->view.h[i];
 		/* Relaxed: counters, read as a snapshot. */
 		uint64_t v[4] = {atomic_load_explicit(&h->packet_ins, memory_order_relaxed),
 				 atomic_load_explicit(&h->flow_mods, memory_order_relaxed),
@@ -45,20 +45,20 @@ static void handler_counters(struct rf_stat_set *s, void *arg)
 	}
 }
 
-/* The apps' PACKET_IN -> reply latency (ctl_app.h: bucket i counts [2^i, 2^(i+1)) us) as a
+/* The apps' PACKET_IN -> reply latency (ofc_app.h: bucket i counts [2^i, 2^(i+1)) us) as a
  * histogram in seconds. The buckets keep no sum, so _sum adds each bucket's lower bound: a
  * lower bound of the true sum (the help line says so). */
 static void reply_latency(struct rf_stat_set *s, void *arg)
 {
-	const struct ctl_observe *o = arg;
+	const struct ofc_observe *o = arg;
 	if (!o->view.net)
 		return;
 	static struct rf_stats_hist h; /* only the control thread reads it (one source) */
 	memset(&h, 0, sizeof(h));
-	h.nb = CTL_LAT_BUCKETS - 1;
+	h.nb = OFC_LAT_BUCKETS - 1;
 	h.scale = 1e-6;
 	uint64_t sum = 0;
-	for (unsigned i = 0; i < CTL_LAT_BUCKETS; i++) {
+	for (unsigned i = 0; i < OFC_LAT_BUCKETS; i++) {
 		if (i < h.nb)
 			h.le[i] = 2ull << i;
 		/* Relaxed: counters the I/O poller owns, a snapshot. */
@@ -72,7 +72,7 @@ static void reply_latency(struct rf_stat_set *s, void *arg)
 }
 
 /* Render a REST path into out; 0, or -errno with a message. */
-static int render(const struct ctl_observe *o, const char *path, struct rf_buf *out)
+static int render(const struct ofc_observe *o, const char *path, struct rf_buf *out)
 {
 	if (!o->view.net) {
 		rf_buf_puts(out, "this controller runs the plain learning switch, which keeps no "
@@ -87,7 +87,7 @@ static int render(const struct ctl_observe *o, const char *path, struct rf_buf *
 		return -ENOMEM;
 	}
 	const char *ctype;
-	int status = ctl_rest_render(&o->view, path, f, &ctype);
+	int status = ofc_rest_render(&o->view, path, f, &ctype);
 	fclose(f);
 	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
 		len--;
@@ -146,10 +146,10 @@ static int cmd_flows(const struct rf_json *req, struct rf_buf *out, void *arg)
 	return render(arg, path, out);
 }
 
-struct ctl_observe *ctl_observe_start(const struct ctl_rest_view *view, struct ctl_io *io,
+struct ofc_observe *ofc_observe_start(const struct ofc_rest_view *view, struct ofc_io *io,
 				      const char *metrics, char *err, size_t len)
 {
-	struct ctl_observe *o = calloc(1, sizeof(*o));
+	struct ofc_observe *o = calloc(1, sizeof(*o));
 	if (!o || !(o->reg = rf_stats_create("controller"))) {
 		snprintf(err, len, "cannot set up the stats registry: out of memory");
 		free(o);
@@ -157,7 +157,7 @@ struct ctl_observe *ctl_observe_start(const struct ctl_rest_view *view, struct c
 	}
 	o->view = *view;
 	rf_stats_add_runtime(o->reg, view->rt);
-	rf_stats_add_dev(o->reg, "switches", ctl_io_dev(io));
+	rf_stats_add_dev(o->reg, "switches", ofc_io_dev(io));
 	for (unsigned i = 0; i < view->nh; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "handler%u_in", i);
@@ -186,7 +186,7 @@ struct ctl_observe *ctl_observe_start(const struct ctl_rest_view *view, struct c
 	return o;
 }
 
-void ctl_observe_stop(struct ctl_observe *o)
+void ofc_observe_stop(struct ofc_observe *o)
 {
 	if (!o)
 		return;

@@ -1,24 +1,24 @@
 /*
- * apps/openflow/controller/ctl_rest.c: the HTTP server of the control side (ctl_rest.h):
+ * apps/openflow/controller/ofc_rest.c: the HTTP server of the control side (ofc_rest.h):
  * libevent's evhttp on its own event base, in its own thread. Every GET is rendered by
- * ctl_rest_render into a memory stream while the thread is QSBR-online, then sent. A 20 ms
+ * ofc_rest_render into a memory stream while the thread is QSBR-online, then sent. A 20 ms
  * timer watches the stop flag (evhttp has no thread-safe way in without libevent_pthreads),
  * the connections' deadlines and the flow requests waiting for a switch.
  *
  * Defences (docs/openflow.md, "Limits and defences"): evhttp makes each connection's
  * bufferevent through our callback (evhttp_set_bevcb), which keeps a reference to it: so we
- * count the connections (at CTL_REST_MAX_CONNS the listener pauses: new ones wait in the
+ * count the connections (at OFC_REST_MAX_CONNS the listener pauses: new ones wait in the
  * kernel's backlog), see when evhttp lets one go (its callbacks are cleared: then we drop our
- * reference, which closes it), and shut down any open longer than CTL_REST_DEADLINE_MS (a slow
+ * reference, which closes it), and shut down any open longer than OFC_REST_DEADLINE_MS (a slow
  * sender). When accept runs out of fds, the listener pauses for ACCEPT_BACKOFF_MS instead of
  * spinning on the pending connection (and logging each time). evhttp caps the
- * headers (CTL_REST_MAX_HEADERS) and bodies (CTL_REST_MAX_BODY: none is wanted; a bigger one
+ * headers (OFC_REST_MAX_HEADERS) and bodies (OFC_REST_MAX_BODY: none is wanted; a bigger one
  * gets 413 as soon as its Content-Length is read) and allows GET and HEAD only. A request
  * must name an IP literal or localhost as its Host (and Origin, if any): a page of another
  * site cannot reach us through DNS rebinding. With --rest-token, every request carries the
  * token (Authorization: Bearer, or ?token= for the page), compared in constant time.
  * GET /api/flows/{dpid} never blocks the thread: the request waits in a queue for the
- * switch's answer (ctl_flows.c), up to CTL_REST_FLOWS_MS, while others are served.
+ * switch's answer (ofc_flows.c), up to OFC_REST_FLOWS_MS, while others are served.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,7 +39,7 @@
 
 #include <ringflow/qsbr.h>
 
-#include "ctl_rest.h"
+#include "ofc_rest.h"
 
 #define TICK_MS 20
 #define ACCEPT_BACKOFF_MS 100 /* accept paused this long when out of fds */
@@ -58,7 +58,7 @@ struct pending {
 	uint64_t deadline_ms;
 };
 
-struct ctl_rest {
+struct ofc_rest {
 	struct event_base *base;
 	struct evhttp *http;
 	struct event *tick;
@@ -66,26 +66,26 @@ struct ctl_rest {
 	pthread_t thread;
 	atomic_bool stop;
 	unsigned port;
-	const struct ctl_rest_view *view;
+	const struct ofc_rest_view *view;
 	char token[256];
 	size_t token_len; /* 0: no token asked */
-	struct rest_conn conns[CTL_REST_MAX_CONNS];
+	struct rest_conn conns[OFC_REST_MAX_CONNS];
 	unsigned nconns;
 	struct pending pend[PENDING_MAX];
 	unsigned npend;
 	bool posted; /* pend[0] is in the flows mailbox */
 	bool accept_paused, at_cap;
 	uint64_t accept_resume_ms;
-	struct ctl_rest_stats st;
+	struct ofc_rest_stats st;
 };
 
-static struct ctl_ratelog libevent_log;
+static struct ofc_ratelog libevent_log;
 
 /* libevent's own warnings (e.g. a failing accept), at most one line per 5 s. */
 static void log_cb(int severity, const char *msg)
 {
 	uint64_t sup;
-	if (severity >= EVENT_LOG_WARN && ctl_ratelog_ok(&libevent_log, ctl_now_ms(), &sup))
+	if (severity >= EVENT_LOG_WARN && ofc_ratelog_ok(&libevent_log, ofc_now_ms(), &sup))
 		fprintf(stderr, "ringflow-controller: REST: %s; %llu more such lines held back\n",
 			msg, (unsigned long long)sup);
 }
@@ -137,7 +137,7 @@ static bool token_eq(const char *want, size_t wlen, const char *got, size_t glen
 	return d == 0;
 }
 
-static bool token_ok(const struct ctl_rest *r, struct evhttp_request *req)
+static bool token_ok(const struct ofc_rest *r, struct evhttp_request *req)
 {
 	if (!r->token_len)
 		return true;
@@ -169,7 +169,7 @@ static void send_json(struct evhttp_request *req, int status, const char *reason
 		evbuffer_free(buf);
 }
 
-static void refuse(struct ctl_rest *r, struct evhttp_request *req, int status,
+static void refuse(struct ofc_rest *r, struct evhttp_request *req, int status,
 		   const char *reason, const char *msg)
 {
 	r->st.rejected++;
@@ -181,7 +181,7 @@ static void refuse(struct ctl_rest *r, struct evhttp_request *req, int status,
 
 /* ---- requests ----------------------------------------------------------------------------- */
 
-static void render_reply(struct ctl_rest *r, struct evhttp_request *req, const uint8_t *be,
+static void render_reply(struct ofc_rest *r, struct evhttp_request *req, const uint8_t *be,
 			 const char *json, bool truncated, const char *err)
 {
 	char *body = NULL;
@@ -195,12 +195,12 @@ static void render_reply(struct ctl_rest *r, struct evhttp_request *req, const u
 	int status;
 	rf_qsbr_online(); /* reading the hashes: online until the copy is done */
 	if (be)
-		status = ctl_rest_render_flows(r->view, be, json, truncated, err, f);
+		status = ofc_rest_render_flows(r->view, be, json, truncated, err, f);
 	else
-		status = ctl_rest_render(r->view, evhttp_request_get_uri(req), f, &ctype);
+		status = ofc_rest_render(r->view, evhttp_request_get_uri(req), f, &ctype);
 	rf_qsbr_offline();
 	fclose(f);
-	if (status == CTL_REST_ASYNC) { /* cannot happen: flows requests are queued first */
+	if (status == OFC_REST_ASYNC) { /* cannot happen: flows requests are queued first */
 		free(body);
 		evhttp_send_error(req, 500, "internal");
 		return;
@@ -212,7 +212,7 @@ static void render_reply(struct ctl_rest *r, struct evhttp_request *req, const u
 /* The client of a queued request went away: forget the request (evhttp frees it). */
 static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 {
-	struct ctl_rest *r = arg;
+	struct ofc_rest *r = arg;
 	for (unsigned i = 0; i < r->npend; i++)
 		if (r->pend[i].req && evhttp_request_get_connection(r->pend[i].req) == evcon)
 			r->pend[i].req = NULL;
@@ -220,7 +220,7 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 
 static void on_request(struct evhttp_request *req, void *arg)
 {
-	struct ctl_rest *r = arg;
+	struct ofc_rest *r = arg;
 	r->st.requests++;
 	if (evhttp_request_get_response_code(req) == 413) { /* evhttp: headers or body too big */
 		r->st.too_large++;
@@ -245,7 +245,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	uint8_t be[8];
-	if (r->view->flows && ctl_rest_flows_path(evhttp_request_get_uri(req), be)) {
+	if (r->view->flows && ofc_rest_flows_path(evhttp_request_get_uri(req), be)) {
 		rf_qsbr_online();
 		uint8_t k[8];
 		memcpy(k, be, 8);
@@ -261,7 +261,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 			return;
 		}
 		struct pending *p = &r->pend[r->npend++];
-		*p = (struct pending){.req = req, .deadline_ms = ctl_now_ms() + CTL_REST_FLOWS_MS};
+		*p = (struct pending){.req = req, .deadline_ms = ofc_now_ms() + OFC_REST_FLOWS_MS};
 		memcpy(p->be, be, 8);
 		evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_conn_close, r);
 		r->st.flows_async++;
@@ -271,7 +271,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 }
 
 /* The head of the flows queue: posted, polled, answered or given up. */
-static void serve_flows(struct ctl_rest *r, uint64_t now)
+static void serve_flows(struct ofc_rest *r, uint64_t now)
 {
 	while (r->npend) {
 		struct pending *p = &r->pend[0];
@@ -279,15 +279,15 @@ static void serve_flows(struct ctl_rest *r, uint64_t now)
 		bool trunc = false, done = false;
 		const char *err = NULL;
 		if (!r->posted && p->req) {
-			if (ctl_flows_post(r->view->flows, ctl_get64(p->be)) == 0)
+			if (ofc_flows_post(r->view->flows, ofc_get64(p->be)) == 0)
 				r->posted = true;
 			else
 				return; /* a cancelled one is still being undone: next tick */
 		}
-		if (r->posted && ctl_flows_poll(r->view->flows, &json, &trunc)) {
+		if (r->posted && ofc_flows_poll(r->view->flows, &json, &trunc)) {
 			done = true;
 		} else if (!p->req || now >= p->deadline_ms) {
-			if (r->posted && ctl_flows_cancel(r->view->flows, &json, &trunc))
+			if (r->posted && ofc_flows_cancel(r->view->flows, &json, &trunc))
 				done = true;
 			else
 				err = "the switch did not answer the flow stats request in 2 s";
@@ -312,16 +312,16 @@ static void serve_flows(struct ctl_rest *r, uint64_t now)
 /* evhttp's new connection: its bufferevent, made here so that we can follow it. */
 static struct bufferevent *on_new_conn(struct event_base *base, void *arg)
 {
-	struct ctl_rest *r = arg;
+	struct ofc_rest *r = arg;
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	unsigned k = 0;
-	while (k < CTL_REST_MAX_CONNS && r->conns[k].bev)
+	while (k < OFC_REST_MAX_CONNS && r->conns[k].bev)
 		k++;
-	if (!bev || k == CTL_REST_MAX_CONNS)
+	if (!bev || k == OFC_REST_MAX_CONNS)
 		return bev; /* cannot happen: the listener pauses at the cap */
 	bufferevent_incref(bev); /* dropped by sweep_conns once evhttp has let it go */
-	r->conns[k] = (struct rest_conn){.bev = bev, .opened_ms = ctl_now_ms()};
-	if (++r->nconns == CTL_REST_MAX_CONNS) { /* full: the next ones wait in the backlog */
+	r->conns[k] = (struct rest_conn){.bev = bev, .opened_ms = ofc_now_ms()};
+	if (++r->nconns == OFC_REST_MAX_CONNS) { /* full: the next ones wait in the backlog */
 		evconnlistener_disable(r->listener);
 		r->at_cap = true;
 		r->st.refused++;
@@ -332,11 +332,11 @@ static struct bufferevent *on_new_conn(struct event_base *base, void *arg)
 /* accept failed for want of fds (or memory): pause instead of spinning on it. */
 static void on_accept_error(struct evconnlistener *l, void *arg)
 {
-	struct ctl_rest *r = arg;
+	struct ofc_rest *r = arg;
 	r->st.accept_backoffs++;
 	evconnlistener_disable(l);
 	r->accept_paused = true;
-	r->accept_resume_ms = ctl_now_ms() + ACCEPT_BACKOFF_MS;
+	r->accept_resume_ms = ofc_now_ms() + ACCEPT_BACKOFF_MS;
 }
 
 static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
@@ -352,18 +352,18 @@ static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_st
 }
 
 /* A new connection over the per-source cap is shut down at once. */
-static void check_source(struct ctl_rest *r, struct rest_conn *c)
+static void check_source(struct ofc_rest *r, struct rest_conn *c)
 {
 	socklen_t sl = sizeof(c->src);
 	c->seen = true;
 	if (getpeername(bufferevent_getfd(c->bev), (struct sockaddr *)&c->src, &sl) != 0)
 		return;
 	unsigned same = 0;
-	for (unsigned k = 0; k < CTL_REST_MAX_CONNS; k++) {
+	for (unsigned k = 0; k < OFC_REST_MAX_CONNS; k++) {
 		const struct rest_conn *o = &r->conns[k];
 		same += o != c && o->bev && o->seen && !o->shut && same_addr(&o->src, &c->src);
 	}
-	if (same >= CTL_REST_PER_SOURCE) {
+	if (same >= OFC_REST_PER_SOURCE) {
 		shutdown(bufferevent_getfd(c->bev), SHUT_RDWR); /* evhttp sees EOF */
 		c->shut = true;
 		r->st.refused_source++;
@@ -372,9 +372,9 @@ static void check_source(struct ctl_rest *r, struct rest_conn *c)
 
 /* Lets go of connections evhttp is done with; shuts down those over the per-source cap or
  * open too long (evhttp then lets them go). */
-static void sweep_conns(struct ctl_rest *r, uint64_t now)
+static void sweep_conns(struct ofc_rest *r, uint64_t now)
 {
-	for (unsigned k = 0; r->nconns && k < CTL_REST_MAX_CONNS; k++) {
+	for (unsigned k = 0; r->nconns && k < OFC_REST_MAX_CONNS; k++) {
 		struct rest_conn *c = &r->conns[k];
 		if (!c->bev)
 			continue;
@@ -387,13 +387,13 @@ static void sweep_conns(struct ctl_rest *r, uint64_t now)
 			r->nconns--;
 		} else if (!c->seen) {
 			check_source(r, c);
-		} else if (!c->shut && now - c->opened_ms >= CTL_REST_DEADLINE_MS) {
+		} else if (!c->shut && now - c->opened_ms >= OFC_REST_DEADLINE_MS) {
 			shutdown(bufferevent_getfd(c->bev), SHUT_RDWR); /* evhttp sees EOF */
 			c->shut = true;
 			r->st.deadline_closed++;
 		}
 	}
-	if (r->at_cap && r->nconns < CTL_REST_MAX_CONNS && !r->accept_paused) {
+	if (r->at_cap && r->nconns < OFC_REST_MAX_CONNS && !r->accept_paused) {
 		evconnlistener_enable(r->listener);
 		r->at_cap = false;
 	}
@@ -403,10 +403,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	struct ctl_rest *r = arg;
+	struct ofc_rest *r = arg;
 	if (atomic_load_explicit(&r->stop, memory_order_relaxed)) /* join orders the rest */
 		event_base_loopbreak(r->base);
-	uint64_t now = ctl_now_ms();
+	uint64_t now = ofc_now_ms();
 	if (r->accept_paused && now >= r->accept_resume_ms) {
 		r->accept_paused = false;
 		if (!r->at_cap)
@@ -419,7 +419,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 static void *run(void *arg)
 {
-	struct ctl_rest *r = arg;
+	struct ofc_rest *r = arg;
 	rf_qsbr_register();
 	rf_qsbr_offline(); /* blocks in epoll: offline except while rendering */
 	event_base_dispatch(r->base);
@@ -430,7 +430,7 @@ static void *run(void *arg)
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
-static int read_token(struct ctl_rest *r, const char *path, char *err, size_t errlen)
+static int read_token(struct ofc_rest *r, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
@@ -455,8 +455,8 @@ static int read_token(struct ctl_rest *r, const char *path, char *err, size_t er
 	return 0;
 }
 
-struct ctl_rest *ctl_rest_start(const char *listen_at, const char *token_file,
-				const struct ctl_rest_view *v, char *err, size_t errlen)
+struct ofc_rest *ofc_rest_start(const char *listen_at, const char *token_file,
+				const struct ofc_rest_view *v, char *err, size_t errlen)
 {
 	char host[64] = "127.0.0.1";
 	const char *colon = strrchr(listen_at, ':');
@@ -478,7 +478,7 @@ struct ctl_rest *ctl_rest_start(const char *listen_at, const char *token_file,
 		return NULL;
 	}
 	a.sin_port = htons((uint16_t)port);
-	struct ctl_rest *r = calloc(1, sizeof(*r));
+	struct ofc_rest *r = calloc(1, sizeof(*r));
 	if (!r) {
 		snprintf(err, errlen, "out of memory for the REST server");
 		return NULL;
@@ -505,9 +505,9 @@ struct ctl_rest *ctl_rest_start(const char *listen_at, const char *token_file,
 	evconnlistener_set_error_cb(r->listener, on_accept_error);
 	evhttp_set_bevcb(r->http, on_new_conn, r);
 	evhttp_set_gencb(r->http, on_request, r);
-	evhttp_set_timeout(r->http, CTL_REST_DEADLINE_MS / 1000);
-	evhttp_set_max_headers_size(r->http, CTL_REST_MAX_HEADERS);
-	evhttp_set_max_body_size(r->http, CTL_REST_MAX_BODY);
+	evhttp_set_timeout(r->http, OFC_REST_DEADLINE_MS / 1000);
+	evhttp_set_max_headers_size(r->http, OFC_REST_MAX_HEADERS);
+	evhttp_set_max_body_size(r->http, OFC_REST_MAX_BODY);
 	struct timeval tv = {0, TICK_MS * 1000};
 	r->tick = event_new(r->base, -1, EV_PERSIST, on_tick, r);
 	if (!r->tick || event_add(r->tick, &tv) < 0 || pthread_create(&r->thread, NULL, run, r)) {
@@ -526,12 +526,12 @@ fail:
 	return NULL;
 }
 
-unsigned ctl_rest_port(const struct ctl_rest *r)
+unsigned ofc_rest_port(const struct ofc_rest *r)
 {
 	return r->port;
 }
 
-void ctl_rest_stop(struct ctl_rest *r, struct ctl_rest_stats *st)
+void ofc_rest_stop(struct ofc_rest *r, struct ofc_rest_stats *st)
 {
 	if (!r)
 		return;
@@ -546,12 +546,12 @@ void ctl_rest_stop(struct ctl_rest *r, struct ctl_rest_stats *st)
 	if (r->posted) {
 		char *json = NULL;
 		bool t;
-		ctl_flows_cancel(r->view->flows, &json, &t);
+		ofc_flows_cancel(r->view->flows, &json, &t);
 		free(json);
 	}
 	event_free(r->tick);
 	evhttp_free(r->http); /* frees the connections: their callbacks are cleared */
-	for (unsigned k = 0; k < CTL_REST_MAX_CONNS; k++)
+	for (unsigned k = 0; k < OFC_REST_MAX_CONNS; k++)
 		if (r->conns[k].bev)
 			bufferevent_decref(r->conns[k].bev);
 	event_base_free(r->base);

@@ -1,8 +1,8 @@
 /*
- * tests/openflow/test_ctl_apps.c: the controller's apps through the app interface
- * (ctl_app.h), no sockets: synthetic switches come up (FEATURES_REPLY + PORT_DESC), the
+ * tests/openflow/test_ofc_apps.c: the controller's apps through the app interface
+ * (ofc_app.h), no sockets: synthetic switches come up (FEATURES_REPLY + PORT_DESC), the
  * LLDP PACKET_OUTs they get are "wired" back as PACKET_INs of the neighbour, and the links,
- * hosts and JSON views (ctl_rest_render) must follow: links appear, port down and switch
+ * hosts and JSON views (ofc_rest_render) must follow: links appear, port down and switch
  * down remove them, they age out; hosts are learnt off inter-switch ports only; JSON is
  * well-formed and escaped. Time is passed in, so aging is checked without waiting.
  */
@@ -11,50 +11,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_app.h"
-#include "ctl_rest.h"
+#include "ofc_app.h"
+#include "ofc_rest.h"
 #include "json_check.h"
 
-static struct ctl_apps *apps;
-static struct ctl_net *net;
-static struct ctl_handler h;
+static struct ofc_apps *apps;
+static struct ofc_net *net;
+static struct ofc_handler h;
 static uint64_t t0;
 
 static void setup(void)
 {
 	rf_qsbr_register();
 	char err[256];
-	apps = ctl_apps_create("learning,topology,hosts", 1024, err, sizeof(err));
+	apps = ofc_apps_create("learning,topology,hosts", 1024, err, sizeof(err));
 	cr_assert(apps, "%s", err);
-	net = ctl_apps_net(apps);
+	net = ofc_apps_net(apps);
 	memset(&h, 0, sizeof(h));
 	h.macs = rf_hash_create("t_macs", 14, 1024, RF_MEMPOOL_QUIET);
 	cr_assert(h.macs);
 	h.apps = apps;
-	struct ctl_learn_limits ll = {.macs_per_switch = 100, .hosts_per_switch = 50,
-				      .mac_age_ms = 300000, .host_age_ms = CTL_HOST_AGE_MS};
-	h.learn = ctl_learn_create(h.macs, &ll);
+	struct ofc_learn_limits ll = {.macs_per_switch = 100, .hosts_per_switch = 50,
+				      .mac_age_ms = 300000, .host_age_ms = OFC_HOST_AGE_MS};
+	h.learn = ofc_learn_create(h.macs, &ll);
 	cr_assert(h.learn);
-	ctl_learn_set_hosts(h.learn, net);
-	t0 = ctl_now_ms();
+	ofc_learn_set_hosts(h.learn, net);
+	t0 = ofc_now_ms();
 }
 
 static void teardown(void)
 {
-	ctl_apps_free(apps);
-	ctl_learn_free(h.learn);
+	ofc_apps_free(apps);
+	ofc_learn_free(h.learn);
 	rf_hash_free(h.macs);
 	rf_qsbr_unregister();
 }
 
 static char *render(const char *path, int *status)
 {
-	struct ctl_rest_view v = {.net = net, .h = &h, .nh = 1, .apps = "test"};
+	struct ofc_rest_view v = {.net = net, .h = &h, .nh = 1, .apps = "test"};
 	char *s = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&s, &n);
 	const char *ctype;
-	*status = ctl_rest_render(&v, path, f, &ctype);
+	*status = ofc_rest_render(&v, path, f, &ctype);
 	fclose(f);
 	return s;
 }
@@ -86,7 +86,7 @@ static void switch_up(uint64_t dpid, unsigned nports, const char *const *names,
 	s.framer.version = OF_VERSION_1_3;
 	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_FEATURES_REPLY};
 	m.u.features.datapath_id = dpid;
-	ctl_apps_control(apps, &s, &m, t0, &out);
+	ofc_apps_control(apps, &s, &m, t0, &out);
 	struct of_port p[8];
 	memset(p, 0, sizeof(p));
 	for (unsigned i = 0; i < nports; i++) {
@@ -102,7 +102,7 @@ static void switch_up(uint64_t dpid, unsigned nports, const char *const *names,
 	r.u.mp_reply.mp_type = OF_MP_PORT_DESC;
 	r.u.mp_reply.body.n = (uint16_t)nports;
 	r.u.mp_reply.body.items = p;
-	ctl_apps_control(apps, &s, &r, t0, &out);
+	ofc_apps_control(apps, &s, &r, t0, &out);
 	memset(lo, 0, sizeof(*lo));
 	for (size_t off = 0; off + 8 <= out.len;) {
 		size_t len = of_get16(buf + off + 2);
@@ -140,9 +140,9 @@ static size_t packet_in(uint64_t dpid, uint32_t in_port, const uint8_t *frame, s
 	m.u.packet_in.data_len = (uint16_t)len;
 	ssize_t n = of_serialize(&m, b->in, sizeof(b->in));
 	cr_assert_gt(n, 0);
-	struct ctl_buf msg = {.dpid = dpid, .version = OF_VERSION_1_3, .len = (uint16_t)n,
+	struct ofc_buf msg = {.dpid = dpid, .version = OF_VERSION_1_3, .len = (uint16_t)n,
 			      .data = b->in};
-	b->len = (uint16_t)ctl_apps_packet_in(apps, &h, 0, &msg, now, b->data, sizeof(b->data));
+	b->len = (uint16_t)ofc_apps_packet_in(apps, &h, 0, &msg, now, b->data, sizeof(b->data));
 	return b->len;
 }
 
@@ -170,9 +170,9 @@ static void two_linked(struct lldp_out *a, struct lldp_out *b)
 	cr_assert_eq(rf_hash_count(net->links), 2);
 }
 
-TestSuite(ctl_apps, .init = setup, .fini = teardown);
+TestSuite(ofc_apps, .init = setup, .fini = teardown);
 
-Test(ctl_apps, lldp_on_switch_up_gives_links_both_ways)
+Test(ofc_apps, lldp_on_switch_up_gives_links_both_ways)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
@@ -192,7 +192,7 @@ Test(ctl_apps, lldp_on_switch_up_gives_links_both_ways)
 	free(s);
 }
 
-Test(ctl_apps, port_down_and_delete_remove_links)
+Test(ofc_apps, port_down_and_delete_remove_links)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
@@ -201,13 +201,13 @@ Test(ctl_apps, port_down_and_delete_remove_links)
 	m.u.port_status.reason = 2; /* MODIFY */
 	m.u.port_status.port.port_no = 3;
 	m.u.port_status.port.state = 1; /* LINK_DOWN, on a port with no link */
-	ctl_apps_control(apps, &s, &m, t0, NULL);
+	ofc_apps_control(apps, &s, &m, t0, NULL);
 	cr_assert_eq(rf_hash_count(net->links), 2, "another port's state changes nothing");
 	m.u.port_status.port.port_no = 1; /* a PORT_STATUS describes the whole port */
 	snprintf(m.u.port_status.port.name, 16, "eth1");
 	uint8_t hw[6] = {2, 0, 0, 0, 2, 1};
 	memcpy(m.u.port_status.port.hw_addr, hw, 6);
-	ctl_apps_control(apps, &s, &m, t0, NULL);
+	ofc_apps_control(apps, &s, &m, t0, NULL);
 	cr_assert_eq(rf_hash_count(net->links), 0, "link down removes both directions");
 	char *p = render_ok("/api/switches/2/ports");
 	cr_assert(strstr(p, "\"port_no\":1,\"name\":\"eth1\",\"hw_addr\":\"02:00:00:00:02:01\","
@@ -217,36 +217,36 @@ Test(ctl_apps, port_down_and_delete_remove_links)
 	m.u.port_status.reason = 1; /* DELETE */
 	m.u.port_status.port.port_no = 2;
 	s.datapath_id = 1;
-	ctl_apps_control(apps, &s, &m, t0, NULL);
+	ofc_apps_control(apps, &s, &m, t0, NULL);
 	cr_assert_eq(rf_hash_count(net->links), 0, "port delete removes the link");
 	p = render_ok("/api/switches/1/ports");
 	cr_assert_eq(count_of(p, "\"port_no\""), 2, "%s", p);
 	free(p);
 }
 
-Test(ctl_apps, links_age_out_unless_refreshed)
+Test(ofc_apps, links_age_out_unless_refreshed)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
 	static struct msgbuf buf;
-	uint64_t later = t0 + CTL_LINK_AGE_MS;
+	uint64_t later = t0 + OFC_LINK_AGE_MS;
 	for (unsigned i = 0; i < a.n; i++) /* only 1 -> 2 is seen again */
 		if (a.out_port[i] == 2)
 			packet_in(2, 1, a.frame[i], a.len[i], later, &buf);
-	ctl_apps_timer_done(apps, t0 + CTL_LINK_AGE_MS + 1);
+	ofc_apps_timer_done(apps, t0 + OFC_LINK_AGE_MS + 1);
 	cr_assert_eq(rf_hash_count(net->links), 1);
 	char *s = render_ok("/api/links");
 	cr_assert(strstr(s, "\"src\":{\"dpid\":\"0000000000000001\",\"port\":2}"), "%s", s);
 	free(s);
-	ctl_apps_timer_done(apps, later + CTL_LINK_AGE_MS + 1);
+	ofc_apps_timer_done(apps, later + OFC_LINK_AGE_MS + 1);
 	cr_assert_eq(rf_hash_count(net->links), 0);
 }
 
-Test(ctl_apps, switch_down_removes_switch_ports_and_links)
+Test(ofc_apps, switch_down_removes_switch_ports_and_links)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
-	ctl_apps_switch_down(apps, 2);
+	ofc_apps_switch_down(apps, 2);
 	cr_assert_eq(rf_hash_count(net->links), 0);
 	cr_assert_eq(rf_hash_count(net->switches), 1);
 	cr_assert_eq(rf_hash_count(net->ports), 3);
@@ -264,11 +264,11 @@ static size_t arp_frame(uint8_t *f, const uint8_t mac[6], uint32_t ip)
 	uint8_t *a = f + 14;
 	a[1] = 1, a[2] = 8, a[4] = 6, a[5] = 4, a[7] = 1;
 	memcpy(a + 8, mac, 6);
-	ctl_put32(a + 14, ip);
+	ofc_put32(a + 14, ip);
 	return 60;
 }
 
-Test(ctl_apps, hosts_are_learnt_off_inter_switch_ports)
+Test(ofc_apps, hosts_are_learnt_off_inter_switch_ports)
 {
 	struct lldp_out a, b;
 	two_linked(&a, &b);
@@ -300,16 +300,16 @@ Test(ctl_apps, hosts_are_learnt_off_inter_switch_ports)
 	s = render_ok("/api/flows/1");
 	cr_assert(strstr(s, "{\"eth_dst\":\"02:aa:00:00:00:07\",\"out_port\":3}"), "%s", s);
 	free(s);
-	ctl_learn_step(h.learn, t0 + CTL_HOST_AGE_MS + 1); /* the handler's aging step */
+	ofc_learn_step(h.learn, t0 + OFC_HOST_AGE_MS + 1); /* the handler's aging step */
 	cr_assert_eq(rf_hash_count(net->hosts), 0, "hosts age out");
 }
 
-Test(ctl_apps, json_strings_are_escaped)
+Test(ofc_apps, json_strings_are_escaped)
 {
 	char *s = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&s, &n);
-	ctl_json_str(f, "a\"b\\c\n\x01\xc3\xa9");
+	ofc_json_str(f, "a\"b\\c\n\x01\xc3\xa9");
 	fclose(f);
 	cr_assert_str_eq(s, "\"a\\\"b\\\\c\\u000a\\u0001\\u00c3\\u00a9\"");
 	cr_assert(json_valid(s));
@@ -333,41 +333,41 @@ Test(ctl_apps, json_strings_are_escaped)
 	free(s);
 }
 
-Test(ctl_apps, flow_request_cancelled_frees_the_mailbox)
+Test(ofc_apps, flow_request_cancelled_frees_the_mailbox)
 {
-	struct ctl_flow_req *r = ctl_apps_flows(apps);
+	struct ofc_flow_req *r = ofc_apps_flows(apps);
 	uint64_t d;
 	char *json = NULL;
 	bool trunc;
-	cr_assert_not(ctl_flows_pending(r, &d));
-	cr_assert_eq(ctl_flows_post(r, 1), 0);
-	cr_assert_eq(ctl_flows_post(r, 2), -EBUSY, "one request at a time");
-	cr_assert_eq(ctl_flows_poll(r, &json, &trunc), 0);
-	cr_assert_eq(ctl_flows_cancel(r, &json, &trunc), 0);
+	cr_assert_not(ofc_flows_pending(r, &d));
+	cr_assert_eq(ofc_flows_post(r, 1), 0);
+	cr_assert_eq(ofc_flows_post(r, 2), -EBUSY, "one request at a time");
+	cr_assert_eq(ofc_flows_poll(r, &json, &trunc), 0);
+	cr_assert_eq(ofc_flows_cancel(r, &json, &trunc), 0);
 	cr_assert_null(json);
-	cr_assert_not(ctl_flows_pending(r, &d), "an abandoned request is not sent later");
+	cr_assert_not(ofc_flows_pending(r, &d), "an abandoned request is not sent later");
 	/* a reply to nothing is ignored */
 	struct of_session s = {.state = OF_SESSION_UP, .datapath_id = 1};
 	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_MULTIPART_REPLY, .xid = 1};
 	m.u.mp_reply.mp_type = OF_MP_FLOW;
-	ctl_flows_reply(r, &s, &m);
-	cr_assert_not(ctl_flows_pending(r, &d));
+	ofc_flows_reply(r, &s, &m);
+	cr_assert_not(ofc_flows_pending(r, &d));
 }
 
-Test(ctl_apps, flow_reply_counts_only_from_the_asked_connection_and_xid_and_is_bounded)
+Test(ofc_apps, flow_reply_counts_only_from_the_asked_connection_and_xid_and_is_bounded)
 {
-	struct ctl_flow_req *r = ctl_apps_flows(apps);
+	struct ofc_flow_req *r = ofc_apps_flows(apps);
 	uint64_t d;
 	char *json = NULL;
 	bool trunc = false;
-	cr_assert_eq(ctl_flows_post(r, 1), 0);
-	cr_assert(ctl_flows_pending(r, &d) && d == 1);
+	cr_assert_eq(ofc_flows_post(r, 1), 0);
+	cr_assert(ofc_flows_pending(r, &d) && d == 1);
 	uint8_t obuf[256];
 	struct of_out out = {.p = obuf, .cap = sizeof(obuf)};
 	struct of_session asked = {.state = OF_SESSION_UP, .datapath_id = 1, .next_xid = 40};
 	struct of_session other = {.state = OF_SESSION_UP, .datapath_id = 2, .next_xid = 40};
 	asked.framer.version = other.framer.version = OF_VERSION_1_3;
-	ctl_flows_send(r, &asked, &out);
+	ofc_flows_send(r, &asked, &out);
 	cr_assert_gt(out.len, 0);
 	static struct of_flow_stats fs[1000];
 	for (unsigned i = 0; i < 1000; i++)
@@ -377,25 +377,25 @@ Test(ctl_apps, flow_reply_counts_only_from_the_asked_connection_and_xid_and_is_b
 	m.u.mp_reply.mp_type = OF_MP_FLOW;
 	m.u.mp_reply.body.items = fs;
 	m.u.mp_reply.body.n = 3;
-	ctl_flows_reply(r, &other, &m); /* another switch guessing the xid */
+	ofc_flows_reply(r, &other, &m); /* another switch guessing the xid */
 	m.xid = 41;
-	ctl_flows_reply(r, &asked, &m); /* the right switch, another xid */
-	cr_assert_eq(ctl_flows_poll(r, &json, &trunc), 0, "a wrong reply was taken");
-	/* the right one, in parts flagged MORE, past CTL_FLOWS_MAX entries: cut there */
+	ofc_flows_reply(r, &asked, &m); /* the right switch, another xid */
+	cr_assert_eq(ofc_flows_poll(r, &json, &trunc), 0, "a wrong reply was taken");
+	/* the right one, in parts flagged MORE, past OFC_FLOWS_MAX entries: cut there */
 	m.xid = 40;
 	m.u.mp_reply.flags = OFPMPF_MORE;
 	m.u.mp_reply.body.n = 1000;
-	for (int i = 0; i < CTL_FLOWS_MAX / 1000 + 5 && !ctl_flows_poll(r, &json, &trunc); i++)
-		ctl_flows_reply(r, &asked, &m);
-	cr_assert_not_null(json, "no answer after %d entries", CTL_FLOWS_MAX);
+	for (int i = 0; i < OFC_FLOWS_MAX / 1000 + 5 && !ofc_flows_poll(r, &json, &trunc); i++)
+		ofc_flows_reply(r, &asked, &m);
+	cr_assert_not_null(json, "no answer after %d entries", OFC_FLOWS_MAX);
 	cr_assert(trunc);
-	cr_assert_eq(count_of(json, "\"table_id\""), CTL_FLOWS_MAX);
+	cr_assert_eq(count_of(json, "\"table_id\""), OFC_FLOWS_MAX);
 	free(json);
-	cr_assert_eq(ctl_flows_post(r, 1), 0, "the mailbox is free again");
-	cr_assert_eq(ctl_flows_cancel(r, &json, &trunc), 0);
+	cr_assert_eq(ofc_flows_post(r, 1), 0, "the mailbox is free again");
+	cr_assert_eq(ofc_flows_cancel(r, &json, &trunc), 0);
 }
 
-Test(ctl_apps, openflow_10_switch_gets_lldp_from_its_features_ports)
+Test(ofc_apps, openflow_10_switch_gets_lldp_from_its_features_ports)
 {
 	uint8_t buf[4096];
 	struct of_out out = {.p = buf, .cap = sizeof(buf)};
@@ -408,7 +408,7 @@ Test(ctl_apps, openflow_10_switch_gets_lldp_from_its_features_ports)
 	m.u.features.datapath_id = 9;
 	m.u.features.ports.n = 3;
 	m.u.features.ports.items = p;
-	ctl_apps_control(apps, &s, &m, t0, &out);
+	ofc_apps_control(apps, &s, &m, t0, &out);
 	unsigned n = 0;
 	for (size_t off = 0; off + 8 <= out.len; n++) {
 		size_t len = of_get16(buf + off + 2);
@@ -438,7 +438,7 @@ static void eth_frame(uint8_t f[60], const uint8_t dst[6], const uint8_t src[6])
 	f[12] = 0x08, f[13] = 0x06;
 }
 
-Test(ctl_apps, forged_replayed_and_foreign_lldp_make_no_link)
+Test(ofc_apps, forged_replayed_and_foreign_lldp_make_no_link)
 {
 	struct lldp_out a, b;
 	switch_up(1, 3, NULL, &a);
@@ -460,10 +460,10 @@ Test(ctl_apps, forged_replayed_and_foreign_lldp_make_no_link)
 	packet_in(2, 1, f, a.len[k], t0, &buf);
 	cr_assert_eq(rf_hash_count(net->links), 0, "a tampered tag made a link");
 	/* ours, replayed two epochs later */
-	packet_in(2, 1, a.frame[k], a.len[k], t0 + 2 * CTL_LLDP_EPOCH_MS + 1, &buf);
+	packet_in(2, 1, a.frame[k], a.len[k], t0 + 2 * OFC_LLDP_EPOCH_MS + 1, &buf);
 	cr_assert_eq(rf_hash_count(net->links), 0, "a replayed LLDP made a link");
 	/* ours, but the sending switch has left */
-	ctl_apps_switch_down(apps, 1);
+	ofc_apps_switch_down(apps, 1);
 	packet_in(2, 1, a.frame[k], a.len[k], t0, &buf);
 	cr_assert_eq(rf_hash_count(net->links), 0, "LLDP from a gone switch made a link");
 	cr_assert_eq(atomic_load(&net->lldp_rejected), 4);
@@ -471,11 +471,11 @@ Test(ctl_apps, forged_replayed_and_foreign_lldp_make_no_link)
 	switch_up(1, 3, NULL, &a);
 	packet_in(2, 1, a.frame[k], a.len[k], t0, &buf);
 	cr_assert_eq(rf_hash_count(net->links), 1);
-	cr_assert(ctl_links_has_end(net, 2, 1, t0) && ctl_links_has_end(net, 1, 2, t0));
-	cr_assert(!ctl_links_has_end(net, 2, 1, t0 + CTL_LINK_AGE_MS + 1), "an end ages out");
+	cr_assert(ofc_links_has_end(net, 2, 1, t0) && ofc_links_has_end(net, 1, 2, t0));
+	cr_assert(!ofc_links_has_end(net, 2, 1, t0 + OFC_LINK_AGE_MS + 1), "an end ages out");
 }
 
-Test(ctl_apps, a_switch_at_its_mac_quota_stops_learning_others_unaffected)
+Test(ofc_apps, a_switch_at_its_mac_quota_stops_learning_others_unaffected)
 {
 	static struct msgbuf buf;
 	uint8_t f[60], dst[6] = {0x02, 0xdd, 0, 0, 0, 1}, src[6] = {0x02, 0xee, 0, 0, 0, 0};
@@ -484,7 +484,7 @@ Test(ctl_apps, a_switch_at_its_mac_quota_stops_learning_others_unaffected)
 		eth_frame(f, dst, src);
 		packet_in(1, 1, f, 60, t0, &buf);
 	}
-	const struct ctl_learn_stats *ls = ctl_learn_stats(h.learn);
+	const struct ofc_learn_stats *ls = ofc_learn_stats(h.learn);
 	cr_assert_eq(atomic_load(&ls->macs_refused), 200);
 	cr_assert_eq(rf_hash_count(h.macs), 100);
 	/* switch 2 still learns: a -> port 3, then b -> a gets a FLOW_MOD to port 3 */
@@ -501,14 +501,14 @@ Test(ctl_apps, a_switch_at_its_mac_quota_stops_learning_others_unaffected)
 	/* idle entries age out in bounded steps; then switch 1 learns again */
 	uint64_t later = t0 + 300000 + 2000;
 	for (int i = 0; i < 10; i++)
-		ctl_learn_step(h.learn, later + 100 * (uint64_t)i);
+		ofc_learn_step(h.learn, later + 100 * (uint64_t)i);
 	cr_assert_eq(rf_hash_count(h.macs), 0);
 	eth_frame(f, dst, src);
 	packet_in(1, 1, f, 60, later, &buf);
 	cr_assert_eq(rf_hash_count(h.macs), 1);
 }
 
-Test(ctl_apps, a_departed_switch_is_forgotten_in_bounded_steps)
+Test(ofc_apps, a_departed_switch_is_forgotten_in_bounded_steps)
 {
 	static struct msgbuf buf;
 	uint8_t f[60], dst[6] = {0x02, 0xdd, 0, 0, 0, 1}, src[6] = {0x02, 0xee, 0, 0, 0, 0};
@@ -519,27 +519,27 @@ Test(ctl_apps, a_departed_switch_is_forgotten_in_bounded_steps)
 	}
 	cr_assert_eq(rf_hash_count(h.macs), 100);
 	cr_assert_eq(rf_hash_count(net->hosts), 50, "hosts: the quota of 50");
-	ctl_learn_gone(h.learn, 5, t0);
-	cr_assert_not(ctl_learn_busy(h.learn, t0), "due at once: there is a grace");
-	ctl_learn_step(h.learn, t0 + 1000);
+	ofc_learn_gone(h.learn, 5, t0);
+	cr_assert_not(ofc_learn_busy(h.learn, t0), "due at once: there is a grace");
+	ofc_learn_step(h.learn, t0 + 1000);
 	cr_assert_eq(rf_hash_count(h.macs), 100, "deleted within the grace");
 	uint64_t later = t0 + 5000;
-	cr_assert(ctl_learn_busy(h.learn, later));
-	for (int i = 0; i < 10 && ctl_learn_busy(h.learn, later); i++)
-		ctl_learn_step(h.learn, later + 100 * (uint64_t)i);
-	cr_assert(!ctl_learn_busy(h.learn, later + 1000));
+	cr_assert(ofc_learn_busy(h.learn, later));
+	for (int i = 0; i < 10 && ofc_learn_busy(h.learn, later); i++)
+		ofc_learn_step(h.learn, later + 100 * (uint64_t)i);
+	cr_assert(!ofc_learn_busy(h.learn, later + 1000));
 	cr_assert_eq(rf_hash_count(h.macs), 0);
 	cr_assert_eq(rf_hash_count(net->hosts), 0);
 	/* back before its entries are deleted: it keeps them (and what it learns again) */
 	src[5] = 1;
 	eth_frame(f, dst, src);
 	packet_in(5, 1, f, 60, later + 2000, &buf);
-	ctl_learn_gone(h.learn, 5, later + 2000);
+	ofc_learn_gone(h.learn, 5, later + 2000);
 	src[5] = 2;
 	eth_frame(f, dst, src);
 	packet_in(5, 1, f, 60, later + 3000, &buf);
-	cr_assert_not(ctl_learn_busy(h.learn, later + 9000), "the returning switch took its state back");
+	cr_assert_not(ofc_learn_busy(h.learn, later + 9000), "the returning switch took its state back");
 	for (int i = 0; i < 10; i++)
-		ctl_learn_step(h.learn, later + 9000 + 100 * (uint64_t)i);
+		ofc_learn_step(h.learn, later + 9000 + 100 * (uint64_t)i);
 	cr_assert_eq(rf_hash_count(h.macs), 2);
 }

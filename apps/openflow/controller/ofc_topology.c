@@ -1,17 +1,17 @@
 /*
- * apps/openflow/controller/ctl_topology.c: topology discovery by LLDP (see ctl_app.h).
+ * apps/openflow/controller/ofc_topology.c: topology discovery by LLDP (see ofc_app.h).
  *
- * When a switch comes up, and every CTL_TIMER_MS after, one PACKET_OUT per port carries an
+ * When a switch comes up, and every OFC_TIMER_MS after, one PACKET_OUT per port carries an
  * LLDP frame naming (dpid, port) (of_lldp_build: chassis "dpid:%016x", port id = port
  * number). A switch that receives it on a port sends it back as a PACKET_IN: that is the
  * link (src dpid, src port) -> (receiving dpid, in_port), one direction; the other direction
  * comes from the other switch's LLDP. Links live in net->links with their last-seen time;
  * PORT_STATUS (port deleted, link or admin down) and a closed switch remove them at once,
- * and a link not seen for CTL_LINK_AGE_MS (a cable pulled without a port event) ages out.
+ * and a link not seen for OFC_LINK_AGE_MS (a cable pulled without a port event) ages out.
  *
  * LLDP is not taken on trust (a host can send any frame): each one we send carries an
  * organizationally specific TLV with a tag, SipHash-2-4 under a key drawn at start (never
- * sent) over (dpid, port, epoch), the epoch being the time in CTL_LLDP_EPOCH_MS units. A
+ * sent) over (dpid, port, epoch), the epoch being the time in OFC_LLDP_EPOCH_MS units. A
  * received LLDP makes a link only when its tag is right for the current or the previous
  * epoch (a captured frame replays for at most two epochs) and its sending switch is
  * connected; anything else is counted (lldp_rejected) and dropped. The link ends are kept in
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "ctl_app.h"
+#include "ofc_app.h"
 
 #define AGE_BATCH 256 /* links removed per pass; the rest go on the next timer */
 #define TAG_OUI0 0x00 /* our TLV: type 127, OUI 00:26:e1 (ONF's, as ONOS does), subtype 0xa5 */
@@ -81,16 +81,16 @@ static uint64_t siphash24(const uint8_t key[16], const uint8_t *m, size_t len)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static uint64_t lldp_tag(const struct ctl_net *net, uint64_t dpid, uint32_t port, uint32_t epoch)
+static uint64_t lldp_tag(const struct ofc_net *net, uint64_t dpid, uint32_t port, uint32_t epoch)
 {
 	uint8_t m[16];
-	ctl_put64(m, dpid);
-	ctl_put32(m + 8, port);
-	ctl_put32(m + 12, epoch);
+	ofc_put64(m, dpid);
+	ofc_put32(m + 8, port);
+	ofc_put32(m + 12, epoch);
 	return siphash24(net->lldp_key, m, sizeof(m));
 }
 
-int ctl_lldp_key_init(struct ctl_net *net)
+int ofc_lldp_key_init(struct ofc_net *net)
 {
 	size_t got = 0;
 	while (got < sizeof(net->lldp_key)) {
@@ -104,7 +104,7 @@ int ctl_lldp_key_init(struct ctl_net *net)
 
 /* Our TLV inserted before the End TLV of an LLDP frame of len bytes (cap: its buffer).
  * Returns the new length or -1. */
-static ssize_t add_tag(const struct ctl_net *net, uint8_t *f, size_t len, size_t cap,
+static ssize_t add_tag(const struct ofc_net *net, uint8_t *f, size_t len, size_t cap,
 		       uint64_t dpid, uint32_t port, uint64_t now_ms)
 {
 	size_t off = 14; /* untagged: of_lldp_build's frame */
@@ -112,13 +112,13 @@ static ssize_t add_tag(const struct ctl_net *net, uint8_t *f, size_t len, size_t
 		off += 2 + (of_get16(f + off) & 0x1ff);
 	if (off + 2 > len || off + 2 + 2 + TAG_TLV_LEN + 2 > cap)
 		return -1;
-	uint32_t epoch = (uint32_t)(now_ms / CTL_LLDP_EPOCH_MS);
+	uint32_t epoch = (uint32_t)(now_ms / OFC_LLDP_EPOCH_MS);
 	uint8_t *t = f + off;
 	t[0] = (uint8_t)(127 << 1); /* type 127, length 16 (< 256) */
 	t[1] = TAG_TLV_LEN;
 	t[2] = TAG_OUI0, t[3] = TAG_OUI1, t[4] = TAG_OUI2, t[5] = TAG_SUBTYPE;
-	ctl_put32(t + 6, epoch);
-	ctl_put64(t + 10, lldp_tag(net, dpid, port, epoch));
+	ofc_put32(t + 6, epoch);
+	ofc_put64(t + 10, lldp_tag(net, dpid, port, epoch));
 	off += 2 + TAG_TLV_LEN;
 	f[off] = f[off + 1] = 0; /* End */
 	off += 2;
@@ -131,7 +131,7 @@ static ssize_t add_tag(const struct ctl_net *net, uint8_t *f, size_t len, size_t
 
 /* True when the LLDP payload p[0..n) carries a right tag for (dpid, port) in the current or
  * the previous epoch. */
-static bool tag_ok(const struct ctl_net *net, const uint8_t *p, size_t n, uint64_t dpid,
+static bool tag_ok(const struct ofc_net *net, const uint8_t *p, size_t n, uint64_t dpid,
 		   uint32_t port, uint64_t now_ms)
 {
 	size_t off = 0;
@@ -144,10 +144,10 @@ static bool tag_ok(const struct ctl_net *net, const uint8_t *p, size_t n, uint64
 		if (type != 127 || tl != TAG_TLV_LEN || v[0] != TAG_OUI0 || v[1] != TAG_OUI1 ||
 		    v[2] != TAG_OUI2 || v[3] != TAG_SUBTYPE)
 			continue;
-		uint32_t epoch = of_get32(v + 4), cur = (uint32_t)(now_ms / CTL_LLDP_EPOCH_MS);
+		uint32_t epoch = of_get32(v + 4), cur = (uint32_t)(now_ms / OFC_LLDP_EPOCH_MS);
 		if (epoch != cur && epoch + 1 != cur)
 			return false; /* too old (a replay) or from the future */
-		uint64_t want = lldp_tag(net, dpid, port, epoch), got = ctl_get64(v + 8);
+		uint64_t want = lldp_tag(net, dpid, port, epoch), got = ofc_get64(v + 8);
 		return ((want ^ got) == 0); /* the whole word compared at once */
 	}
 	return false;
@@ -155,21 +155,21 @@ static bool tag_ok(const struct ctl_net *net, const uint8_t *p, size_t n, uint64
 
 static void link_key(uint8_t key[24], uint64_t sd, uint32_t sp, uint64_t dd, uint32_t dp)
 {
-	ctl_put64(key, sd);
-	ctl_put32(key + 8, sp);
-	ctl_put64(key + 12, dd);
-	ctl_put32(key + 20, dp);
+	ofc_put64(key, sd);
+	ofc_put32(key + 8, sp);
+	ofc_put64(key + 12, dd);
+	ofc_put32(key + 20, dp);
 }
 
 static void end_key(uint8_t key[12], uint64_t dpid, uint32_t port)
 {
-	ctl_put64(key, dpid);
-	ctl_put32(key + 8, port);
+	ofc_put64(key, dpid);
+	ofc_put32(key + 8, port);
 }
 
 /* Deletes the links for which match() holds (and their ends), AGE_BATCH at a time; with
  * one_pass, at most AGE_BATCH (the rest on the next call). */
-static void remove_where(struct ctl_net *net, bool (*match)(const uint8_t *key, uint64_t v,
+static void remove_where(struct ofc_net *net, bool (*match)(const uint8_t *key, uint64_t v,
 							     const void *arg),
 			 const void *arg, bool one_pass)
 {
@@ -203,28 +203,28 @@ static bool at_end(const uint8_t *key, uint64_t v, const void *arg)
 	const struct end *e = arg;
 	for (int side = 0; side < 2; side++) {
 		const uint8_t *k = key + 12 * side;
-		if (ctl_get64(k) == e->dpid && (e->port == OFPP_ANY || of_get32(k + 8) == e->port))
+		if (ofc_get64(k) == e->dpid && (e->port == OFPP_ANY || of_get32(k + 8) == e->port))
 			return true;
 	}
 	return false;
 }
 
-void ctl_links_remove(struct ctl_net *net, uint64_t dpid, uint32_t port)
+void ofc_links_remove(struct ofc_net *net, uint64_t dpid, uint32_t port)
 {
 	struct end e = {dpid, port};
 	remove_where(net, at_end, &e, false);
 }
 
-bool ctl_links_has_end(struct ctl_net *net, uint64_t dpid, uint32_t port, uint64_t now_ms)
+bool ofc_links_has_end(struct ofc_net *net, uint64_t dpid, uint32_t port, uint64_t now_ms)
 {
 	uint8_t key[12];
 	end_key(key, dpid, port);
 	uint64_t v = (uint64_t)(uintptr_t)rf_hash_lookup(net->ends, key);
-	return v && now_ms <= v - 1 + CTL_LINK_AGE_MS;
+	return v && now_ms <= v - 1 + OFC_LINK_AGE_MS;
 }
 
-/* Deletes up to AGE_BATCH link ends not refreshed for CTL_LINK_AGE_MS. */
-static void age_ends(struct ctl_net *net, uint64_t now)
+/* Deletes up to AGE_BATCH link ends not refreshed for OFC_LINK_AGE_MS. */
+static void age_ends(struct ofc_net *net, uint64_t now)
 {
 	uint8_t keys[AGE_BATCH][12];
 	unsigned n = 0;
@@ -233,7 +233,7 @@ static void age_ends(struct ctl_net *net, uint64_t now)
 	void *v;
 	rf_hash_iter_init(net->ends, &it);
 	while (n < AGE_BATCH && rf_hash_iter_next(net->ends, &it, &key, &v))
-		if (now > (uint64_t)(uintptr_t)v - 1 + CTL_LINK_AGE_MS)
+		if (now > (uint64_t)(uintptr_t)v - 1 + OFC_LINK_AGE_MS)
 			memcpy(keys[n++], key, 12);
 	for (unsigned i = 0; i < n; i++)
 		rf_hash_delete(net->ends, keys[i], NULL);
@@ -243,7 +243,7 @@ static bool too_old(const uint8_t *key, uint64_t v, const void *arg)
 {
 	(void)key;
 	uint64_t now = *(const uint64_t *)arg;
-	return now > v - 1 + CTL_LINK_AGE_MS;
+	return now > v - 1 + OFC_LINK_AGE_MS;
 }
 
 static void count(_Atomic uint64_t *c)
@@ -254,7 +254,7 @@ static void count(_Atomic uint64_t *c)
 }
 
 /* One LLDP PACKET_OUT per port of sw, appended to out (as many as fit). */
-static void send_lldp(struct ctl_net *net, const struct ctl_switch *sw, uint64_t now,
+static void send_lldp(struct ofc_net *net, const struct ofc_switch *sw, uint64_t now,
 		      struct of_out *out)
 {
 	for (unsigned i = 0; i < sw->n_ports; i++) {
@@ -277,13 +277,13 @@ static void send_lldp(struct ctl_net *net, const struct ctl_switch *sw, uint64_t
 	}
 }
 
-static void topo_switch_up(const struct ctl_app *a, const struct ctl_switch *sw, uint64_t now,
+static void topo_switch_up(const struct ofc_app *a, const struct ofc_switch *sw, uint64_t now,
 			   struct of_out *out)
 {
 	send_lldp(a->arg, sw, now, out);
 }
 
-static void topo_timer(const struct ctl_app *a, const struct ctl_switch *sw, uint64_t now,
+static void topo_timer(const struct ofc_app *a, const struct ofc_switch *sw, uint64_t now,
 		       struct of_out *out)
 {
 	if (sw) {
@@ -294,23 +294,23 @@ static void topo_timer(const struct ctl_app *a, const struct ctl_switch *sw, uin
 	}
 }
 
-static void topo_port_status(const struct ctl_app *a, const struct ctl_switch *sw,
+static void topo_port_status(const struct ofc_app *a, const struct ofc_switch *sw,
 			     const struct of_port_status *ps, uint64_t now)
 {
 	(void)now;
 	if (ps->reason == 1 /* OFPPR_DELETE */ || (ps->port.state & 1u) /* LINK_DOWN */ ||
 	    (ps->port.config & 1u) /* PORT_DOWN */)
-		ctl_links_remove(a->arg, sw->dpid, ps->port.port_no);
+		ofc_links_remove(a->arg, sw->dpid, ps->port.port_no);
 }
 
-static void topo_switch_down(const struct ctl_app *a, uint64_t dpid)
+static void topo_switch_down(const struct ofc_app *a, uint64_t dpid)
 {
-	ctl_links_remove(a->arg, dpid, OFPP_ANY);
+	ofc_links_remove(a->arg, dpid, OFPP_ANY);
 }
 
-static void topo_packet_in(const struct ctl_app *a, struct ctl_pkt *pk)
+static void topo_packet_in(const struct ofc_app *a, struct ofc_pkt *pk)
 {
-	struct ctl_net *net = a->arg;
+	struct ofc_net *net = a->arg;
 	const struct of_packet_in *pi = &pk->m->u.packet_in;
 	uint64_t src;
 	uint32_t sport;
@@ -319,7 +319,7 @@ static void topo_packet_in(const struct ctl_app *a, struct ctl_pkt *pk)
 	uint8_t sw_key[8];
 	if (of_lldp_parse(pi->data, pi->data_len, &src, &sport) != 0 ||
 	    !tag_ok(net, pk->eth->payload, pk->eth->payload_len, src, sport, pk->now_ms) ||
-	    (ctl_put64(sw_key, src), !rf_hash_lookup(net->switches, sw_key))) {
+	    (ofc_put64(sw_key, src), !rf_hash_lookup(net->switches, sw_key))) {
 		/* forged, replayed, another controller's, or from a switch not connected:
 		 * several handlers count, so a real read-modify-write (relaxed: only a count) */
 		atomic_fetch_add_explicit(&net->lldp_rejected, 1, memory_order_relaxed);
@@ -342,9 +342,9 @@ static void topo_packet_in(const struct ctl_app *a, struct ctl_pkt *pk)
 	}
 }
 
-struct ctl_app ctl_topology_app(struct ctl_net *net)
+struct ofc_app ofc_topology_app(struct ofc_net *net)
 {
-	return (struct ctl_app){.name = "topology", .arg = net, .on_packet_in = topo_packet_in,
+	return (struct ofc_app){.name = "topology", .arg = net, .on_packet_in = topo_packet_in,
 				.on_switch_up = topo_switch_up, .on_port_status = topo_port_status,
 				.on_switch_down = topo_switch_down, .on_timer = topo_timer};
 }

@@ -1,5 +1,5 @@
 /*
- * apps/openflow/controller/ctl_io.c: the I/O poller of ringflow-controller (see ctl.h).
+ * apps/openflow/controller/ofc_io.c: the I/O poller of ringflow-controller (see ofc.h).
  *
  * The switch sockets belong to ringflow's tcp driver (io/sock_tcp.c): it accepts, reads,
  * reassembles and hands over whole OpenFlow messages (framing=inline16: the length is at
@@ -19,7 +19,7 @@
  * restarted faster than TCP noticed) takes over: the old connection is closed, and closing
  * it does not tear down the switch's state, which now belongs to the new connection.
  *
- * Defences (struct ctl_limits, docs/openflow.md "Limits and defences"): a connection over the
+ * Defences (struct ofc_limits, docs/openflow.md "Limits and defences"): a connection over the
  * per-source-address cap or over the cap on unfinished handshakes is closed as it opens; a
  * handshake not done within handshake_ms is closed; an UP switch silent for echo_idle_ms gets
  * an ECHO_REQUEST and is closed after echo_dead_ms without any message. These deadlines are
@@ -36,17 +36,17 @@
 #include <ringflow/io.h>
 
 #include "cl_roles.h"
-#include "ctl.h"
-#include "ctl_app.h"
+#include "ofc.h"
+#include "ofc_app.h"
 #include "of_session.h"
 
-#define FLOW_MAP (2 * CTL_MAX_CONNS) /* open addressing, power of two, half full at most */
+#define FLOW_MAP (2 * OFC_MAX_CONNS) /* open addressing, power of two, half full at most */
 #define RX_BURST 32
 #define TX_BATCH 64
 #define HELD_MAX 1024                /* per handler */
 #define POOL_RESERVE 1024            /* stop receiving below this many free buffers */
 #define OUT_CAP (256u * 1024)        /* a session's or the apps' output from one call */
-#define SRC_MAP (2 * CTL_MAX_CONNS)  /* source address -> open connections */
+#define SRC_MAP (2 * OFC_MAX_CONNS)  /* source address -> open connections */
 #define CONN_SWEEP 128               /* slots the deadline sweep visits per step */
 #define SWEEP_MS 10                  /* at most one sweep step per this many ms */
 
@@ -68,7 +68,7 @@ struct hs_entry {
 	uint64_t flow;
 	unsigned k; /* conns index */
 };
-#define HS_FIFO (2 * CTL_MAX_CONNS)
+#define HS_FIFO (2 * OFC_MAX_CONNS)
 
 struct src_slot {
 	uint8_t addr[16];
@@ -81,32 +81,32 @@ struct held {
 	unsigned head, n;
 };
 
-struct ctl_io {
+struct ofc_io {
 	struct rf_io_dev *dev;
 	struct rf_pktbuf_pool *pool, *jumbo;
-	struct ctl_handler *h;
+	struct ofc_handler *h;
 	unsigned nh;
 	unsigned n_open;
 	struct rf_poller *poller; /* set on the first poll: counters */
-	struct ctl_apps *apps;    /* NULL: learning switch only, no control hooks */
-	struct conn conns[CTL_MAX_CONNS];
+	struct ofc_apps *apps;    /* NULL: learning switch only, no control hooks */
+	struct conn conns[OFC_MAX_CONNS];
 	uint16_t map[FLOW_MAP];   /* hash of flow -> conns index + 1; 0: empty */
-	struct held held[CTL_MAX_HANDLERS];
+	struct held held[OFC_MAX_HANDLERS];
 	unsigned wake_mask;       /* handlers given work this round */
 	unsigned at_handlers;     /* buffers handed off (held, on a ring, being answered) */
 	uint64_t held_total;      /* PACKET_INs that waited in a held queue */
 	uint64_t paused;          /* rounds that did not receive (held queue or pool low) */
 	struct rf_pktbuf *tx[TX_BATCH];
 	unsigned ntx;
-	struct ctl_limits lim;
+	struct ofc_limits lim;
 	unsigned n_handshaking;
 	struct hs_entry hs[HS_FIFO];
 	unsigned hs_head, hs_n;
 	struct src_slot src[SRC_MAP];
 	uint64_t now_ms, next_sweep_ms;
 	unsigned sweep_at;
-	struct ctl_guard_stats guard;
-	struct ctl_ratelog log;
+	struct ofc_guard_stats guard;
+	struct ofc_ratelog log;
 	struct cl_roles *roles;   /* --cluster: roles decided by the cluster thread; else NULL */
 	uint64_t roles_epoch, next_roles_ms;
 	uint8_t out[OUT_CAP];
@@ -124,7 +124,7 @@ static unsigned src_hash(const uint8_t a[16])
 }
 
 /* The slot of a (found or the empty one where it would go). */
-static struct src_slot *src_slot(struct ctl_io *io, const uint8_t a[16])
+static struct src_slot *src_slot(struct ofc_io *io, const uint8_t a[16])
 {
 	unsigned i = src_hash(a);
 	while (io->src[i].n && memcmp(io->src[i].addr, a, 16))
@@ -133,7 +133,7 @@ static struct src_slot *src_slot(struct ctl_io *io, const uint8_t a[16])
 }
 
 /* One connection from a gone: backward-shift deletion when it was the last. */
-static void src_release(struct ctl_io *io, const uint8_t a[16])
+static void src_release(struct ofc_io *io, const uint8_t a[16])
 {
 	struct src_slot *sl = src_slot(io, a);
 	if (!sl->n || --sl->n)
@@ -169,7 +169,7 @@ static void src_str(const uint8_t a[16], char *s, size_t n)
 		inet_ntop(AF_INET6, a, s, (socklen_t)n);
 }
 
-bool ctl_ratelog_ok(struct ctl_ratelog *r, uint64_t now_ms, uint64_t *suppressed)
+bool ofc_ratelog_ok(struct ofc_ratelog *r, uint64_t now_ms, uint64_t *suppressed)
 {
 	if (now_ms < r->next_ms) {
 		r->suppressed++;
@@ -182,10 +182,10 @@ bool ctl_ratelog_ok(struct ctl_ratelog *r, uint64_t now_ms, uint64_t *suppressed
 }
 
 /* One line about a refused or closed connection, at most one per 5 s. */
-static void guard_log(struct ctl_io *io, const uint8_t a[16], const char *what)
+static void guard_log(struct ofc_io *io, const uint8_t a[16], const char *what)
 {
 	uint64_t sup;
-	if (!ctl_ratelog_ok(&io->log, io->now_ms, &sup))
+	if (!ofc_ratelog_ok(&io->log, io->now_ms, &sup))
 		return;
 	char s[INET6_ADDRSTRLEN];
 	src_str(a, s, sizeof(s));
@@ -200,7 +200,7 @@ static unsigned flow_hash(uint64_t flow)
 	return (unsigned)((flow * 0x9e3779b97f4a7c15ull) >> 40) & (FLOW_MAP - 1);
 }
 
-static struct conn *conn_find(struct ctl_io *io, uint64_t flow)
+static struct conn *conn_find(struct ofc_io *io, uint64_t flow)
 {
 	for (unsigned i = flow_hash(flow);; i = (i + 1) & (FLOW_MAP - 1)) {
 		if (!io->map[i])
@@ -211,13 +211,13 @@ static struct conn *conn_find(struct ctl_io *io, uint64_t flow)
 	}
 }
 
-static struct conn *conn_new(struct ctl_io *io, uint64_t flow)
+static struct conn *conn_new(struct ofc_io *io, uint64_t flow)
 {
 	unsigned k = 0;
-	while (k < CTL_MAX_CONNS && io->conns[k].flow)
+	while (k < OFC_MAX_CONNS && io->conns[k].flow)
 		k++;
-	if (k == CTL_MAX_CONNS)
-		return NULL; /* cannot happen: the driver takes at most CTL_MAX_CONNS */
+	if (k == OFC_MAX_CONNS)
+		return NULL; /* cannot happen: the driver takes at most OFC_MAX_CONNS */
 	unsigned i = flow_hash(flow);
 	while (io->map[i])
 		i = (i + 1) & (FLOW_MAP - 1);
@@ -229,7 +229,7 @@ static struct conn *conn_new(struct ctl_io *io, uint64_t flow)
 }
 
 /* Removes c from the map (backward-shift deletion: no tombstones) and frees it. */
-static void conn_delete(struct ctl_io *io, struct conn *c)
+static void conn_delete(struct ofc_io *io, struct conn *c)
 {
 	unsigned i = flow_hash(c->flow);
 	while (io->map[i] && &io->conns[io->map[i] - 1] != c)
@@ -254,14 +254,14 @@ static void conn_delete(struct ctl_io *io, struct conn *c)
 
 /* ---- sending ----------------------------------------------------------------------------- */
 
-static void count_drop(struct ctl_io *io)
+static void count_drop(struct ofc_io *io)
 {
 	rf_counter_add(&rf_poller_counters(io->poller)->drop_driver, 1);
 }
 
 /* Hands the batch to the driver. A buffer it refuses means that connection's output is full:
  * the switch does not read its replies, so it is closed rather than buffered without bound. */
-static void tx_flush(struct ctl_io *io)
+static void tx_flush(struct ofc_io *io)
 {
 	unsigned i = 0;
 	while (i < io->ntx) {
@@ -277,17 +277,17 @@ static void tx_flush(struct ctl_io *io)
 	io->ntx = 0;
 }
 
-static void tx_add(struct ctl_io *io, struct rf_pktbuf *b)
+static void tx_add(struct ofc_io *io, struct rf_pktbuf *b)
 {
 	io->tx[io->ntx++] = b;
 	if (io->ntx == TX_BATCH)
 		tx_flush(io);
 }
 
-/* Sends p[0..len) (whole OpenFlow messages) on flow, in buffers of up to CTL_BUF_ROOM bytes
+/* Sends p[0..len) (whole OpenFlow messages) on flow, in buffers of up to OFC_BUF_ROOM bytes
  * (a longer message alone in a jumbo buffer); flags (RF_PKTBUF_F_CLOSE) go on the last one,
  * an empty one when len is 0. */
-static void send_out(struct ctl_io *io, uint64_t flow, const uint8_t *p, size_t len,
+static void send_out(struct ofc_io *io, uint64_t flow, const uint8_t *p, size_t len,
 		     uint16_t flags)
 {
 	size_t off = 0;
@@ -297,12 +297,12 @@ static void send_out(struct ctl_io *io, uint64_t flow, const uint8_t *p, size_t 
 			size_t m = off + chunk + 4 <= len ? of_get16(p + off + chunk + 2) : 0;
 			if (m < 8 || m > len - off - chunk)
 				m = len - off - chunk; /* not ours to split (cannot happen) */
-			if (chunk && chunk + m > CTL_BUF_ROOM)
+			if (chunk && chunk + m > OFC_BUF_ROOM)
 				break;
 			chunk += m;
 		}
 		bool last = off + chunk >= len;
-		struct rf_pktbuf *b = rf_pktbuf_alloc(chunk > CTL_BUF_ROOM ? io->jumbo : io->pool);
+		struct rf_pktbuf *b = rf_pktbuf_alloc(chunk > OFC_BUF_ROOM ? io->jumbo : io->pool);
 		if (b && chunk <= b->buf_len - b->data_off) {
 			if (chunk) /* p is NULL for a bare close */
 				memcpy(rf_pktbuf_data(b), p + off, chunk);
@@ -322,7 +322,7 @@ static void send_out(struct ctl_io *io, uint64_t flow, const uint8_t *p, size_t 
 
 /* ---- handing PACKET_INs to the handlers ------------------------------------------------- */
 
-static void hand_off(struct ctl_io *io, unsigned k, struct rf_pktbuf *b)
+static void hand_off(struct ofc_io *io, unsigned k, struct rf_pktbuf *b)
 {
 	struct held *hq = &io->held[k];
 	void *obj = b;
@@ -336,7 +336,7 @@ static void hand_off(struct ctl_io *io, unsigned k, struct rf_pktbuf *b)
 }
 
 /* Moves held buffers onto their rings, oldest first. Returns how many moved. */
-static unsigned release_held(struct ctl_io *io)
+static unsigned release_held(struct ofc_io *io)
 {
 	unsigned moved = 0;
 	for (unsigned k = 0; k < io->nh; k++) {
@@ -361,18 +361,18 @@ static unsigned release_held(struct ctl_io *io)
  * running dry for the sessions' own replies. The poller counts the buffers it handed off
  * itself (the pool's own free count takes a lock: not on this path); the others it holds
  * only within a round. */
-static bool can_receive(const struct ctl_io *io)
+static bool can_receive(const struct ofc_io *io)
 {
 	for (unsigned k = 0; k < io->nh; k++)
 		if (io->held[k].n > HELD_MAX - RX_BURST)
 			return false;
-	return io->at_handlers + RX_BURST + POOL_RESERVE <= CTL_POOL_BUFS;
+	return io->at_handlers + RX_BURST + POOL_RESERVE <= OFC_POOL_BUFS;
 }
 
 /* ---- sessions ----------------------------------------------------------------------------- */
 
 struct fwd {
-	struct ctl_io *io;
+	struct ofc_io *io;
 	struct conn *c;
 	struct rf_pktbuf *b; /* the message's buffer */
 	bool taken;          /* handed to a handler */
@@ -385,7 +385,7 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 	(void)raw;
 	(void)raw_len;
 	struct fwd *fw = arg;
-	struct ctl_io *io = fw->io;
+	struct ofc_io *io = fw->io;
 	if (s->state != OF_SESSION_UP || fw->c->superseded)
 		return true;
 	if (m->type == OF_ERROR && m->u.error.type == OFPET_ROLE_REQUEST_FAILED && fw->c->role)
@@ -393,14 +393,14 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 		atomic_fetch_add_explicit(&fw->c->role->refused, 1, memory_order_relaxed);
 	if (m->type != OF_PACKET_IN) {
 		if (io->apps)
-			ctl_apps_control(io->apps, s, m, ctl_now_ms(), out); /* ports, switch up */
+			ofc_apps_control(io->apps, s, m, ofc_now_ms(), out); /* ports, switch up */
 		return true;
 	}
-	struct ctl_meta *meta = ctl_meta_of(fw->b);
+	struct ofc_meta *meta = ofc_meta_of(fw->b);
 	meta->dpid = s->datapath_id;
 	meta->version = s->framer.version;
-	meta->kind = CTL_META_PACKET_IN;
-	meta->t_ns = io->apps ? ctl_now_ns() : 0;
+	meta->kind = OFC_META_PACKET_IN;
+	meta->t_ns = io->apps ? ofc_now_ns() : 0;
 	hand_off(io, (unsigned)(s->datapath_id % io->nh), fw->b);
 	fw->taken = true;
 	rf_counter_add(&rf_poller_counters(io->poller)->rx, 1);
@@ -409,9 +409,9 @@ static bool forward(void *arg, struct of_session *s, const struct of_msg *m,
 
 /* The session of c just came up: an older connection with the same datapath id is closed as
  * superseded (its close leaves the switch's state to the new connection). */
-static void take_over_dpid(struct ctl_io *io, struct conn *c)
+static void take_over_dpid(struct ofc_io *io, struct conn *c)
 {
-	for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+	for (unsigned k = 0; k < OFC_MAX_CONNS; k++) {
 		struct conn *o = &io->conns[k];
 		if (o != c && o->flow && !o->superseded && o->s.state == OF_SESSION_UP &&
 		    o->s.datapath_id == c->s.datapath_id) {
@@ -423,7 +423,7 @@ static void take_over_dpid(struct ctl_io *io, struct conn *c)
 
 /* At the handshaking cap: closes the oldest connection still handshaking (a real switch
  * finishes in a round trip; only a stalling one is old). True when one was closed. */
-static bool evict_oldest_handshake(struct ctl_io *io)
+static bool evict_oldest_handshake(struct ofc_io *io)
 {
 	while (io->hs_n) {
 		struct hs_entry e = io->hs[io->hs_head];
@@ -443,7 +443,7 @@ static bool evict_oldest_handshake(struct ctl_io *io)
 	return false;
 }
 
-static void conn_up(struct ctl_io *io, const struct rf_pktbuf *b)
+static void conn_up(struct ofc_io *io, const struct rf_pktbuf *b)
 {
 	uint64_t flow = b->flow;
 	uint8_t a[16];
@@ -486,26 +486,26 @@ static void conn_up(struct ctl_io *io, const struct rf_pktbuf *b)
 
 /* The switch's handler forgets it (its MACs and hosts, in bounded steps): a marker behind
  * its last PACKET_IN on the same ring. */
-static void tell_gone(struct ctl_io *io, uint64_t dpid)
+static void tell_gone(struct ofc_io *io, uint64_t dpid)
 {
 	struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
 	if (!b) {
 		count_drop(io); /* cannot happen: receiving stops well before the pool is dry */
 		return;
 	}
-	struct ctl_meta *meta = ctl_meta_of(b);
-	*meta = (struct ctl_meta){.dpid = dpid, .kind = CTL_META_SWITCH_GONE};
+	struct ofc_meta *meta = ofc_meta_of(b);
+	*meta = (struct ofc_meta){.dpid = dpid, .kind = OFC_META_SWITCH_GONE};
 	b->data_len = 0;
 	hand_off(io, (unsigned)(dpid % io->nh), b);
 }
 
-static void conn_down(struct ctl_io *io, struct conn *c)
+static void conn_down(struct ofc_io *io, struct conn *c)
 {
 	if (c->role && !c->superseded) /* Relaxed: the cluster only reads it as a hint */
 		atomic_store_explicit(&c->role->up, 0, memory_order_relaxed);
 	if (c->s.state == OF_SESSION_UP && !c->superseded) {
 		if (io->apps)
-			ctl_apps_switch_down(io->apps, c->s.datapath_id);
+			ofc_apps_switch_down(io->apps, c->s.datapath_id);
 		tell_gone(io, c->s.datapath_id);
 	}
 	conn_delete(io, c);
@@ -530,7 +530,7 @@ static bool role_reply(struct conn *c, const uint8_t *msg, size_t len)
 /* --cluster: sends a ROLE_REQUEST to every UP 1.3 switch whose decided role (want) differs
  * from what its connection was last sent. Runs when the cluster bumped its epoch, and every
  * 100 ms to catch connections that came up since. */
-static unsigned roles_sync(struct ctl_io *io)
+static unsigned roles_sync(struct ofc_io *io)
 {
 	/* Acquire: pairs with the cluster thread's release increment of epoch after it
 	 * stored want words. */
@@ -540,7 +540,7 @@ static unsigned roles_sync(struct ctl_io *io)
 	io->roles_epoch = ep;
 	io->next_roles_ms = io->now_ms + 100;
 	unsigned n = 0;
-	for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+	for (unsigned k = 0; k < OFC_MAX_CONNS; k++) {
 		struct conn *c = &io->conns[k];
 		if (!c->flow || !c->role || c->superseded || c->closing ||
 		    c->s.state != OF_SESSION_UP)
@@ -575,25 +575,25 @@ static unsigned roles_sync(struct ctl_io *io)
 }
 
 /* --cluster: MACs the cluster knew for switches this member just became master of go to
- * their handlers as CTL_META_SEED buffers (a few per seed), never filling more than a
+ * their handlers as OFC_META_SEED buffers (a few per seed), never filling more than a
  * quarter of a held queue: records past that are dropped (counted as driver drops) and
  * learned again from PACKET_INs. */
-static unsigned seeds_pass(struct ctl_io *io)
+static unsigned seeds_pass(struct ofc_io *io)
 {
 	void *obj;
 	unsigned n = 0;
 	while (n < 4 && rf_ring_dequeue_burst(io->roles->seeds, &obj, 1, NULL) == 1) {
 		struct cl_seed *sd = obj;
 		unsigned k = (unsigned)(sd->dpid % io->nh);
-		uint32_t per = CTL_BUF_ROOM / CTL_SEED_REC, i = 0;
+		uint32_t per = OFC_BUF_ROOM / OFC_SEED_REC, i = 0;
 		for (; i < sd->n && io->held[k].n < HELD_MAX / 4; i += per) {
 			struct rf_pktbuf *b = rf_pktbuf_alloc(io->pool);
 			if (!b)
 				break;
 			uint32_t m = sd->n - i < per ? sd->n - i : per;
-			memcpy(rf_pktbuf_data(b), sd->rec[i], (size_t)m * CTL_SEED_REC);
-			b->data_len = m * CTL_SEED_REC;
-			*ctl_meta_of(b) = (struct ctl_meta){.dpid = sd->dpid, .kind = CTL_META_SEED};
+			memcpy(rf_pktbuf_data(b), sd->rec[i], (size_t)m * OFC_SEED_REC);
+			b->data_len = m * OFC_SEED_REC;
+			*ofc_meta_of(b) = (struct ofc_meta){.dpid = sd->dpid, .kind = OFC_META_SEED};
 			hand_off(io, k, b);
 		}
 		if (i < sd->n)
@@ -605,7 +605,7 @@ static unsigned seeds_pass(struct ctl_io *io)
 }
 
 /* One message (or a bad frame's header) through its connection's session. */
-static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
+static void conn_input(struct ofc_io *io, struct conn *c, struct rf_pktbuf *b)
 {
 	if (c->closing) { /* closed by a defence: what still arrives is dropped */
 		rf_pktbuf_free(b);
@@ -639,7 +639,7 @@ static void conn_input(struct ctl_io *io, struct conn *c, struct rf_pktbuf *b)
 		rf_pktbuf_free(b);
 }
 
-static unsigned receive(struct ctl_io *io)
+static unsigned receive(struct ofc_io *io)
 {
 	struct rf_pktbuf *pkts[RX_BURST];
 	unsigned n = rf_io_rx_burst(io->dev, 0, pkts, RX_BURST);
@@ -662,7 +662,7 @@ static unsigned receive(struct ctl_io *io)
 /* ---- replies, timer ------------------------------------------------------------------------ */
 
 /* Replies from the handlers go to the driver in the buffers they came in. */
-static unsigned collect(struct ctl_io *io)
+static unsigned collect(struct ofc_io *io)
 {
 	unsigned total = 0;
 	struct rf_core_counters *cnt = rf_poller_counters(io->poller);
@@ -672,9 +672,9 @@ static unsigned collect(struct ctl_io *io)
 		io->at_handlers -= n;
 		for (unsigned i = 0; i < n; i++) {
 			struct rf_pktbuf *b = bufs[i];
-			uint64_t t_ns = ctl_meta_of(b)->t_ns;
+			uint64_t t_ns = ofc_meta_of(b)->t_ns;
 			if (t_ns)
-				ctl_apps_latency(io->apps, ctl_now_ns() - t_ns);
+				ofc_apps_latency(io->apps, ofc_now_ns() - t_ns);
 			if (b->data_len == 0) {
 				rf_pktbuf_free(b); /* nothing to answer (LLDP, a drop) */
 				continue;
@@ -688,43 +688,43 @@ static unsigned collect(struct ctl_io *io)
 	return total;
 }
 
-/* The apps' timer (ctl_app.h): once per connected switch, its out going to the switch. */
-static unsigned apps_timer(struct ctl_io *io)
+/* The apps' timer (ofc_app.h): once per connected switch, its out going to the switch. */
+static unsigned apps_timer(struct ofc_io *io)
 {
-	uint64_t now = ctl_now_ms();
+	uint64_t now = ofc_now_ms();
 	unsigned n = 0;
 	uint64_t want;
-	if (ctl_flows_pending(ctl_apps_flows(io->apps), &want)) /* GET /api/flows/{dpid} */
-		for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+	if (ofc_flows_pending(ofc_apps_flows(io->apps), &want)) /* GET /api/flows/{dpid} */
+		for (unsigned k = 0; k < OFC_MAX_CONNS; k++) {
 			struct conn *c = &io->conns[k];
 			if (c->flow && !c->superseded && c->s.state == OF_SESSION_UP &&
 			    c->s.datapath_id == want) {
 				struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
-				ctl_flows_send(ctl_apps_flows(io->apps), &c->s, &out);
+				ofc_flows_send(ofc_apps_flows(io->apps), &c->s, &out);
 				send_out(io, c->flow, io->out, out.len, 0);
 				n++;
 				break;
 			}
 		}
-	if (!ctl_apps_timer_due(io->apps, now))
+	if (!ofc_apps_timer_due(io->apps, now))
 		return n;
-	for (unsigned k = 0; k < CTL_MAX_CONNS; k++) {
+	for (unsigned k = 0; k < OFC_MAX_CONNS; k++) {
 		struct conn *c = &io->conns[k];
 		if (!c->flow || c->superseded || c->s.state != OF_SESSION_UP)
 			continue;
 		if (c->role && !cl_roles_may_act(io->roles, c->s.datapath_id, now))
 			continue; /* a SLAVE's PACKET_OUTs (LLDP) would be refused */
 		struct of_out out = {.p = io->out, .cap = sizeof(io->out)};
-		ctl_apps_timer_switch(io->apps, c->s.datapath_id, now, &out);
+		ofc_apps_timer_switch(io->apps, c->s.datapath_id, now, &out);
 		send_out(io, c->flow, io->out, out.len, 0);
 		n++;
 	}
-	ctl_apps_timer_done(io->apps, now);
+	ofc_apps_timer_done(io->apps, now);
 	return n + 1;
 }
 
 /* Closes c (its CONN_DOWN follows), counting why. */
-static void conn_expire(struct ctl_io *io, struct conn *c, uint64_t *counter, const char *what)
+static void conn_expire(struct ofc_io *io, struct conn *c, uint64_t *counter, const char *what)
 {
 	(*counter)++;
 	c->closing = true;
@@ -736,7 +736,7 @@ static void conn_expire(struct ctl_io *io, struct conn *c, uint64_t *counter, co
 }
 
 /* One step of the deadline sweep: CONN_SWEEP slots, at most every SWEEP_MS. */
-static unsigned sweep_deadlines(struct ctl_io *io)
+static unsigned sweep_deadlines(struct ofc_io *io)
 {
 	if (io->now_ms < io->next_sweep_ms)
 		return 0;
@@ -744,7 +744,7 @@ static unsigned sweep_deadlines(struct ctl_io *io)
 	unsigned work = 0;
 	for (unsigned n = 0; n < CONN_SWEEP; n++) {
 		struct conn *c = &io->conns[io->sweep_at];
-		io->sweep_at = (io->sweep_at + 1) % CTL_MAX_CONNS;
+		io->sweep_at = (io->sweep_at + 1) % OFC_MAX_CONNS;
 		if (!c->flow || c->closing)
 			continue;
 		uint64_t now = io->now_ms;
@@ -775,11 +775,11 @@ static unsigned sweep_deadlines(struct ctl_io *io)
 	return work;
 }
 
-unsigned ctl_io_poll(struct rf_poller *p, void *arg)
+unsigned ofc_io_poll(struct rf_poller *p, void *arg)
 {
-	struct ctl_io *io = arg;
+	struct ofc_io *io = arg;
 	io->poller = p;
-	io->now_ms = ctl_now_ms();
+	io->now_ms = ofc_now_ms();
 	unsigned work = release_held(io);
 	work += sweep_deadlines(io);
 	if (can_receive(io))
@@ -804,11 +804,11 @@ unsigned ctl_io_poll(struct rf_poller *p, void *arg)
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
-struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler *handlers,
-			     unsigned n_handlers, const struct ctl_limits *lim, char *err,
+struct ofc_io *ofc_io_create(const char *host, uint16_t port, struct ofc_handler *handlers,
+			     unsigned n_handlers, const struct ofc_limits *lim, char *err,
 			     size_t errlen)
 {
-	struct ctl_io *io = calloc(1, sizeof(*io));
+	struct ofc_io *io = calloc(1, sizeof(*io));
 	if (!io) {
 		snprintf(err, errlen, "out of memory for the I/O poller's state");
 		return NULL;
@@ -816,16 +816,16 @@ struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler
 	io->h = handlers;
 	io->nh = n_handlers;
 	io->lim = *lim;
-	if (io->lim.max_conns == 0 || io->lim.max_conns > CTL_MAX_CONNS)
-		io->lim.max_conns = CTL_MAX_CONNS;
-	io->now_ms = ctl_now_ms();
-	io->pool = rf_pktbuf_pool_create("ctl_bufs", CTL_POOL_BUFS, CTL_BUF_ROOM, 256,
+	if (io->lim.max_conns == 0 || io->lim.max_conns > OFC_MAX_CONNS)
+		io->lim.max_conns = OFC_MAX_CONNS;
+	io->now_ms = ofc_now_ms();
+	io->pool = rf_pktbuf_pool_create("ofc_bufs", OFC_POOL_BUFS, OFC_BUF_ROOM, 256,
 					 RF_MEMPOOL_QUIET);
-	io->jumbo = rf_pktbuf_pool_create("ctl_jumbo", CTL_JUMBO_BUFS, CTL_JUMBO_ROOM, 0,
+	io->jumbo = rf_pktbuf_pool_create("ofc_jumbo", OFC_JUMBO_BUFS, OFC_JUMBO_ROOM, 0,
 					  RF_MEMPOOL_QUIET);
 	if (!io->pool || !io->jumbo) {
 		snprintf(err, errlen, "cannot allocate the message buffers (%u x %u bytes): %s",
-			 CTL_POOL_BUFS, CTL_BUF_ROOM, strerror(errno));
+			 OFC_POOL_BUFS, OFC_BUF_ROOM, strerror(errno));
 		goto fail;
 	}
 	char spec[RF_IO_SPEC_MAX], derr[256];
@@ -840,15 +840,15 @@ struct ctl_io *ctl_io_create(const char *host, uint16_t port, struct ctl_handler
 	rf_io_set_jumbo_pool(io->dev, io->jumbo);
 	return io;
 fail:
-	ctl_io_free(io);
+	ofc_io_free(io);
 	return NULL;
 }
 
-void ctl_io_free(struct ctl_io *io)
+void ofc_io_free(struct ofc_io *io)
 {
 	if (!io)
 		return;
-	for (unsigned k = 0; k < CTL_MAX_HANDLERS; k++)
+	for (unsigned k = 0; k < OFC_MAX_HANDLERS; k++)
 		for (; io->held[k].n; io->held[k].n--) {
 			rf_pktbuf_free(io->held[k].b[io->held[k].head]);
 			io->held[k].head = (io->held[k].head + 1) % HELD_MAX;
@@ -860,38 +860,38 @@ void ctl_io_free(struct ctl_io *io)
 	free(io);
 }
 
-void ctl_io_set_roles(struct ctl_io *io, struct cl_roles *roles)
+void ofc_io_set_roles(struct ofc_io *io, struct cl_roles *roles)
 {
 	io->roles = roles;
 }
 
-void ctl_io_set_apps(struct ctl_io *io, struct ctl_apps *apps)
+void ofc_io_set_apps(struct ofc_io *io, struct ofc_apps *apps)
 {
 	io->apps = apps;
 }
 
-int ctl_io_wait_fd(const struct ctl_io *io)
+int ofc_io_wait_fd(const struct ofc_io *io)
 {
 	return rf_io_wait_fd(io->dev, 0);
 }
 
-unsigned ctl_io_switches(const struct ctl_io *io)
+unsigned ofc_io_switches(const struct ofc_io *io)
 {
 	return io->n_open;
 }
 
-void ctl_io_backlog_stats(const struct ctl_io *io, uint64_t *held, uint64_t *paused)
+void ofc_io_backlog_stats(const struct ofc_io *io, uint64_t *held, uint64_t *paused)
 {
 	*held = io->held_total;
 	*paused = io->paused;
 }
 
-void ctl_io_guard_stats(const struct ctl_io *io, struct ctl_guard_stats *st)
+void ofc_io_guard_stats(const struct ofc_io *io, struct ofc_guard_stats *st)
 {
 	*st = io->guard;
 }
 
-struct rf_io_dev *ctl_io_dev(const struct ctl_io *io)
+struct rf_io_dev *ofc_io_dev(const struct ofc_io *io)
 {
 	return io->dev;
 }

@@ -1,8 +1,8 @@
 /*
- * apps/openflow/controller/ctl_learning.c: the learning switch, run by a handler poller.
+ * apps/openflow/controller/ofc_learning.c: the learning switch, run by a handler poller.
  *
  * PACKET_IN: learn source MAC -> in_port for this switch (a write only when it changed or
- * its last-seen time is CTL_REFRESH_S old), within the switch's quota (ctl_quota.c);
+ * its last-seen time is OFC_REFRESH_S old), within the switch's quota (ofc_quota.c);
  * if the destination is known, FLOW_MOD (in_port + eth_dst -> that port, idle 60 s, naming
  * the PACKET_IN's buffer) and, when the switch has no buffer (OVS: n_buffers = 0), a
  * PACKET_OUT carrying the frame; otherwise a PACKET_OUT flooding it. LLDP is not learned.
@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "ctl.h"
-#include "ctl_app.h"
+#include "ofc.h"
+#include "ofc_app.h"
 #include "of.h"
 #include "of_eth.h"
 
@@ -30,8 +30,8 @@ static void count(_Atomic uint64_t *c)
 			      memory_order_relaxed);
 }
 
-/* The reply bytes to the PACKET_IN in b, in reply[0..cap) (see ctl_app.h). */
-size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_t *reply,
+/* The reply bytes to the PACKET_IN in b, in reply[0..cap) (see ofc_app.h). */
+size_t ofc_learning_reply(struct ofc_handler *h, const struct ofc_buf *b, uint8_t *reply,
 			  size_t cap)
 {
 	size_t rlen = 0;
@@ -50,7 +50,7 @@ size_t ctl_learning_reply(struct ctl_handler *h, const struct ctl_buf *b, uint8_
 	if (!(e.src[0] & 1)) { /* unicast source: learn it */
 		key_of(key, b->dpid, e.src);
 		if (h->learn) {
-			ctl_learn_mac(h->learn, b->dpid, key, in_port, b->now_ms);
+			ofc_learn_mac(h->learn, b->dpid, key, in_port, b->now_ms);
 		} else { /* no quotas (unit tests): the same value */
 			void *want = (void *)(uintptr_t)((b->now_ms / 1000) << 32 |
 							 ((uint64_t)in_port + 1));
@@ -102,24 +102,24 @@ done:
 }
 
 /* The PACKET_IN in buffer b becomes its reply (data_len 0: nothing to send). */
-static void handle(struct ctl_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
+static void handle(struct ofc_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
 {
-	static _Thread_local uint8_t copy[CTL_JUMBO_ROOM]; /* the PACKET_IN, parsed from here */
-	struct ctl_meta *meta = ctl_meta_of(b);
-	if (meta->kind == CTL_META_SWITCH_GONE) { /* forget the switch (in bounded steps) */
+	static _Thread_local uint8_t copy[OFC_JUMBO_ROOM]; /* the PACKET_IN, parsed from here */
+	struct ofc_meta *meta = ofc_meta_of(b);
+	if (meta->kind == OFC_META_SWITCH_GONE) { /* forget the switch (in bounded steps) */
 		if (h->learn)
-			ctl_learn_gone(h->learn, meta->dpid, now_ms);
+			ofc_learn_gone(h->learn, meta->dpid, now_ms);
 		meta->t_ns = 0;
 		b->data_len = 0;
 		return;
 	}
-	if (meta->kind == CTL_META_SEED) { /* --cluster: what the switch's old master knew */
+	if (meta->kind == OFC_META_SEED) { /* --cluster: what the switch's old master knew */
 		const uint8_t *r = rf_pktbuf_data(b);
-		for (uint32_t off = 0; off + CTL_SEED_REC <= b->data_len; off += CTL_SEED_REC) {
+		for (uint32_t off = 0; off + OFC_SEED_REC <= b->data_len; off += OFC_SEED_REC) {
 			uint8_t key[14];
 			key_of(key, meta->dpid, r + off);
 			if (h->learn)
-				ctl_learn_mac(h->learn, meta->dpid, key, of_get32(r + off + 6), now_ms);
+				ofc_learn_mac(h->learn, meta->dpid, key, of_get32(r + off + 6), now_ms);
 		}
 		meta->t_ns = 0;
 		b->data_len = 0;
@@ -127,27 +127,27 @@ static void handle(struct ctl_handler *h, struct rf_pktbuf *b, uint64_t now_ms)
 	}
 	uint32_t len = b->data_len < sizeof(copy) ? b->data_len : (uint32_t)sizeof(copy);
 	memcpy(copy, rf_pktbuf_data(b), len);
-	struct ctl_buf msg = {.dpid = meta->dpid, .now_ms = now_ms, .version = meta->version,
+	struct ofc_buf msg = {.dpid = meta->dpid, .now_ms = now_ms, .version = meta->version,
 			      .len = (uint16_t)len, .data = copy};
 	uint8_t *reply = rf_pktbuf_data(b);
 	size_t cap = b->buf_len - b->data_off;
-	if (h->apps) /* --app list: the apps' dispatch (ctl_app.h) */
-		b->data_len = (uint32_t)ctl_apps_packet_in(h->apps, h, h->index, &msg, now_ms, reply, cap);
+	if (h->apps) /* --app list: the apps' dispatch (ofc_app.h) */
+		b->data_len = (uint32_t)ofc_apps_packet_in(h->apps, h, h->index, &msg, now_ms, reply, cap);
 	else
-		b->data_len = (uint32_t)ctl_learning_reply(h, &msg, reply, cap);
+		b->data_len = (uint32_t)ofc_learning_reply(h, &msg, reply, cap);
 }
 
-unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
+unsigned ofc_learning_poll(struct rf_poller *p, void *arg)
 {
-	struct ctl_handler *h = arg;
+	struct ofc_handler *h = arg;
 	void *bufs[32];
 	unsigned n = rf_ring_dequeue_burst(h->in, bufs, 32, NULL);
-	uint64_t now = ctl_now_ms();
+	uint64_t now = ofc_now_ms();
 	for (unsigned i = 0; i < n; i++)
 		handle(h, bufs[i], now);
-	unsigned aged = ctl_learn_step(h->learn, now); /* bounded: aging, departed switches */
+	unsigned aged = ofc_learn_step(h->learn, now); /* bounded: aging, departed switches */
 	unsigned done = 0;
-	/* Each out ring holds CTL_RING_SIZE > all the buffers of both pools, so it cannot be
+	/* Each out ring holds OFC_RING_SIZE > all the buffers of both pools, so it cannot be
 	 * full: the loop only guards the invariant. */
 	while (done < n) {
 		done += rf_ring_enqueue_burst(h->out, bufs + done, n - done, NULL);
@@ -157,5 +157,5 @@ unsigned ctl_learning_poll(struct rf_poller *p, void *arg)
 	if (n)
 		rf_runtime_wake(h->rt, 0); /* the I/O poller, if it sleeps (adaptive idle) */
 	rf_counter_add(&rf_poller_counters(p)->rx, n);
-	return n + aged + (ctl_learn_busy(h->learn, now) ? 1 : 0); /* busy: poll again soon */
+	return n + aged + (ofc_learn_busy(h->learn, now) ? 1 : 0); /* busy: poll again soon */
 }

@@ -1,5 +1,5 @@
 /*
- * apps/openflow/controller/ctl_quota.c: what each switch may put in the shared tables (the
+ * apps/openflow/controller/ofc_quota.c: what each switch may put in the shared tables (the
  * learning switch's MAC table, the hosts table), owned by the handler that serves the switch.
  *
  * The one idea: every switch is served by one handler (dpid % handlers), so that handler alone
@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
-#include "ctl_app.h"
+#include "ofc.h"
+#include "ofc_app.h"
 
 #define LEARN_BUCKETS 1024  /* dpid -> switch state, chained */
 #define MAX_SWITCH_STATES 4096 /* live states per handler (far over the connection cap) */
@@ -46,17 +46,17 @@ struct swl {
 	struct keylog macs, hosts;
 };
 
-struct ctl_learn {
+struct ofc_learn {
 	struct rf_hash *macs, *hosts;
-	struct ctl_net *net;
-	struct ctl_learn_limits lim;
+	struct ofc_net *net;
+	struct ofc_learn_limits lim;
 	struct swl *bucket[LEARN_BUCKETS];
 	struct swl *all[MAX_SWITCH_STATES];
 	unsigned n_all, cursor;
 	struct swl *gone, **gone_tail; /* oldest first */
 	unsigned n_gone;
 	uint64_t next_step_ms;
-	struct ctl_learn_stats st;
+	struct ofc_learn_stats st;
 };
 
 static void count(_Atomic uint64_t *c, uint64_t n)
@@ -71,9 +71,9 @@ static unsigned bucket_of(uint64_t dpid)
 	return (unsigned)((dpid * 0x9e3779b97f4a7c15ull) >> 40) & (LEARN_BUCKETS - 1);
 }
 
-struct ctl_learn *ctl_learn_create(struct rf_hash *macs, const struct ctl_learn_limits *lim)
+struct ofc_learn *ofc_learn_create(struct rf_hash *macs, const struct ofc_learn_limits *lim)
 {
-	struct ctl_learn *l = calloc(1, sizeof(*l));
+	struct ofc_learn *l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
 	l->macs = macs;
@@ -82,7 +82,7 @@ struct ctl_learn *ctl_learn_create(struct rf_hash *macs, const struct ctl_learn_
 	return l;
 }
 
-void ctl_learn_set_hosts(struct ctl_learn *l, struct ctl_net *net)
+void ofc_learn_set_hosts(struct ofc_learn *l, struct ofc_net *net)
 {
 	l->net = net;
 	l->hosts = net ? net->hosts : NULL;
@@ -94,7 +94,7 @@ static void log_free(struct keylog *g)
 	*g = (struct keylog){0};
 }
 
-void ctl_learn_free(struct ctl_learn *l)
+void ofc_learn_free(struct ofc_learn *l)
 {
 	if (!l)
 		return;
@@ -112,7 +112,7 @@ void ctl_learn_free(struct ctl_learn *l)
 	free(l);
 }
 
-const struct ctl_learn_stats *ctl_learn_stats(const struct ctl_learn *l)
+const struct ofc_learn_stats *ofc_learn_stats(const struct ofc_learn *l)
 {
 	return &l->st;
 }
@@ -120,7 +120,7 @@ const struct ctl_learn_stats *ctl_learn_stats(const struct ctl_learn *l)
 /* The switch's state, made on first sight; NULL when there are too many. A switch that comes
  * back while its entries are still being deleted takes its state back from the gone list
  * (else the deletion would remove what its new connection learns meanwhile). */
-static struct swl *switch_of(struct ctl_learn *l, uint64_t dpid)
+static struct swl *switch_of(struct ofc_learn *l, uint64_t dpid)
 {
 	unsigned b = bucket_of(dpid);
 	for (struct swl *s = l->bucket[b]; s; s = s->next)
@@ -140,9 +140,9 @@ static struct swl *switch_of(struct ctl_learn *l, uint64_t dpid)
 		if (!(s = calloc(1, sizeof(*s))))
 			return NULL;
 		s->dpid = dpid;
-		s->macs = (struct keylog){.h = l->macs, .klen = CTL_MAC_KEY,
+		s->macs = (struct keylog){.h = l->macs, .klen = OFC_MAC_KEY,
 					  .cap = l->lim.macs_per_switch};
-		s->hosts = (struct keylog){.h = l->hosts, .klen = CTL_HOST_KEY,
+		s->hosts = (struct keylog){.h = l->hosts, .klen = OFC_HOST_KEY,
 					   .cap = l->lim.hosts_per_switch};
 	}
 	s->next = l->bucket[b];
@@ -194,25 +194,25 @@ static void log_rotate(struct keylog *g)
 	log_push(g, k); /* cannot fail: a slot was just freed */
 }
 
-static bool mac_stale(const struct ctl_learn *l, const uint8_t *key, void *v, uint64_t now_ms)
+static bool mac_stale(const struct ofc_learn *l, const uint8_t *key, void *v, uint64_t now_ms)
 {
 	(void)key;
 	uint64_t seen_s = (uint64_t)(uintptr_t)v >> 32;
 	return now_ms / 1000 > seen_s + l->lim.mac_age_ms / 1000;
 }
 
-static bool host_stale(const struct ctl_learn *l, const uint8_t *key, void *v, uint64_t now_ms)
+static bool host_stale(const struct ofc_learn *l, const uint8_t *key, void *v, uint64_t now_ms)
 {
 	return now_ms > (uint64_t)(uintptr_t)v - 1 + l->lim.host_age_ms ||
-	       ctl_links_has_end(l->net, ctl_get64(key + 6), of_get32(key + 14), now_ms);
+	       ofc_links_has_end(l->net, ofc_get64(key + 6), of_get32(key + 14), now_ms);
 }
 
 /* Looks at up to `visits` keys at the head of g: a missing or stale one is dropped (deleted
  * from the table), a fresh one goes to the back. Returns the keys looked at; *deleted counts
  * the deletions. */
-static unsigned log_age(const struct ctl_learn *l, struct keylog *g, unsigned visits,
+static unsigned log_age(const struct ofc_learn *l, struct keylog *g, unsigned visits,
 			uint64_t now_ms,
-			bool (*stale)(const struct ctl_learn *, const uint8_t *, void *, uint64_t),
+			bool (*stale)(const struct ofc_learn *, const uint8_t *, void *, uint64_t),
 			uint64_t *deleted)
 {
 	unsigned i = 0;
@@ -233,8 +233,8 @@ static unsigned log_age(const struct ctl_learn *l, struct keylog *g, unsigned vi
 }
 
 /* Room for one more key in g: when full, the oldest key is looked at once (it may be stale). */
-static bool log_room(const struct ctl_learn *l, struct keylog *g, uint64_t now_ms,
-		     bool (*stale)(const struct ctl_learn *, const uint8_t *, void *, uint64_t),
+static bool log_room(const struct ofc_learn *l, struct keylog *g, uint64_t now_ms,
+		     bool (*stale)(const struct ofc_learn *, const uint8_t *, void *, uint64_t),
 		     uint64_t *aged)
 {
 	if (g->n < g->cap)
@@ -245,7 +245,7 @@ static bool log_room(const struct ctl_learn *l, struct keylog *g, uint64_t now_m
 	return g->n < g->cap;
 }
 
-int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_KEY],
+int ofc_learn_mac(struct ofc_learn *l, uint64_t dpid, const uint8_t key[OFC_MAC_KEY],
 		  uint32_t port, uint64_t now_ms)
 {
 	void *want = (void *)(uintptr_t)((now_ms / 1000) << 32 | ((uint64_t)port + 1));
@@ -253,7 +253,7 @@ int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_
 	void *cur = rf_hash_lookup(l->macs, key);
 	if (cur) { /* known: rewrite when it moved, or to refresh its age now and then */
 		uint64_t c = (uint64_t)(uintptr_t)cur;
-		if ((uint32_t)c != port + 1 || now_ms / 1000 >= (c >> 32) + CTL_REFRESH_S)
+		if ((uint32_t)c != port + 1 || now_ms / 1000 >= (c >> 32) + OFC_REFRESH_S)
 			rf_hash_upsert(l->macs, key, want, NULL);
 		return 0;
 	}
@@ -274,11 +274,11 @@ int ctl_learn_mac(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_MAC_
 	return rc < 0 ? rc : 0;
 }
 
-int ctl_learn_host(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_HOST_KEY],
+int ofc_learn_host(struct ofc_learn *l, uint64_t dpid, const uint8_t key[OFC_HOST_KEY],
 		   uint64_t now_ms)
 {
 	if (!l->hosts)
-		return -EINVAL; /* no hosts table (ctl_learn_set_hosts) */
+		return -EINVAL; /* no hosts table (ofc_learn_set_hosts) */
 	void *want = (void *)(uintptr_t)(now_ms + 1);
 	struct swl *s = switch_of(l, dpid); /* first: it may come back from the gone list */
 	uint64_t seen = (uint64_t)(uintptr_t)rf_hash_lookup(l->hosts, key);
@@ -304,7 +304,7 @@ int ctl_learn_host(struct ctl_learn *l, uint64_t dpid, const uint8_t key[CTL_HOS
 	return rc < 0 ? rc : 0;
 }
 
-void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid, uint64_t now_ms)
+void ofc_learn_gone(struct ofc_learn *l, uint64_t dpid, uint64_t now_ms)
 {
 	struct swl **pp = &l->bucket[bucket_of(dpid)];
 	while (*pp && (*pp)->dpid != dpid)
@@ -327,13 +327,13 @@ void ctl_learn_gone(struct ctl_learn *l, uint64_t dpid, uint64_t now_ms)
 
 /* True when the oldest departed switch's entries are due: its grace is over, or too many
  * departed switches wait. */
-static bool reap_due(const struct ctl_learn *l, uint64_t now_ms)
+static bool reap_due(const struct ofc_learn *l, uint64_t now_ms)
 {
 	return l->gone && (now_ms >= l->gone->gone_ms + GONE_GRACE_MS || l->n_gone > GONE_GRACE_MAX);
 }
 
 /* Deletes up to `budget` keys of departed switches. Returns how many. */
-static unsigned reap(struct ctl_learn *l, unsigned budget, uint64_t now_ms)
+static unsigned reap(struct ofc_learn *l, unsigned budget, uint64_t now_ms)
 {
 	unsigned done = 0;
 	while (reap_due(l, now_ms) && done < budget) {
@@ -358,7 +358,7 @@ static unsigned reap(struct ctl_learn *l, unsigned budget, uint64_t now_ms)
 	return done;
 }
 
-unsigned ctl_learn_step(struct ctl_learn *l, uint64_t now_ms)
+unsigned ofc_learn_step(struct ofc_learn *l, uint64_t now_ms)
 {
 	if (!l || now_ms < l->next_step_ms)
 		return 0;
@@ -379,7 +379,7 @@ unsigned ctl_learn_step(struct ctl_learn *l, uint64_t now_ms)
 	return work + (unsigned)(macs + hosts);
 }
 
-bool ctl_learn_busy(const struct ctl_learn *l, uint64_t now_ms)
+bool ofc_learn_busy(const struct ofc_learn *l, uint64_t now_ms)
 {
 	return l && reap_due(l, now_ms);
 }

@@ -1,12 +1,12 @@
 /*
- * apps/openflow/controller/ctl_flows.c: GET /api/flows/{dpid} asks the switch itself: the
+ * apps/openflow/controller/ofc_flows.c: GET /api/flows/{dpid} asks the switch itself: the
  * REST thread posts one request in a mailbox, the I/O poller (which owns the connection)
  * sends a MULTIPART/STATS flow request (all tables, all flows), turns the reply parts into
  * a JSON array as they arrive and hands the text back. One request at a time; the REST
  * thread never waits on it (it posts, then polls from its timer, serving others meanwhile).
  * A reply counts only when it comes on the connection the request went out on, from the
- * datapath id asked, with the request's xid; the text stops at CTL_FLOWS_MAX entries or
- * CTL_FLOWS_MAX_BYTES (then the array ends there and `truncated` is set).
+ * datapath id asked, with the request's xid; the text stops at OFC_FLOWS_MAX entries or
+ * OFC_FLOWS_MAX_BYTES (then the array ends there and `truncated` is set).
  *
  * The mailbox is a state word moved by CAS, so either side may give up without a lock:
  *   IDLE -> REQUESTED   REST: dpid written first (release: I/O acquires it)
@@ -19,18 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_app.h"
+#include "ofc_app.h"
 
 enum { FR_IDLE, FR_REQUESTED, FR_SENT, FR_DONE };
 
-void ctl_flows_init(struct ctl_flow_req *r)
+void ofc_flows_init(struct ofc_flow_req *r)
 {
 	atomic_init(&r->state, FR_IDLE);
 	r->f = NULL;
 	r->text = NULL;
 }
 
-void ctl_flows_fini(struct ctl_flow_req *r)
+void ofc_flows_fini(struct ofc_flow_req *r)
 {
 	if (r->f)
 		fclose(r->f);
@@ -39,7 +39,7 @@ void ctl_flows_fini(struct ctl_flow_req *r)
 	r->text = NULL;
 }
 
-int ctl_flows_post(struct ctl_flow_req *r, uint64_t dpid)
+int ofc_flows_post(struct ofc_flow_req *r, uint64_t dpid)
 {
 	int idle = FR_IDLE;
 	if (atomic_load_explicit(&r->state, memory_order_relaxed) != FR_IDLE)
@@ -52,7 +52,7 @@ int ctl_flows_post(struct ctl_flow_req *r, uint64_t dpid)
 	return 0;
 }
 
-int ctl_flows_poll(struct ctl_flow_req *r, char **json, bool *truncated)
+int ofc_flows_poll(struct ofc_flow_req *r, char **json, bool *truncated)
 {
 	/* acquire: pairs with the I/O poller's release of DONE (text is complete) */
 	if (atomic_load_explicit(&r->state, memory_order_acquire) != FR_DONE)
@@ -64,12 +64,12 @@ int ctl_flows_poll(struct ctl_flow_req *r, char **json, bool *truncated)
 	return 1;
 }
 
-int ctl_flows_cancel(struct ctl_flow_req *r, char **json, bool *truncated)
+int ofc_flows_cancel(struct ofc_flow_req *r, char **json, bool *truncated)
 {
 	for (;;) { /* give up, unless the reply just came */
 		int s = atomic_load_explicit(&r->state, memory_order_acquire);
 		if (s == FR_DONE)
-			return ctl_flows_poll(r, json, truncated);
+			return ofc_flows_poll(r, json, truncated);
 		if (s == FR_IDLE ||
 		    atomic_compare_exchange_weak_explicit(&r->state, &s, FR_IDLE,
 							  memory_order_relaxed, memory_order_relaxed))
@@ -77,7 +77,7 @@ int ctl_flows_cancel(struct ctl_flow_req *r, char **json, bool *truncated)
 	}
 }
 
-bool ctl_flows_pending(struct ctl_flow_req *r, uint64_t *dpid)
+bool ofc_flows_pending(struct ofc_flow_req *r, uint64_t *dpid)
 {
 	/* acquire: pairs with the REST thread's release of REQUESTED (dpid) */
 	if (atomic_load_explicit(&r->state, memory_order_acquire) != FR_REQUESTED)
@@ -86,13 +86,13 @@ bool ctl_flows_pending(struct ctl_flow_req *r, uint64_t *dpid)
 	return true;
 }
 
-void ctl_flows_send(struct ctl_flow_req *r, struct of_session *s, struct of_out *out)
+void ofc_flows_send(struct ofc_flow_req *r, struct of_session *s, struct of_out *out)
 {
 	int req = FR_REQUESTED;
 	if (!atomic_compare_exchange_strong_explicit(&r->state, &req, FR_SENT,
 						     memory_order_relaxed, memory_order_relaxed))
 		return; /* the REST thread gave up meanwhile */
-	ctl_flows_fini(r); /* an older, abandoned reply still being collected */
+	ofc_flows_fini(r); /* an older, abandoned reply still being collected */
 	struct of_msg m = {.type = OF_MULTIPART_REQUEST, .xid = of_session_xid(s)};
 	m.u.mp_request.mp_type = OF_MP_FLOW;
 	m.u.mp_request.table_id = OFPTT_ALL;
@@ -107,7 +107,7 @@ void ctl_flows_send(struct ctl_flow_req *r, struct of_session *s, struct of_out 
 		fputc('[', r->f);
 		return;
 	}
-	ctl_flows_fini(r); /* no memory or no room: the REST thread times out */
+	ofc_flows_fini(r); /* no memory or no room: the REST thread times out */
 }
 
 static void mac_json(FILE *f, const char *name, const uint8_t *m)
@@ -116,7 +116,7 @@ static void mac_json(FILE *f, const char *name, const uint8_t *m)
 		m[4], m[5]);
 }
 
-void ctl_flows_reply(struct ctl_flow_req *r, const struct of_session *s, const struct of_msg *m)
+void ofc_flows_reply(struct ofc_flow_req *r, const struct of_session *s, const struct of_msg *m)
 {
 	if (!r->f || m->xid != r->xid || s != r->session || s->datapath_id != r->dpid)
 		return; /* not the answer to our request (another switch, an old xid) */
@@ -124,7 +124,7 @@ void ctl_flows_reply(struct ctl_flow_req *r, const struct of_session *s, const s
 	unsigned cur = 0;
 	bool more = (m->u.mp_reply.flags & OFPMPF_MORE) != 0;
 	while (of_flow_stats_next(m->version, &m->u.mp_reply.body, &cur, &fs) == 1) {
-		if (r->n >= CTL_FLOWS_MAX || ftell(r->f) >= CTL_FLOWS_MAX_BYTES) {
+		if (r->n >= OFC_FLOWS_MAX || ftell(r->f) >= OFC_FLOWS_MAX_BYTES) {
 			r->truncated = true; /* enough: the array ends here */
 			more = false;
 			break;

@@ -1,0 +1,80 @@
+/*
+ * tests/hash/test_hash_qsbr.c: the hash's deferred frees count against the QSBR defer limit
+ * (qsbr.h rule 2). With a grace period held by an online thread that never passes a
+ * quiescent state, insert/delete pairs must not grow memory without bound: the hash's
+ * deferred objects (dead-slot batches, replaced tables) stay at or under the limit, a table
+ * that cannot be retired is not replaced, and once the table is full of dead slots inserts
+ * fail with -EAGAIN. When the grace period ends, everything drains and inserts work again.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdint.h>
+
+#include <ringflow/hash.h>
+#include <ringflow/log.h>
+#include <ringflow/mempool.h>
+#include <ringflow/qsbr.h>
+
+#define LIMIT 8
+#define PAIRS 2000000
+
+static unsigned lines;
+
+static void count_line(enum rf_log_level lvl, const char *line, void *arg)
+{
+	(void)lvl;
+	(void)line;
+	(void)arg;
+	lines++;
+}
+
+Test(hash_qsbr, stalled_grace_period_bounds_the_hash)
+{
+	rf_qsbr_register_named("stuck"); /* online, and never quiescent below: a stall */
+	rf_log_set_hook(count_line, NULL);
+	uint64_t reports = rf_qsbr_stall_reports();
+	size_t old_limit = rf_qsbr_set_defer_limit(LIMIT);
+	struct rf_hash *h = rf_hash_create("bounded", 8, 1u << 20,
+					   RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_not_null(h);
+	size_t max_pending = 0;
+	uint64_t i, done = 0;
+	int rc = 0;
+	for (i = 0; i < PAIRS; i++) {
+		uint64_t k = i;
+		rc = rf_hash_insert(h, &k, (void *)(uintptr_t)(i + 1));
+		if (rc != 0)
+			break;
+		cr_assert_eq(rf_hash_delete(h, &k, NULL), 0);
+		done++;
+		size_t p = rf_qsbr_defer_pending();
+		if (p > max_pending)
+			max_pending = p;
+	}
+	cr_assert_eq(rc, -EAGAIN, "after %llu pairs: %d (want -EAGAIN: the grace period is stalled)",
+		     (unsigned long long)done, rc);
+	cr_assert_gt(max_pending, 0, "the hash's deferred frees are counted");
+	cr_assert_leq(max_pending, LIMIT, "and stay under the limit: %zu", max_pending);
+	cr_assert_leq(rf_hash_buckets(h), 1024, "no table per rebuild while stalled: %zu buckets",
+		      rf_hash_buckets(h));
+	cr_assert_gt(rf_qsbr_stall_reports(), reports, "the stall was reported");
+	cr_assert_gt(lines, 0, "through the log hook");
+	cr_assert_eq(rf_hash_count(h), 0);
+
+	/* The grace period ends: what waited drains and the table takes inserts again. */
+	rf_qsbr_set_defer_limit(old_limit);
+	rf_qsbr_quiescent();
+	rf_qsbr_barrier();
+	cr_assert_eq(rf_qsbr_defer_pending(), 0);
+	for (uint64_t k = 0; k < 10000; k++) {
+		cr_assert_eq(rf_hash_insert(h, &k, (void *)(uintptr_t)(k + 1)), 0, "key %llu",
+			     (unsigned long long)k);
+		cr_assert_eq(rf_hash_delete(h, &k, NULL), 0);
+		rf_qsbr_quiescent();
+	}
+	rf_hash_free(h);
+	cr_assert_eq(rf_qsbr_defer_pending(), 0);
+	rf_log_set_hook(NULL, NULL);
+	rf_qsbr_unregister();
+}
