@@ -143,7 +143,7 @@ for r in $(seq "$ROUNDS"); do
 	[ $frc = 0 ] && [ "$pin" != - ] && [ "$png" != - ] && { T_PIN+=("$pin"); T_PING+=("$png"); } ||
 		fail "round $r: after the kill: $out"
 	echo "{\"bench\":\"cluster\",\"impl\":\"ringflow\",\"case\":\"failover_round\",\"round\":$r,\"victim\":\"$victim\",\"new_master\":\"${nn:-}\",\"decided_ms\":\"${dec:-?}\",\"probe\":$out}"
-	ctl_start $v
+	ofc_start $v
 	wait_rejoin 30 $victim || die "round $r: $victim did not take its share back in 30 s: $M3"
 	M=$M3
 done

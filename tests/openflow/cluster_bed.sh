@@ -6,7 +6,7 @@
 #   etcd_start N / etcd_up          member eN of a three-member etcd (Debian's /usr/bin/etcd,
 #                                   data under BED_TMP/eN, kept across restarts) / all three,
 #                                   then until healthy (10 s): 0 or 1
-#   ctl_start N [EXTRA...]          controller cN (CPIDS[N]): OpenFlow port OFP[N], REST
+#   ofc_start N [EXTRA...]          controller cN (CPIDS[N]): OpenFlow port OFP[N], REST
 #                                   REST[N], etcd at CTL_ETCD[N] (default ENDPOINTS), node cN,
 #                                   prefix /rct$P, lease TTL s; CTL_OPTS (every start) and
 #                                   EXTRA are more options
@@ -72,7 +72,7 @@ etcd_up() {
 	return 1
 }
 
-ctl_start() {
+ofc_start() {
 	local n=$1
 	shift
 	bed_bg $C "$BED_TMP/c$n.log" "$CONTROLLER" --listen 0.0.0.0:${OFP[$n]} \
@@ -119,7 +119,7 @@ import json,sys; print([s["decided_at_unix_ms"] for s in json.load(sys.stdin)["s
 
 ctls_up() {
 	local i
-	for i in 1 2 3; do ctl_start $i; done
+	for i in 1 2 3; do ofc_start $i; done
 	for i in 1 2 3; do
 		bed_wait_tcp $C 127.0.0.1 ${OFP[$i]} 10 ||
 			{ CTLS_ERR="controller c$i did not listen: $(tail -3 "$BED_TMP/c$i.log")"; return 1; }

@@ -174,7 +174,7 @@ out=$(ip netns exec rcs2$P timeout 10 python3 "$TOOL" stale 127.0.0.1 6640 "$old
 	fail "stale ROLE_REQUEST: $out"
 
 # ---- rejoin and rebalance ----------------------------------------------------------------
-ctl_start $v
+ofc_start $v
 t0=$SECONDS
 wait_rejoin 20 $victim && pass "$victim rejoined and took its share back after $((SECONDS - t0)) s: $M3" ||
 	{ fail "rejoin: $M3"; view 1 2 3; }

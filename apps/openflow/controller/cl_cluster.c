@@ -37,7 +37,7 @@
 #include "cl_cluster.h"
 #include "cl_etcd.h"
 #include "cl_roles.h"
-#include "ctl_app.h"
+#include "ofc_app.h"
 
 #define MAX_MEMBERS 64
 #define CL_PFX_MAX 256 /* PREFIX/what/ of a range */
@@ -77,7 +77,7 @@ struct cl_cluster {
 	uint64_t since_ms[CL_ROLE_SLOTS];  /* when the slot's decision last changed (Unix ms) */
 	/* per slot: the MACs last published for its switch (kept when the key goes with its
 	 * master's lease): what a new master's handler is seeded with */
-	uint8_t (*seed[CL_ROLE_SLOTS])[CTL_SEED_REC];
+	uint8_t (*seed[CL_ROLE_SLOTS])[OFC_SEED_REC];
 	uint32_t seed_n[CL_ROLE_SLOTS];
 	uint64_t seeded;
 	uint64_t next_state_ms;
@@ -103,7 +103,7 @@ struct cl_cluster {
 
 static uint64_t now_ms(void)
 {
-	return ctl_now_ms();
+	return ofc_now_ms();
 }
 
 bool cl_node_name_ok(const char *s)
@@ -546,13 +546,13 @@ static uint64_t fnv(const char *s, size_t n)
 /* Slot i's switch's hosts and links from the local tables, as its state value. */
 static void state_of(struct cl_cluster *c, uint64_t dpid, struct rf_buf *b)
 {
-	struct ctl_net *net = c->cfg.net;
+	struct ofc_net *net = c->cfg.net;
 	uint64_t now = now_ms();
 	struct rf_hash_iter it;
 	const void *kp;
 	void *v;
 	uint8_t be[8];
-	ctl_put64(be, dpid);
+	ofc_put64(be, dpid);
 	rf_buf_puts(b, "{\"hosts\":[");
 	bool first = true;
 	rf_qsbr_online(); /* reading the hashes (qsbr.h): online until the copy is done */
@@ -560,7 +560,7 @@ static void state_of(struct cl_cluster *c, uint64_t dpid, struct rf_buf *b)
 	while (rf_hash_iter_next(net->hosts, &it, &kp, &v)) {
 		const uint8_t *k = kp;
 		uint64_t seen = (uint64_t)(uintptr_t)v;
-		if (memcmp(k + 6, be, 8) != 0 || !seen || now - (seen - 1) > CTL_HOST_AGE_MS)
+		if (memcmp(k + 6, be, 8) != 0 || !seen || now - (seen - 1) > OFC_HOST_AGE_MS)
 			continue;
 		rf_buf_printf(b, "%s[\"%02x%02x%02x%02x%02x%02x\",%u,%u]", first ? "" : ",", k[0],
 			      k[1], k[2], k[3], k[4], k[5], of_get32(k + 14), of_get32(k + 18));
@@ -573,9 +573,9 @@ static void state_of(struct cl_cluster *c, uint64_t dpid, struct rf_buf *b)
 		const uint8_t *k = kp;
 		uint64_t seen = (uint64_t)(uintptr_t)v;
 		/* a link is known to the master of the switch that received the LLDP: dst */
-		if (memcmp(k + 12, be, 8) != 0 || !seen || now - (seen - 1) > CTL_LINK_AGE_MS)
+		if (memcmp(k + 12, be, 8) != 0 || !seen || now - (seen - 1) > OFC_LINK_AGE_MS)
 			continue;
-		rf_buf_printf(b, "%s[\"%016" PRIx64 "\",%u,%u]", first ? "" : ",", ctl_get64(k),
+		rf_buf_printf(b, "%s[\"%016" PRIx64 "\",%u,%u]", first ? "" : ",", ofc_get64(k),
 			      of_get32(k + 8), of_get32(k + 20));
 		first = false;
 	}
@@ -602,7 +602,7 @@ static void keep_seed(struct cl_cluster *c, unsigned i, const struct rf_json *ma
 {
 	if (!ma || ma->type != RF_JSON_ARR)
 		return;
-	uint8_t (*r)[CTL_SEED_REC] = malloc((ma->n ? ma->n : 1) * CTL_SEED_REC);
+	uint8_t (*r)[OFC_SEED_REC] = malloc((ma->n ? ma->n : 1) * OFC_SEED_REC);
 	if (!r)
 		return;
 	uint32_t n = 0;
@@ -613,7 +613,7 @@ static void keep_seed(struct cl_cluster *c, unsigned i, const struct rf_json *ma
 		    sscanf(m->str, "%2hhx%2hhx%2hhx%2hhx%2hhx%2hhx", &r[n][0], &r[n][1], &r[n][2],
 			   &r[n][3], &r[n][4], &r[n][5]) != 6)
 			continue;
-		ctl_put32(r[n] + 6, (uint32_t)p->num);
+		ofc_put32(r[n] + 6, (uint32_t)p->num);
 		n++;
 	}
 	free(c->seed[i]);
@@ -626,12 +626,12 @@ static void send_seed(struct cl_cluster *c, unsigned i, uint64_t dpid)
 {
 	if (!c->roles->seeds || !c->seed_n[i])
 		return;
-	struct cl_seed *sd = malloc(sizeof(*sd) + (size_t)c->seed_n[i] * CTL_SEED_REC);
+	struct cl_seed *sd = malloc(sizeof(*sd) + (size_t)c->seed_n[i] * OFC_SEED_REC);
 	if (!sd)
 		return;
 	sd->dpid = dpid;
 	sd->n = c->seed_n[i];
-	memcpy(sd->rec, c->seed[i], (size_t)sd->n * CTL_SEED_REC);
+	memcpy(sd->rec, c->seed[i], (size_t)sd->n * OFC_SEED_REC);
 	void *obj = sd;
 	uint32_t n = sd->n; /* once enqueued, sd is the I/O poller's (it frees it) */
 	if (rf_ring_enqueue_burst(c->roles->seeds, &obj, 1, NULL) != 1) {
@@ -723,9 +723,9 @@ static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32],
 		if (!k)
 			break;
 		memcpy(k, mac, 6);
-		ctl_put64(k + 6, dpid);
-		ctl_put32(k + 14, (uint32_t)p->num);
-		ctl_put32(k + 18, (uint32_t)ip->num);
+		ofc_put64(k + 6, dpid);
+		ofc_put32(k + 14, (uint32_t)p->num);
+		ofc_put32(k + 18, (uint32_t)ip->num);
 	}
 	for (const struct rf_json *e = la->child; e; e = e->next) {
 		const struct rf_json *sd = e->type == RF_JSON_ARR ? e->child : NULL;
@@ -740,10 +740,10 @@ static int parse_state(const struct cl_kv *kv, uint64_t dpid, uint8_t (**h)[32],
 		uint8_t *k = push_key(l, nl, capl);
 		if (!k)
 			break;
-		ctl_put64(k, src);
-		ctl_put32(k + 8, (uint32_t)sp->num);
-		ctl_put64(k + 12, dpid);
-		ctl_put32(k + 20, (uint32_t)dp->num);
+		ofc_put64(k, src);
+		ofc_put32(k + 8, (uint32_t)sp->num);
+		ofc_put64(k + 12, dpid);
+		ofc_put32(k + 20, (uint32_t)dp->num);
 	}
 	rf_json_free(j);
 	return bad;
