@@ -66,7 +66,7 @@
 #define OF_VERSION_BIT (1u << OF_VERSION_1_3)
 #define RBUF (2 * OF_MAX_MSG_LEN + 4096)
 #define WBUF (OF_MAX_MSG_LEN + 1)
-#define STATS_PER_MSG 64
+#define STATS_PER_MSG 32 /* an entry with both action lists full is about 1.5 KiB: 32 fit WBUF */
 #define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
 
 /* One OpenFlow connection: conns[i] for --controller i (i < ncontrollers), the slots after
