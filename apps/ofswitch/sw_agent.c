@@ -459,15 +459,20 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		}
 		return;
 	}
-	/* Strict: the one flow the index names (a one-element walk); else every flow. */
-	struct sw_flow *one = strict ? idx_find(a, &v, &mk, fm->priority, fm) : NULL;
-	struct sw_flow **start = strict ? (one ? one->pprev : NULL) : &a->flows;
+	/* Strict: the one flow the index names (a one-element walk); else every flow. A
+	 * DELETE_STRICT of table ALL takes that flow from each table: a walk over all. */
+	bool one_only = strict && fm->table_id != OFPTT_ALL;
+	struct sw_flow *one = one_only ? idx_find(a, &v, &mk, fm->priority, fm) : NULL;
+	struct sw_flow **start = one_only ? (one ? one->pprev : NULL) : &a->flows;
 	for (struct sw_flow **pp = start; pp && *pp;) {
 		struct sw_flow *f = *pp;
-		if (strict && f != one)
+		if (one_only && f != one)
 			break;
-		bool hit = strict || (covered(f, &v, &mk) &&
-				       sw_pipe_covered(f, fm->table_id, &fm->match));
+		bool hit = one_only ||
+			   (strict ? f->priority == fm->priority && same_match(f, &v, &mk) &&
+					     sw_pipe_same(f, fm)
+				   : covered(f, &v, &mk) &&
+					     sw_pipe_covered(f, fm->table_id, &fm->match));
 		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
 		if (del)
 			hit = hit && outputs_to(f, fm->out_port);
