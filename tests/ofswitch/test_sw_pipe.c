@@ -521,3 +521,70 @@ Test(pipe_run, emc_stays_exact_while_later_tables_change, .init = pipe_setup,
 	cr_assert_eq(core->ntx[2], 1);
 	release_all();
 }
+
+/* ---- what the agent says about the tables ---- */
+
+static unsigned be16(const uint8_t *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+Test(pipe_tables, features_describe_every_table)
+{
+	static uint8_t buf[65536];
+	size_t n = sw_tables_features(buf, sizeof(buf), 42);
+	cr_assert_gt(n, 16);
+	cr_assert_eq(be16(buf + 2), n, "the header's length");
+	cr_assert_eq(buf[1], 19, "MULTIPART_REPLY");
+	cr_assert_eq(be16(buf + 8), 12, "TABLE_FEATURES");
+	size_t off = 16;
+	for (unsigned t = 0; t < SW_N_TABLES; t++) {
+		cr_assert_lt(off + 64, n);
+		size_t len = be16(buf + off);
+		cr_assert_eq(len % 8, 0);
+		cr_assert_eq(buf[off + 2], t, "table %u in order", t);
+		/* the first property: INSTRUCTIONS, goto (type 1) first unless the last table */
+		const uint8_t *prop = buf + off + 64;
+		cr_assert_eq(be16(prop), 0);
+		cr_assert_eq(be16(prop + 4) == 1, t + 1 < SW_N_TABLES, "goto only before table 7");
+		/* NEXT_TABLES lists every later table */
+		const uint8_t *next = prop + (be16(prop + 2) + 7) / 8 * 8;
+		cr_assert_eq(be16(next), 2);
+		cr_assert_eq(be16(next + 2), 4 + (SW_N_TABLES - 1 - t));
+		off += len;
+	}
+	cr_assert_eq(off, n, "the tables fill the message");
+	cr_assert_eq(sw_tables_features(buf, 1000, 1), 0, "a short buffer is refused");
+}
+
+Test(pipe_tables, stats_count_per_table, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 2};
+	add(0, NULL, 0, NULL, &g);
+	struct of_actions o = out_to(2);
+	struct of_match m = in_port(2); /* never this frame's */
+	add(2, &m, 3, &o, NULL);
+	add(2, NULL, 0, &o, NULL);
+	for (unsigned i = 0; i < 5; i++)
+		run(fr, n, 0);
+	core->rx = 5; /* sw_dp_poll's count, which table 0's lookups come from */
+	dp.ncores = 1;
+	struct sw_flow *list = NULL;
+	for (unsigned i = nflows; i-- > 0;) { /* the agent's master list */
+		flows[i]->next = list;
+		list = flows[i];
+	}
+	struct of_table_stats ts[SW_N_TABLES];
+	sw_tables_stats(&dp, list, ts);
+	cr_assert_eq(ts[0].active_count, 1);
+	cr_assert_eq(ts[0].lookup_count, 5);
+	cr_assert_eq(ts[0].matched_count, 5);
+	cr_assert_eq(ts[2].active_count, 2);
+	cr_assert_eq(ts[2].lookup_count, 5);
+	cr_assert_eq(ts[2].matched_count, 5);
+	cr_assert_eq(ts[1].lookup_count, 0);
+	cr_assert_eq(ts[7].table_id, 7);
+	release_all();
+}
