@@ -35,6 +35,9 @@
 #define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (2-way, a power of two) */
 #define SW_BURST 32
 #define SW_PO_SLOTS 256      /* PACKET_OUTs in flight to poller 0 */
+#define SW_N_TABLES 8        /* flow tables of the pipeline (sw_pipe.c), 0..SW_N_TABLES-1 */
+#define SW_NO_GOTO 0         /* sw_actions.goto_table: the pipeline ends with this flow (a
+				 goto only leads to a later table, never to 0) */
 
 /* The flow key: every field the classifier can match, parsed once per frame. Fields a frame
  * does not have are zero. Fixed layout, no padding holes (it is a hash key, at most
@@ -156,14 +159,28 @@ struct sw_op {
 			     ethertype, TTL, queue, other set-field values: host order */
 };
 
-/* A flow's (or a PACKET_OUT's) action program: apply-actions, in order. Immutable once
- * published; replaced as a whole. A published one is allocated only up to op[n - 1]: read
- * it through a pointer, never copy it as a whole struct. */
+/* A flow's (or a PACKET_OUT's) action program: apply-actions, in order, then the flow's
+ * other instructions (sw_pipe.c runs them). Immutable once published; replaced as a whole
+ * (a MODIFY swaps every instruction at once). A published one is allocated only up to
+ * op[n + nwrite - 1]: read it through a pointer, never copy it as a whole struct. */
+#define SW_INST_CLEAR 0x1 /* clear_actions: empty the action set */
+#define SW_INST_META 0x2  /* write_metadata: md under md_mask */
 struct sw_actions {
 	uint8_t n;
-	uint8_t last_out; /* index of the last OUTPUT, n if none: nothing after it runs */
-	struct sw_op op[OF_MAX_ACTIONS];
+	uint8_t last_out;   /* index of the last OUTPUT, n if none: nothing after it runs */
+	uint8_t goto_table; /* SW_NO_GOTO (0), or a later table */
+	uint8_t inst;       /* SW_INST_* */
+	uint8_t nwrite;     /* write_actions: ops op[n .. n + nwrite) (0 and SW_INST_WRITE
+			       unset: none) */
+	uint8_t write;      /* a write_actions instruction is present (even an empty one) */
+	uint64_t md, md_mask;
+	struct sw_op op[2 * OF_MAX_ACTIONS]; /* apply-actions, then write-actions */
 };
+/* Does the program need the pipeline (sw_pipe_run), not just its apply-actions? */
+static inline bool sw_actions_pipeline(const struct sw_actions *x)
+{
+	return x->goto_table != SW_NO_GOTO || x->inst || x->write;
+}
 
 /* What a list is validated against (sw_actions.c): a FLOW_MOD's match or a PACKET_OUT's
  * frame. vlan_depth: tags the frame is known to have. */
@@ -184,7 +201,27 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 		      struct sw_actions *out, uint16_t *etype, uint16_t *ecode);
 /* And back, for FLOW stats. */
 void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa);
-/* Does the program output to port (OFPP_ANY: always true)? */
+/* A FLOW_MOD's other instructions into *out, which sw_actions_decode filled with its
+ * apply-actions (sw_insts.c): goto_table (only to a later table below SW_N_TABLES, else
+ * BAD_INSTRUCTION/BAD_TABLE_ID), write_metadata, write_actions (checked as apply-actions are,
+ * against the match), clear_actions. Returns 0, or -1 with the ERROR in *etype, *ecode. */
+int sw_insts_decode(const struct of_insts *in, uint8_t table_id, const struct sw_act_ctx *ctx,
+		    struct sw_actions *out, uint16_t *etype, uint16_t *ecode);
+/* And back, for FLOW stats. */
+void sw_insts_to_of(const struct sw_actions *x, struct of_insts *in);
+/* The agent's view of a flow's table and metadata match (sw_insts.c), beside its key match:
+ * sw_pipe_check decodes a FLOW_MOD's other instructions into prog (after check_actions);
+ * sw_pipe_flow_init sets a new flow's table and metadata from the FLOW_MOD; the rest compare
+ * a flow with a FLOW_MOD or request: the same table and metadata match (ADD, *_STRICT; table
+ * OFPTT_ALL: any), within the table (OFPTT_ALL: any) and metadata match (non-strict MODIFY,
+ * DELETE, stats), or overlapping (CHECK_OVERLAP: the same table, agreeing metadata bits). */
+int sw_pipe_check(const struct of_flow_mod *fm, unsigned nports, struct sw_actions *prog,
+		  uint16_t *etype, uint16_t *ecode);
+void sw_pipe_flow_init(struct sw_flow *f, const struct of_flow_mod *fm);
+bool sw_pipe_same(const struct sw_flow *f, const struct of_flow_mod *fm);
+bool sw_pipe_covered(const struct sw_flow *f, uint8_t table_id, const struct of_match *m);
+bool sw_pipe_overlaps(const struct sw_flow *f, const struct of_flow_mod *fm);
+/* Does the program output to port (OFPP_ANY: always true)? Apply- and write-actions. */
 bool sw_actions_outputs_to(const struct sw_actions *x, uint32_t port);
 
 struct sw_flow_ctr {
@@ -213,8 +250,11 @@ struct sw_flow {
 	uint32_t slot, gen; /* the classifier's: EMC validity, the table's slot_gen[slot] == gen
 			       while present */
 	uint32_t ncores;    /* lines in ctr[] */
+	uint8_t table_id;   /* its table in the pipeline (PACKET_IN) */
+	bool has_md;        /* it matches metadata (md_mask != 0): not a table-miss flow */
 	/* immutable, the agent's (stats, FLOW_REMOVED, the index) */
 	RF_CACHE_ALIGNED struct sw_key match, mask; /* match is already masked */
+	uint64_t md, md_mask; /* metadata match; md already masked (md_mask 0: any) */
 	/* agent only, written while in the table */
 	RF_CACHE_ALIGNED uint64_t created_ns, last_used_ns;
 	uint64_t last_pkts;                /* sum at the last idle check */
@@ -225,7 +265,7 @@ struct sw_flow {
 	struct sw_subtable *st; /* the classifier's: the subtable holding it */
 	struct sw_flow_ctr ctr[]; /* [ncores], a line each */
 };
-_Static_assert(offsetof(struct sw_flow, ncores) + sizeof(uint32_t) <= RF_CACHE_LINE,
+_Static_assert(offsetof(struct sw_flow, has_md) + sizeof(bool) <= RF_CACHE_LINE,
 	       "what the pollers read per frame fits the flow's first line");
 
 /* A zeroed flow with counters for ncores cores (1..SW_MAX_CORES), or NULL. free() frees it. */
@@ -248,6 +288,16 @@ void sw_table_free(struct sw_table *t);
 struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k);
 /* The same without the EMC (tests, benchmarks); any registered reader. */
 struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k);
+/* Table 0 is what sw_table_lookup and sw_table_classify answer (metadata 0, as a frame
+ * enters the pipeline); a flow's table_id, md and md_mask put it in another table or make it
+ * match metadata. The highest-priority flow of table tbl matching (k, metadata md), or NULL:
+ * table 0 with md 0 through the EMC, others through the classifier alone (the EMC caches
+ * table 0's answers only). Poller `core` only; wait-free. */
+struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
+				   const struct sw_key *k);
+/* Without the EMC, any registered reader. */
+struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t md,
+				     const struct sw_key *k);
 
 /* Writer side (one thread). Add f (match, mask, priority set; a flow with the same match,
  * mask and priority must not be present): 0, -ENOSPC (SW_MAX_FLOWS present) or -ENOMEM. */
@@ -324,6 +374,8 @@ struct sw_core {
 	_Atomic uint64_t rx, tx_pkts, drop_short, drop_nomatch, drop_tx, to_ctl, drop_ctl;
 	_Atomic uint64_t drop_act; /* dec_nw_ttl at TTL <= 1, push_vlan without room */
 	_Atomic uint64_t act_skip; /* rewrites skipped: the frame lacks that header */
+	/* tables 1..: lookups and hits (table 0's: rx, drop_short, drop_nomatch) */
+	_Atomic uint64_t tlookup[SW_N_TABLES], tmatch[SW_N_TABLES];
 };
 
 /* What one poll function serves: rx queue `core` of port `port`. */
@@ -367,6 +419,18 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg);
  * the poll functions) or handed to the agent. Consumes b. */
 void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_actions *acts,
 		 const struct sw_flow *f);
+/* The same, keeping b: outputs send copies; returns b as the rewrites left it, or NULL when
+ * it was dropped (TTL expired, no room) and freed (sw_pipe.c: apply-actions of a flow whose
+ * pipeline goes on). */
+struct rf_pktbuf *sw_dp_apply_keep(struct sw_core *c, struct rf_pktbuf *b, int in,
+				   const struct sw_actions *acts, const struct sw_flow *f);
+/* The pipeline (sw_pipe.c) of frame b (key k, in port index in) from f, the flow table 0
+ * matched, whose program needs more than its apply-actions: apply-actions, clear/write
+ * actions, write_metadata, goto_table through the later tables (no flow in a table: the
+ * frame is dropped, OpenFlow 1.3), then the action set in the specification's order.
+ * Counts each table's lookups and matches on c. Consumes b. */
+void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int in,
+		 struct sw_key *k, struct sw_flow *f, const struct sw_actions *acts);
 /* Agent side of a PACKET_OUT: the program slot to fill for the next frame, or NULL while
  * poller 0 still uses all SW_PO_SLOTS. Fill it, enqueue the frame on from_ctl with
  * timestamp_ns = the slot's address and flow = the in port, then count dp->po_sent++. */
@@ -421,6 +485,12 @@ bool sw_async_wants(const struct sw_async *as, uint32_t role, unsigned kind, uin
  * new MASTER turns the other masters into SLAVEs. */
 int sw_role_request(struct sw_roles *r, uint32_t *roles, unsigned n, unsigned who,
 		    uint32_t role, uint64_t gen, uint32_t *role_out, uint64_t *gen_out);
+/* The pipeline's tables as the agent reports them (sw_tables.c): TABLE stats of every table
+ * (flows in it from the master list, lookups and matches from the pollers' counters); the
+ * TABLE_FEATURES reply (one message, every table) into buf: its length, 0 if cap is short. */
+void sw_tables_stats(const struct sw_dp *dp, const struct sw_flow *flows,
+		     struct of_table_stats out[SW_N_TABLES]);
+size_t sw_tables_features(uint8_t *buf, size_t cap, uint32_t xid);
 /* Run the OpenFlow agent until rf_runtime_stopping(dp->rt). Blocks (own thread). */
 void *sw_agent_run(void *arg);
 struct sw_agent;

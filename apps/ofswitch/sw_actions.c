@@ -340,7 +340,7 @@ bool sw_actions_outputs_to(const struct sw_actions *x, uint32_t port)
 {
 	if (port == OFPP_ANY)
 		return true;
-	for (unsigned i = 0; i < x->n; i++)
+	for (unsigned i = 0; i < (unsigned)x->n + x->nwrite; i++) /* apply and write-actions */
 		if (x->op[i].code == SW_OP_OUTPUT && x->op[i].arg == port)
 			return true;
 	return false;

@@ -66,7 +66,7 @@
 #define OF_VERSION_BIT (1u << OF_VERSION_1_3)
 #define RBUF (2 * OF_MAX_MSG_LEN + 4096)
 #define WBUF (OF_MAX_MSG_LEN + 1)
-#define STATS_PER_MSG 64
+#define STATS_PER_MSG 32 /* an entry with both action lists full is about 1.5 KiB: 32 fit WBUF */
 #define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
 
 /* One OpenFlow connection: conns[i] for --controller i (i < ncontrollers), the slots after
@@ -261,7 +261,8 @@ static int check_actions(struct sw_agent *a, const struct of_actions *acts,
  * a grace period (retire()). */
 static struct sw_actions *actions_new(const struct sw_actions *prog)
 {
-	size_t size = offsetof(struct sw_actions, op) + (size_t)prog->n * sizeof(prog->op[0]);
+	size_t size = offsetof(struct sw_actions, op) +
+		      ((size_t)prog->n + prog->nwrite) * sizeof(prog->op[0]); /* + write-actions */
 	struct sw_actions *x = malloc(size);
 	if (x)
 		memcpy(x, prog, size);
@@ -291,7 +292,7 @@ static void flow_removed(struct sw_agent *a, const struct sw_flow *f, uint8_t re
 	r->cookie = f->cookie;
 	r->priority = f->priority;
 	r->reason = reason;
-	r->table_id = 0;
+	r->table_id = f->table_id;
 	r->duration_sec = (uint32_t)(age / 1000000000u);
 	r->duration_nsec = (uint32_t)(age % 1000000000u);
 	r->idle_timeout = f->idle_timeout;
@@ -318,10 +319,10 @@ static uint32_t idx_hash(const struct sw_key *v, const struct sw_key *mk, uint16
 }
 
 static struct sw_flow *idx_find(struct sw_agent *a, const struct sw_key *v,
-				const struct sw_key *mk, uint16_t prio)
+				const struct sw_key *mk, uint16_t prio, const struct of_flow_mod *fm)
 {
 	for (struct sw_flow *f = a->idx[idx_hash(v, mk, prio)]; f; f = f->hnext)
-		if (f->priority == prio && same_match(f, v, mk))
+		if (f->priority == prio && same_match(f, v, mk) && sw_pipe_same(f, fm))
 			return f;
 	return NULL;
 }
@@ -405,9 +406,10 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	if (fm->match.n_other)
 		return send_error(a, c, xid, OFPET_BAD_MATCH, OFPBMC_BAD_FIELD, raw, len);
 	bool del = fm->command == OFPFC_DELETE || fm->command == OFPFC_DELETE_STRICT;
-	if (fm->table_id != 0 && !(del && fm->table_id == OFPTT_ALL))
+	if (fm->table_id >= SW_N_TABLES && !(del && fm->table_id == OFPTT_ALL))
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
-	if (!del && check_actions(a, &fm->actions, &fm->match, &prog, &etype, &ecode))
+	if (!del && (check_actions(a, &fm->actions, &fm->match, &prog, &etype, &ecode) ||
+		     sw_pipe_check(fm, a->dp->nports, &prog, &etype, &ecode)))
 		return send_error(a, c, xid, etype, ecode, raw, len);
 	if (fm->flags & ~(OFPFF_SEND_FLOW_REM | OFPFF_CHECK_OVERLAP)) /* RESET_COUNTS, NO_*_COUNTS */
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);
@@ -418,11 +420,12 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	bool strict = fm->command == OFPFC_MODIFY_STRICT || fm->command == OFPFC_DELETE_STRICT;
 
 	if (fm->command == OFPFC_ADD) {
-		struct sw_flow *old = idx_find(a, &v, &mk, fm->priority);
+		struct sw_flow *old = idx_find(a, &v, &mk, fm->priority, fm);
 		bool replace = old != NULL;
 		if (!replace && (fm->flags & OFPFF_CHECK_OVERLAP))
 			for (struct sw_flow *g = a->flows; g; g = g->next)
-				if (g->priority == fm->priority && overlaps(g, &v, &mk))
+				if (g->priority == fm->priority && overlaps(g, &v, &mk) &&
+				    sw_pipe_overlaps(g, fm))
 					return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_OVERLAP,
 							  raw, len);
 		if (!replace && a->nflows >= SW_MAX_FLOWS)
@@ -442,6 +445,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		f->hard_timeout = fm->hard_timeout;
 		f->flags = fm->flags;
 		f->cookie = fm->cookie;
+		sw_pipe_flow_init(f, fm);
 		f->created_ns = f->last_used_ns = now_ns();
 		atomic_init(&f->actions, acts);
 		if (replace) { /* in place: never fails, the pollers see old or f throughout */
@@ -455,14 +459,20 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		}
 		return;
 	}
-	/* Strict: the one flow the index names (a one-element walk); else every flow. */
-	struct sw_flow *one = strict ? idx_find(a, &v, &mk, fm->priority) : NULL;
-	struct sw_flow **start = strict ? (one ? one->pprev : NULL) : &a->flows;
+	/* Strict: the one flow the index names (a one-element walk); else every flow. A
+	 * DELETE_STRICT of table ALL takes that flow from each table: a walk over all. */
+	bool one_only = strict && fm->table_id != OFPTT_ALL;
+	struct sw_flow *one = one_only ? idx_find(a, &v, &mk, fm->priority, fm) : NULL;
+	struct sw_flow **start = one_only ? (one ? one->pprev : NULL) : &a->flows;
 	for (struct sw_flow **pp = start; pp && *pp;) {
 		struct sw_flow *f = *pp;
-		if (strict && f != one)
+		if (one_only && f != one)
 			break;
-		bool hit = strict || covered(f, &v, &mk);
+		bool hit = one_only ||
+			   (strict ? f->priority == fm->priority && same_match(f, &v, &mk) &&
+					     sw_pipe_same(f, fm)
+				   : covered(f, &v, &mk) &&
+					     sw_pipe_covered(f, fm->table_id, &fm->match));
 		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
 		if (del)
 			hit = hit && outputs_to(f, fm->out_port);
@@ -494,13 +504,13 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 	const struct of_mp_request *r = &m->u.mp_request;
 	struct sw_key v, mk;
 	sw_key_of_match(&r->match, &v, &mk);
-	bool any_table = r->table_id == 0 || r->table_id == OFPTT_ALL;
 	uint64_t now = now_ns();
 	unsigned n = 0;
-	struct sw_flow *f = any_table ? a->flows : NULL;
+	struct sw_flow *f = a->flows;
 	for (;;) {
 		for (; f && n < STATS_PER_MSG; f = f->next) {
-			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
+			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
+			    !cookie_ok(f, r->cookie, r->cookie_mask) ||
 			    !outputs_to(f, r->out_port))
 				continue;
 			struct of_flow_stats *s = &a->fs[n++];
@@ -517,6 +527,9 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 			sw_match_of_flow(f, &s->match);
 			sw_actions_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed),
 					 &s->actions);
+			s->table_id = f->table_id;
+			sw_insts_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed),
+				       &s->inst);
 		}
 		struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
 		rep.u.mp_reply.mp_type = OF_MP_FLOW;
@@ -599,9 +612,10 @@ static void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_
 	struct sw_key v, mk;
 	sw_key_of_match(&r->match, &v, &mk);
 	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_AGGREGATE_REPLY, .xid = x->xid};
-	if (r->table_id == 0 || r->table_id == OFPTT_ALL)
+	if (r->table_id < SW_N_TABLES || r->table_id == OFPTT_ALL)
 		for (struct sw_flow *f = a->flows; f; f = f->next) {
-			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
+			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
+			    !cookie_ok(f, r->cookie, r->cookie_mask) ||
 			    !outputs_to(f, r->out_port))
 				continue;
 			uint64_t pk, by;
@@ -613,26 +627,14 @@ static void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_
 	send_bytes(a, c, a->wbuf, of_xserialize(&rep, a->wbuf, WBUF));
 }
 
-/* TABLE: the one table. lookup_count = frames parsed into a key (all but the short ones),
- * matched_count = those a flow took (lookups minus no-match drops; in standalone mode the
- * frames MAC learning forwarded count as matched). */
+/* TABLE: every table of the pipeline (sw_tables.c). */
 static void mp_table(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x)
 {
-	uint64_t rx = 0, shrt = 0, nomatch = 0;
-	for (unsigned i = 0; i < a->dp->ncores; i++) { /* relaxed: statistics only */
-		struct sw_core *k = &a->dp->cores[i];
-		rx += atomic_load_explicit(&k->rx, memory_order_relaxed);
-		shrt += atomic_load_explicit(&k->drop_short, memory_order_relaxed);
-		nomatch += atomic_load_explicit(&k->drop_nomatch, memory_order_relaxed);
-	}
-	/* The pollers count drops before rx: clamp a read that fell in between. */
-	uint64_t lookups = rx > shrt ? rx - shrt : 0;
-	struct of_table_stats t = {.table_id = 0, .active_count = a->nflows,
-				   .lookup_count = lookups,
-				   .matched_count = lookups > nomatch ? lookups - nomatch : 0};
+	struct of_table_stats t[SW_N_TABLES];
+	sw_tables_stats(a->dp, a->flows, t);
 	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_TABLE_REPLY, .xid = x->xid};
-	rep.u.tables.n = 1;
-	rep.u.tables.items = &t;
+	rep.u.tables.n = SW_N_TABLES;
+	rep.u.tables.items = t;
 	send_bytes(a, c, a->wbuf, of_xserialize(&rep, a->wbuf, WBUF));
 }
 
@@ -692,80 +694,12 @@ static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_ms
 
 /* ---- TABLE_FEATURES (ovs-ofctl asks before a FLOW_MOD) ---- */
 
-static uint8_t *put_be(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-	return p + n;
-}
-
-/* One property: type, then n items of isz bytes each, padded to 8. */
-static uint8_t *put_prop(uint8_t *p, uint16_t type, const uint32_t *items, unsigned n,
-			 unsigned isz)
-{
-	unsigned len = 4 + n * isz;
-	p = put_be(p, type, 2);
-	p = put_be(p, len, 2);
-	for (unsigned i = 0; i < n; i++)
-		p = put_be(p, items[i], isz);
-	unsigned pad = (8 - len % 8) % 8;
-	memset(p, 0, pad);
-	return p + pad;
-}
-
-/* The one table, described as it is: APPLY_ACTIONS with the actions sw_actions.c takes,
- * matches on the fields the agent decodes, no next tables, no write actions. */
+/* Every table, described as it is (sw_tables.c). */
 static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
 {
-	static const uint32_t instr[] = {0x00040004};      /* APPLY_ACTIONS, len 4 */
-	/* Action headers (type, len 4): OUTPUT, COPY_TTL_OUT/IN, SET/DEC_MPLS_TTL, PUSH/POP_VLAN,
-	 * PUSH/POP_MPLS, SET_QUEUE, SET/DEC_NW_TTL, SET_FIELD, PUSH/POP_PBB. */
-	static const uint32_t acts[] = {0x00000004, 0x000b0004, 0x000c0004, 0x000f0004,
-					0x00100004, 0x00110004, 0x00120004, 0x00130004,
-					0x00140004, 0x00150004, 0x00170004, 0x00180004,
-					0x00190004, 0x001a0004, 0x001b0004};
-	/* The fields a SET_FIELD may set (of_action.c): eth_dst/src, vlan_vid/pcp, ip_dscp/ecn,
-	 * ipv4, tcp, udp, sctp, icmpv4, arp, ipv6 src/dst/flabel, icmpv6, nd target/sll/tll, mpls. */
-	static const uint32_t setf[] = {
-		0x80000606, 0x80000806, 0x80000c02, 0x80000e01, 0x80001001, 0x80001201,
-		0x80001604, 0x80001804, 0x80001a02, 0x80001c02, 0x80001e02, 0x80002002,
-		0x80002202, 0x80002402, 0x80002601, 0x80002801, 0x80002a02, 0x80002c04,
-		0x80002e04, 0x80003006, 0x80003206, 0x80003410, 0x80003610, 0x80003804,
-		0x80003a01, 0x80003c01, 0x80003e10, 0x80004006, 0x80004206, 0x80004404,
-		0x80004601, 0x80004801,
-	};
-	/* OXM headers without the HM bit: OVS refuses a TABLE_FEATURES reply whose MATCH
-	 * property has masked headers (OFPBMC_BAD_MASK), so which fields take a mask is not
-	 * said here (docs/switch.md lists them). The fields sw_match.c keys on. */
-	static const uint32_t oxm[] = {
-		0x80000004, 0x80000606, 0x80000806, 0x80000a02, 0x80000c02, /* in_port..vlan_vid */
-		0x80000e01, 0x80001001, 0x80001201, 0x80001401, 0x80001604, /* pcp..ipv4_src */
-		0x80001804, 0x80001a02, 0x80001c02, 0x80001e02, 0x80002002, /* ipv4_dst, tcp, udp */
-		0x80002202, 0x80002402, 0x80002601, 0x80002801, 0x80002a02, /* sctp, icmp, arp_op */
-		0x80002c04, 0x80002e04, 0x80003006, 0x80003206, 0x80003410, /* arp..ipv6_src */
-		0x80003610, 0x80003804, 0x80003a01, 0x80003c01, 0x80004404, /* ipv6..mpls_label */
-		0x80004601, 0x80004801,                                     /* mpls_tc, mpls_bos */
-	};
-	enum { NOXM = sizeof(oxm) / sizeof(oxm[0]) };
-	uint8_t r[1024] = {0}, *p = r + 16 + 64;
-	p = put_prop(p, 0, instr, 1, 4);  /* INSTRUCTIONS */
-	p = put_prop(p, 2, NULL, 0, 1);   /* NEXT_TABLES */
-	p = put_prop(p, 4, NULL, 0, 4);   /* WRITE_ACTIONS */
-	p = put_prop(p, 6, acts, sizeof(acts) / sizeof(acts[0]), 4); /* APPLY_ACTIONS */
-	p = put_prop(p, 8, oxm, NOXM, 4);  /* MATCH */
-	p = put_prop(p, 10, oxm, NOXM, 4); /* WILDCARDS */
-	p = put_prop(p, 12, NULL, 0, 4);  /* WRITE_SETFIELD */
-	p = put_prop(p, 14, setf, sizeof(setf) / sizeof(setf[0]), 4); /* APPLY_SETFIELD */
-	size_t total = (size_t)(p - r);
-	put_be(r, OF_VERSION_1_3, 1);
-	put_be(r + 1, 19, 1); /* MULTIPART_REPLY */
-	put_be(r + 2, total, 2);
-	put_be(r + 4, xid, 4);
-	put_be(r + 8, OFPMP13_TABLE_FEATURES, 2);
-	put_be(r + 16, total - 16, 2); /* this table's length; table_id 0 */
-	memcpy(r + 24, "classifier", 10);
-	put_be(r + 16 + 60, SW_MAX_FLOWS, 4); /* max_entries */
-	send_bytes(a, c, r, (ssize_t)total);
+	size_t n = sw_tables_features(a->wbuf, WBUF, xid);
+	if (n)
+		send_bytes(a, c, a->wbuf, (ssize_t)n);
 }
 
 /* ---- one message ---- */
@@ -787,7 +721,7 @@ static bool slave_denied(const uint8_t *b, size_t len)
  * is OFPBRC_BAD_TABLE_ID, as OVS answers. */
 static bool table_ok(uint8_t table_id)
 {
-	return table_id == 0 || table_id == OFPTT_ALL;
+	return table_id < SW_N_TABLES || table_id == OFPTT_ALL;
 }
 
 /* The messages of_xparse knows: roles, async config, GET_CONFIG, DESC/AGGREGATE/TABLE. */
@@ -909,7 +843,7 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		struct of_msg r = {.version = c->version, .type = OF_FEATURES_REPLY, .xid = m.xid};
 		r.u.features.datapath_id = a->cfg.dpid;
 		r.u.features.n_buffers = 0;
-		r.u.features.n_tables = 1;
+		r.u.features.n_tables = SW_N_TABLES;
 		r.u.features.capabilities = 0x1 | 0x4; /* FLOW_STATS, PORT_STATS */
 		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
@@ -1083,7 +1017,7 @@ static void drain_to_ctl(struct sw_agent *a)
 			pi->buffer_id = OFP_NO_BUFFER;
 			pi->total_len = (uint16_t)b->data_len;
 			pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
-			pi->table_id = 0;
+			pi->table_id = (uint8_t)(b->flow >> 56); /* the flow's table (sw_dp.c) */
 			pi->cookie = b->timestamp_ns;
 			pi->match.fields = OF_MATCH_IN_PORT;
 			pi->match.in_port = (uint32_t)b->flow;

@@ -42,9 +42,10 @@ static void push(struct sw_core *c, unsigned pi, struct rf_pktbuf *b)
 }
 
 static void to_controller(struct sw_core *c, struct rf_pktbuf *b, uint32_t in_no,
-			  uint16_t max_len, bool no_match, uint64_t cookie)
+			  uint16_t max_len, bool no_match, uint64_t cookie, uint8_t table_id)
 {
-	b->flow = (uint64_t)no_match << 48 | (uint64_t)max_len << 32 | in_no;
+	b->flow = (uint64_t)table_id << 56 | (uint64_t)no_match << 48 | (uint64_t)max_len << 32 |
+		  in_no;
 	b->timestamp_ns = cookie;
 	if (rf_ring_enqueue_burst(c->dp->to_ctl, (void **)&b, 1, NULL) != 1) {
 		rf_pktbuf_free(b);
@@ -106,8 +107,9 @@ static void output(struct sw_core *c, struct rf_pktbuf *b, int in, const struct 
 			push(c, (unsigned)tgt[i], x);
 		} else {
 			uint32_t in_no = in >= 0 ? (uint32_t)in + 1 : OFPP_CONTROLLER;
-			bool miss = f && f->priority == 0 && f->fields == 0;
-			to_controller(c, x, in_no, o->max_len, miss, f ? f->cookie : 0);
+			bool miss = f && f->priority == 0 && f->fields == 0 && !f->has_md;
+			to_controller(c, x, in_no, o->max_len, miss, f ? f->cookie : 0,
+				      f ? f->table_id : 0);
 		}
 	}
 }
@@ -273,6 +275,21 @@ void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw
 	}
 }
 
+struct rf_pktbuf *sw_dp_apply_keep(struct sw_core *c, struct rf_pktbuf *b, int in,
+				   const struct sw_actions *acts, const struct sw_flow *f)
+{
+	for (unsigned i = 0; i < acts->n; i++) {
+		const struct sw_op *o = &acts->op[i];
+		if (o->code == SW_OP_OUTPUT) {
+			output(c, b, in, o, f, false);
+		} else if (rewrite(c, b, o) != 0) {
+			rf_pktbuf_free(b);
+			return NULL;
+		}
+	}
+	return b;
+}
+
 /* Standalone fail mode, no controller: learn the source, send to the learned port of the
  * destination or flood. */
 static void learning(struct sw_core *c, struct rf_pktbuf *b, unsigned in, const struct sw_key *k)
@@ -327,7 +344,10 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 		/* Pairs with the agent's release store of a MODIFY: a complete list. */
 		const struct sw_actions *acts =
 			atomic_load_explicit(&f->actions, memory_order_acquire);
-		sw_dp_apply(c, b, (int)pi, acts, f);
+		if (sw_actions_pipeline(acts)) /* goto, metadata, the action set: sw_pipe.c */
+			sw_pipe_run(c, t, b, (int)pi, &k, f, acts);
+		else
+			sw_dp_apply(c, b, (int)pi, acts, f);
 	}
 	if (n == 0)
 		return 0;

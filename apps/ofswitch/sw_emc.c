@@ -79,7 +79,7 @@ static void shadow_note(struct sw_emc *m, const struct sw_pvec *v, const struct 
 		for (size_t i = 0; i < SW_SHADOW_BITS / 64; i++) /* relaxed: the only writer */
 			atomic_store_explicit(&m->shadow[i], 0, memory_order_relaxed);
 	}
-	for (unsigned i = 0; i < v->n; i++) {
+	for (unsigned i = v->start[0]; i < v->start[1]; i++) { /* the EMC answers table 0 */
 		struct sw_key mk;
 		sw_mask_key(k, &v->e[i].st->mask, &mk);
 		uint64_t bits;
@@ -121,7 +121,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	if (mine < 0) { /* not cached at all: cache it on 1 miss in SW_EMC_INSERT_INV */
 		m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
 		if (m->rng & (SW_EMC_INSERT_INV - 1))
-			return sw_table_classify_in(v, (int)core, k);
+			return sw_table_classify_in(v, (int)core, 0, 0, k);
 	}
 	uint32_t epoch = m->epoch;
 	shadow_note(m, v, k);
@@ -135,7 +135,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	 * were not in v joined the order after our generation load, and such a join bumps
 	 * every core (shadow_check's was_listed). */
 	v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	struct sw_flow *f = sw_table_classify_in(v, (int)core, k);
+	struct sw_flow *f = sw_table_classify_in(v, (int)core, 0, 0, k);
 	if (epoch != m->epoch) /* a restart emptied the cache */
 		mine = -1;
 	for (unsigned x = 0; mine < 0 && x < 2 * SW_EMC_WAYS; x++) { /* a free or stale way */
@@ -155,4 +155,14 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	e->tgen = gen;
 	e->epoch = m->epoch;
 	return f;
+}
+
+struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
+				   const struct sw_key *k)
+{
+	if (tbl == 0 && md == 0)
+		return sw_table_lookup(t, core, k);
+	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
+	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	return sw_table_classify_in(v, (int)core, tbl, md, k);
 }

@@ -186,6 +186,9 @@ void sw_match_of_flow(const struct sw_flow *f, struct of_match *m)
 	const struct sw_key *v = &f->match, *mk = &f->mask;
 	memset(m, 0, sizeof(*m));
 	m->fields = f->fields;
+	m->has_metadata = f->md_mask != 0; /* the pipeline's metadata (sw_insts.c) */
+	m->metadata = f->md;
+	m->metadata_mask = f->md_mask;
 	m->in_port = v->in_port;
 	memcpy(m->eth_src, v->eth_src, 6);
 	memcpy(m->eth_src_mask, mk->eth_src, 6);

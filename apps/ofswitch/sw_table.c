@@ -69,15 +69,20 @@ void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes)
 
 /* ---- the read side ---- */
 
-struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, const struct sw_key *k)
+struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, unsigned tbl,
+				     uint64_t md, const struct sw_key *k)
 {
 	struct sw_flow *best = NULL;
 	struct sw_subtable *where = NULL;
 	int64_t bp = -1;
-	for (unsigned i = 0; i < v->n; i++) {
+	if (tbl >= SW_N_TABLES)
+		return NULL;
+	for (unsigned i = v->start[tbl]; i < v->start[tbl + 1]; i++) {
 		if ((int64_t)v->e[i].maxprio <= bp)
 			break; /* nothing further down can beat (or needs to tie with) best */
 		struct sw_subtable *st = v->e[i].st;
+		if ((md & st->md_mask) != st->md)
+			continue; /* its flows match other metadata */
 		struct sw_key mk;
 		sw_mask_key(k, &st->mask, &mk);
 		/* acquire: pairs with the release in grow(): the new hash is fully filled. */
@@ -100,7 +105,16 @@ struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k)
 {
 	/* acquire: pairs with the writer's release in publish_vec: the array and every
 	 * subtable it names (mask, hash, hit lines) are complete. */
-	return sw_table_classify_in(atomic_load_explicit(&t->vec, memory_order_acquire), -1, k);
+	return sw_table_classify_in(atomic_load_explicit(&t->vec, memory_order_acquire), -1, 0, 0,
+				    k);
+}
+
+struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t md,
+				     const struct sw_key *k)
+{
+	/* acquire: as in sw_table_classify. */
+	return sw_table_classify_in(atomic_load_explicit(&t->vec, memory_order_acquire), -1, tbl,
+				    md, k);
 }
 
 /* ---- create / free ---- */
@@ -275,6 +289,8 @@ static uint32_t maxprio(const struct sw_subtable *st)
 static int by_rank(const void *a, const void *b)
 {
 	const struct sw_pvec_ent *x = a, *y = b;
+	if (x->st->table_id != y->st->table_id)
+		return x->st->table_id < y->st->table_id ? -1 : 1;
 	if (x->maxprio != y->maxprio)
 		return x->maxprio > y->maxprio ? -1 : 1;
 	return x->st->rank > y->st->rank ? -1 : x->st->rank < y->st->rank;
@@ -296,6 +312,11 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 			v->e[v->n++] = (struct sw_pvec_ent){maxprio(st), st};
 	}
 	qsort(v->e, v->n, sizeof(v->e[0]), by_rank);
+	for (unsigned tb = 0, i = 0; tb <= SW_N_TABLES; tb++) {
+		while (i < v->n && v->e[i].st->table_id < tb)
+			i++;
+		v->start[tb] = tb == SW_N_TABLES ? v->n : i;
+	}
 	/* release: pairs with the readers' acquires of t->vec: the array, and the
 	 * subtables and flows it reaches, are complete before a reader sees it. */
 	struct sw_pvec *old = atomic_exchange_explicit(&t->vec, v, memory_order_acq_rel);
@@ -403,21 +424,26 @@ static struct rf_hash *sub_hash(unsigned cap)
 			      RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 }
 
-static struct sw_subtable *sub_find(struct sw_table *t, const struct sw_key *mask)
+/* The subtable of f's mask, table and metadata match, or NULL. */
+static struct sw_subtable *sub_find(struct sw_table *t, const struct sw_flow *f)
 {
 	for (struct sw_subtable *st = t->subs; st; st = st->next)
-		if (memcmp(&st->mask, mask, sizeof(*mask)) == 0)
+		if (memcmp(&st->mask, &f->mask, sizeof(f->mask)) == 0 &&
+		    st->table_id == f->table_id && st->md == f->md && st->md_mask == f->md_mask)
 			return st;
 	return NULL;
 }
 
-/* An empty subtable for mask, on the writer's list but in no published order yet. */
-static struct sw_subtable *sub_new(struct sw_table *t, const struct sw_key *mask)
+/* An empty subtable for f's, on the writer's list but in no published order yet. */
+static struct sw_subtable *sub_new(struct sw_table *t, const struct sw_flow *f)
 {
 	struct sw_subtable *st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
-	st->mask = *mask;
+	st->mask = f->mask;
+	st->table_id = f->table_id;
+	st->md = f->md;
+	st->md_mask = f->md_mask;
 	st->cap = SUB_MIN_CAP;
 	struct rf_hash *h = sub_hash(st->cap);
 	st->hits = aligned_alloc(RF_CACHE_LINE, t->ncores * sizeof(struct sw_hits));
@@ -497,8 +523,12 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 		sw_table_reclaim(t, t->last_sync_ns, true);
 	if (t->nfree == 0)
 		return -ENOSPC;
-	struct sw_subtable *st = sub_find(t, &f->mask);
-	if (!st && !(st = sub_new(t, &f->mask)))
+	if (f->table_id >= SW_N_TABLES)
+		return -EINVAL;
+	f->md &= f->md_mask;
+	f->has_md = f->md_mask != 0;
+	struct sw_subtable *st = sub_find(t, f);
+	if (!st && !(st = sub_new(t, f)))
 		return -ENOMEM;
 	if (prio_reserve(st) != 0)
 		return -ENOMEM; /* a new subtable stays empty, unpublished, for a later add */
@@ -542,7 +572,7 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 	t->nflows++;
 	if (v)
 		publish_vec(t, v);
-	if (new_head)
+	if (new_head && st->table_id == 0) /* the EMC caches table 0's answers only */
 		shadow_check(t, st, f, was_listed);
 	return 0;
 }

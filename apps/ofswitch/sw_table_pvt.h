@@ -28,6 +28,13 @@ struct sw_prio {
  * cannot both exist (an OpenFlow ADD replaces), so the head is the subtable's whole answer. */
 struct sw_subtable {
 	struct sw_key mask;
+	/* With the mask, what makes a subtable: its pipeline table, and the metadata its flows
+	 * match (md under md_mask; md_mask 0: any). The metadata is not in the hash key (that
+	 * is the frame's struct sw_key, RF_HASH_KEY_MAX bytes already): flows matching
+	 * different metadata values get subtables of their own, and a lookup skips a subtable
+	 * whose metadata the frame's does not match before probing it. */
+	uint64_t md, md_mask;
+	uint8_t table_id;
 	/* acquire by readers; pairs with the writer's release when it grows the subtable */
 	_Atomic(struct rf_hash *) h;
 	struct sw_hits *hits; /* [ncores] */
@@ -42,11 +49,12 @@ struct sw_subtable {
 	struct sw_subtable *next; /* the writer's list of every subtable */
 };
 
-/* The published order of the non-empty subtables: max priority descending (the value
- * recorded here, which a reader uses to stop early), then most hits first. Immutable once
- * published; replaced as a whole. */
+/* The published order of the non-empty subtables: by table, then max priority descending
+ * (the value recorded here, which a reader uses to stop early), then most hits first; table
+ * i's are e[start[i] .. start[i + 1]). Immutable once published; replaced as a whole. */
 struct sw_pvec {
 	unsigned n;
+	unsigned start[SW_N_TABLES + 1];
 	struct sw_pvec_ent {
 		uint32_t maxprio;
 		struct sw_subtable *st;
@@ -160,8 +168,9 @@ struct sw_table {
 	void *dtor_arg;
 };
 
-/* The classifier alone over order v (sw_table.c); `core` >= 0 counts the hit on that
- * core's line. */
-struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, const struct sw_key *k);
+/* The classifier alone over table tbl of order v with metadata md (sw_table.c); `core` >= 0
+ * counts the hit on that core's line. */
+struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, unsigned tbl,
+				     uint64_t md, const struct sw_key *k);
 
 #endif

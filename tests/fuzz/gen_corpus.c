@@ -158,6 +158,25 @@ int main(int argc, char **argv)
 	if (ml < 0)
 		return 1;
 	rc |= write_file(dir, "flow_mod13_udp_actions", msg, (size_t)ml);
+	/* the pipeline's instructions and the metadata match (issue 25) */
+	fm.u.flow_mod.table_id = 1;
+	fm.u.flow_mod.match.has_metadata = true;
+	fm.u.flow_mod.match.metadata = 0x10;
+	fm.u.flow_mod.match.metadata_mask = 0xf0;
+	fm.u.flow_mod.inst.present = OF_INST_GOTO_TABLE | OF_INST_WRITE_METADATA |
+				     OF_INST_WRITE_ACTIONS | OF_INST_CLEAR_ACTIONS;
+	fm.u.flow_mod.inst.goto_table = 3;
+	fm.u.flow_mod.inst.metadata = 0x5;
+	fm.u.flow_mod.inst.metadata_mask = 0xff;
+	of_act_simple(&fm.u.flow_mod.inst.write, OF_ACT_DEC_NW_TTL, 0);
+	of_act_output(&fm.u.flow_mod.inst.write, 2, 0);
+	ml = of_serialize(&fm, msg, sizeof(msg));
+	if (ml < 0)
+		return 1;
+	rc |= write_file(dir, "flow_mod13_pipeline", msg, (size_t)ml);
+	memset(&fm.u.flow_mod.inst, 0, sizeof(fm.u.flow_mod.inst));
+	fm.u.flow_mod.table_id = 0;
+	fm.u.flow_mod.match.has_metadata = false;
 	struct of_msg po = {.version = OF_VERSION_1_3, .type = OF_PACKET_OUT, .xid = 3};
 	po.u.packet_out.buffer_id = OFP_NO_BUFFER;
 	po.u.packet_out.in_port = OFPP_CONTROLLER;

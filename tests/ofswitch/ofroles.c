@@ -417,11 +417,11 @@ int main(int argc, char **argv)
 	n = xmsg(b, sizeof(b), &x);
 	struct of_table_stats ts = {0};
 	ok = ask(B, b, n, 19) && of_xparse(last, of_get16(last + 2), &x, &f) == 0 &&
-	     x.type == OF_X_TABLE_REPLY && x.u.tables.n == 1 &&
+	     x.type == OF_X_TABLE_REPLY && x.u.tables.n == 8 && /* the pipeline's tables */
 	     of_table_stats_at(&x.u.tables, 0, &ts) == 0;
 	CHECK(ok && ts.table_id == 0 && ts.active_count == 5 && ts.matched_count >= 2 * npings &&
 	      ts.lookup_count >= ts.matched_count,
-	      "TABLE stats: one table, %u active, %llu lookups, %llu matched", ts.active_count,
+	      "TABLE stats: table 0 of 8, %u active, %llu lookups, %llu matched", ts.active_count,
 	      (unsigned long long)ts.lookup_count, (unsigned long long)ts.matched_count);
 
 	/* A new master demotes the old one; the old one's stale request is refused. */
@@ -455,14 +455,14 @@ int main(int argc, char **argv)
 	n = mp(b, OFPMP13_DESC, OFPMPF_MORE, 0);
 	CHECK(error_is(A, b, n, OFPET_BAD_REQUEST, 13) && alive(A),
 	      "multipart request with REQ_MORE: MULTIPART_BUFFER_OVERFLOW, connection up");
-	n = mp(b, OF_MP_FLOW, 0, 40); /* table 5, empty match */
-	b[16] = 5;
+	n = mp(b, OF_MP_FLOW, 0, 40); /* table 9 (of 0..7), empty match */
+	b[16] = 9;
 	put32(b + 20, OFPP_ANY);
 	put32(b + 24, OFPG_ANY);
 	put16(b + 48, 1);
 	put16(b + 50, 4);
 	CHECK(error_is(A, b, n, OFPET_BAD_REQUEST, 9) && alive(A),
-	      "FLOW stats of table 5: BAD_TABLE_ID, connection up");
+	      "FLOW stats of table 9: BAD_TABLE_ID, connection up");
 	CHECK(!role(A, 7, 20, &r, &g, &err) && err == OFPRRFC_BAD_ROLE && alive(A),
 	      "ROLE_REQUEST role 7: BAD_ROLE, connection up");
 	n = raw(b, 4, 8); /* EXPERIMENTER, experimenter id 0 */

@@ -99,8 +99,10 @@ enum of_flow_mod_command {
 #define OFPET_BAD_INSTRUCTION 3 /* 1.3 only */
 #define OFPBIC_UNKNOWN_INST 0
 #define OFPBIC_UNSUP_INST 1
+#define OFPBIC_BAD_TABLE_ID 2
 #define OFPBIC_BAD_EXPERIMENTER 5
 #define OFPBIC_BAD_LEN 7
+#define OFPBIC_DUP_INST 9 /* 1.4's number (1.3 has none; OVS sends it to 1.3 peers too) */
 #define OFPET_BAD_MATCH 4 /* 1.3 only */
 #define OFPBMC_BAD_TYPE 0
 #define OFPBMC_BAD_LEN 1
@@ -225,6 +227,10 @@ struct of_match {
 	uint16_t sctp_src, sctp_dst;
 	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
 	uint32_t ipv6_flabel, ipv6_flabel_mask, mpls_label;
+	/* The pipeline's metadata (OXM field 2, maskable; 1.3 only): matched when has_metadata,
+	 * metadata_mask all ones for an exact match. Not a bit of `fields` (all 32 are taken). */
+	bool has_metadata;
+	uint64_t metadata, metadata_mask;
 	uint16_t n_other;  /* parse only: fields not modelled (skipped, not kept) */
 };
 
@@ -307,6 +313,20 @@ struct of_actions {
 	struct of_action a[OF_MAX_ACTIONS];
 };
 
+/* The 1.3 instructions besides APPLY_ACTIONS (which stays in the message's `actions`):
+ * which ones a FLOW_MOD or flow stats entry carries and their arguments (of_instructions_parse
+ * fills it; an instruction given twice fails the parse with BAD_INSTRUCTION/DUP_INST). */
+#define OF_INST_GOTO_TABLE 0x1u
+#define OF_INST_WRITE_METADATA 0x2u
+#define OF_INST_WRITE_ACTIONS 0x4u
+#define OF_INST_CLEAR_ACTIONS 0x8u
+struct of_insts {
+	uint8_t present;  /* OF_INST_* */
+	uint8_t goto_table;
+	uint64_t metadata, metadata_mask; /* WRITE_METADATA */
+	struct of_actions write;          /* WRITE_ACTIONS (skipped ones counted as in apply) */
+};
+
 /* Appends to a (false when full): helpers for building lists. */
 bool of_act_output(struct of_actions *a, uint32_t port, uint16_t max_len);
 bool of_act_set_field(struct of_actions *a, uint8_t field, uint32_t value);
@@ -343,6 +363,7 @@ struct of_flow_stats {
 	uint64_t cookie, packet_count, byte_count;
 	struct of_match match;
 	struct of_actions actions;
+	struct of_insts inst; /* 1.3 only */
 };
 
 /* An array of fixed-size or self-sized items inside a message. Parsing fills raw/raw_len/n
@@ -395,6 +416,7 @@ struct of_msg {
 			uint32_t buffer_id, out_port, out_group; /* out_group: 1.3 only */
 			struct of_match match;
 			struct of_actions actions; /* 1.3: the APPLY_ACTIONS instruction */
+			struct of_insts inst;      /* 1.3: the other instructions */
 		} flow_mod;
 		struct of_flow_removed {
 			uint64_t cookie;

@@ -257,23 +257,59 @@ int of_actions_parse(uint8_t version, const uint8_t *p, size_t len, struct of_ac
 	return 0;
 }
 
-int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
-			  struct of_fault *f)
+/* One of the pipeline's instructions (type 1, 2, 3 or 5; ilen checked: >= 8, a multiple of
+ * 8, all present) into *in. */
+static int pipeline_inst(const uint8_t *p, size_t ilen, uint16_t it, struct of_insts *in,
+			 struct of_fault *f)
 {
+	static const uint8_t bit[] = {[1] = OF_INST_GOTO_TABLE, [2] = OF_INST_WRITE_METADATA,
+				      [3] = OF_INST_WRITE_ACTIONS, [5] = OF_INST_CLEAR_ACTIONS};
+	if (in->present & bit[it])
+		return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_DUP_INST, "instruction repeated");
+	if ((it == 1 || it == 5) && ilen != 8)
+		return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "instruction length is bad");
+	if (it == 2 && ilen != 24)
+		return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "write_metadata length is bad");
+	in->present |= bit[it];
+	if (it == 1) {
+		in->goto_table = p[4];
+	} else if (it == 2) {
+		in->metadata = of_get64(p + 8);
+		in->metadata_mask = of_get64(p + 16);
+	} else if (it == 3) {
+		return of_actions_parse(OF_VERSION_1_3, p + 8, ilen - 8, &in->write, f);
+	}
+	return 0;
+}
+
+int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
+			  struct of_insts *in, struct of_fault *f)
+{
+	bool apply = false;
+	if (in)
+		memset(in, 0, sizeof(*in));
 	for (size_t off = 0; off < len;) {
 		if (len - off < 4)
 			return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "truncated instruction");
 		size_t ilen = of_get16(p + off + 2);
 		if (ilen < 8 || ilen % 8 || ilen > len - off)
 			return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN, "instruction length is bad");
-		if (of_get16(p + off) == OFPIT_APPLY_ACTIONS) {
+		uint16_t it = of_get16(p + off);
+		if (it == OFPIT_APPLY_ACTIONS) {
+			if (apply && in)
+				return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_DUP_INST,
+					   "instruction repeated");
+			apply = true;
 			int rc = of_actions_parse(OF_VERSION_1_3, p + off + 8, ilen - 8, a, f);
+			if (rc)
+				return rc;
+		} else if (in && (it == 1 || it == 2 || it == 3 || it == 5)) {
+			int rc = pipeline_inst(p + off, ilen, it, in, f);
 			if (rc)
 				return rc;
 		} else {
 			/* 1..6 are the 1.3 instructions (goto_table, metadata, write/clear
 			 * actions, meter): known, not done here */
-			uint16_t it = of_get16(p + off);
 			skip(a, OFPET_BAD_INSTRUCTION, it >= 1 && it <= 6 ? OFPBIC_UNSUP_INST
 						       : it == 0xffff   ? OFPBIC_BAD_EXPERIMENTER
 									: OFPBIC_UNKNOWN_INST);
@@ -419,6 +455,48 @@ void of_instructions_put(struct of_wbuf *w, const struct of_actions *a)
 	of_put16(w, (uint16_t)of_instructions_len(a));
 	of_put_zeros(w, 4);
 	of_actions_put(w, OF_VERSION_1_3, a);
+}
+
+size_t of_insts_len(const struct of_insts *in)
+{
+	size_t n = 0;
+	if (in->present & OF_INST_GOTO_TABLE)
+		n += 8;
+	if (in->present & OF_INST_WRITE_METADATA)
+		n += 24;
+	if (in->present & OF_INST_WRITE_ACTIONS)
+		n += 8 + of_actions_len(OF_VERSION_1_3, &in->write);
+	if (in->present & OF_INST_CLEAR_ACTIONS)
+		n += 8;
+	return n;
+}
+
+void of_insts_put(struct of_wbuf *w, const struct of_insts *in)
+{
+	if (in->present & OF_INST_GOTO_TABLE) {
+		of_put16(w, 1);
+		of_put16(w, 8);
+		of_put8(w, in->goto_table);
+		of_put_zeros(w, 3);
+	}
+	if (in->present & OF_INST_WRITE_METADATA) {
+		of_put16(w, 2);
+		of_put16(w, 24);
+		of_put_zeros(w, 4);
+		of_put64(w, in->metadata);
+		of_put64(w, in->metadata_mask);
+	}
+	if (in->present & OF_INST_WRITE_ACTIONS) {
+		of_put16(w, 3);
+		of_put16(w, (uint16_t)(8 + of_actions_len(OF_VERSION_1_3, &in->write)));
+		of_put_zeros(w, 4);
+		of_actions_put(w, OF_VERSION_1_3, &in->write);
+	}
+	if (in->present & OF_INST_CLEAR_ACTIONS) {
+		of_put16(w, 5);
+		of_put16(w, 8);
+		of_put_zeros(w, 4);
+	}
 }
 
 /* ---- building lists ---- */

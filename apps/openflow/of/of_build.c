@@ -140,6 +140,7 @@ static int put_flow_mod(struct of_wbuf *w, const struct of_msg *m)
 	of_put_zeros(w, 2);
 	of_match_put(w, m->version, &fm->match);
 	of_instructions_put(w, &fm->actions);
+	of_insts_put(w, &fm->inst);
 	return 0;
 }
 
@@ -263,6 +264,7 @@ static int put_flow_stats(struct of_wbuf *w, uint8_t version, const struct of_fl
 		of_put64(w, s->byte_count);
 		of_match_put(w, version, &s->match);
 		of_instructions_put(w, &s->actions);
+		of_insts_put(w, &s->inst);
 	}
 	if (!w->overflow) {
 		if (w->len - start > 0xffff)

@@ -148,10 +148,31 @@ static void oxm_store(uint8_t *wire, const void *slot, unsigned w)
 	}
 }
 
+#define OXM_METADATA 2 /* 8 bytes, maskable: not in oxm_defs (no bit of `fields`) */
+
+/* The metadata OXM: value and optional mask. */
+static int oxm_metadata(const uint8_t *v, bool hasmask, unsigned plen, struct of_match *m,
+			struct of_fault *f)
+{
+	if (m->has_metadata)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_DUP_FIELD, "OXM field repeated");
+	if (plen != (hasmask ? 16u : 8u))
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_LEN, "OXM field of wrong length");
+	m->metadata = of_get64(v);
+	m->metadata_mask = hasmask ? of_get64(v + 8) : ~0ull;
+	if (m->metadata & ~m->metadata_mask)
+		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_WILDCARDS,
+			   "OXM value has bits outside its mask");
+	m->has_metadata = true;
+	return 0;
+}
+
 /* One OXM TLV of class OPENFLOW_BASIC: decoded if modelled, else counted in n_other. */
 static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned plen,
 		     struct of_match *m, struct of_fault *f)
 {
+	if (field == OXM_METADATA)
+		return oxm_metadata(v, hasmask, plen, m, f);
 	const struct oxm_def *d = NULL;
 	for (size_t i = 0; i < N_OXM; i++)
 		if (oxm_defs[i].field == field)
@@ -311,6 +332,14 @@ void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
 	size_t start = w->len;
 	of_put16(w, OFPMT_OXM);
 	of_put16(w, 0); /* length, set below */
+	if (m->has_metadata) {
+		bool hasmask = m->metadata_mask != ~0ull;
+		of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | OXM_METADATA << 9 |
+				    (hasmask ? 0x100u : 0) | (hasmask ? 16u : 8u));
+		of_put64(w, m->metadata);
+		if (hasmask)
+			of_put64(w, m->metadata_mask);
+	}
 	for (size_t i = 0; i < N_OXM; i++) {
 		const struct oxm_def *d = &oxm_defs[i];
 		if (!(m->fields & d->bit))
@@ -339,7 +368,7 @@ bool of_match_fits(uint8_t version, const struct of_match *m)
 	if (version != OF_VERSION_1_0)
 		return true;
 	if ((m->fields & ~(OF_MATCH_IN_PORT | OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST |
-			   OF_MATCH_ETH_TYPE)) || m->masked)
+			   OF_MATCH_ETH_TYPE)) || m->masked || m->has_metadata)
 		return false; /* 1.0's struct ofp_match: only the four fields, exact */
 	return !(m->fields & OF_MATCH_IN_PORT) || of_port_to10(m->in_port) >= 0;
 }

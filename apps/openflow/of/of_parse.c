@@ -260,7 +260,8 @@ static int parse_flow_mod(const uint8_t *b, size_t len, struct of_msg *m, struct
 	int mt = of_match_parse(m->version, b + 48, len - 48, &fm->match, f);
 	if (mt < 0)
 		return mt;
-	return of_instructions_parse(b + 48 + mt, len - 48 - (size_t)mt, &fm->actions, f);
+	return of_instructions_parse(b + 48 + mt, len - 48 - (size_t)mt, &fm->actions, &fm->inst,
+				     f);
 }
 
 static int parse_flow_removed(const uint8_t *b, size_t len, struct of_msg *m,
@@ -353,7 +354,8 @@ static int flow_stats_decode(uint8_t version, const uint8_t *p, size_t avail,
 	int mt = of_match_parse(version, p + 48, el - 48, &o->match, f);
 	if (mt < 0)
 		return mt;
-	int rc = of_instructions_parse(p + 48 + mt, el - 48 - (size_t)mt, &o->actions, f);
+	int rc = of_instructions_parse(p + 48 + mt, el - 48 - (size_t)mt, &o->actions, &o->inst,
+				       f);
 	return rc ? rc : (int)el;
 }
 

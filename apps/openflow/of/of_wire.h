@@ -153,15 +153,20 @@ void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m);
  * -EBADMSG. */
 int of_actions_parse(uint8_t version, const uint8_t *p, size_t len, struct of_actions *a,
 		     struct of_fault *f);
-/* 1.3 instruction list of exactly len bytes (APPLY_ACTIONS kept, others skipped). */
+/* 1.3 instruction list of exactly len bytes: APPLY_ACTIONS into a, goto_table,
+ * write_metadata, write/clear_actions into *in (in NULL: skipped as UNSUP_INST), others
+ * skipped. A repeated instruction fails (BAD_INSTRUCTION/DUP_INST). */
 int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
-			  struct of_fault *f);
+			  struct of_insts *in, struct of_fault *f);
 void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions *a);
 /* Wire bytes of the actions (1.0: OUTPUT, 8 each; 1.3: 8 or 16 each by type). */
 size_t of_actions_len(uint8_t version, const struct of_actions *a);
 /* Bytes of the 1.3 instruction list carrying the actions (0 when there are none). */
 size_t of_instructions_len(const struct of_actions *a);
 void of_instructions_put(struct of_wbuf *w, const struct of_actions *a);
+/* The same for the other instructions (goto, metadata, write, clear; in that order). */
+size_t of_insts_len(const struct of_insts *in);
+void of_insts_put(struct of_wbuf *w, const struct of_insts *in);
 
 void of_port_decode(uint8_t version, const uint8_t *p, struct of_port *out);
 void of_port_put(struct of_wbuf *w, uint8_t version, const struct of_port *port);

@@ -1,0 +1,590 @@
+/*
+ * tests/ofswitch/test_sw_pipe.c: the multi-table pipeline (issue 25), from the wire to the
+ * frame.
+ *
+ *   - parsing (of_action.c, of_match.c): goto_table, write_metadata, write/clear_actions and
+ *     the metadata match (masked) survive serialize -> parse; a repeated instruction is
+ *     BAD_INSTRUCTION/DUP_INST, a write_metadata of the wrong length BAD_LEN, a metadata
+ *     value outside its mask BAD_WILDCARDS;
+ *   - checking (sw_insts.c): goto only to a later table below SW_N_TABLES (BAD_TABLE_ID),
+ *     write-actions checked as apply-actions (BAD_OUT_PORT);
+ *   - running (sw_pipe.c over a real sw_table): goto with metadata selects the later table's
+ *     flow, a table without a matching flow drops, apply-actions rewrite before the next
+ *     lookup, write/clear build the action set, which runs in the specification's order
+ *     (push before set-field, decrement TTL before set TTL) whatever the written order;
+ *     PACKET_IN from a later table carries its table and cookie; per-table counters; the EMC
+ *     in front of table 0 stays exact while later tables change. No buffer is lost.
+ */
+#include "rf_test.h"
+
+#include <string.h>
+
+#include <ringflow/pktbuf.h>
+#include <ringflow/qsbr.h>
+#include <ringflow/ring.h>
+
+#include "sw.h"
+#include "sw_frames.h"
+
+/* ---- parsing ---- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* A 1.3 FLOW_MOD (empty match) followed by the instruction bytes ins[0..n); parsed. */
+static int parse_ins(const uint8_t *ins, size_t n, struct of_msg *out, struct of_fault *f)
+{
+	static uint8_t buf[4096];
+	struct of_msg fm = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 1};
+	fm.u.flow_mod.buffer_id = OFP_NO_BUFFER;
+	fm.u.flow_mod.out_port = OFPP_ANY;
+	fm.u.flow_mod.out_group = OFPG_ANY;
+	ssize_t len = of_serialize(&fm, buf, sizeof(buf));
+	cr_assert_gt(len, 0);
+	memcpy(buf + len, ins, n);
+	len += (ssize_t)n;
+	put16(buf + 2, (uint16_t)len);
+	return of_parse(buf, (size_t)len, out, f);
+}
+
+static size_t i_goto(uint8_t *p, uint8_t table)
+{
+	memset(p, 0, 8);
+	put16(p, 1);
+	put16(p + 2, 8);
+	p[4] = table;
+	return 8;
+}
+
+static size_t i_clear(uint8_t *p)
+{
+	memset(p, 0, 8);
+	put16(p, 5);
+	put16(p + 2, 8);
+	return 8;
+}
+
+Test(pipe_parse, instructions_round_trip)
+{
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 7}, back;
+	struct of_flow_mod *fm = &m.u.flow_mod;
+	fm->table_id = 1;
+	fm->buffer_id = OFP_NO_BUFFER;
+	fm->out_port = OFPP_ANY;
+	fm->out_group = OFPG_ANY;
+	fm->match.has_metadata = true;
+	fm->match.metadata = 0x1200;
+	fm->match.metadata_mask = 0xff00;
+	of_act_output(&fm->actions, 2, 0);
+	fm->inst.present = OF_INST_GOTO_TABLE | OF_INST_WRITE_METADATA | OF_INST_WRITE_ACTIONS |
+			   OF_INST_CLEAR_ACTIONS;
+	fm->inst.goto_table = 5;
+	fm->inst.metadata = 0xabcd;
+	fm->inst.metadata_mask = 0xffff;
+	of_act_simple(&fm->inst.write, OF_ACT_DEC_NW_TTL, 0);
+	of_act_output(&fm->inst.write, 3, 0);
+	static uint8_t buf[4096];
+	ssize_t n = of_serialize(&m, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	struct of_fault f;
+	cr_assert_eq(of_parse(buf, (size_t)n, &back, &f), 0, "%s", f.why);
+	const struct of_flow_mod *b = &back.u.flow_mod;
+	cr_assert(b->match.has_metadata);
+	cr_assert_eq(b->match.metadata, 0x1200);
+	cr_assert_eq(b->match.metadata_mask, 0xff00);
+	cr_assert_eq(b->inst.present, fm->inst.present);
+	cr_assert_eq(b->inst.goto_table, 5);
+	cr_assert_eq(b->inst.metadata, 0xabcd);
+	cr_assert_eq(b->inst.metadata_mask, 0xffff);
+	cr_assert_eq(b->inst.write.n, 2);
+	cr_assert_eq(b->inst.write.a[0].type, OF_ACT_DEC_NW_TTL);
+	cr_assert_eq(b->inst.write.a[1].port, 3);
+	cr_assert_eq(b->actions.n, 1);
+	/* an exact metadata match comes back exact */
+	fm->match.metadata_mask = ~0ull;
+	n = of_serialize(&m, buf, sizeof(buf));
+	cr_assert_eq(of_parse(buf, (size_t)n, &back, &f), 0, "%s", f.why);
+	cr_assert_eq(back.u.flow_mod.match.metadata_mask, ~0ull);
+}
+
+Test(pipe_parse, bad_instructions_get_their_error)
+{
+	uint8_t ins[64];
+	struct of_msg m;
+	struct of_fault f;
+	size_t n = i_goto(ins, 1);
+	n += i_goto(ins + n, 2);
+	cr_assert_eq(parse_ins(ins, n, &m, &f), -EBADMSG);
+	cr_assert_eq(f.type, OFPET_BAD_INSTRUCTION);
+	cr_assert_eq(f.code, OFPBIC_DUP_INST);
+	n = i_clear(ins);
+	n += i_clear(ins + n);
+	cr_assert_eq(parse_ins(ins, n, &m, &f), -EBADMSG);
+	cr_assert_eq(f.code, OFPBIC_DUP_INST);
+	/* write_metadata of 16 bytes (24 it must be) */
+	memset(ins, 0, 16);
+	put16(ins, 2);
+	put16(ins + 2, 16);
+	cr_assert_eq(parse_ins(ins, 16, &m, &f), -EBADMSG);
+	cr_assert_eq(f.type, OFPET_BAD_INSTRUCTION);
+	cr_assert_eq(f.code, OFPBIC_BAD_LEN);
+	/* goto_table of 16 bytes */
+	memset(ins, 0, 16);
+	put16(ins, 1);
+	put16(ins + 2, 16);
+	cr_assert_eq(parse_ins(ins, 16, &m, &f), -EBADMSG);
+	cr_assert_eq(f.code, OFPBIC_BAD_LEN);
+	/* an apply-actions twice */
+	memset(ins, 0, 16);
+	put16(ins, 4);
+	put16(ins + 2, 8);
+	put16(ins + 8, 4);
+	put16(ins + 10, 8);
+	cr_assert_eq(parse_ins(ins, 16, &m, &f), -EBADMSG);
+	cr_assert_eq(f.code, OFPBIC_DUP_INST);
+}
+
+Test(pipe_parse, metadata_value_outside_mask)
+{
+	static uint8_t buf[256];
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 1};
+	m.u.flow_mod.buffer_id = OFP_NO_BUFFER;
+	m.u.flow_mod.match.has_metadata = true;
+	m.u.flow_mod.match.metadata = 0x3;
+	m.u.flow_mod.match.metadata_mask = 0x1; /* serialized as given: bit 1 outside */
+	ssize_t n = of_serialize(&m, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	struct of_fault f;
+	cr_assert_eq(of_parse(buf, (size_t)n, &m, &f), -EBADMSG);
+	cr_assert_eq(f.type, OFPET_BAD_MATCH);
+	cr_assert_eq(f.code, OFPBMC_BAD_WILDCARDS);
+}
+
+Test(pipe_parse, goto_and_write_checked)
+{
+	struct of_insts in = {.present = OF_INST_GOTO_TABLE, .goto_table = 2};
+	struct sw_act_ctx ctx = {.nports = 3};
+	struct sw_actions p;
+	uint16_t et, ec;
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(sw_insts_decode(&in, 1, &ctx, &p, &et, &ec), 0);
+	cr_assert_eq(p.goto_table, 2);
+	cr_assert_eq(sw_insts_decode(&in, 2, &ctx, &p, &et, &ec), -1, "goto to its own table");
+	cr_assert_eq(et, OFPET_BAD_INSTRUCTION);
+	cr_assert_eq(ec, OFPBIC_BAD_TABLE_ID);
+	cr_assert_eq(sw_insts_decode(&in, 3, &ctx, &p, &et, &ec), -1, "goto backwards");
+	in.goto_table = SW_N_TABLES;
+	cr_assert_eq(sw_insts_decode(&in, 0, &ctx, &p, &et, &ec), -1, "goto past the last table");
+	cr_assert_eq(ec, OFPBIC_BAD_TABLE_ID);
+	struct of_insts w = {.present = OF_INST_WRITE_ACTIONS};
+	of_act_output(&w.write, 9, 0);
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(sw_insts_decode(&w, 0, &ctx, &p, &et, &ec), -1);
+	cr_assert_eq(et, OFPET_BAD_ACTION);
+	cr_assert_eq(ec, OFPBAC_BAD_OUT_PORT);
+	/* and back for stats */
+	w.write.n = 0;
+	of_act_output(&w.write, 2, 0);
+	w.present |= OF_INST_WRITE_METADATA | OF_INST_CLEAR_ACTIONS;
+	w.metadata = 0x10;
+	w.metadata_mask = 0xf0;
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(sw_insts_decode(&w, 0, &ctx, &p, &et, &ec), 0);
+	struct of_insts back;
+	sw_insts_to_of(&p, &back);
+	cr_assert_eq(back.present, w.present);
+	cr_assert_eq(back.metadata, 0x10);
+	cr_assert_eq(back.metadata_mask, 0xf0);
+	cr_assert_eq(back.write.n, 1);
+	cr_assert_eq(back.write.a[0].port, 2);
+}
+
+/* ---- running ---- */
+
+static struct sw_dp dp; /* large */
+static struct sw_core *core;
+static struct sw_table *table;
+static unsigned pool_full;
+static struct sw_flow *flows[64];
+static unsigned nflows;
+
+static void pipe_setup(void)
+{
+	rf_qsbr_register();
+	memset(&dp, 0, sizeof(dp));
+	dp.nports = 3;
+	dp.pool = rf_pktbuf_pool_create("sw_pipe_test", 64, 2048, 0, RF_MEMPOOL_QUIET);
+	cr_assert_not_null(dp.pool);
+	dp.to_ctl = rf_ring_create("sw_pipe_to_ctl", 16, RF_RING_SC_DEQ);
+	cr_assert_not_null(dp.to_ctl);
+	core = &dp.cores[0];
+	core->dp = &dp;
+	pool_full = rf_pktbuf_pool_avail(dp.pool);
+	table = sw_table_create(1);
+	cr_assert_not_null(table);
+	nflows = 0;
+}
+
+static void pipe_teardown(void)
+{
+	for (unsigned i = 0; i < nflows; i++) {
+		if (!flows[i])
+			continue;
+		sw_table_remove(table, flows[i]);
+		sw_table_retire(table, atomic_load_explicit(&flows[i]->actions, memory_order_relaxed),
+				SW_RETIRE_FREE);
+		sw_table_retire(table, flows[i], SW_RETIRE_FLOW);
+	}
+	sw_table_reclaim(table, 0, true);
+	sw_table_free(table);
+	void *b;
+	while (rf_ring_dequeue_burst(dp.to_ctl, &b, 1, NULL) == 1)
+		rf_pktbuf_free(b);
+	rf_ring_free(dp.to_ctl);
+	rf_pktbuf_pool_free(dp.pool);
+	rf_qsbr_unregister();
+}
+
+/* A flow in table tbl: match m (and metadata md/mdm), priority, apply-actions a, the other
+ * instructions in; decoded and checked as the agent does. */
+static struct sw_flow *add(uint8_t tbl, const struct of_match *m, uint16_t prio,
+			   const struct of_actions *a, const struct of_insts *in)
+{
+	struct of_flow_mod fm = {.table_id = tbl, .priority = prio};
+	if (m)
+		fm.match = *m;
+	if (a)
+		fm.actions = *a;
+	if (in)
+		fm.inst = *in;
+	struct sw_act_ctx ctx;
+	sw_act_ctx_of_match(&fm.match, dp.nports, &ctx);
+	struct sw_actions *p = malloc(sizeof(*p));
+	cr_assert_not_null(p);
+	uint16_t et, ec;
+	cr_assert_eq(sw_actions_decode(&fm.actions, &ctx, p, &et, &ec), 0);
+	cr_assert_eq(sw_pipe_check(&fm, dp.nports, p, &et, &ec), 0, "error %u/%u", et, ec);
+	struct sw_flow *f = sw_flow_alloc(1);
+	cr_assert_not_null(f);
+	sw_key_of_match(&fm.match, &f->match, &f->mask);
+	f->fields = fm.match.fields;
+	f->priority = prio;
+	f->cookie = 0xc0000 + nflows;
+	sw_pipe_flow_init(f, &fm);
+	atomic_init(&f->actions, p);
+	cr_assert_eq(sw_table_add(table, f), 0);
+	flows[nflows++] = f;
+	return f;
+}
+
+static void del(struct sw_flow *f)
+{
+	for (unsigned i = 0; i < nflows; i++)
+		if (flows[i] == f)
+			flows[i] = NULL;
+	sw_table_remove(table, f);
+	sw_table_retire(table, atomic_load_explicit(&f->actions, memory_order_relaxed),
+			SW_RETIRE_FREE);
+	sw_table_retire(table, f, SW_RETIRE_FLOW);
+}
+
+/* What sw_dp_poll does with one frame from port index in. */
+static void run(const uint8_t *fr, uint32_t n, unsigned in)
+{
+	struct rf_pktbuf *b = rf_pktbuf_alloc(dp.pool);
+	cr_assert_not_null(b);
+	memcpy(rf_pktbuf_data(b), fr, n);
+	b->data_len = n;
+	struct sw_key k;
+	cr_assert_eq(sw_key_parse(rf_pktbuf_data(b), n, in + 1, &k), 0);
+	struct sw_flow *f = sw_table_lookup(table, 0, &k);
+	if (!f) {
+		rf_pktbuf_free(b);
+		return;
+	}
+	const struct sw_actions *acts = atomic_load_explicit(&f->actions, memory_order_acquire);
+	if (sw_actions_pipeline(acts))
+		sw_pipe_run(core, table, b, (int)in, &k, f, acts);
+	else
+		sw_dp_apply(core, b, (int)in, acts, f);
+	rf_qsbr_quiescent();
+}
+
+static void release_all(void)
+{
+	for (unsigned pi = 0; pi < dp.nports; pi++) {
+		rf_pktbuf_free_bulk(core->tx[pi], core->ntx[pi]);
+		core->ntx[pi] = 0;
+	}
+	void *b;
+	while (rf_ring_dequeue_burst(dp.to_ctl, &b, 1, NULL) == 1)
+		rf_pktbuf_free(b);
+	cr_assert_eq(rf_pktbuf_pool_avail(dp.pool), pool_full, "a buffer was lost or freed twice");
+}
+
+static struct of_match in_port(uint32_t p)
+{
+	struct of_match m = {.fields = OF_MATCH_IN_PORT, .in_port = p};
+	return m;
+}
+
+static struct of_match md_match(uint64_t v, uint64_t mk)
+{
+	struct of_match m = {.has_metadata = true, .metadata = v, .metadata_mask = mk};
+	return m;
+}
+
+static struct of_actions out_to(uint32_t port)
+{
+	struct of_actions a = {0};
+	of_act_output(&a, port, 0xffff);
+	return a;
+}
+
+Test(pipe_run, goto_with_metadata_picks_the_flow, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_match m = in_port(1);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE | OF_INST_WRITE_METADATA,
+			     .goto_table = 3, .metadata = 0x0a05, .metadata_mask = 0x00ff};
+	add(0, &m, 10, NULL, &g);
+	m = in_port(2);
+	g.metadata = 0x06;
+	add(0, &m, 10, NULL, &g);
+	struct of_actions o2 = out_to(2), o3 = out_to(3), o1 = out_to(1);
+	m = md_match(0x05, 0xff);
+	add(3, &m, 5, &o2, NULL);
+	m = md_match(0x06, 0xff);
+	add(3, &m, 5, &o3, NULL);
+	m = md_match(0x0a05, ~0ull); /* only 0x05 was written (mask 0xff): never matches */
+	add(3, &m, 50, &o1, NULL);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 1, "metadata 5 goes to port 2");
+	cr_assert_eq(core->ntx[2], 0);
+	cr_assert_eq(core->ntx[0], 0);
+	run(fr, n, 1);
+	cr_assert_eq(core->ntx[2], 1, "metadata 6 goes to port 3");
+	cr_assert_eq(core->tlookup[3], 2);
+	cr_assert_eq(core->tmatch[3], 2);
+	release_all();
+}
+
+Test(pipe_run, no_flow_in_a_later_table_drops, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE | OF_INST_WRITE_ACTIONS,
+			     .goto_table = 1};
+	of_act_output(&g.write, 2, 0xffff); /* in the action set, never run: the frame dies */
+	add(0, NULL, 0, NULL, &g);
+	struct of_match m = in_port(3);
+	struct of_actions o = out_to(1);
+	add(1, &m, 1, &o, NULL);
+	run(fr, n, 0);
+	for (unsigned p = 0; p < 3; p++)
+		cr_assert_eq(core->ntx[p], 0, "dropped in table 1");
+	cr_assert_eq(core->tlookup[1], 1);
+	cr_assert_eq(core->tmatch[1], 0);
+	release_all();
+}
+
+Test(pipe_run, apply_rewrites_before_the_next_lookup, .init = pipe_setup,
+     .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 6);
+	static const uint8_t mac[6] = {2, 0, 0, 0, 0, 0x77};
+	struct of_actions a = {0};
+	of_act_set_mac(&a, OF_OXM_ETH_SRC, mac);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 2};
+	add(0, NULL, 0, &a, &g);
+	struct of_match m = {.fields = OF_MATCH_ETH_SRC};
+	memcpy(m.eth_src, mac, 6);
+	struct of_actions o = out_to(3);
+	add(2, &m, 9, &o, NULL);
+	add(2, NULL, 0, NULL, NULL); /* table-miss flow of table 2, no actions: drop */
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[2], 1, "table 2 saw the new source");
+	uint32_t len;
+	const uint8_t *d = rf_pktbuf_data(core->tx[2][0]);
+	len = core->tx[2][0]->data_len;
+	cr_assert_eq(len, n);
+	cr_assert_eq(memcmp(d + 6, mac, 6), 0);
+	release_all();
+}
+
+Test(pipe_run, write_clear_and_the_action_set, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	static const uint8_t dst[6] = {2, 0, 0, 0, 0, 0x99};
+	struct of_insts w0 = {.present = OF_INST_GOTO_TABLE | OF_INST_WRITE_ACTIONS,
+			      .goto_table = 1};
+	of_act_output(&w0.write, 3, 0xffff);
+	add(0, NULL, 0, NULL, &w0);
+	/* table 1: written output 3 replaced by output 1... then cleared by table 2 */
+	struct of_insts w1 = {.present = OF_INST_GOTO_TABLE | OF_INST_WRITE_ACTIONS,
+			      .goto_table = 2};
+	of_act_output(&w1.write, 1, 0xffff);
+	add(1, NULL, 0, NULL, &w1);
+	struct of_insts w2 = {.present = OF_INST_CLEAR_ACTIONS | OF_INST_WRITE_ACTIONS};
+	of_act_set_mac(&w2.write, OF_OXM_ETH_DST, dst);
+	of_act_output(&w2.write, 2, 0xffff);
+	add(2, NULL, 0, NULL, &w2);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[2], 0, "output 3 was replaced, then cleared");
+	cr_assert_eq(core->ntx[0], 0, "output 1 was cleared");
+	cr_assert_eq(core->ntx[1], 1);
+	cr_assert_eq(memcmp(rf_pktbuf_data(core->tx[1][0]), dst, 6), 0);
+	release_all();
+}
+
+Test(pipe_run, action_set_runs_in_the_spec_order, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_match m = {.fields = OF_MATCH_ETH_TYPE, .eth_type = 0x0800};
+	/* Written as output, set TTL, decrement TTL, push_vlan, set vlan_vid: in list order the
+	 * frame would leave untouched. The set's order: push, decrement, set TTL and vid,
+	 * output. The output goes into the set in table 0, the rest in table 4. */
+	struct of_insts w0 = {.present = OF_INST_WRITE_ACTIONS | OF_INST_GOTO_TABLE,
+			      .goto_table = 4};
+	of_act_output(&w0.write, 2, 0xffff);
+	add(0, &m, 1, NULL, &w0);
+	struct of_insts w4 = {.present = OF_INST_WRITE_ACTIONS};
+	of_act_simple(&w4.write, OF_ACT_SET_NW_TTL, 10);
+	of_act_simple(&w4.write, OF_ACT_DEC_NW_TTL, 0);
+	of_act_simple(&w4.write, OF_ACT_PUSH_VLAN, 0x8100);
+	of_act_set_field(&w4.write, OF_OXM_VLAN_VID, OFPVID_PRESENT | 5);
+	add(4, &m, 1, NULL, &w4);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 1);
+	const uint8_t *d = rf_pktbuf_data(core->tx[1][0]);
+	cr_assert_eq(core->tx[1][0]->data_len, n + 4, "pushed before the output");
+	cr_assert_eq(at16(d + 12), 0x8100);
+	cr_assert_eq(at16(d + 14) & 0x0fff, 5, "vid set after the push");
+	cr_assert_eq(at16(d + 16), 0x0800);
+	cr_assert_eq(d[18 + 8], 10, "TTL set after the decrement (10, not 9)");
+	uint8_t ip[20];
+	memcpy(ip, d + 18, 20);
+	uint16_t sum = at16(ip + 10);
+	ip[10] = ip[11] = 0;
+	cr_assert_eq(ip_csum(ip), sum, "IPv4 checksum right");
+	release_all();
+}
+
+Test(pipe_run, packet_in_from_a_later_table, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 6};
+	add(0, NULL, 0, NULL, &g);
+	struct of_actions c = out_to(OFPP_CONTROLLER);
+	struct sw_flow *miss = add(6, NULL, 0, &c, NULL);
+	run(fr, n, 0);
+	void *x;
+	cr_assert_eq(rf_ring_dequeue_burst(dp.to_ctl, &x, 1, NULL), 1);
+	struct rf_pktbuf *b = x;
+	cr_assert_eq(b->flow >> 56, 6, "table_id");
+	cr_assert_eq((b->flow >> 48) & 1, 1, "table 6's table-miss flow: reason NO_MATCH");
+	cr_assert_eq(b->timestamp_ns, miss->cookie);
+	rf_pktbuf_free(b);
+	release_all();
+}
+
+Test(pipe_run, emc_stays_exact_while_later_tables_change, .init = pipe_setup,
+     .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 1};
+	add(0, NULL, 0, NULL, &g);
+	struct of_actions o1 = out_to(2), o2 = out_to(3);
+	struct sw_flow *lo = add(1, NULL, 1, &o1, NULL);
+	for (unsigned i = 0; i < 20; i++) /* table 0's answer is cached by now */
+		run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 20);
+	struct of_match m = in_port(1);
+	struct sw_flow *hi = add(1, &m, 9, &o2, NULL);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[2], 1, "the new, higher flow of table 1 answers at once");
+	del(hi);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 21, "and its removal too");
+	del(lo);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 21, "no flow left in table 1: dropped");
+	cr_assert_eq(core->ntx[2], 1);
+	release_all();
+}
+
+/* ---- what the agent says about the tables ---- */
+
+static unsigned be16(const uint8_t *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+Test(pipe_tables, features_describe_every_table)
+{
+	static uint8_t buf[65536];
+	size_t n = sw_tables_features(buf, sizeof(buf), 42);
+	cr_assert_gt(n, 16);
+	cr_assert_eq(be16(buf + 2), n, "the header's length");
+	cr_assert_eq(buf[1], 19, "MULTIPART_REPLY");
+	cr_assert_eq(be16(buf + 8), 12, "TABLE_FEATURES");
+	size_t off = 16;
+	for (unsigned t = 0; t < SW_N_TABLES; t++) {
+		cr_assert_lt(off + 64, n);
+		size_t len = be16(buf + off);
+		cr_assert_eq(len % 8, 0);
+		cr_assert_eq(buf[off + 2], t, "table %u in order", t);
+		/* the first property: INSTRUCTIONS, goto (type 1) first unless the last table */
+		const uint8_t *prop = buf + off + 64;
+		cr_assert_eq(be16(prop), 0);
+		cr_assert_eq(be16(prop + 4) == 1, t + 1 < SW_N_TABLES, "goto only before table 7");
+		/* NEXT_TABLES lists every later table */
+		const uint8_t *next = prop + (be16(prop + 2) + 7) / 8 * 8;
+		cr_assert_eq(be16(next), 2);
+		cr_assert_eq(be16(next + 2), 4 + (SW_N_TABLES - 1 - t));
+		off += len;
+	}
+	cr_assert_eq(off, n, "the tables fill the message");
+	cr_assert_eq(sw_tables_features(buf, 1000, 1), 0, "a short buffer is refused");
+}
+
+Test(pipe_tables, stats_count_per_table, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 2};
+	add(0, NULL, 0, NULL, &g);
+	struct of_actions o = out_to(2);
+	struct of_match m = in_port(2); /* never this frame's */
+	add(2, &m, 3, &o, NULL);
+	add(2, NULL, 0, &o, NULL);
+	for (unsigned i = 0; i < 5; i++)
+		run(fr, n, 0);
+	core->rx = 5; /* sw_dp_poll's count, which table 0's lookups come from */
+	dp.ncores = 1;
+	struct sw_flow *list = NULL;
+	for (unsigned i = nflows; i-- > 0;) { /* the agent's master list */
+		flows[i]->next = list;
+		list = flows[i];
+	}
+	struct of_table_stats ts[SW_N_TABLES];
+	sw_tables_stats(&dp, list, ts);
+	cr_assert_eq(ts[0].active_count, 1);
+	cr_assert_eq(ts[0].lookup_count, 5);
+	cr_assert_eq(ts[0].matched_count, 5);
+	cr_assert_eq(ts[2].active_count, 2);
+	cr_assert_eq(ts[2].lookup_count, 5);
+	cr_assert_eq(ts[2].matched_count, 5);
+	cr_assert_eq(ts[1].lookup_count, 0);
+	cr_assert_eq(ts[7].table_id, 7);
+	release_all();
+}
