@@ -159,9 +159,12 @@ struct sw_op {
 /* A flow's (or a PACKET_OUT's) action program: apply-actions, in order. Immutable once
  * published; replaced as a whole. A published one is allocated only up to op[n - 1]: read
  * it through a pointer, never copy it as a whole struct. */
+struct sw_meter;
 struct sw_actions {
 	uint8_t n;
 	uint8_t last_out; /* index of the last OUTPUT, n if none: nothing after it runs */
+	uint32_t meter_id;       /* the OFPIT_METER instruction, 0: none (issue 25) */
+	struct sw_meter *meter;  /* its meter (sw_meter.h), set by the agent; runs first */
 	struct sw_op op[OF_MAX_ACTIONS];
 };
 
