@@ -30,7 +30,8 @@
  * Bands: the band with the highest rate among those the frame exceeds applies (1.3.5
  * section 5.7): DROP drops it, DSCP_REMARK raises the drop precedence of an IPv4/IPv6 DSCP
  * (AF classes: bits 1-2) by prec_level, up to 3, checksum fixed; non-IP frames pass as they
- * are. Without the BURST flag a band's burst is 100 ms of its rate.
+ * are. Without the BURST flag a band's burst is 1 s of its rate, as OVS sets it (a shorter one
+ * loses the tokens of every gap longer than itself in a jittery sender's stream).
  */
 #ifndef RINGFLOW_APPS_SW_METER_H
 #define RINGFLOW_APPS_SW_METER_H
@@ -48,7 +49,7 @@ struct sw_flow;
 #define SW_MAX_METERS 4096       /* OUT_OF_METERS beyond (METER_FEATURES max_meter) */
 #define SW_METER_MAX_BANDS 8     /* OUT_OF_BANDS beyond */
 #define SW_METER_TICKS_PER_NS 16 /* bucket time unit: 1/16 ns */
-#define SW_METER_DEFAULT_BURST_NS 100000000ull /* no BURST flag: 100 ms of the rate */
+#define SW_METER_DEFAULT_BURST_NS 1000000000ull /* no BURST flag: 1 s of the rate (OVS) */
 #define SW_METER_BUCKETS 256     /* the agent's id hash */
 
 struct sw_meter_band {

@@ -112,11 +112,11 @@ Test(sw_meter, a_full_bucket_passes_a_frame_larger_than_the_burst)
 	cr_assert_eq(send_frames(m, 1, 1500, T0 + 12 * MS), 1);
 }
 
-Test(sw_meter, no_burst_flag_is_100ms_of_rate)
+Test(sw_meter, no_burst_flag_is_1s_of_rate)
 {
 	struct of_meter_config c = one_band(4, OFPMF_PKTPS, OFPMBT_DROP, 1000, 0);
 	struct sw_meter *m = add(&c);
-	cr_assert_eq(send_frames(m, 150, 64, T0), 100);
+	cr_assert_eq(send_frames(m, 1500, 64, T0), 1000);
 }
 
 /* An IPv4 frame (optionally VLAN-tagged) with TOS tos and a valid header checksum. */
@@ -189,9 +189,9 @@ Test(sw_meter, remark_raises_drop_precedence_with_checksum)
 
 Test(sw_meter, highest_exceeded_band_applies)
 {
-	/* drop at 1000 pkt/s and remark at 500 pkt/s, both 100 ms of burst: of 300 frames at
-	 * once, 0..49 fit both, 50..99 exceed only the remark band (remarked, passed), 100..299
-	 * exceed both and the drop band (the higher rate) drops them. */
+	/* drop at 1000 pkt/s and remark at 500 pkt/s, both 1 s of burst: of 3000 frames at
+	 * once, 0..499 fit both, 500..999 exceed only the remark band (remarked, passed),
+	 * 1000..2999 exceed both and the drop band (the higher rate) drops them. */
 	struct of_meter_config c = one_band(5, OFPMF_PKTPS, OFPMBT_DROP, 1000, 0);
 	c.band[1] = c.band[0];
 	c.band[1].type = OFPMBT_DSCP_REMARK;
@@ -200,19 +200,19 @@ Test(sw_meter, highest_exceeded_band_applies)
 	c.nbands = c.nbands_wire = 2;
 	struct sw_meter *m = add(&c);
 	unsigned pass = 0, remarked = 0;
-	for (unsigned i = 0; i < 300; i++) {
+	for (unsigned i = 0; i < 3000; i++) {
 		uint8_t f[128];
 		uint32_t len = ipv4_frame(f, 18 << 2, false);
 		if (sw_meter_apply(m, f, len, T0) == 0) {
 			pass++;
 			remarked += f[15] == 20 << 2;
-			cr_assert_eq(f[15], i < 50 ? 18 << 2 : 20 << 2, "frame %u", i);
+			cr_assert_eq(f[15], i < 500 ? 18 << 2 : 20 << 2, "frame %u", i);
 		}
 	}
-	cr_assert_eq(pass, 100);
-	cr_assert_eq(remarked, 50);
-	cr_assert_eq(band_pkts(m, 0), 200);
-	cr_assert_eq(band_pkts(m, 1), 50);
+	cr_assert_eq(pass, 1000);
+	cr_assert_eq(remarked, 500);
+	cr_assert_eq(band_pkts(m, 0), 2000);
+	cr_assert_eq(band_pkts(m, 1), 500);
 }
 
 /* ---- METER_MOD through the parser and the agent's handler ---- */
