@@ -88,6 +88,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_opts -max_total_time=$$(( $(FUZZ_TIME) / 4 + 1 )) -timeout=10 \
 	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/opts
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_of_meter
+	mkdir -p build-fuzz/corpus/meter
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_of_meter -max_total_time=$$(( $(FUZZ_TIME) / 2 + 1 )) -timeout=10 \
+	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/meter tests/fuzz/corpus/meter
 
 # The minimal build: every optional package switched off (cmake/RingflowDeps.cmake).
 RF_MIN_FLAGS = -DRF_WITH_URING=OFF -DRF_WITH_XDP=OFF -DRF_WITH_DPDK=OFF -DRF_WITH_CK=OFF \

@@ -159,6 +159,7 @@ struct sw_op {
 			     ethertype, TTL, queue, other set-field values: host order */
 };
 
+struct sw_meter;
 /* A flow's (or a PACKET_OUT's) action program: apply-actions, in order, then the flow's
  * other instructions (sw_pipe.c runs them). Immutable once published; replaced as a whole
  * (a MODIFY swaps every instruction at once). A published one is allocated only up to
@@ -174,6 +175,8 @@ struct sw_actions {
 			       unset: none) */
 	uint8_t write;      /* a write_actions instruction is present (even an empty one) */
 	uint64_t md, md_mask;
+	uint32_t meter_id;      /* the OFPIT_METER instruction, 0: none (issue 25) */
+	struct sw_meter *meter; /* its meter (sw_meter.h), set by the agent; runs first */
 	struct sw_op op[2 * OF_MAX_ACTIONS]; /* apply-actions, then write-actions */
 };
 /* Does the program need the pipeline (sw_pipe_run), not just its apply-actions? */

@@ -218,6 +218,7 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 	struct cur c = {.has_type = ctx->has_eth_type, .has_proto = ctx->has_proto,
 			.has_icmp = ctx->has_icmp_type, .type = ctx->eth_type,
 			.proto = ctx->ip_proto, .icmp = ctx->icmp_type, .depth = ctx->vlan_depth};
+	out->meter_id = oa->meter_id; /* the agent resolves it to out->meter (issue 25) */
 	unsigned k = 0; /* ops used: an IPv6 address takes two */
 	for (unsigned i = 0; i < oa->n; i++) {
 		const struct of_action *x = &oa->a[i];
@@ -304,6 +305,7 @@ void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa)
 		[SW_OP_SET_QUEUE] = OF_ACT_SET_QUEUE,
 	};
 	memset(oa, 0, sizeof(*oa));
+	oa->meter_id = x->meter_id;
 	for (unsigned i = 0; i < x->n; i++) {
 		const struct sw_op *o = &x->op[i];
 		uint8_t field = op_field(o->code);

@@ -37,6 +37,7 @@
 #include <ringflow/qsbr.h>
 
 #include "sw.h"
+#include "sw_meter.h"
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
 #define OFPBRC_BAD_EXPERIMENTER 3
@@ -108,6 +109,7 @@ struct sw_agent {
 	uint64_t last_timer_ns;
 	uint8_t wbuf[WBUF];
 	struct of_flow_stats fs[STATS_PER_MSG];
+	struct sw_meters meters; /* sw_meter.h (issue 25) */
 };
 
 static uint64_t now_ns(void)
@@ -253,7 +255,14 @@ static int check_actions(struct sw_agent *a, const struct of_actions *acts,
 {
 	struct sw_act_ctx ctx;
 	sw_act_ctx_of_match(m, a->dp->nports, &ctx);
-	return sw_actions_decode(acts, &ctx, prog, etype, ecode);
+	if (sw_actions_decode(acts, &ctx, prog, etype, ecode))
+		return -1;
+	if (prog->meter_id && !(prog->meter = sw_meters_find(&a->meters, prog->meter_id))) {
+		*etype = OFPET_METER_MOD_FAILED; /* "invalid meter in meter action" (1.3.5) */
+		*ecode = OFPMMFC_UNKNOWN_METER;
+		return -1;
+	}
+	return 0;
 }
 
 /* A published copy of a checked program, only as long as its steps (a one-output flow
@@ -702,6 +711,47 @@ static void table_features(struct sw_agent *a, struct sw_conn *c, uint32_t xid)
 		send_bytes(a, c, a->wbuf, (ssize_t)n);
 }
 
+/* ---- meters (sw_meter_agent.c) ---- */
+
+struct meter_ctx {
+	struct sw_agent *a;
+	struct sw_conn *c;
+};
+
+static void meter_send(void *ctx, const uint8_t *b, size_t n)
+{
+	struct meter_ctx *mc = ctx;
+	send_bytes(mc->a, mc->c, b, (ssize_t)n);
+}
+
+static void meter_retire(void *ctx, void *p)
+{
+	retire(((struct meter_ctx *)ctx)->a, p, 1);
+}
+
+static void meter_unlink(void *ctx, struct sw_flow *f)
+{
+	unlink_flow(ctx, f, OFPRR_DELETE);
+}
+
+/* A meter message; a deleted meter's flows are removed (FLOW_REMOVED reason DELETE, as
+ * 1.3 has no METER_DELETE), then the meter is retired. */
+static void meter_msg(struct sw_agent *a, struct sw_conn *c, const struct of_mmsg *mm,
+		      const uint8_t *b, size_t len)
+{
+	struct meter_ctx mc = {a, c};
+	struct sw_meter_io io = {meter_send, meter_retire, &mc, a->wbuf, WBUF};
+	uint16_t etype, ecode;
+	int rc = sw_meter_handle(&a->meters, mm, a->flows, now_ns(), &io, &etype, &ecode);
+	if (rc < 0)
+		return send_error(a, c, mm->xid, etype, ecode, b, len);
+	if (rc == 0)
+		return;
+	sw_meter_cascade(&a->flows, meter_unlink, a);
+	sw_meters_reap(&a->meters, meter_retire, &mc);
+	a->dirty = true;
+}
+
 /* ---- one message ---- */
 
 /* Wire types a SLAVE may not send (1.3.5 section 6.3.6): PACKET_OUT, FLOW_MOD, GROUP_MOD,
@@ -796,6 +846,13 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		if (b[1] == 18 && len >= 16 && (of_get16(b + 10) & OFPMPF_MORE))
 			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
 					  OFPBRC_MULTIPART_BUFFER_OVERFLOW, b, len);
+		struct of_mmsg mm; /* METER_MOD and the meter multiparts (issue 25) */
+		int mr = of_mparse(b, len, &mm, &f);
+		if (mr == 0)
+			return meter_msg(a, c, &mm, b, len);
+		if (mr != -ENOENT)
+			return send_bytes(a, c, a->wbuf, of_build_error_reply(a->wbuf, WBUF, c->version,
+								      &f, b, len));
 		int xr = of_xparse(b, len, &x, &f);
 		if (xr == 0)
 			return handle_x(a, c, &x, b, len);
@@ -1169,6 +1226,7 @@ void sw_agent_destroy(struct sw_agent *a)
 		free(f);
 	}
 	free(a->idx);
+	sw_meters_free(&a->meters); /* no poller runs any more */
 	free(a);
 }
 

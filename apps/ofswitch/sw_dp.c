@@ -16,6 +16,7 @@
 #include <ringflow/pktbuf.h>
 
 #include "sw.h"
+#include "sw_meter.h"
 
 static void flush(struct sw_core *c, unsigned pi)
 {
@@ -321,6 +322,7 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 	unsigned pi = u->port;
 	struct rf_pktbuf *pkts[SW_BURST];
 	unsigned n = rf_io_rx_burst(dp->ports[pi].dev, c->idx, pkts, SW_BURST);
+	uint64_t now = 0; /* the meters' clock, read once per burst when a meter runs */
 	for (unsigned i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
 		struct sw_key k;
@@ -344,6 +346,13 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 		/* Pairs with the agent's release store of a MODIFY: a complete list. */
 		const struct sw_actions *acts =
 			atomic_load_explicit(&f->actions, memory_order_acquire);
+		if (acts->meter) { /* the meter instruction runs before the actions (issue 25) */
+			now = now ? now : sw_meter_now();
+			if (sw_meter_apply(acts->meter, rf_pktbuf_data(b), b->data_len, now) != 0) {
+				rf_pktbuf_free(b); /* counted in the meter's band */
+				continue;
+			}
+		}
 		if (sw_actions_pipeline(acts)) /* goto, metadata, the action set: sw_pipe.c */
 			sw_pipe_run(c, t, b, (int)pi, &k, f, acts);
 		else

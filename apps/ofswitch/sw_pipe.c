@@ -23,6 +23,7 @@
 #include <ringflow/pktbuf.h>
 
 #include "sw.h"
+#include "sw_meter.h"
 
 /* Where an action type goes in the action set's order (section 5.10). */
 enum {
@@ -159,6 +160,11 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 		rf_counter_add(&f->ctr[c->idx].bytes, b->data_len);
 		/* Pairs with the agent's release store of a MODIFY: a complete program. */
 		acts = atomic_load_explicit(&f->actions, memory_order_acquire);
+		if (acts->meter && sw_meter_apply(acts->meter, rf_pktbuf_data(b), b->data_len,
+						  sw_meter_now()) != 0) {
+			rf_pktbuf_free(b); /* counted in the meter's band */
+			return;
+		}
 	}
 	struct sw_actions prog;
 	aset_program(&set, &prog);

@@ -89,9 +89,10 @@ static const uint32_t oxm[] = {
 /* One table's ofp_table_features at p. */
 static uint8_t *one_table(uint8_t *p, unsigned t)
 {
-	/* GOTO_TABLE (not in the last table), WRITE_METADATA, WRITE_, APPLY_, CLEAR_ACTIONS */
+	/* GOTO_TABLE (not in the last table), WRITE_METADATA, WRITE_, APPLY_, CLEAR_ACTIONS,
+	 * METER */
 	static const uint32_t instr_goto[] = {0x00010004, 0x00020004, 0x00030004, 0x00040004,
-					      0x00050004};
+					      0x00050004, 0x00060004};
 	uint32_t next[SW_N_TABLES];
 	unsigned nnext = 0;
 	for (unsigned n = t + 1; n < SW_N_TABLES; n++)
@@ -105,7 +106,7 @@ static uint8_t *one_table(uint8_t *p, unsigned t)
 	put_be(p + 60, SW_MAX_FLOWS, 4); /* max_entries (shared by the tables) */
 	p += 64;
 	bool last = t + 1 == SW_N_TABLES;
-	p = put_prop(p, 0, last ? instr_goto + 1 : instr_goto, last ? 4 : 5, 4); /* INSTRUCTIONS */
+	p = put_prop(p, 0, last ? instr_goto + 1 : instr_goto, last ? 5 : 6, 4); /* INSTRUCTIONS */
 	p = put_prop(p, 2, next, nnext, 1);            /* NEXT_TABLES */
 	p = put_prop(p, 4, acts, N(acts), 4);          /* WRITE_ACTIONS */
 	p = put_prop(p, 6, acts, N(acts), 4);          /* APPLY_ACTIONS */

@@ -311,6 +311,7 @@ struct of_actions {
 	uint16_t n_skipped;                   /* parse only */
 	uint16_t skip_type, skip_code;        /* parse only: valid when n_skipped */
 	struct of_action a[OF_MAX_ACTIONS];
+	uint32_t meter_id; /* 1.3 OFPIT_METER instruction (of_meter.h), 0: none */
 };
 
 /* The 1.3 instructions besides APPLY_ACTIONS (which stays in the message's `actions`):

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "of_meter.h"
 #include "of_wire.h"
 
 #define OFPAT_OUTPUT 0
@@ -307,6 +308,11 @@ int of_instructions_parse(const uint8_t *p, size_t len, struct of_actions *a,
 			int rc = pipeline_inst(p + off, ilen, it, in, f);
 			if (rc)
 				return rc;
+		} else if (it == OFPIT_METER) { /* issue 25: meters */
+			if (ilen != 8)
+				return bad(f, OFPET_BAD_INSTRUCTION, OFPBIC_BAD_LEN,
+					   "meter instruction is not 8 bytes");
+			a->meter_id = of_get32(p + off + 4);
 		} else {
 			/* 1..6 are the 1.3 instructions (goto_table, metadata, write/clear
 			 * actions, meter): known, not done here */
@@ -444,15 +450,20 @@ bool of_actions_fit(uint8_t version, const struct of_actions *a)
 
 size_t of_instructions_len(const struct of_actions *a)
 {
-	return a->n ? 8 + of_actions_len(OF_VERSION_1_3, a) : 0;
+	return (a->meter_id ? 8 : 0) + (a->n ? 8 + of_actions_len(OF_VERSION_1_3, a) : 0);
 }
 
 void of_instructions_put(struct of_wbuf *w, const struct of_actions *a)
 {
+	if (a->meter_id) { /* the meter instruction comes first, as it runs first */
+		of_put16(w, OFPIT_METER);
+		of_put16(w, 8);
+		of_put32(w, a->meter_id);
+	}
 	if (!a->n)
 		return;
 	of_put16(w, OFPIT_APPLY_ACTIONS);
-	of_put16(w, (uint16_t)of_instructions_len(a));
+	of_put16(w, (uint16_t)(8 + of_actions_len(OF_VERSION_1_3, a)));
 	of_put_zeros(w, 4);
 	of_actions_put(w, OF_VERSION_1_3, a);
 }
