@@ -145,6 +145,7 @@ enum sw_op_code {
 	SW_OP_SET_ND_TARGET, /* the address as SET_IPV6_*, + SW_OP_CONT */
 	SW_OP_SET_ND_SLL, SW_OP_SET_ND_TLL,
 	SW_OP_CONT, /* the second half of the op before it: no effect of its own */
+	SW_OP_GROUP, /* arg: the group id, max_len: its slot (sw_group.h) */
 	SW_OP_N
 };
 struct sw_op {
@@ -161,9 +162,11 @@ struct sw_op {
  * it through a pointer, never copy it as a whole struct. */
 struct sw_actions {
 	uint8_t n;
-	uint8_t last_out; /* index of the last OUTPUT, n if none: nothing after it runs */
+	uint8_t last_out; /* index of the last OUTPUT or GROUP, n if none: nothing after it runs */
 	struct sw_op op[OF_MAX_ACTIONS];
 };
+
+struct sw_groups;
 
 /* What a list is validated against (sw_actions.c): a FLOW_MOD's match or a PACKET_OUT's
  * frame. vlan_depth: tags the frame is known to have. */
@@ -174,6 +177,8 @@ struct sw_act_ctx {
 	uint8_t vlan_depth;
 	uint8_t icmp_type; /* ICMPv6 type (the ND set-fields need 135 or 136) */
 	unsigned nports;
+	const struct sw_groups *groups; /* GROUP actions name these (NULL: none exists) */
+	bool any_frame; /* a group's bucket: no match to check set-field prerequisites against */
 };
 void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_act_ctx *c);
 void sw_act_ctx_of_key(const struct sw_key *k, unsigned nports, struct sw_act_ctx *c);
@@ -324,6 +329,8 @@ struct sw_core {
 	_Atomic uint64_t rx, tx_pkts, drop_short, drop_nomatch, drop_tx, to_ctl, drop_ctl;
 	_Atomic uint64_t drop_act; /* dec_nw_ttl at TTL <= 1, push_vlan without room */
 	_Atomic uint64_t act_skip; /* rewrites skipped: the frame lacks that header */
+	_Atomic uint64_t drop_group; /* group chains deeper than SW_GROUP_MAX_DEPTH, no live bucket */
+	unsigned group_depth; /* this poller's nesting of group buckets (sw_group_dp.c) */
 };
 
 /* What one poll function serves: rx queue `core` of port `port`. */
@@ -347,6 +354,7 @@ struct sw_dp {
 	 * Relaxed: a plain switch, it publishes nothing (macs exists before the pollers start). */
 	_Atomic bool standalone;
 	struct rf_hash *macs; /* NULL in secure mode */
+	struct sw_groups *groups; /* the group table (sw_group.h); set before the pollers run */
 	/* PACKET_OUT programs (agent -> poller 0): the agent fills slot po_sent % SW_PO_SLOTS
 	 * and enqueues the frame with a pointer to it; poller 0 counts po_done after running
 	 * one. The agent reuses a slot only while po_sent - po_done < SW_PO_SLOTS. */

@@ -37,6 +37,7 @@
 #include <ringflow/qsbr.h>
 
 #include "sw.h"
+#include "sw_group.h"
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
 #define OFPBRC_BAD_EXPERIMENTER 3
@@ -253,6 +254,7 @@ static int check_actions(struct sw_agent *a, const struct of_actions *acts,
 {
 	struct sw_act_ctx ctx;
 	sw_act_ctx_of_match(m, a->dp->nports, &ctx);
+	ctx.groups = a->dp->groups;
 	return sw_actions_decode(acts, &ctx, prog, etype, ecode);
 }
 
@@ -465,7 +467,10 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		bool hit = strict || covered(f, &v, &mk);
 		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
 		if (del)
-			hit = hit && outputs_to(f, fm->out_port);
+			hit = hit && outputs_to(f, fm->out_port) &&
+			      (fm->out_group == OFPG_ANY ||
+			       sw_group_named(atomic_load_explicit(&f->actions, memory_order_relaxed),
+					      fm->out_group));
 		if (!hit) {
 			pp = &f->next;
 			continue;
@@ -548,6 +553,7 @@ static void port_status_check(struct sw_agent *a)
 		if (link == a->link[i])
 			continue;
 		a->link[i] = link;
+		sw_group_set_link(a->dp->groups, p->of_no, link != 0); /* fast failover */
 		struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PORT_STATUS, .xid = 0};
 		m.u.port_status.reason = OFPPR_MODIFY;
 		port_desc(p, link, &m.u.port_status.port);
@@ -666,6 +672,7 @@ static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_ms
 	if (sw_key_parse(po->data, po->data_len, in_no, &k) != 0)
 		memset(&k, 0, sizeof(k)); /* not a whole frame: no header can be relied on */
 	sw_act_ctx_of_key(&k, dp->nports, &ctx);
+	ctx.groups = dp->groups;
 	if (sw_actions_decode(&po->actions, &ctx, &prog, &etype, &ecode))
 		return send_error(a, c, m->xid, etype, ecode, raw, len);
 	struct sw_actions *slot = sw_dp_po_slot(dp);
@@ -844,6 +851,42 @@ static void handle_x(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg
 	send_bytes(a, c, a->wbuf, of_xserialize(&r, a->wbuf, WBUF));
 }
 
+/* ---- groups (sw_group_agent.c) ---- */
+
+struct group_out {
+	struct sw_agent *a;
+	struct sw_conn *c;
+};
+
+static void group_send(void *ctx, const uint8_t *b, size_t n)
+{
+	struct group_out *o = ctx;
+	send_bytes(o->a, o->c, b, (ssize_t)n);
+}
+
+/* A group message: true when it was one (done or refused). Flows that name a deleted group
+ * go with it (1.3.5 section 6.5), FLOW_REMOVED reason GROUP_DELETE. */
+static bool group_msg(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
+{
+	struct group_out o = {a, c};
+	uint16_t etype, ecode;
+	bool gone;
+	int r = sw_group_handle(a->dp->groups, a->flows, b, len, now_ns(), a->wbuf, group_send,
+				&o, &gone, &etype, &ecode);
+	if (r < 0)
+		send_error(a, c, of_get32(b + 4), etype, ecode, b, len);
+	for (struct sw_flow **pp = &a->flows; gone && *pp;) {
+		struct sw_flow *f = *pp;
+		if (sw_group_orphaned(a->dp->groups,
+				      atomic_load_explicit(&f->actions, memory_order_relaxed)))
+			unlink_flow(a, f, OFPRR_GROUP_DELETE);
+		else
+			pp = &f->next;
+	}
+	a->dirty = a->dirty || gone;
+	return r != 0;
+}
+
 static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
 {
 	struct of_msg m;
@@ -862,6 +905,8 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		if (b[1] == 18 && len >= 16 && (of_get16(b + 10) & OFPMPF_MORE))
 			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
 					  OFPBRC_MULTIPART_BUFFER_OVERFLOW, b, len);
+		if (group_msg(a, c, b, len)) /* GROUP_MOD, the group multiparts */
+			return;
 		int xr = of_xparse(b, len, &x, &f);
 		if (xr == 0)
 			return handle_x(a, c, &x, b, len);
@@ -910,7 +955,7 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		r.u.features.datapath_id = a->cfg.dpid;
 		r.u.features.n_buffers = 0;
 		r.u.features.n_tables = 1;
-		r.u.features.capabilities = 0x1 | 0x4; /* FLOW_STATS, PORT_STATS */
+		r.u.features.capabilities = 0x1 | 0x4 | 0x8; /* FLOW, PORT, GROUP_STATS */
 		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
 	case OF_SET_CONFIG:
@@ -1205,12 +1250,16 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 			goto fail;
 		}
 	}
+	if (!dp->groups && !(dp->groups = sw_groups_create(dp)))
+		goto fail;
 	if (publish(a) != 0) /* an empty table: pollers drop until a controller adds flows */
 		goto fail;
 	return a;
 fail:
 	if (a->lfd >= 0)
 		close(a->lfd);
+	sw_groups_free(dp->groups);
+	dp->groups = NULL;
 	free(a->idx);
 	free(a);
 	return NULL;
@@ -1228,6 +1277,8 @@ void sw_agent_destroy(struct sw_agent *a)
 	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
 	rf_qsbr_synchronize();
 	sw_table_free(t); /* and what it still had to retire */
+	sw_groups_free(a->dp->groups); /* the pollers are done (sw_main joins them first) */
+	a->dp->groups = NULL;
 	while (a->flows) {
 		struct sw_flow *f = a->flows;
 		a->flows = f->next;
