@@ -239,6 +239,13 @@ static bool outputs_to(const struct sw_flow *f, uint32_t port)
 	return sw_actions_outputs_to(atomic_load_explicit(&f->actions, memory_order_relaxed), port);
 }
 
+/* Does f forward to group (OFPG_ANY: always true)? */
+static bool to_group(const struct sw_flow *f, uint32_t group)
+{
+	return group == OFPG_ANY ||
+	       sw_group_named(atomic_load_explicit(&f->actions, memory_order_relaxed), group);
+}
+
 static bool cookie_ok(const struct sw_flow *f, uint64_t cookie, uint64_t mask)
 {
 	return (f->cookie & mask) == (cookie & mask);
@@ -467,10 +474,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		bool hit = strict || covered(f, &v, &mk);
 		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
 		if (del)
-			hit = hit && outputs_to(f, fm->out_port) &&
-			      (fm->out_group == OFPG_ANY ||
-			       sw_group_named(atomic_load_explicit(&f->actions, memory_order_relaxed),
-					      fm->out_group));
+			hit = hit && outputs_to(f, fm->out_port) && to_group(f, fm->out_group);
 		if (!hit) {
 			pp = &f->next;
 			continue;
@@ -506,7 +510,7 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 	for (;;) {
 		for (; f && n < STATS_PER_MSG; f = f->next) {
 			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
-			    !outputs_to(f, r->out_port))
+			    !outputs_to(f, r->out_port) || !to_group(f, r->out_group))
 				continue;
 			struct of_flow_stats *s = &a->fs[n++];
 			memset(s, 0, sizeof(*s));
@@ -608,7 +612,7 @@ static void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_
 	if (r->table_id == 0 || r->table_id == OFPTT_ALL)
 		for (struct sw_flow *f = a->flows; f; f = f->next) {
 			if (!covered(f, &v, &mk) || !cookie_ok(f, r->cookie, r->cookie_mask) ||
-			    !outputs_to(f, r->out_port))
+			    !outputs_to(f, r->out_port) || !to_group(f, r->out_group))
 				continue;
 			uint64_t pk, by;
 			sw_flow_counts(f, &pk, &by);

@@ -71,6 +71,11 @@ f=$($O dump-group-features $T 2>&1)
 echo "$f" | grep -q "Types:  0xf" && echo "$f" | grep -q "Capabilities:  0xf" && pass "group features" ||
 	fail "group features: $f"
 
+# FLOW stats filtered by out_group
+fo=$($O dump-flows $T out_group=1 2>&1)
+echo "$fo" | grep -q "group:1" && ! echo "$fo" | grep -q "group:5" &&
+	pass "dump-flows out_group=1: the flow through group 1 only" || fail "out_group=1: $fo"
+
 # deleting group 1 takes the flow through it along; the other flow stays
 ok del-groups "group_id=1"
 fl=$($O dump-flows $T 2>&1)
