@@ -1256,6 +1256,8 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 	}
 	if (!dp->groups && !(dp->groups = sw_groups_create(dp)))
 		goto fail;
+	for (unsigned i = 0; i < dp->nports; i++) /* fast failover: the links as they are now */
+		sw_group_set_link(dp->groups, dp->ports[i].of_no, a->link[i] != 0);
 	if (publish(a) != 0) /* an empty table: pollers drop until a controller adds flows */
 		goto fail;
 	return a;

@@ -22,6 +22,7 @@
 
 #define SW_MAX_GROUPS 4096      /* OUT_OF_GROUPS beyond (fits a sw_op's 16-bit max_len) */
 #define SW_GROUP_MAX_BUCKETS OF_MAX_BUCKETS
+_Static_assert(SW_GROUP_MAX_BUCKETS <= 32, "a select group's live buckets fit a 32-bit mask");
 #define SW_GROUP_MAX_DEPTH 8    /* groups in a chain (CHAINING_UNSUPPORTED beyond) */
 
 /* One core's counters of one group: the group's and each bucket's. */

@@ -68,15 +68,20 @@ static uint32_t flow_hash(const struct sw_key *k)
 int sw_group_select(const struct sw_groups *g, const struct sw_group *grp,
 		    const struct sw_key *k)
 {
+	/* Liveness read once: a link changing between two reads must not leave r past the
+	 * buckets the second pass sees. */
+	uint32_t live = 0;
 	uint64_t total = 0;
 	for (unsigned i = 0; i < grp->nb; i++)
-		if (grp->b[i].weight && sw_group_bucket_live(g, grp, i, 0))
+		if (grp->b[i].weight && sw_group_bucket_live(g, grp, i, 0)) {
+			live |= 1u << i;
 			total += grp->b[i].weight;
+		}
 	if (!total)
 		return -1;
 	uint64_t r = (uint64_t)flow_hash(k) * total >> 32; /* in [0, total) */
 	for (unsigned i = 0; i < grp->nb; i++) {
-		if (!grp->b[i].weight || !sw_group_bucket_live(g, grp, i, 0))
+		if (!(live >> i & 1))
 			continue;
 		if (r < grp->b[i].weight)
 			return (int)i;
