@@ -73,6 +73,11 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  build-fuzz/tests/fuzz/fuzz_sw_frame -max_total_time=$$(( $(FUZZ_TIME) / 2 + 1 )) -timeout=10 \
 	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/sw_frame tests/fuzz/corpus/sw_frame
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_of_group
+	mkdir -p build-fuzz/corpus/of_group
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build-fuzz/tests/fuzz/fuzz_of_group -max_total_time=$$(( $(FUZZ_TIME) / 2 + 1 )) -timeout=10 \
+	  -rss_limit_mb=1024 -artifact_prefix=build-fuzz/ build-fuzz/corpus/of_group
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_lg_sink
 	mkdir -p build-fuzz/corpus/lg_sink
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -148,6 +148,7 @@ enum sw_op_code {
 	SW_OP_SET_ND_TARGET, /* the address as SET_IPV6_*, + SW_OP_CONT */
 	SW_OP_SET_ND_SLL, SW_OP_SET_ND_TLL,
 	SW_OP_CONT, /* the second half of the op before it: no effect of its own */
+	SW_OP_GROUP, /* arg: the group id, max_len: its slot (sw_group.h) */
 	SW_OP_N
 };
 struct sw_op {
@@ -168,7 +169,8 @@ struct sw_meter;
 #define SW_INST_META 0x2  /* write_metadata: md under md_mask */
 struct sw_actions {
 	uint8_t n;
-	uint8_t last_out;   /* index of the last OUTPUT, n if none: nothing after it runs */
+	uint8_t last_out;   /* index of the last OUTPUT or GROUP, n if none: nothing after
+			       it runs */
 	uint8_t goto_table; /* SW_NO_GOTO (0), or a later table */
 	uint8_t inst;       /* SW_INST_* */
 	uint8_t nwrite;     /* write_actions: ops op[n .. n + nwrite) (0 and SW_INST_WRITE
@@ -185,6 +187,8 @@ static inline bool sw_actions_pipeline(const struct sw_actions *x)
 	return x->goto_table != SW_NO_GOTO || x->inst || x->write;
 }
 
+struct sw_groups;
+
 /* What a list is validated against (sw_actions.c): a FLOW_MOD's match or a PACKET_OUT's
  * frame. vlan_depth: tags the frame is known to have. */
 struct sw_act_ctx {
@@ -194,6 +198,8 @@ struct sw_act_ctx {
 	uint8_t vlan_depth;
 	uint8_t icmp_type; /* ICMPv6 type (the ND set-fields need 135 or 136) */
 	unsigned nports;
+	const struct sw_groups *groups; /* GROUP actions name these (NULL: none exists) */
+	bool any_frame; /* a group's bucket: no match to check set-field prerequisites against */
 };
 void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_act_ctx *c);
 void sw_act_ctx_of_key(const struct sw_key *k, unsigned nports, struct sw_act_ctx *c);
@@ -379,6 +385,8 @@ struct sw_core {
 	_Atomic uint64_t act_skip; /* rewrites skipped: the frame lacks that header */
 	/* tables 1..: lookups and hits (table 0's: rx, drop_short, drop_nomatch) */
 	_Atomic uint64_t tlookup[SW_N_TABLES], tmatch[SW_N_TABLES];
+	_Atomic uint64_t drop_group; /* group chains deeper than SW_GROUP_MAX_DEPTH, no live bucket */
+	unsigned group_depth; /* this poller's nesting of group buckets (sw_group_dp.c) */
 };
 
 /* What one poll function serves: rx queue `core` of port `port`. */
@@ -402,6 +410,7 @@ struct sw_dp {
 	 * Relaxed: a plain switch, it publishes nothing (macs exists before the pollers start). */
 	_Atomic bool standalone;
 	struct rf_hash *macs; /* NULL in secure mode */
+	struct sw_groups *groups; /* the group table (sw_group.h); set before the pollers run */
 	/* PACKET_OUT programs (agent -> poller 0): the agent fills slot po_sent % SW_PO_SLOTS
 	 * and enqueues the frame with a pointer to it; poller 0 counts po_done after running
 	 * one. The agent reuses a slot only while po_sent - po_done < SW_PO_SLOTS. */

@@ -15,12 +15,16 @@
  *   - ipv6_nd_target needs ICMPv6 type 135 or 136 in the match, ipv6_nd_sll 135, _tll 136;
  *   - ipv6_src/ipv6_dst need eth_type 0x86dd and take two ops (nd_target too) (the address does not fit one);
  *     a list whose ops would pass OF_MAX_ACTIONS is TOO_MANY;
- *   - set_queue is accepted and has no effect (one queue per port), as with no queues set up.
+ *   - set_queue is accepted and has no effect (one queue per port), as with no queues set up;
+ *   - a GROUP action names a group that exists (ctx->groups), else BAD_ACTION/BAD_OUT_GROUP;
+ *     like an OUTPUT it sends the frame as modified so far (last_out counts it). A group's
+ *     bucket (ctx->any_frame) has no match: its set-field prerequisites are not checked.
  * A PACKET_OUT's list is checked against its frame instead (sw_act_ctx_of_key).
  */
 #include <string.h>
 
 #include "sw.h"
+#include "sw_group.h"
 
 void sw_act_ctx_of_match(const struct of_match *m, unsigned nports, struct sw_act_ctx *c)
 {
@@ -240,6 +244,16 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 			k++;
 			continue;
 		}
+		if (x->type == OF_ACT_GROUP) { /* a group that exists now (sw_group.h) */
+			int slot = ctx->groups ? sw_group_find(ctx->groups, x->value) : -1;
+			if (slot < 0)
+				return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_BAD_OUT_GROUP);
+			o->code = SW_OP_GROUP;
+			o->arg = x->value;
+			o->max_len = (uint16_t)slot;
+			k++;
+			continue;
+		}
 		if (v6) { /* bytes 0..5 in mac, 6..9 in arg, 10..15 in the next op's mac */
 			o->code = x->field == OF_OXM_IPV6_SRC   ? SW_OP_SET_IPV6_SRC
 				  : x->field == OF_OXM_IPV6_DST ? SW_OP_SET_IPV6_DST
@@ -266,14 +280,14 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 		} else {
 			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
 		}
-		if (!ok)
+		if (!ok && !ctx->any_frame)
 			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_MATCH_INCONSISTENT);
 		k++;
 	}
 	out->n = (uint8_t)k;
 	out->last_out = (uint8_t)k;
 	for (unsigned i = 0; i < k; i++)
-		if (out->op[i].code == SW_OP_OUTPUT)
+		if (out->op[i].code == SW_OP_OUTPUT || out->op[i].code == SW_OP_GROUP)
 			out->last_out = (uint8_t)i;
 	return 0;
 }
@@ -311,6 +325,8 @@ void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa)
 		uint8_t field = op_field(o->code);
 		if (o->code == SW_OP_OUTPUT) {
 			of_act_output(oa, o->arg, o->max_len);
+		} else if (o->code == SW_OP_GROUP) {
+			of_act_simple(oa, OF_ACT_GROUP, o->arg);
 		} else if ((o->code == SW_OP_SET_IPV6_SRC || o->code == SW_OP_SET_IPV6_DST ||
 			    o->code == SW_OP_SET_ND_TARGET) && i + 1 < x->n) {
 			uint8_t a[16];

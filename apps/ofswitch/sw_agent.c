@@ -38,6 +38,7 @@
 
 #include "sw.h"
 #include "sw_meter.h"
+#include "sw_group.h"
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
 #define OFPBRC_BAD_EXPERIMENTER 3
@@ -240,6 +241,13 @@ static bool outputs_to(const struct sw_flow *f, uint32_t port)
 	return sw_actions_outputs_to(atomic_load_explicit(&f->actions, memory_order_relaxed), port);
 }
 
+/* Does f forward to group (OFPG_ANY: always true)? */
+static bool to_group(const struct sw_flow *f, uint32_t group)
+{
+	return group == OFPG_ANY ||
+	       sw_group_named(atomic_load_explicit(&f->actions, memory_order_relaxed), group);
+}
+
 static bool cookie_ok(const struct sw_flow *f, uint64_t cookie, uint64_t mask)
 {
 	return (f->cookie & mask) == (cookie & mask);
@@ -255,6 +263,7 @@ static int check_actions(struct sw_agent *a, const struct of_actions *acts,
 {
 	struct sw_act_ctx ctx;
 	sw_act_ctx_of_match(m, a->dp->nports, &ctx);
+	ctx.groups = a->dp->groups;
 	if (sw_actions_decode(acts, &ctx, prog, etype, ecode))
 		return -1;
 	if (prog->meter_id && !(prog->meter = sw_meters_find(&a->meters, prog->meter_id))) {
@@ -484,7 +493,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 					     sw_pipe_covered(f, fm->table_id, &fm->match));
 		hit = hit && cookie_ok(f, fm->cookie, fm->cookie_mask);
 		if (del)
-			hit = hit && outputs_to(f, fm->out_port);
+			hit = hit && outputs_to(f, fm->out_port) && to_group(f, fm->out_group);
 		if (!hit) {
 			pp = &f->next;
 			continue;
@@ -520,7 +529,7 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 		for (; f && n < STATS_PER_MSG; f = f->next) {
 			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
 			    !cookie_ok(f, r->cookie, r->cookie_mask) ||
-			    !outputs_to(f, r->out_port))
+			    !outputs_to(f, r->out_port) || !to_group(f, r->out_group))
 				continue;
 			struct of_flow_stats *s = &a->fs[n++];
 			memset(s, 0, sizeof(*s));
@@ -570,6 +579,7 @@ static void port_status_check(struct sw_agent *a)
 		if (link == a->link[i])
 			continue;
 		a->link[i] = link;
+		sw_group_set_link(a->dp->groups, p->of_no, link != 0); /* fast failover */
 		struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PORT_STATUS, .xid = 0};
 		m.u.port_status.reason = OFPPR_MODIFY;
 		port_desc(p, link, &m.u.port_status.port);
@@ -625,7 +635,7 @@ static void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_
 		for (struct sw_flow *f = a->flows; f; f = f->next) {
 			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
 			    !cookie_ok(f, r->cookie, r->cookie_mask) ||
-			    !outputs_to(f, r->out_port))
+			    !outputs_to(f, r->out_port) || !to_group(f, r->out_group))
 				continue;
 			uint64_t pk, by;
 			sw_flow_counts(f, &pk, &by);
@@ -677,6 +687,7 @@ static void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_ms
 	if (sw_key_parse(po->data, po->data_len, in_no, &k) != 0)
 		memset(&k, 0, sizeof(k)); /* not a whole frame: no header can be relied on */
 	sw_act_ctx_of_key(&k, dp->nports, &ctx);
+	ctx.groups = dp->groups;
 	if (sw_actions_decode(&po->actions, &ctx, &prog, &etype, &ecode))
 		return send_error(a, c, m->xid, etype, ecode, raw, len);
 	struct sw_actions *slot = sw_dp_po_slot(dp);
@@ -828,6 +839,42 @@ static void handle_x(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg
 	send_bytes(a, c, a->wbuf, of_xserialize(&r, a->wbuf, WBUF));
 }
 
+/* ---- groups (sw_group_agent.c) ---- */
+
+struct group_out {
+	struct sw_agent *a;
+	struct sw_conn *c;
+};
+
+static void group_send(void *ctx, const uint8_t *b, size_t n)
+{
+	struct group_out *o = ctx;
+	send_bytes(o->a, o->c, b, (ssize_t)n);
+}
+
+/* A group message: true when it was one (done or refused). Flows that name a deleted group
+ * go with it (1.3.5 section 6.5), FLOW_REMOVED reason GROUP_DELETE. */
+static bool group_msg(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
+{
+	struct group_out o = {a, c};
+	uint16_t etype, ecode;
+	bool gone;
+	int r = sw_group_handle(a->dp->groups, a->flows, b, len, now_ns(), a->wbuf, group_send,
+				&o, &gone, &etype, &ecode);
+	if (r < 0)
+		send_error(a, c, of_get32(b + 4), etype, ecode, b, len);
+	for (struct sw_flow **pp = &a->flows; gone && *pp;) {
+		struct sw_flow *f = *pp;
+		if (sw_group_orphaned(a->dp->groups,
+				      atomic_load_explicit(&f->actions, memory_order_relaxed)))
+			unlink_flow(a, f, OFPRR_GROUP_DELETE);
+		else
+			pp = &f->next;
+	}
+	a->dirty = a->dirty || gone;
+	return r != 0;
+}
+
 static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len)
 {
 	struct of_msg m;
@@ -846,6 +893,8 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		if (b[1] == 18 && len >= 16 && (of_get16(b + 10) & OFPMPF_MORE))
 			return send_error(a, c, of_get32(b + 4), OFPET_BAD_REQUEST,
 					  OFPBRC_MULTIPART_BUFFER_OVERFLOW, b, len);
+		if (group_msg(a, c, b, len)) /* GROUP_MOD, the group multiparts */
+			return;
 		struct of_mmsg mm; /* METER_MOD and the meter multiparts (issue 25) */
 		int mr = of_mparse(b, len, &mm, &f);
 		if (mr == 0)
@@ -901,7 +950,7 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 		r.u.features.datapath_id = a->cfg.dpid;
 		r.u.features.n_buffers = 0;
 		r.u.features.n_tables = SW_N_TABLES;
-		r.u.features.capabilities = 0x1 | 0x4; /* FLOW_STATS, PORT_STATS */
+		r.u.features.capabilities = 0x1 | 0x4 | 0x8; /* FLOW, PORT, GROUP_STATS */
 		return send_bytes(a, c, a->wbuf, of_serialize(&r, a->wbuf, WBUF));
 	}
 	case OF_SET_CONFIG:
@@ -1196,12 +1245,18 @@ struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cf
 			goto fail;
 		}
 	}
+	if (!dp->groups && !(dp->groups = sw_groups_create(dp)))
+		goto fail;
+	for (unsigned i = 0; i < dp->nports; i++) /* fast failover: the links as they are now */
+		sw_group_set_link(dp->groups, dp->ports[i].of_no, a->link[i] != 0);
 	if (publish(a) != 0) /* an empty table: pollers drop until a controller adds flows */
 		goto fail;
 	return a;
 fail:
 	if (a->lfd >= 0)
 		close(a->lfd);
+	sw_groups_free(dp->groups);
+	dp->groups = NULL;
 	free(a->idx);
 	free(a);
 	return NULL;
@@ -1219,6 +1274,8 @@ void sw_agent_destroy(struct sw_agent *a)
 	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
 	rf_qsbr_synchronize();
 	sw_table_free(t); /* and what it still had to retire */
+	sw_groups_free(a->dp->groups); /* the pollers are done (sw_main joins them first) */
+	a->dp->groups = NULL;
 	while (a->flows) {
 		struct sw_flow *f = a->flows;
 		a->flows = f->next;

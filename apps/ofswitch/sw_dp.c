@@ -17,6 +17,7 @@
 
 #include "sw.h"
 #include "sw_meter.h"
+#include "sw_group.h"
 
 static void flush(struct sw_core *c, unsigned pi)
 {
@@ -269,6 +270,8 @@ void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw
 		const struct sw_op *o = &acts->op[i];
 		if (o->code == SW_OP_OUTPUT) {
 			output(c, b, in, o, f, i == last);
+		} else if (o->code == SW_OP_GROUP) {
+			sw_group_run(c, b, in, o, f, i == last); /* sw_group_dp.c */
 		} else if (rewrite(c, b, o) != 0) {
 			rf_pktbuf_free(b);
 			return;

@@ -288,9 +288,9 @@ out:
 		struct sw_core *k = &dp.cores[c];
 		fprintf(stderr, "ringflow-switch: core %u: rx %" PRIu64 " tx %" PRIu64 " to_controller %"
 			PRIu64 " drop: short %" PRIu64 " no_flow %" PRIu64 " tx %" PRIu64 " controller %"
-			PRIu64 " actions %" PRIu64 "; rewrites skipped %" PRIu64 "\n", c, k->rx,
-			k->tx_pkts, k->to_ctl, k->drop_short, k->drop_nomatch, k->drop_tx, k->drop_ctl,
-			k->drop_act, k->act_skip);
+			PRIu64 " actions %" PRIu64 " group %" PRIu64 "; rewrites skipped %" PRIu64 "\n",
+			c, k->rx, k->tx_pkts, k->to_ctl, k->drop_short, k->drop_nomatch, k->drop_tx,
+			k->drop_ctl, k->drop_act, k->drop_group, k->act_skip);
 	}
 	rf_runtime_destroy(rt);
 	for (unsigned i = 0; i < dp.nports; i++)

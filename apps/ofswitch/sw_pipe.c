@@ -45,12 +45,10 @@ static unsigned op_class(uint8_t code)
 	case SW_OP_DEC_NW_TTL:
 	case SW_OP_DEC_MPLS_TTL: return CLS_DEC_TTL;
 	case SW_OP_SET_QUEUE: return CLS_QOS;
+	case SW_OP_GROUP: return CLS_GROUP;
 	case SW_OP_OUTPUT: return CLS_OUTPUT;
 	}
-	/* Set-fields and set TTLs. An op added later lands here too: a group action (the groups
-	 * work) belongs in CLS_GROUP, and an output in a set that holds a group is ignored
-	 * (1.3.5 section 5.10): neither is done here yet. */
-	return CLS_SET;
+	return CLS_SET; /* set-fields and set TTLs */
 }
 
 /* The action set of one frame: at most one entry per op code (an IPv6 address set-field is
@@ -90,9 +88,14 @@ static void aset_program(const struct aset *s, struct sw_actions *p)
 	p->n = 0;
 	p->goto_table = SW_NO_GOTO;
 	p->inst = p->nwrite = p->write = 0;
+	p->meter_id = 0;
+	p->meter = NULL;
+	bool group = false; /* a set holding a group ignores its output (1.3.5 section 5.10) */
+	for (unsigned j = 0; j < s->n; j++)
+		group = group || s->e[j].op[0].code == SW_OP_GROUP;
 	for (unsigned cls = 0; cls < CLS_N; cls++)
 		for (unsigned j = 0; j < s->n; j++) {
-			if (op_class(s->e[j].op[0].code) != cls)
+			if (op_class(s->e[j].op[0].code) != cls || (group && cls == CLS_OUTPUT))
 				continue;
 			if (k + s->e[j].nops > sizeof(p->op) / sizeof(p->op[0]))
 				continue; /* cannot happen: 2 * OF_MAX_ACTIONS ops */
@@ -102,7 +105,7 @@ static void aset_program(const struct aset *s, struct sw_actions *p)
 	p->n = (uint8_t)k;
 	p->last_out = (uint8_t)k;
 	for (unsigned i = 0; i < k; i++)
-		if (p->op[i].code == SW_OP_OUTPUT)
+		if (p->op[i].code == SW_OP_OUTPUT || p->op[i].code == SW_OP_GROUP)
 			p->last_out = (uint8_t)i;
 }
 

@@ -107,7 +107,7 @@ static void check_actions(const struct of_actions *a, const struct of_match *m)
 		__builtin_trap();
 	for (unsigned i = 0; i < a->n; i++) {
 		const struct of_action *x = &a->a[i];
-		if (x->type > OF_ACT_SET_QUEUE)
+		if (x->type > OF_ACT_GROUP)
 			__builtin_trap();
 		if (x->type == OF_ACT_SET_FIELD &&
 		    (!of_oxm_name(x->field) ||

@@ -449,9 +449,11 @@ int main(int argc, char **argv)
 	n = raw(b, 40, 0);
 	CHECK(error_is(A, b, n, OFPET_BAD_REQUEST, OFPBRC_BAD_TYPE) && alive(A),
 	      "message type 40: BAD_TYPE, connection up");
-	n = mp(b, 7, 0, 0); /* GROUP_DESC */
+	n = mp(b, 5, 0, 8); /* QUEUE stats (GROUP_DESC is answered since the groups, issue 25) */
+	put32(b + 16, OFPP_ANY);
+	put32(b + 20, 0xffffffffu);
 	CHECK(error_is(A, b, n, OFPET_BAD_REQUEST, OFPBRC_BAD_MULTIPART) && alive(A),
-	      "multipart GROUP_DESC: BAD_MULTIPART, connection up");
+	      "multipart QUEUE: BAD_MULTIPART, connection up");
 	n = mp(b, OFPMP13_DESC, OFPMPF_MORE, 0);
 	CHECK(error_is(A, b, n, OFPET_BAD_REQUEST, 13) && alive(A),
 	      "multipart request with REQ_MORE: MULTIPART_BUFFER_OVERFLOW, connection up");

@@ -252,6 +252,7 @@ enum of_action_type {
 	OF_ACT_PUSH_PBB,      /* ethertype (0x88e7; others: BAD_ARGUMENT) */
 	OF_ACT_POP_PBB,
 	OF_ACT_SET_QUEUE,     /* value = the queue id */
+	OF_ACT_GROUP,         /* value = the group id (of_group.h) */
 };
 
 /* OXM field numbers (class OPENFLOW_BASIC) a SET_FIELD may carry here. Values parse as host
@@ -335,7 +336,8 @@ bool of_act_set_mac(struct of_actions *a, uint8_t field, const uint8_t mac[6]);
 /* SET_FIELD of an IPv6 address (OF_OXM_IPV6_SRC / _DST / _ND_TARGET). */
 bool of_act_set_ipv6(struct of_actions *a, uint8_t field, const uint8_t addr[16]);
 /* An action with at most one argument: PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB (arg:
- * ethertype), SET_NW_TTL, SET_MPLS_TTL (arg: the TTL), SET_QUEUE (arg: queue id), and the
+ * ethertype), SET_NW_TTL, SET_MPLS_TTL (arg: the TTL), SET_QUEUE (arg: queue id), GROUP
+ * (arg: group id), and the
  * argument-less ones (POP_VLAN, DEC_NW_TTL, DEC_MPLS_TTL, COPY_TTL_OUT/IN, POP_PBB). */
 bool of_act_simple(struct of_actions *a, enum of_action_type type, uint32_t arg);
 

@@ -27,6 +27,7 @@
 #define OFPAT_PUSH_MPLS 19
 #define OFPAT_POP_MPLS 20
 #define OFPAT_SET_QUEUE 21
+#define OFPAT_GROUP 22
 #define OFPAT_SET_NW_TTL 23
 #define OFPAT_DEC_NW_TTL 24
 #define OFPAT_SET_FIELD 25
@@ -218,12 +219,20 @@ static int action13_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 			}
 		}
 		return 0;
+	case OFPAT_GROUP:
+		if (alen != 8)
+			return bad(f, OFPET_BAD_ACTION, OFPBAC_BAD_LEN, "GROUP action length");
+		if ((x = slot(a))) {
+			x->type = OF_ACT_GROUP;
+			x->value = of_get32(p + 4);
+		}
+		return 0;
 	case OFPAT_SET_FIELD:
 		return set_field_parse(p, alen, a, f);
 	case OFPAT_EXPERIMENTER:
 		skip(a, OFPET_BAD_ACTION, OFPBAC_BAD_EXPERIMENTER);
 		return 0;
-	default: /* groups, unknown */
+	default: /* unknown */
 		skip(a, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
 		return 0;
 	}
@@ -350,6 +359,7 @@ static size_t action_len(uint8_t version, const struct of_action *x)
 	case OF_ACT_PUSH_PBB:
 	case OF_ACT_POP_PBB:
 	case OF_ACT_SET_QUEUE:
+	case OF_ACT_GROUP:
 		return 8;
 	}
 	return 0;
@@ -387,6 +397,7 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			[OF_ACT_COPY_TTL_OUT] = OFPAT_COPY_TTL_OUT,
 			[OF_ACT_COPY_TTL_IN] = OFPAT_COPY_TTL_IN, [OF_ACT_PUSH_PBB] = OFPAT_PUSH_PBB,
 			[OF_ACT_POP_PBB] = OFPAT_POP_PBB, [OF_ACT_SET_QUEUE] = OFPAT_SET_QUEUE,
+			[OF_ACT_GROUP] = OFPAT_GROUP,
 		};
 		of_put16(w, wire[x->type]);
 		of_put16(w, (uint16_t)len);
@@ -422,6 +433,7 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			of_put_zeros(w, 3);
 			break;
 		case OF_ACT_SET_QUEUE:
+		case OF_ACT_GROUP:
 			of_put32(w, x->value);
 			break;
 		default: /* the argument-less ones: the header and 4 bytes of padding */
@@ -572,7 +584,7 @@ bool of_act_simple(struct of_actions *a, enum of_action_type type, uint32_t arg)
 		x->ethertype = (uint16_t)arg;
 	else if (type == OF_ACT_SET_NW_TTL || type == OF_ACT_SET_MPLS_TTL)
 		x->value = arg & 0xff;
-	else if (type == OF_ACT_SET_QUEUE)
+	else if (type == OF_ACT_SET_QUEUE || type == OF_ACT_GROUP)
 		x->value = arg;
 	return true;
 }
