@@ -110,7 +110,7 @@ log "$impl forwards; offering $rate frames/s for $seconds s"
 tg_start "$rate"
 if [ "$perf" = 1 ]; then
   sleep 1
-  perf record -e cpu-clock -C "$cpu_fwd" -g -o "$out/perf.$impl.data" -- sleep "$seconds" \
+  perf record -e cpu-clock -C "$cpu_fwd" -o "$out/perf.$impl.data" -- sleep "$seconds" \
     > /dev/null 2>> "$fwd_log" || die "perf record failed (see $fwd_log)"
 else
   sleep "$seconds"
@@ -122,9 +122,9 @@ for _ in $(seq 100); do kill -0 "$fwd_pid" 2>/dev/null || break; sleep 0.2; done
 kill -0 "$fwd_pid" 2>/dev/null && { kill -KILL "$fwd_pid"; die "l2fwd did not stop on SIGINT"; }
 wait "$fwd_pid" || true
 if [ "$perf" = 1 ]; then
-  perf report -i "$out/perf.$impl.data" --no-children --sort dso,sym --stdio 2>/dev/null \
-    | grep -v '^#' | grep -v '^$' | grep '%' | head -40
-  perf report -i "$out/perf.$impl.data" --no-children --sort dso --stdio 2>/dev/null \
+  perf report -i "$out/perf.$impl.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null \
+    | grep -v '^#' | grep -v '^$' | grep '%' | head -45
+  perf report -i "$out/perf.$impl.data" --no-children --sort comm,dso --stdio 2>/dev/null \
     | grep '%' | grep -v '^#' | head -8
   exit 0
 fi
