@@ -194,9 +194,9 @@ static inline struct rf_pktbuf *rx_take(struct rf_io_dev *dev, struct rx_bufs *s
 
 /* Copy one received frame into a buffer of s (VLAN tag put back). 1 handed over, 0 dropped,
  * -1 pool empty (the frame stays for the next burst). `more`: frames known to be waiting. */
-static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
-		  const struct rx_meta *m, struct rf_pktbuf **out, struct rx_bufs *s,
-		  unsigned more)
+static inline __attribute__((always_inline)) int
+rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi, const struct rx_meta *m,
+       struct rf_pktbuf **out, struct rx_bufs *s, unsigned more)
 {
 	const uint8_t *f = m->frame;
 	uint32_t snap = m->snap, st = m->status;
@@ -291,25 +291,34 @@ static unsigned pkt_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 			q->rx_next = (uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
 			rf_stat_add(&q->rx_x[X_RX_BLOCKS], 1);
 		}
-		if (q->rx_left) {
-			const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)q->rx_next;
+		/* A run of frames of this block, walked with locals (the queue's fields are
+		 * written back once per run, not once per frame); buffers for the whole run are
+		 * taken in bulk. */
+		unsigned left = q->rx_left, want = n - k < left ? n - k : left, j;
+		uint8_t *next = q->rx_next;
+		bool nobuf = false;
+		for (j = 0; j < want; j++) {
+			const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)next;
 			struct rx_meta m = {(const uint8_t *)h + h->tp_mac, h->tp_snaplen, h->tp_len,
 					    h->tp_status, h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid};
-			/* This block holds rx_left more frames: take buffers for them in bulk. */
-			int r = rx_one(dev, q, qi, &m, &pkts[k], &s,
-				       n - k < q->rx_left ? n - k : q->rx_left);
+			int r = rx_one(dev, q, qi, &m, &pkts[k], &s, want - j);
 			if (r < 0) {
-				rf_stat_add(&q->rst.rx_nobuf, 1);
+				nobuf = true; /* this frame stays for the next burst */
 				break;
 			}
 			if (r > 0)
 				bytes += pkts[k++]->data_len;
-			q->rx_next += h->tp_next_offset;
-			q->rx_left--;
+			next += h->tp_next_offset;
 		}
+		q->rx_next = next;
+		q->rx_left = left - j;
 		if (q->rx_left == 0) { /* block read: give it back at once */
 			ring_store(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL);
 			q->rx_blk = (q->rx_blk + 1) % p->g.rx_blocks;
+		}
+		if (nobuf) {
+			rf_stat_add(&q->rst.rx_nobuf, 1);
+			break;
 		}
 	}
 	if (s.next < s.n)
