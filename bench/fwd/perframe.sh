@@ -19,6 +19,7 @@
 #                          ringflow-xdp-skb|ringflow-xdp-native] [--seconds S] [--rate PPS]
 #                          [--burst N] [--perf] [--out DIR]
 # Needs root and valgrind. Touches nothing in the root namespace.
+# shellcheck disable=SC2034,SC2128 # quiet is read by bed.sh; rate is ours (tg_start's array is local)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../../build
