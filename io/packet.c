@@ -4,7 +4,8 @@
  * The one idea: each queue is one AF_PACKET socket with two rings mapped into our memory
  * (io/packet/afp_sock.c). The kernel fills the TPACKET_V3 rx ring a block at a time and
  * hands a block over when it is full or block_ms old; rx_burst copies each frame out of the
- * block into a pktbuf and gives the block back once it has read all of it. tx_burst copies
+ * block into a pktbuf (buffers taken from the pool in bulk: as many as the open block still
+ * holds, up to the burst) and gives the block back once it has read all of it. tx_burst copies
  * each buffer into a slot of the tx ring, marks it SEND_REQUEST and kicks the kernel with one
  * send() per burst; the kernel builds skbs that point at the ring and,
  * with PACKET_QDISC_BYPASS, hands them straight to the device. This is what OVS's userspace
@@ -169,10 +170,33 @@ struct rx_meta {
 	uint16_t tpid;
 };
 
-/* Copy one received frame into a new buffer (VLAN tag put back). 1 handed over, 0 dropped,
- * -1 pool empty (the frame stays for the next burst). */
-static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
-		  const struct rx_meta *m, struct rf_pktbuf **out)
+/* Buffers for one rx burst, taken from the pool in bulk (one mempool call and one reset
+ * loop for many frames instead of one each); what the burst does not use goes back at its end. */
+struct rx_bufs {
+	struct rf_pktbuf *b[RF_IO_MAX_BURST];
+	unsigned n, next;
+};
+
+/* A buffer for the next frame; `more` frames are known to be waiting (a bulk's size). */
+static inline struct rf_pktbuf *rx_take(struct rf_io_dev *dev, struct rx_bufs *s, unsigned more)
+{
+	if (s->next < s->n)
+		return s->b[s->next++];
+	s->n = s->next = 0;
+	if (more > RF_IO_MAX_BURST)
+		more = RF_IO_MAX_BURST;
+	if (more > 1 && rf_pktbuf_alloc_bulk(dev->pool, s->b, more) == 0) {
+		s->n = more;
+		return s->b[s->next++];
+	}
+	return rf_pktbuf_alloc(dev->pool); /* one, or the pool is (nearly) empty */
+}
+
+/* Copy one received frame into a buffer of s (VLAN tag put back). 1 handed over, 0 dropped,
+ * -1 pool empty (the frame stays for the next burst). `more`: frames known to be waiting. */
+static inline __attribute__((always_inline)) int
+rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi, const struct rx_meta *m,
+       struct rf_pktbuf **out, struct rx_bufs *s, unsigned more)
 {
 	const uint8_t *f = m->frame;
 	uint32_t snap = m->snap, st = m->status;
@@ -184,11 +208,14 @@ static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
 		rf_stat_add(&q->rst.rx_drops, 1);
 		return 0;
 	}
-	struct rf_pktbuf *b = rf_pktbuf_alloc(dev->pool);
+	struct rf_pktbuf *b = rx_take(dev, s, more);
 	if (!b)
 		return -1;
 	if (snap < m->len || len > rf_pktbuf_tailroom(b)) {
-		rf_pktbuf_free(b);
+		if (s->next > 0 && s->b[s->next - 1] == b)
+			s->next--; /* unused: stays for the next frame */
+		else
+			rf_pktbuf_free(b);
 		rf_stat_add(&q->rx_x[X_RX_TOO_LONG], 1);
 		rf_stat_add(&q->rst.rx_drops, 1);
 		return 0;
@@ -215,7 +242,7 @@ static int rx_one(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
 
 /* ring=v2: one frame per slot, each handed over (and given back) on its own. */
 static unsigned rx_v2(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
-		      struct rf_pktbuf **pkts, unsigned n, uint64_t *bytes)
+		      struct rf_pktbuf **pkts, unsigned n, uint64_t *bytes, struct rx_bufs *s)
 {
 	struct pkt_dev *p = dev->priv;
 	unsigned k = 0;
@@ -226,7 +253,9 @@ static unsigned rx_v2(struct rf_io_dev *dev, struct pkt_queue *q, unsigned qi,
 			break;
 		struct rx_meta m = {(const uint8_t *)h + h->tp_mac, h->tp_snaplen, h->tp_len,
 				    h->tp_status, h->tp_vlan_tci, h->tp_vlan_tpid};
-		int r = rx_one(dev, q, qi, &m, &pkts[k]);
+		/* The slots after this one are not looked at: a bulk of 8 at most, so a slow
+		 * trickle does not take (and give back) a whole burst's buffers per frame. */
+		int r = rx_one(dev, q, qi, &m, &pkts[k], s, n - k < 8 ? n - k : 8);
 		if (r < 0) {
 			rf_stat_add(&q->rst.rx_nobuf, 1);
 			break;
@@ -246,9 +275,13 @@ static unsigned pkt_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	struct pkt_queue *q = &p->q[qi];
 	unsigned k = 0;
 	uint64_t bytes = 0;
+	struct rx_bufs s;
 
+	s.n = s.next = 0;
+	if (n > RF_IO_MAX_BURST)
+		n = RF_IO_MAX_BURST;
 	if (p->g.version == TPACKET_V2)
-		k = rx_v2(dev, q, qi, pkts, n, &bytes);
+		k = rx_v2(dev, q, qi, pkts, n, &bytes, &s);
 	while (p->g.version == TPACKET_V3 && k < n) {
 		struct tpacket_block_desc *bd = rx_block(p, q, q->rx_blk);
 		if (q->rx_left == 0) {
@@ -258,25 +291,38 @@ static unsigned pkt_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 			q->rx_next = (uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
 			rf_stat_add(&q->rx_x[X_RX_BLOCKS], 1);
 		}
-		if (q->rx_left) {
-			const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)q->rx_next;
+		/* A run of frames of this block, walked with locals (the queue's fields are
+		 * written back once per run, not once per frame); buffers for the whole run are
+		 * taken in bulk. */
+		unsigned left = q->rx_left, want = n - k < left ? n - k : left, j;
+		uint8_t *next = q->rx_next;
+		bool nobuf = false;
+		for (j = 0; j < want; j++) {
+			const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)next;
 			struct rx_meta m = {(const uint8_t *)h + h->tp_mac, h->tp_snaplen, h->tp_len,
 					    h->tp_status, h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid};
-			int r = rx_one(dev, q, qi, &m, &pkts[k]);
+			int r = rx_one(dev, q, qi, &m, &pkts[k], &s, want - j);
 			if (r < 0) {
-				rf_stat_add(&q->rst.rx_nobuf, 1);
+				nobuf = true; /* this frame stays for the next burst */
 				break;
 			}
 			if (r > 0)
 				bytes += pkts[k++]->data_len;
-			q->rx_next += h->tp_next_offset;
-			q->rx_left--;
+			next += h->tp_next_offset;
 		}
+		q->rx_next = next;
+		q->rx_left = left - j;
 		if (q->rx_left == 0) { /* block read: give it back at once */
 			ring_store(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL);
 			q->rx_blk = (q->rx_blk + 1) % p->g.rx_blocks;
 		}
+		if (nobuf) {
+			rf_stat_add(&q->rst.rx_nobuf, 1);
+			break;
+		}
 	}
+	if (s.next < s.n)
+		rf_pktbuf_free_bulk(s.b + s.next, s.n - s.next);
 	if (k) {
 		rf_stat_add(&q->rst.rx_pkts, k);
 		rf_stat_add(&q->rst.rx_bytes, bytes);

@@ -88,12 +88,11 @@ static _Noreturn void rf_pb_fatal(const char *call, const struct rf_pktbuf *b,
 	abort();
 }
 
-/* Debug pools: aborts unless b is a buffer in use. `what` says what a free buffer means
- * for this call (double free, use after free, send after free). */
-static void rf_pb_check(const struct rf_pktbuf *b, const char *call, const char *what)
+/* The slow half of rf_pb_check: some debug pool exists. */
+static __attribute__((noinline)) void rf_pb_check_slow(const struct rf_pktbuf *b,
+						       const char *call, const char *what)
 {
-	/* relaxed: a hint; a pool is listed before any of its buffers exists. */
-	if (b == NULL || atomic_load_explicit(&rf_pb_debug_n, memory_order_relaxed) == 0)
+	if (b == NULL)
 		return;
 	long idx;
 	struct rf_pktbuf_pool *p = rf_pb_debug_owner(b, &idx);
@@ -103,6 +102,22 @@ static void rf_pb_check(const struct rf_pktbuf *b, const char *call, const char 
 		rf_pb_fatal(call, b, p, idx, what);
 	if (b->pool != p)
 		rf_pb_fatal(call, b, p, idx, "its pool pointer was overwritten (a stray write)");
+}
+
+/* Whether any debug pool exists. relaxed: a hint; a pool is listed before any of its
+ * buffers exists. */
+static inline bool rf_pb_debugging(void)
+{
+	return atomic_load_explicit(&rf_pb_debug_n, memory_order_relaxed) != 0;
+}
+
+/* Debug pools: aborts unless b is a buffer in use. `what` says what a free buffer means
+ * for this call (double free, use after free, send after free). Without debug pools (the
+ * fast path: every tx and free of every frame) one load and no call. */
+static inline void rf_pb_check(const struct rf_pktbuf *b, const char *call, const char *what)
+{
+	if (rf_unlikely(rf_pb_debugging()))
+		rf_pb_check_slow(b, call, what);
 }
 
 void rf_pktbuf_debug_check(const struct rf_pktbuf *b, const char *call)
@@ -270,8 +285,9 @@ static void rf_pktbuf_free_run(struct rf_pktbuf_pool *p, struct rf_pktbuf **b, u
 
 void rf_pktbuf_free_bulk(struct rf_pktbuf **b, unsigned n)
 {
-	for (unsigned k = 0; k < n; k++)
-		rf_pb_check(b[k], "rf_pktbuf_free_bulk", "already freed (double free)");
+	if (rf_unlikely(rf_pb_debugging())) /* one load per burst, not per buffer */
+		for (unsigned k = 0; k < n; k++)
+			rf_pb_check_slow(b[k], "rf_pktbuf_free_bulk", "already freed (double free)");
 	unsigned i = 0;
 	while (i < n) {
 		if (!b[i]) {
