@@ -436,6 +436,9 @@ void sw_dp_apply(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw
  * pipeline goes on). */
 struct rf_pktbuf *sw_dp_apply_keep(struct sw_core *c, struct rf_pktbuf *b, int in,
 				   const struct sw_actions *acts, const struct sw_flow *f);
+/* A copy of frame b from dp's pool (an output that must leave b for later actions), or NULL
+ * when the pool is empty or its buffers are too small. */
+struct rf_pktbuf *sw_dp_frame_copy(struct sw_dp *dp, const struct rf_pktbuf *b);
 /* The pipeline (sw_pipe.c) of frame b (key k, in port index in) from f, the flow table 0
  * matched, whose program needs more than its apply-actions: apply-actions, clear/write
  * actions, write_metadata, goto_table through the later tables (no flow in a table: the

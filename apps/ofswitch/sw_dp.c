@@ -57,7 +57,7 @@ static void to_controller(struct sw_core *c, struct rf_pktbuf *b, uint32_t in_no
 	rf_counter_add(&c->to_ctl, 1);
 }
 
-static struct rf_pktbuf *frame_copy(struct sw_dp *dp, const struct rf_pktbuf *b)
+struct rf_pktbuf *sw_dp_frame_copy(struct sw_dp *dp, const struct rf_pktbuf *b)
 {
 	struct rf_pktbuf *n = rf_pktbuf_alloc(dp->pool);
 	if (!n)
@@ -100,7 +100,7 @@ static void output(struct sw_core *c, struct rf_pktbuf *b, int in, const struct 
 	if (consume && nt == 0)
 		rf_pktbuf_free(b);
 	for (unsigned i = 0; i < nt; i++) {
-		struct rf_pktbuf *x = consume && i + 1 == nt ? b : frame_copy(c->dp, b);
+		struct rf_pktbuf *x = consume && i + 1 == nt ? b : sw_dp_frame_copy(c->dp, b);
 		if (!x) {
 			rf_counter_add(&c->drop_tx, 1);
 			continue;

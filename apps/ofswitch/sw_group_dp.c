@@ -90,20 +90,6 @@ int sw_group_select(const struct sw_groups *g, const struct sw_group *grp,
 	return -1; /* not reached */
 }
 
-static struct rf_pktbuf *copy(struct sw_dp *dp, const struct rf_pktbuf *b)
-{
-	struct rf_pktbuf *n = rf_pktbuf_alloc(dp->pool);
-	if (!n)
-		return NULL;
-	if (rf_pktbuf_tailroom(n) < b->data_len) {
-		rf_pktbuf_free(n);
-		return NULL;
-	}
-	memcpy(rf_pktbuf_data(n), rf_pktbuf_data(b), b->data_len);
-	n->data_len = b->data_len;
-	return n;
-}
-
 /* Bucket i of grp on frame x (ours), counted on this core's line. */
 static void run_bucket(struct sw_core *c, struct rf_pktbuf *x, int in,
 		       const struct sw_group *grp, unsigned i, const struct sw_flow *f)
@@ -129,7 +115,7 @@ void sw_group_run(struct sw_core *c, struct rf_pktbuf *b, int in, const struct s
 		case OFPGT_ALL:
 			for (unsigned i = 0; i < grp->nb; i++) {
 				bool last = i + 1 == grp->nb;
-				struct rf_pktbuf *x = consume && last ? b : copy(c->dp, b);
+				struct rf_pktbuf *x = consume && last ? b : sw_dp_frame_copy(c->dp, b);
 				if (x)
 					run_bucket(c, x, in, grp, i, f);
 				else
@@ -161,7 +147,7 @@ void sw_group_run(struct sw_core *c, struct rf_pktbuf *b, int in, const struct s
 			rf_pktbuf_free(b);
 		return;
 	}
-	struct rf_pktbuf *x = consume ? b : copy(c->dp, b);
+	struct rf_pktbuf *x = consume ? b : sw_dp_frame_copy(c->dp, b);
 	if (!x) {
 		rf_counter_add(&c->drop_tx, 1);
 		return;
