@@ -1271,30 +1271,30 @@ static int one_delete(struct rf_hash *h, const void *key, void **old)
 	return 0;
 }
 
-int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
+/* insert (replace = false) and upsert (true), in the table's write mode; call names the
+ * API function for the debug checks. */
+static int put_mode(struct rf_hash *h, const void *key, void *value, bool replace, void **old,
+		    const char *call)
 {
-	READER_CHECK("rf_hash_insert");
+	READER_CHECK(call);
 	if (!h->one_writer)
-		return put(h, key, value, false, NULL);
+		return put(h, key, value, replace, old);
 	if (!live(value))
 		return -EINVAL;
-	one_enter(h, "rf_hash_insert");
-	int rc = one_put(h, key, value, false, NULL);
+	one_enter(h, call);
+	int rc = one_put(h, key, value, replace, old);
 	one_exit(h);
 	return rc;
 }
 
+int rf_hash_insert(struct rf_hash *h, const void *key, void *value)
+{
+	return put_mode(h, key, value, false, NULL, "rf_hash_insert");
+}
+
 int rf_hash_upsert(struct rf_hash *h, const void *key, void *value, void **old)
 {
-	READER_CHECK("rf_hash_upsert");
-	if (!h->one_writer)
-		return put(h, key, value, true, old);
-	if (!live(value))
-		return -EINVAL;
-	one_enter(h, "rf_hash_upsert");
-	int rc = one_put(h, key, value, true, old);
-	one_exit(h);
-	return rc;
+	return put_mode(h, key, value, true, old, "rf_hash_upsert");
 }
 
 int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
