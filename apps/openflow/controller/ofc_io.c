@@ -22,7 +22,8 @@
  * Defences (struct ofc_limits, docs/openflow.md "Limits and defences"): a connection over the
  * per-source-address cap or over the cap on unfinished handshakes is closed as it opens; a
  * handshake not done within handshake_ms is closed; an UP switch silent for echo_idle_ms gets
- * an ECHO_REQUEST and is closed after echo_dead_ms without any message. These deadlines are
+ * an ECHO_REQUEST and is closed after echo_dead_ms without any message (and never before it
+ * had an ECHO_REQUEST and echo_dead_ms - echo_idle_ms to answer it). These deadlines are
  * checked by a sweep over CONN_SWEEP slots at a time, never per message. The driver's own
  * max_conns is the global cap (it accepts and closes the connections over it); controller.c
  * keeps that cap under the process's fd limit, so accept never fails for want of an fd.
@@ -756,12 +757,18 @@ static unsigned sweep_deadlines(struct ofc_io *io)
 			}
 			continue;
 		}
-		if (now - c->last_rx_ms >= io->lim.echo_dead_ms) {
+		/* asked: an ECHO_REQUEST went out after the switch's last message. A switch is
+		 * closed only once it was asked and had echo_dead - echo_idle to answer, so a sweep
+		 * that comes round late (a loaded machine) never closes one it never asked. */
+		uint64_t silent = now - c->last_rx_ms;
+		bool asked = c->echo_ms > c->last_rx_ms;
+		if (asked && silent >= io->lim.echo_dead_ms &&
+		    now - c->echo_ms >= io->lim.echo_dead_ms - io->lim.echo_idle_ms) {
 			conn_expire(io, c, &io->guard.echo_timeouts,
 				    "switch silent past the echo deadline: closed");
 			work++;
-		} else if (now - c->last_rx_ms >= io->lim.echo_idle_ms &&
-			   now - c->echo_ms >= io->lim.echo_idle_ms) {
+		} else if (silent >= io->lim.echo_idle_ms &&
+			   (!asked || now - c->echo_ms >= io->lim.echo_idle_ms)) {
 			uint8_t m[8];
 			c->echo_ms = now;
 			if (of_build_simple(m, sizeof(m), c->s.framer.version, OF_ECHO_REQUEST,
