@@ -24,6 +24,15 @@
 #                     directory there), e.g. "group meter match/00_OUT_PORT.json"
 #   CONFORMANCE_TARGETS  "ringflow ovs" (default), or either one
 #   CONFORMANCE_SET_TIMEOUT  seconds one set may take on one target (default 1200)
+case ${1:-} in
+-h | --help)
+	# the header above, without its first line and the comment marks
+	sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+	exit 0 ;;
+"") echo "usage: conformance.sh SWITCH (the ringflow-switch binary; --help for more)" >&2
+	exit 2 ;;
+esac
+[ -x "$1" ] || { echo "conformance.sh: $1 is not an executable (want the ringflow-switch binary)" >&2; exit 2; }
 . "$(dirname "$0")/bed.sh"
 SWITCH=$1
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
