@@ -16,18 +16,8 @@ static void put_header(struct of_wbuf *w, uint8_t version, uint8_t wire_type, ui
 {
 	of_put8(w, version);
 	of_put8(w, wire_type);
-	of_put16(w, 0); /* length, patched by finish() */
+	of_put16(w, 0); /* length, patched by of_wbuf_finish() */
 	of_put32(w, xid);
-}
-
-static ssize_t finish(struct of_wbuf *w)
-{
-	if (w->overflow)
-		return -ENOBUFS;
-	if (w->len > OF_MAX_MSG_LEN)
-		return -EINVAL;
-	of_set16(w->p + 2, (uint16_t)w->len);
-	return (ssize_t)w->len;
 }
 
 static bool port_fits(uint8_t version, uint32_t port)
@@ -379,7 +369,7 @@ ssize_t of_serialize(const struct of_msg *m, uint8_t *buf, size_t cap)
 	case OF_TYPE_COUNT:
 		return -EINVAL;
 	}
-	return rc ? rc : finish(&w);
+	return rc ? rc : of_wbuf_finish(&w);
 }
 
 /* ---- builders ---- */

@@ -194,16 +194,6 @@ static void put_mp(struct of_wbuf *w, bool req, uint32_t xid, uint16_t kind, uin
 	of_put_zeros(w, 4);
 }
 
-static ssize_t finish(struct of_wbuf *w)
-{
-	if (w->overflow)
-		return -ENOBUFS;
-	if (w->len > OF_MAX_MSG_LEN)
-		return -EINVAL;
-	of_set16(w->p + 2, (uint16_t)w->len);
-	return (ssize_t)w->len;
-}
-
 static void put_bands(struct of_wbuf *w, const struct of_meter_config *c)
 {
 	for (unsigned i = 0; i < c->nbands && i < OF_METER_MAX_BANDS; i++) {
@@ -236,7 +226,7 @@ ssize_t of_build_meter_mod(uint8_t *buf, size_t cap, uint32_t xid, const struct 
 	of_put16(&w, c->flags);
 	of_put32(&w, c->meter_id);
 	put_bands(&w, c);
-	return finish(&w);
+	return of_wbuf_finish(&w);
 }
 
 ssize_t of_build_meter_request(uint8_t *buf, size_t cap, uint32_t xid, uint16_t kind,
@@ -250,7 +240,7 @@ ssize_t of_build_meter_request(uint8_t *buf, size_t cap, uint32_t xid, uint16_t 
 		of_put32(&w, meter_id);
 		of_put_zeros(&w, 4);
 	}
-	return finish(&w);
+	return of_wbuf_finish(&w);
 }
 
 size_t of_meter_stats_len(const struct of_meter_stats *s)
@@ -285,7 +275,7 @@ ssize_t of_build_meter_stats_reply(uint8_t *buf, size_t cap, uint32_t xid, uint1
 			of_put64(&w, s->band[b].bytes);
 		}
 	}
-	return finish(&w);
+	return of_wbuf_finish(&w);
 }
 
 ssize_t of_build_meter_config_reply(uint8_t *buf, size_t cap, uint32_t xid, uint16_t flags,
@@ -299,7 +289,7 @@ ssize_t of_build_meter_config_reply(uint8_t *buf, size_t cap, uint32_t xid, uint
 		of_put32(&w, items[i].meter_id);
 		put_bands(&w, &items[i]);
 	}
-	return finish(&w);
+	return of_wbuf_finish(&w);
 }
 
 ssize_t of_build_meter_features_reply(uint8_t *buf, size_t cap, uint32_t xid,
@@ -313,5 +303,5 @@ ssize_t of_build_meter_features_reply(uint8_t *buf, size_t cap, uint32_t xid,
 	of_put8(&w, ft->max_bands);
 	of_put8(&w, ft->max_color);
 	of_put_zeros(&w, 2);
-	return finish(&w);
+	return of_wbuf_finish(&w);
 }

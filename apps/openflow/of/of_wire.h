@@ -9,6 +9,7 @@
 #ifndef RINGFLOW_OF_WIRE_H
 #define RINGFLOW_OF_WIRE_H
 
+#include <errno.h>
 #include <string.h>
 
 #include "of.h"
@@ -101,6 +102,18 @@ static inline void of_put_zeros(struct of_wbuf *w, size_t n)
 	uint8_t *q = of_wbuf_take(w, n);
 	if (q && n)
 		memset(q, 0, n);
+}
+
+/* Ends a message written from its header on (its length patched in): its length, -ENOBUFS
+ * when a write overflowed, -EINVAL when it is longer than a message can be. */
+static inline ssize_t of_wbuf_finish(struct of_wbuf *w)
+{
+	if (w->overflow)
+		return -ENOBUFS;
+	if (w->len > OF_MAX_MSG_LEN)
+		return -EINVAL;
+	of_set16(w->p + 2, (uint16_t)w->len);
+	return (ssize_t)w->len;
 }
 
 /* Bytes of padding that bring n up to a multiple of 8. */
