@@ -111,7 +111,10 @@ static void *poller(void *arg)
 	rf_qsbr_register();
 	uint8_t f[128];
 	uint32_t n = frame(f, 6);
-	for (uint32_t i = 0; i < N; i++) {
+	/* N frames, and on until the agent has changed the group a few times: on a loaded
+	 * machine the agent may not have been scheduled during the first N (bounded: 120 s) */
+	uint64_t end = now_ms() + 120000;
+	for (uint32_t i = 0; i < N || (atomic_load(&modifies) <= 10 && now_ms() < end); i++) {
 		f[34] = (uint8_t)(i >> 8), f[35] = (uint8_t)i; /* a flow per frame */
 		f[36] = (uint8_t)(i >> 16), f[37] = (uint8_t)r;
 		struct rf_pktbuf *b = rf_pktbuf_alloc(dp.pool);
@@ -183,7 +186,7 @@ Test(sw_group_concurrent, pollers_forward_through_a_group_while_it_changes, .tim
 	for (unsigned r = 0; r < READERS; r++) {
 		cr_assert_eq(atomic_load(&bad[r]), 0, "poller %u: %lu frames lost, doubled or torn",
 			     r, (unsigned long)atomic_load(&bad[r]));
-		cr_assert_eq(atomic_load(&sent[r]), N);
+		cr_assert_geq(atomic_load(&sent[r]), N);
 		total += atomic_load(&sent[r]);
 	}
 	cr_assert_gt(atomic_load(&modifies), 10, "the agent changed the group while they ran");
