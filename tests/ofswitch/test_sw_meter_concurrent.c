@@ -39,6 +39,7 @@ static struct sw_meter *meter;
 static struct sw_meter_cfg *olds[MODS + 1];
 static unsigned nolds;
 static _Atomic uint64_t sent_total;
+static _Atomic unsigned mods_done; /* the agent's MODIFYs so far: pollers wait for one halfway */
 static atomic_bool pollers_done;
 
 struct tally {
@@ -69,6 +70,11 @@ static void *poller(void *arg)
 	uint8_t frame[1500];
 	memset(frame, 0, sizeof(frame)); /* not IP */
 	for (unsigned i = 0; i < FRAMES; i++) {
+		/* halfway, wait for the agent's first MODIFY: on a loaded machine it may not have
+		 * run yet, and the test is about changes while pollers run (bounded: 4M yields) */
+		for (unsigned y = 0; i == FRAMES / 2 && y < 4000000 &&
+				     !atomic_load_explicit(&mods_done, memory_order_relaxed); y++)
+			sched_yield();
 		uint32_t len = 60 + (i * 7919u + (unsigned)(t - tallies) * 13u) % 1400;
 		t->bytes += len;
 		if (sw_meter_apply(meter, frame, len, T0) == 0) {
@@ -107,6 +113,7 @@ Test(sw_meter_concurrent, modify_under_pollers_counts_add_up)
 		c.command = OFPMC_MODIFY;
 		cr_assert_eq(sw_meters_modify(&ms, &c, T0, keep, NULL), 0);
 		mods++;
+		atomic_store_explicit(&mods_done, mods, memory_order_relaxed); /* a count only */
 		next += step;
 	}
 	for (unsigned p = 0; p < POLLERS; p++)
