@@ -11,6 +11,30 @@
  * for at most one grace period every few milliseconds. Pollers never lock and never wait for
  * the agent. A flow's actions are swapped the same way (MODIFY keeps the flow and its
  * counters). Counters are per flow per core, each core on its own cache line.
+ *
+ * The module, file by file (docs/switch.md "Architecture"):
+ *   sw_main.c          options, ports, pollers, the agent thread, the stats line
+ *   datapath (the pollers):
+ *   sw_key.c           a frame -> struct sw_key
+ *   sw_emc.c           the exact-match cache per core
+ *   sw_table.c         the classifier (tuple space on the lock-free hash), updated in place
+ *   sw_dp.c            the poll functions: key, EMC, classifier, action program, tx batches
+ *   sw_pipe.c          tables 1.., goto_table, metadata, the action set
+ *   sw_rewrite.c       frame rewrites on Ethernet, VLAN, IPv4/IPv6, L4 (the sw_act_* calls)
+ *   sw_rewrite_mpls.c  frame rewrites on MPLS and PBB headers
+ *   sw_group_dp.c, sw_meter.c  groups' buckets and meters' token buckets on the fast path
+ *   the controller's lists -> programs (run by the agent, checked before publishing):
+ *   sw_match.c         of_match <-> (value, mask) over the key
+ *   sw_actions.c       an action list -> a checked struct sw_actions program
+ *   sw_insts.c         the other instructions (goto, metadata, write/clear actions)
+ *   the agent (one thread, the only writer of the table; sw_agent_pvt.h):
+ *   sw_agent.c         connections, handshake, roles, the dispatch of messages, timers
+ *   sw_agent_flow.c    the master flow list, FLOW_MOD, FLOW_REMOVED, expiry
+ *   sw_agent_stats.c   multipart replies, TABLE_FEATURES, PORT_STATUS
+ *   sw_agent_pkt.c     PACKET_IN (from the to_ctl ring) and PACKET_OUT (to poller 0)
+ *   sw_group.c, sw_group_agent.c, sw_meter_agent.c  GROUP_MOD, METER_MOD, their multiparts
+ *   sw_role.c, sw_tables.c  roles and async config; table stats and features
+ *   sw_ctlcmd.c, sw_portname.c  the control socket's `ports`/`flows`; ports' stats names
  */
 #ifndef RINGFLOW_APPS_SW_H
 #define RINGFLOW_APPS_SW_H
@@ -86,8 +110,8 @@ struct sw_flow;
 /* And back: the match of a flow, for FLOW stats and FLOW_REMOVED. */
 void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
-/* Frame rewrites (sw_act.c; MPLS and PBB: sw_act_mpls.c), checksums fixed incrementally. Each returns 0, or -1 when the
- * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
+/* Frame rewrites (sw_rewrite.c; MPLS and PBB: sw_rewrite_mpls.c), checksums fixed
+ * incrementally. Each returns 0, or -1 when the frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
  * and ports are host order. IPv4 and L4 are found behind up to two VLAN tags. */
 int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
 int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr);
@@ -117,7 +141,7 @@ int sw_act_set_icmp(uint8_t *f, uint32_t len, bool v6, bool code, uint8_t v);
 /* A field of an Ethernet/IPv4 ARP body: op, spa, tpa (v) or sha, tha (mac). */
 enum { SW_ARP_OP, SW_ARP_SPA, SW_ARP_TPA, SW_ARP_SHA, SW_ARP_THA };
 int sw_act_set_arp(uint8_t *f, uint32_t len, uint8_t field, uint32_t v, const uint8_t mac[6]);
-/* MPLS (sw_act_mpls.c): a field of the top label stack entry; its TTL decremented; TTL
+/* MPLS (sw_rewrite_mpls.c): a field of the top label stack entry; its TTL decremented; TTL
  * copied in (top -> what it covers) or out; push (type 0x8847/0x8848) and pop (the
  * ethertype left behind). PBB: push (type 0x88e7) and pop of the backbone header. */
 enum { SW_MPLS_LABEL, SW_MPLS_TC, SW_MPLS_BOS, SW_MPLS_TTL };

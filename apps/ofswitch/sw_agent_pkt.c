@@ -1,0 +1,87 @@
+/*
+ * apps/ofswitch/sw_agent_pkt.c: frames between the pollers and the controller: PACKET_IN
+ * (the pollers' frames on dp->to_ctl, to every connection that wants them) and PACKET_OUT
+ * (checked against the frame, then handed to poller 0 on dp->from_ctl with its program).
+ */
+#include "sw_agent_pvt.h"
+
+/* ---- PACKET_OUT ---- */
+
+void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw, size_t len)
+{
+	const struct of_packet_out *po = &m->u.packet_out;
+	struct sw_dp *dp = a->dp;
+	if (po->buffer_id != OFP_NO_BUFFER)
+		return send_error(a, c, m->xid, OFPET_BAD_REQUEST, OFPBRC_BUFFER_UNKNOWN, raw, len);
+	/* The actions are checked against the frame itself (as OVS does). */
+	struct sw_key k;
+	struct sw_act_ctx ctx;
+	struct sw_actions prog;
+	uint16_t etype, ecode;
+	uint32_t in_no = po->in_port >= 1 && po->in_port <= dp->nports ? po->in_port : 0;
+	if (sw_key_parse(po->data, po->data_len, in_no, &k) != 0)
+		memset(&k, 0, sizeof(k)); /* not a whole frame: no header can be relied on */
+	sw_act_ctx_of_key(&k, dp->nports, &ctx);
+	ctx.groups = dp->groups;
+	if (sw_actions_decode(&po->actions, &ctx, &prog, &etype, &ecode))
+		return send_error(a, c, m->xid, etype, ecode, raw, len);
+	struct sw_actions *slot = sw_dp_po_slot(dp);
+	if (!slot || prog.last_out >= prog.n)
+		return; /* poller 0 is behind (dropped like a full queue), or nothing to send */
+	struct rf_pktbuf *b = rf_pktbuf_alloc(dp->pool);
+	if (!b || rf_pktbuf_tailroom(b) < po->data_len || po->data_len < 14) {
+		rf_pktbuf_free(b);
+		return; /* no buffer now, or not a frame: dropped like a full queue */
+	}
+	memcpy(rf_pktbuf_data(b), po->data, po->data_len);
+	b->data_len = po->data_len;
+	b->flow = po->in_port;
+	*slot = prog;
+	b->timestamp_ns = (uint64_t)(uintptr_t)slot;
+	void *p = b;
+	if (rf_ring_enqueue_burst(dp->from_ctl, &p, 1, NULL) != 1) {
+		rf_pktbuf_free(b);
+		return;
+	}
+	dp->po_sent++;
+	rf_runtime_wake(dp->rt, 0);
+}
+
+/* ---- frames for the controller ---- */
+
+/* PACKET_IN to every connection whose role and async config take its reason (master and
+ * equal ones by default; a slave only after SET_ASYNC asks). The frame is cut to the
+ * output action's max_len. */
+void drain_to_ctl(struct sw_agent *a)
+{
+	void *bufs[SW_BURST];
+	unsigned n;
+	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0)
+		for (unsigned i = 0; i < n; i++) {
+			struct rf_pktbuf *b = bufs[i];
+			uint16_t max_len = (uint16_t)(b->flow >> 32);
+			uint32_t dl = b->data_len;
+			if (max_len != OFPCML_NO_BUFFER && dl > max_len)
+				dl = max_len;
+			struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PACKET_IN, .xid = 0};
+			struct of_packet_in *pi = &m.u.packet_in;
+			pi->buffer_id = OFP_NO_BUFFER;
+			pi->total_len = (uint16_t)b->data_len;
+			pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
+			pi->table_id = (uint8_t)(b->flow >> 56); /* the flow's table (sw_dp.c) */
+			pi->cookie = b->timestamp_ns;
+			pi->match.fields = OF_MATCH_IN_PORT;
+			pi->match.in_port = (uint32_t)b->flow;
+			pi->data = rf_pktbuf_data(b);
+			pi->data_len = (uint16_t)dl;
+			ssize_t len = -1;
+			for (unsigned k = 0; k < SW_MAX_CONNS; k++) {
+				if (!wants(a, &a->conns[k], SW_ASYNC_PACKET_IN, pi->reason))
+					continue;
+				if (len < 0)
+					len = of_serialize(&m, a->wbuf, WBUF);
+				send_bytes(a, &a->conns[k], a->wbuf, len);
+			}
+			rf_pktbuf_free(b);
+		}
+}
