@@ -332,6 +332,7 @@ static void conn_start(struct sw_agent *a, struct sw_conn *c, int fd)
 	c->last_rx_ns = c->last_echo_ns = now_ns();
 	c->miss_send_len = c->ctl >= 0 ? 128 : 0; /* OFP_DEFAULT_MISS_SEND_LEN; 0: a client */
 	c->async_on = false;
+	sw_pinrate_init(&c->pin, a->cfg.pin_rate, a->cfg.pin_burst, now_ns());
 	sw_async_default(&c->async);
 	a->roles[c - a->conns] = OFPCR_ROLE_EQUAL;
 	send_bytes(a, c, a->wbuf, of_build_hello(a->wbuf, WBUF, OF_VERSION_1_3, a->xid++,
@@ -504,6 +505,7 @@ void sw_agent_destroy(struct sw_agent *a)
 	if (a->lfd >= 0)
 		close(a->lfd);
 	drain_to_ctl(a);
+	agent_obs_print(a);
 	struct sw_table *t = atomic_exchange_explicit(&a->dp->table, NULL, memory_order_acq_rel);
 	rf_qsbr_synchronize();
 	sw_table_free(t); /* and what it still had to retire */
@@ -553,6 +555,7 @@ void *sw_agent_run(void *arg)
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);
 		drain_to_ctl(a);
+		agent_obs_update(a);
 		sw_ctlcmd_serve(a->cfg.ctlcmd, a->flows, a->nflows, now_ns());
 		if (a->dp->macs) { /* relaxed: see struct sw_dp */
 			bool up = false; /* a controller session is up */

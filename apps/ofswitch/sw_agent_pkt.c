@@ -2,7 +2,17 @@
  * apps/ofswitch/sw_agent_pkt.c: frames between the pollers and the controller: PACKET_IN
  * (the pollers' frames on dp->to_ctl, to every connection that wants them) and PACKET_OUT
  * (checked against the frame, then handed to poller 0 on dp->from_ctl with its program).
+ *
+ * Every connection has its PACKET_IN rate limit (sw_pinrate.h, --packet-in-rate, off by
+ * default as in OVS) and a PACKET_IN is never waited for: one the bucket refuses, or that
+ * does not fit the connection's socket now (a controller that stops reading), is dropped
+ * and counted per connection (sw_agent_obs.c). The frames come off the bounded to_ctl
+ * ring either way, so a flood of table-miss frames costs no memory: pollers drop (and
+ * count) what the full ring cannot take.
  */
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include "sw_agent_pvt.h"
 
 /* ---- PACKET_OUT ---- */
@@ -56,7 +66,8 @@ void drain_to_ctl(struct sw_agent *a)
 {
 	void *bufs[SW_BURST];
 	unsigned n;
-	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0)
+	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0) {
+		uint64_t now = now_ns(); /* the rate limit's clock: once a burst */
 		for (unsigned i = 0; i < n; i++) {
 			struct rf_pktbuf *b = bufs[i];
 			uint16_t max_len = (uint16_t)(b->flow >> 32);
@@ -76,12 +87,35 @@ void drain_to_ctl(struct sw_agent *a)
 			pi->data_len = (uint16_t)dl;
 			ssize_t len = -1;
 			for (unsigned k = 0; k < SW_MAX_CONNS; k++) {
-				if (!wants(a, &a->conns[k], SW_ASYNC_PACKET_IN, pi->reason))
+				struct sw_conn *c = &a->conns[k];
+				if (!wants(a, c, SW_ASYNC_PACKET_IN, pi->reason))
 					continue;
+				if (!sw_pinrate_take(&c->pin, now)) { /* relaxed: see sw_conn */
+					atomic_fetch_add_explicit(&c->pin_drop_rate, 1, memory_order_relaxed);
+					continue;
+				}
 				if (len < 0)
 					len = of_serialize(&m, a->wbuf, WBUF);
-				send_bytes(a, &a->conns[k], a->wbuf, len);
+				if (len > 0 && !conn_has_room(c, (size_t)len)) {
+					atomic_fetch_add_explicit(&c->pin_drop_busy, 1, memory_order_relaxed);
+					continue;
+				}
+				send_bytes(a, c, a->wbuf, len);
+				if (c->fd >= 0)
+					atomic_fetch_add_explicit(&c->pin_sent, 1, memory_order_relaxed);
 			}
 			rf_pktbuf_free(b);
 		}
+	}
+}
+
+bool conn_has_room(const struct sw_conn *c, size_t n)
+{
+	int queued = 0, sndbuf = 0;
+	socklen_t sl = sizeof(sndbuf);
+	if (ioctl(c->fd, SIOCOUTQ, &queued) != 0 ||
+	    getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) != 0)
+		return true; /* cannot tell: the blocking send (SO_SNDTIMEO) decides */
+	/* The kernel doubles SO_SNDBUF for its bookkeeping: half of it is payload room. */
+	return (size_t)queued + n <= (size_t)sndbuf / 2;
 }

@@ -28,6 +28,7 @@
 
 #include "sw.h"
 #include "sw_meter.h"
+#include "sw_pinrate.h"
 #include "sw_group.h"
 
 
@@ -76,6 +77,11 @@ struct sw_conn {
 	uint16_t miss_send_len;           /* SET_CONFIG, per connection (as OVS) */
 	bool async_on; /* listener clients: async messages only after SET_CONFIG/SET_ASYNC */
 	struct sw_async async;
+	/* PACKET_IN: the rate limit (a new bucket each session) and what became of them, over
+	 * every session of this slot (agent writes, relaxed: one writer; the control socket
+	 * and --metrics read them, sw_agent_obs.c). */
+	struct sw_pinrate pin;
+	_Atomic uint64_t pin_sent, pin_drop_rate, pin_drop_busy;
 	uint8_t rbuf[RBUF];
 };
 
@@ -102,6 +108,9 @@ struct sw_agent {
 	uint8_t wbuf[WBUF];
 	struct of_flow_stats fs[STATS_PER_MSG];
 	struct sw_meters meters; /* sw_meter.h (issue 25) */
+	/* Gauges for the control socket and --metrics (sw_agent_obs.c): the classifier's
+	 * subtables and the flows; the agent stores them every loop (relaxed: plain values). */
+	_Atomic uint64_t g_subtables, g_flows;
 };
 
 static inline uint64_t now_ns(void)
@@ -146,5 +155,13 @@ void port_status_check(struct sw_agent *a);
 void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw,
 		size_t len);
 void drain_to_ctl(struct sw_agent *a);
+/* Room in c's socket for n more bytes now, without blocking (its send queue below half
+ * of the send buffer): a PACKET_IN that does not fit is dropped, not waited for. */
+bool conn_has_room(const struct sw_conn *c, size_t n);
+
+/* sw_agent_obs.c: the counters and gauges above, for the control socket and --metrics;
+ * one line of them when the switch stops. */
+void agent_obs_update(struct sw_agent *a);
+void agent_obs_print(const struct sw_agent *a);
 
 #endif
