@@ -490,6 +490,7 @@ struct sw_agent_cfg {
 	struct sw_ctlcmd *ctlcmd; /* the control socket's `flows` asks the agent here, or NULL */
 	uint32_t pin_rate, pin_burst; /* --packet-in-rate: PACKET_INs a second and burst per
 					 connection (sw_pinrate.h); 0: no limit */
+	unsigned stats_interval_s; /* --stats-interval: the agent's counters in a line (0: off) */
 };
 
 /* The control socket's commands (sw_ctlcmd.c): `ports` and `flows`. The agent calls
@@ -538,7 +539,8 @@ struct sw_agent;
 struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cfg);
 void sw_agent_destroy(struct sw_agent *a);
 /* The agent's counters and gauges into the registry (sw_agent_obs.c): app/packet_in/...
- * (per connection: sent, drop_rate, drop_busy), app/subtables, app/flows. 0 or -errno. */
+ * (per connection: sent, drop_rate, drop_busy), app/switch_subtables, app/switch_flows.
+ * 0 or -errno. */
 struct rf_stats;
 int sw_agent_obs_register(struct sw_agent *a, struct rf_stats *reg);
 

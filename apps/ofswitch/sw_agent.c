@@ -399,6 +399,10 @@ static void timers(struct sw_agent *a, uint64_t now)
 	sw_table_reclaim(t, now, false);
 	a->dirty = false;
 	port_status_check(a);
+	if (a->cfg.stats_interval_s && now - a->last_obs_ns >= a->cfg.stats_interval_s * 1000000000ull) {
+		a->last_obs_ns = now;
+		agent_obs_print(a);
+	}
 	uint64_t every = (a->cfg.echo_interval_s ? a->cfg.echo_interval_s : 5) * 1000000000ull;
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 		struct sw_conn *c = &a->conns[i];

@@ -2,8 +2,9 @@
  * apps/ofswitch/sw_agent_obs.c: what the agent shows the control socket and --metrics
  * (docs/observing.md): per connection slot, the PACKET_INs sent and dropped (by the rate
  * limit, sw_pinrate.h, or because the connection's socket was full), and the classifier's
- * subtables and the flows as gauges. The agent is their only writer; the control thread
- * reads them through the registry, so they are relaxed atomics (snapshots of counters).
+ * subtables and the flows as gauges; the same in one line every --stats-interval and when
+ * the switch stops. The agent is their only writer; the control thread reads them through
+ * the registry, so they are relaxed atomics (snapshots of counters).
  */
 #include <inttypes.h>
 
@@ -51,10 +52,10 @@ int sw_agent_obs_register(struct sw_agent *a, struct rf_stats *reg)
 {
 	int rc = rf_stats_add_fn(reg, "packet_in", pin_samples, a);
 	if (rc == 0)
-		rc = rf_stats_add_gauge(reg, "subtables",
+		rc = rf_stats_add_gauge(reg, "switch_subtables",
 					"Subtables (distinct masks) of the classifier", &a->g_subtables);
 	if (rc == 0)
-		rc = rf_stats_add_gauge(reg, "flows", "Flows in the flow tables", &a->g_flows);
+		rc = rf_stats_add_gauge(reg, "switch_flows", "Flows in the flow tables", &a->g_flows);
 	return rc;
 }
 
@@ -68,13 +69,16 @@ void agent_obs_update(struct sw_agent *a)
 
 void agent_obs_print(const struct sw_agent *a)
 {
+	fprintf(stderr, "ringflow-switch: flows %" PRIu64 " subtables %" PRIu64 "; ",
+		atomic_load_explicit(&a->g_flows, memory_order_relaxed),
+		atomic_load_explicit(&a->g_subtables, memory_order_relaxed));
 	uint64_t v[3] = {0, 0, 0};
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 		v[0] += atomic_load_explicit(&a->conns[i].pin_sent, memory_order_relaxed);
 		v[1] += atomic_load_explicit(&a->conns[i].pin_drop_rate, memory_order_relaxed);
 		v[2] += atomic_load_explicit(&a->conns[i].pin_drop_busy, memory_order_relaxed);
 	}
-	fprintf(stderr, "ringflow-switch: packet_in: sent %" PRIu64 " drop: rate %" PRIu64
+	fprintf(stderr, "packet_in: sent %" PRIu64 " drop: rate %" PRIu64
 		" busy %" PRIu64 " (--packet-in-rate %" PRIu32 ",%" PRIu32 ")\n", v[0], v[1], v[2],
 		a->cfg.pin_rate, a->cfg.pin_burst);
 }

@@ -111,6 +111,7 @@ struct sw_agent {
 	/* Gauges for the control socket and --metrics (sw_agent_obs.c): the classifier's
 	 * subtables and the flows; the agent stores them every loop (relaxed: plain values). */
 	_Atomic uint64_t g_subtables, g_flows;
+	uint64_t last_obs_ns; /* the last --stats-interval line */
 };
 
 static inline uint64_t now_ns(void)
@@ -160,7 +161,7 @@ void drain_to_ctl(struct sw_agent *a);
 bool conn_has_room(const struct sw_conn *c, size_t n);
 
 /* sw_agent_obs.c: the counters and gauges above, for the control socket and --metrics;
- * one line of them when the switch stops. */
+ * one line of them every --stats-interval (the timers) and when the switch stops. */
 void agent_obs_update(struct sw_agent *a);
 void agent_obs_print(const struct sw_agent *a);
 

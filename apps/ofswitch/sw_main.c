@@ -34,7 +34,7 @@ static void usage(FILE *out)
 		"                       [--controller ...] [--listen tcp:IP:PORT] [--dpid N]\n"
 		"                       [--cores LIST] [--echo-interval S]\n"
 		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
-		"                       [--packet-in-rate PPS[,BURST]]\n"
+		"                       [--packet-in-rate PPS[,BURST]] [--stats-interval S]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
@@ -53,7 +53,8 @@ static void usage(FILE *out)
 		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n"
 		"  --packet-in-rate PPS[,BURST]  at most PPS PACKET_INs a second to each connection,\n"
 		"                     BURST at once (default PPS/4, as OVS); the rest is dropped and\n"
-		"                     counted. 0 (the default, as OVS): no limit\n");
+		"                     counted. 0 (the default, as OVS): no limit\n"
+		"  --stats-interval S print flows, subtables and PACKET_IN counters every S seconds\n");
 }
 
 /* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
@@ -72,7 +73,8 @@ int main(int argc, char **argv)
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'},
 		{"echo-interval", required_argument, NULL, 'E'},
-		{"packet-in-rate", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0}};
+		{"packet-in-rate", required_argument, NULL, 'R'},
+		{"stats-interval", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0}};
 	const char *metrics = NULL;
 	char opt_err[200];
 	struct sw_ctlcmd *ctlcmd = NULL;
@@ -82,7 +84,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:R:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:R:S:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -121,6 +123,17 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'L': ac.listen = optarg; break;
+		case 'S': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 3600) {
+				fprintf(stderr, "ringflow-switch: --stats-interval %s: seconds, 1..3600\n",
+					optarg);
+				return 2;
+			}
+			ac.stats_interval_s = (unsigned)v;
+			break;
+		}
 		case 'R':
 			if (sw_pinrate_parse(optarg, &ac.pin_rate, &ac.pin_burst)) {
 				fprintf(stderr, "ringflow-switch: --packet-in-rate %s: PPS[,BURST], each "

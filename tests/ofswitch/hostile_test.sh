@@ -28,12 +28,12 @@ SWITCH=$1 RF_CTL=$2 N=${3:-200000}
 HOSTILE="$(dirname "$0")/hostile.py"
 . "$(dirname "$0")/bed.sh" # the namespaces, cleanup trap and watchdog (shared with the other switch tests)
 bed_need_root
-bed_need ip ethtool python3
+bed_need ip ethtool python3 curl
 
 H1=rfha$P SW=rfhw$P H2=rfhb$P
 I1=hh1$P SA=hsa$P SB=hsb$P I2=hh2$P
 TMP=$BED_TMP
-RATE=500 BURST=100 MASKS=16 RSS_MAX_KIB=$((64 * 1024))
+RATE=500 BURST=100 MASKS=16 RSS_MAX_KIB=$((64 * 1024)) MPORT=9464
 
 bed_ns $H1 $SW $H2
 bed_link $H1 $I1 $SW $SA
@@ -69,7 +69,7 @@ ports = json.load(open(sys.argv[2]))
 flows = json.load(open(sys.argv[3]))
 stream = sum(f["packets"] for f in flows["flows"] if f["priority"] == 100)
 print("subtables=%d flows=%d pin_sent=%d pin_drop_rate=%d pin_drop_busy=%d rx1=%d tx2=%d "
-      "stream=%d" % (get("subtables"), get("flows"), get("packet_in/sent"),
+      "stream=%d" % (get("switch_subtables"), get("switch_flows"), get("packet_in/sent"),
                      get("packet_in/drop_rate"), get("packet_in/drop_busy"),
                      ports[0]["rx_packets"], ports[1]["tx_packets"], stream))
 PY
@@ -96,7 +96,8 @@ run_phase() {
 	T0=$(now)
 	bed_bg $SW "$TMP/sw_$name.log" "$SWITCH" --port packet:dev=$SA,frames=1 \
 		--port packet:dev=$SB,frames=1 --cores "${SW_CORES:-0}" \
-		--controller tcp:127.0.0.1:$port --packet-in-rate "$rate"
+		--controller tcp:127.0.0.1:$port --packet-in-rate "$rate" --stats-interval 1 \
+		--metrics 127.0.0.1:$MPORT
 	SP=$BED_PID
 	for _ in $(seq 100); do grep -q ready "$TMP/ctl_$name.out" && break; sleep 0.1; done
 	grep -q ready "$TMP/ctl_$name.out" || { fail "$name: the controller's flows were not installed"; return 1; }
@@ -133,13 +134,19 @@ check_common() {
 # A. rate-limited PACKET_IN, a reading controller
 if run_phase a read $RATE,$BURST; then
 	check_common a
+	m=$(ip netns exec $SW curl -s --max-time 5 http://127.0.0.1:$MPORT/metrics)
+	echo "$m" | grep -E '^ringflow_switch_packet_in_drop_rate_total\{[^}]*conn="0"[^}]*\} [1-9]' >/dev/null &&
+		echo "$m" | grep -E '^ringflow_switch_subtables(\{[^}]*\})? 18$' >/dev/null &&
+		pass "a: --metrics: the PACKET_IN drops of connection 0, 18 subtables" ||
+		fail "a: --metrics: $(echo "$m" | grep -E 'packet_in|subtables' | head -4)"
 	bed_stop $SP
 	rc=$?
 	T1=$(now) # the switch is gone: no PACKET_IN after this
 	[ $rc = 0 ] && pass "a: switch exited 0" || fail "a: switch exit status $rc"
-	# its last line: "packet_in: sent N drop: rate N busy N"
-	pin=$(awk '/packet_in: sent/ {print $4}' "$TMP/sw_a.log")
-	drop=$(awk '/packet_in: sent/ {print $7}' "$TMP/sw_a.log")
+	# its last line: "flows N subtables N; packet_in: sent N drop: rate N busy N (...)"
+	pin=$(sed -n 's/.*packet_in: sent \([0-9]*\) drop: rate.*/\1/p' "$TMP/sw_a.log" | tail -1)
+	drop=$(sed -n 's/.*packet_in: sent [0-9]* drop: rate \([0-9]*\) .*/\1/p' "$TMP/sw_a.log" | tail -1)
+	grep "packet_in: sent" "$TMP/sw_a.log" | tail -2 | sed 's/^/  a: /' # --stats-interval 1, the exit line
 	bound=$(python3 -c "print(int($RATE * ($T1 - $T0)) + $BURST)")
 	[ -n "$pin" ] && [ "$pin" -le "$bound" ] && [ "$drop" -gt 0 ] &&
 		pass "a: PACKET_INs sent $pin <= $RATE/s * $(python3 -c "print(round($T1 - $T0, 1))") s + $BURST = $bound, $drop dropped by the limit" ||
