@@ -61,12 +61,16 @@ void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, c
 
 /* PACKET_IN to every connection whose role and async config take its reason (master and
  * equal ones by default; a slave only after SET_ASYNC asks). The frame is cut to the
- * output action's max_len. */
+ * output action's max_len. At most DRAIN_MAX frames a call: pollers that fill the ring as
+ * fast as it drains cannot keep the agent from its connections and timers. */
+#define DRAIN_MAX 1024
 void drain_to_ctl(struct sw_agent *a)
 {
 	void *bufs[SW_BURST];
-	unsigned n;
-	while ((n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs, SW_BURST, NULL)) > 0) {
+	unsigned n, budget = DRAIN_MAX;
+	while (budget && (n = rf_ring_dequeue_burst(a->dp->to_ctl, bufs,
+						     budget < SW_BURST ? budget : SW_BURST, NULL)) > 0) {
+		budget -= n;
 		uint64_t now = now_ns(); /* the rate limit's clock: once a burst */
 		for (unsigned i = 0; i < n; i++) {
 			struct rf_pktbuf *b = bufs[i];
