@@ -32,6 +32,8 @@
  *   sw_agent_flow.c    the master flow list, FLOW_MOD, FLOW_REMOVED, expiry
  *   sw_agent_stats.c   multipart replies, TABLE_FEATURES, PORT_STATUS
  *   sw_agent_pkt.c     PACKET_IN (from the to_ctl ring) and PACKET_OUT (to poller 0)
+ *   sw_pinrate.c       the PACKET_IN rate limit of a connection (a token bucket)
+ *   sw_agent_obs.c     the agent's counters and gauges for the control socket and --metrics
  *   sw_group.c, sw_group_agent.c, sw_meter_agent.c  GROUP_MOD, METER_MOD, their multiparts
  *   sw_role.c, sw_tables.c  roles and async config; table stats and features
  *   sw_ctlcmd.c, sw_portname.c  the control socket's `ports`/`flows`; ports' stats names

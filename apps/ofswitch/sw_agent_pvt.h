@@ -2,7 +2,8 @@
  * apps/ofswitch/sw_agent_pvt.h: what the agent's files share (the agent: one thread, the
  * OpenFlow side of ringflow-switch). sw_agent.c has the connections and the message
  * dispatch, sw_agent_flow.c FLOW_MOD, the master list and expiry, sw_agent_stats.c the
- * multipart replies and PORT_STATUS, sw_agent_pkt.c PACKET_IN and PACKET_OUT. Everything
+ * multipart replies and PORT_STATUS, sw_agent_pkt.c PACKET_IN and PACKET_OUT (rate limited:
+ * sw_pinrate.c), sw_agent_obs.c its counters for the control socket. Everything
  * here runs on the agent thread only, so none of it is shared with the pollers but
  * through struct sw_dp (sw.h).
  */
