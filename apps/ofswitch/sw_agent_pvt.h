@@ -4,8 +4,9 @@
  * dispatch, sw_agent_flow.c FLOW_MOD, the master list and expiry, sw_agent_stats.c the
  * multipart replies and PORT_STATUS, sw_agent_pkt.c PACKET_IN and PACKET_OUT (rate limited:
  * sw_pinrate.c), sw_agent_obs.c its counters for the control socket. Everything
- * here runs on the agent thread only, so none of it is shared with the pollers but
- * through struct sw_dp (sw.h).
+ * here runs on the agent thread only (the control thread reads only the relaxed counters
+ * and gauges, through sw_agent_obs.c); the pollers share nothing with it but struct sw_dp
+ * (sw.h).
  */
 #ifndef RINGFLOW_APPS_SW_AGENT_PVT_H
 #define RINGFLOW_APPS_SW_AGENT_PVT_H
