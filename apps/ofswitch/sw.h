@@ -113,8 +113,9 @@ struct sw_flow;
 void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
 /* Frame rewrites (sw_rewrite.c; MPLS and PBB: sw_rewrite_mpls.c), checksums fixed
- * incrementally. Each returns 0, or -1 when the frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
- * and ports are host order. IPv4 and L4 are found behind up to two VLAN tags. */
+ * incrementally. Each returns 0, or -1 when the frame has no such header (or no room, or a
+ * TTL of 0/1 to decrement: drop it). Addresses and ports are host order. IPv4 and L4 are
+ * found behind up to two VLAN tags. */
 int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
 int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr);
 int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port);
