@@ -11,6 +11,32 @@
  * for at most one grace period every few milliseconds. Pollers never lock and never wait for
  * the agent. A flow's actions are swapped the same way (MODIFY keeps the flow and its
  * counters). Counters are per flow per core, each core on its own cache line.
+ *
+ * The module, file by file (docs/switch.md "Architecture"):
+ *   sw_main.c          options, ports, pollers, the agent thread, the stats line
+ *   datapath (the pollers):
+ *   sw_key.c           a frame -> struct sw_key
+ *   sw_emc.c           the exact-match cache per core
+ *   sw_table.c         the classifier (tuple space on the lock-free hash), updated in place
+ *   sw_dp.c            the poll functions: key, EMC, classifier, action program, tx batches
+ *   sw_pipe.c          tables 1.., goto_table, metadata, the action set
+ *   sw_rewrite.c       frame rewrites on Ethernet, VLAN, IPv4/IPv6, L4 (the sw_act_* calls)
+ *   sw_rewrite_mpls.c  frame rewrites on MPLS and PBB headers
+ *   sw_group_dp.c, sw_meter.c  groups' buckets and meters' token buckets on the fast path
+ *   the controller's lists -> programs (run by the agent, checked before publishing):
+ *   sw_match.c         of_match <-> (value, mask) over the key
+ *   sw_actions.c       an action list -> a checked struct sw_actions program
+ *   sw_insts.c         the other instructions (goto, metadata, write/clear actions)
+ *   the agent (one thread, the only writer of the table; sw_agent_pvt.h):
+ *   sw_agent.c         connections, handshake, roles, the dispatch of messages, timers
+ *   sw_agent_flow.c    the master flow list, FLOW_MOD, FLOW_REMOVED, expiry
+ *   sw_agent_stats.c   multipart replies, TABLE_FEATURES, PORT_STATUS
+ *   sw_agent_pkt.c     PACKET_IN (from the to_ctl ring) and PACKET_OUT (to poller 0)
+ *   sw_pinrate.c       the PACKET_IN rate limit of a connection (a token bucket)
+ *   sw_agent_obs.c     the agent's counters and gauges for the control socket and --metrics
+ *   sw_group.c, sw_group_agent.c, sw_meter_agent.c  GROUP_MOD, METER_MOD, their multiparts
+ *   sw_role.c, sw_tables.c  roles and async config; table stats and features
+ *   sw_ctlcmd.c, sw_portname.c  the control socket's `ports`/`flows`; ports' stats names
  */
 #ifndef RINGFLOW_APPS_SW_H
 #define RINGFLOW_APPS_SW_H
@@ -86,9 +112,10 @@ struct sw_flow;
 /* And back: the match of a flow, for FLOW stats and FLOW_REMOVED. */
 void sw_match_of_flow(const struct sw_flow *f, struct of_match *m);
 
-/* Frame rewrites (sw_act.c; MPLS and PBB: sw_act_mpls.c), checksums fixed incrementally. Each returns 0, or -1 when the
- * frame has no such header (or no room, or a TTL of 0/1 to decrement: drop it). Addresses
- * and ports are host order. IPv4 and L4 are found behind up to two VLAN tags. */
+/* Frame rewrites (sw_rewrite.c; MPLS and PBB: sw_rewrite_mpls.c), checksums fixed
+ * incrementally. Each returns 0, or -1 when the frame has no such header (or no room, or a
+ * TTL of 0/1 to decrement: drop it). Addresses and ports are host order. IPv4 and L4 are
+ * found behind up to two VLAN tags. */
 int sw_act_set_eth(uint8_t *f, uint32_t len, bool dst, const uint8_t mac[6]);
 int sw_act_set_ipv4(uint8_t *f, uint32_t len, bool dst, uint32_t addr);
 int sw_act_set_l4_port(uint8_t *f, uint32_t len, uint8_t proto, bool dst, uint16_t port);
@@ -117,7 +144,7 @@ int sw_act_set_icmp(uint8_t *f, uint32_t len, bool v6, bool code, uint8_t v);
 /* A field of an Ethernet/IPv4 ARP body: op, spa, tpa (v) or sha, tha (mac). */
 enum { SW_ARP_OP, SW_ARP_SPA, SW_ARP_TPA, SW_ARP_SHA, SW_ARP_THA };
 int sw_act_set_arp(uint8_t *f, uint32_t len, uint8_t field, uint32_t v, const uint8_t mac[6]);
-/* MPLS (sw_act_mpls.c): a field of the top label stack entry; its TTL decremented; TTL
+/* MPLS (sw_rewrite_mpls.c): a field of the top label stack entry; its TTL decremented; TTL
  * copied in (top -> what it covers) or out; push (type 0x8847/0x8848) and pop (the
  * ethertype left behind). PBB: push (type 0x88e7) and pop of the backbone header. */
 enum { SW_MPLS_LABEL, SW_MPLS_TC, SW_MPLS_BOS, SW_MPLS_TTL };
@@ -464,6 +491,9 @@ struct sw_agent_cfg {
 	uint64_t dpid;
 	unsigned echo_interval_s; /* ECHO_REQUEST after this long quiet, drop after 3x (0: 5) */
 	struct sw_ctlcmd *ctlcmd; /* the control socket's `flows` asks the agent here, or NULL */
+	uint32_t pin_rate, pin_burst; /* --packet-in-rate: PACKET_INs a second and burst per
+					 connection (sw_pinrate.h); 0: no limit */
+	unsigned stats_interval_s; /* --stats-interval: the agent's counters in a line (0: off) */
 };
 
 /* The control socket's commands (sw_ctlcmd.c): `ports` and `flows`. The agent calls
@@ -511,5 +541,10 @@ void *sw_agent_run(void *arg);
 struct sw_agent;
 struct sw_agent *sw_agent_create(struct sw_dp *dp, const struct sw_agent_cfg *cfg);
 void sw_agent_destroy(struct sw_agent *a);
+/* The agent's counters and gauges into the registry (sw_agent_obs.c): app/packet_in/...
+ * (per connection: sent, drop_rate, drop_busy), app/switch_subtables, app/switch_flows.
+ * 0 or -errno. */
+struct rf_stats;
+int sw_agent_obs_register(struct sw_agent *a, struct rf_stats *reg);
 
 #endif

@@ -25,6 +25,7 @@
 #include <ringflow/stats.h>
 
 #include "sw.h"
+#include "sw_pinrate.h"
 
 static void usage(FILE *out)
 {
@@ -33,6 +34,7 @@ static void usage(FILE *out)
 		"                       [--controller ...] [--listen tcp:IP:PORT] [--dpid N]\n"
 		"                       [--cores LIST] [--echo-interval S]\n"
 		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
+		"                       [--packet-in-rate PPS[,BURST]] [--stats-interval S]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
@@ -48,7 +50,11 @@ static void usage(FILE *out)
 		"  --dpid N           datapath id (decimal or 0x hex; default 1)\n"
 		"  --cores LIST       CPUs for the pollers (default 0); each port gets one queue per core\n"
 		"  --idle busy|adaptive (default adaptive)\n"
-		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n");
+		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n"
+		"  --packet-in-rate PPS[,BURST]  at most PPS PACKET_INs a second to each connection,\n"
+		"                     BURST at once (default PPS/4, as OVS); the rest is dropped and\n"
+		"                     counted. 0 (the default, as OVS): no limit\n"
+		"  --stats-interval S print flows, subtables and PACKET_IN counters every S seconds\n");
 }
 
 /* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
@@ -66,7 +72,9 @@ int main(int argc, char **argv)
 		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'},
-		{"echo-interval", required_argument, NULL, 'E'}, {NULL, 0, NULL, 0}};
+		{"echo-interval", required_argument, NULL, 'E'},
+		{"packet-in-rate", required_argument, NULL, 'R'},
+		{"stats-interval", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0}};
 	const char *metrics = NULL;
 	char opt_err[200];
 	struct sw_ctlcmd *ctlcmd = NULL;
@@ -76,7 +84,7 @@ int main(int argc, char **argv)
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:R:S:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -115,6 +123,24 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'L': ac.listen = optarg; break;
+		case 'S': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 3600) {
+				fprintf(stderr, "ringflow-switch: --stats-interval %s: seconds, 1..3600\n",
+					optarg);
+				return 2;
+			}
+			ac.stats_interval_s = (unsigned)v;
+			break;
+		}
+		case 'R':
+			if (sw_pinrate_parse(optarg, &ac.pin_rate, &ac.pin_burst)) {
+				fprintf(stderr, "ringflow-switch: --packet-in-rate %s: PPS[,BURST], each "
+					"0..%u (0: no limit)\n", optarg, SW_PINRATE_MAX);
+				return 2;
+			}
+			break;
 		case 'F':
 			if (strcmp(optarg, "standalone") == 0)
 				ac.standalone = true;
@@ -262,6 +288,7 @@ int main(int argc, char **argv)
 			rf_stats_add_ring(reg, "from_controller", dp.from_ctl);
 			if (ctlcmd)
 				sw_ctlcmd_register(ctlcmd, ctl);
+			sw_agent_obs_register(agent, reg);
 		}
 	}
 	if (!ctl && metrics) {

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "sw.h"
-#include "sw_act_pvt.h"
+#include "sw_rewrite_pvt.h"
 #include "sw_meter.h"
 
 #define TICKS_PER_S (1000000000ull * SW_METER_TICKS_PER_NS)

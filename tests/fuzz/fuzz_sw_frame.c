@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_sw_frame.c: libFuzzer target for ringflow-switch's frame code: the flow
  * key extractor (sw_key.c: VLAN, IPv4, IPv6 extension headers, ARP, MPLS) and the frame
- * rewrites (sw_act.c, sw_act_mpls.c). The first 4 input bytes pick four rewrites, the rest is
+ * rewrites (sw_rewrite.c, sw_rewrite_mpls.c). The first 4 input bytes pick four rewrites, the rest is
  * the frame. The frame sits in a buffer of exactly its size (the key extractor) or its size
  * plus the room a push may take (the rewrites), so ASan sees any read or write past either;
  * a rewrite must never grow the frame past that room nor shrink it below zero.

@@ -1,5 +1,5 @@
 /*
- * tests/ofswitch/test_sw_act_mpls.c: the MPLS and PBB rewrites of sw_act_mpls.c on real
+ * tests/ofswitch/test_sw_rewrite_mpls.c: the MPLS and PBB rewrites of sw_rewrite_mpls.c on real
  * frames, byte-exact before and after: push_mpls (defaults from the IP TTL, or copied from
  * the entry it covers; after the VLAN tags), pop_mpls, the top entry's label/tc/bos/TTL,
  * dec_mpls_ttl (refused at TTL 1), copy_ttl_in/out (the IPv4 header checksum recomputed from
@@ -31,7 +31,7 @@ static uint32_t mpls_frame(uint8_t *f, const uint32_t *lse, unsigned n)
 
 #define LSE(label, tc, bos, ttl) ((uint32_t)(label) << 12 | (tc) << 9 | (bos) << 8 | (ttl))
 
-Test(sw_act_mpls, push_on_ipv4_then_pop_restores)
+Test(sw_rewrite_mpls, push_on_ipv4_then_pop_restores)
 {
 	uint8_t f[160], g[160];
 	uint32_t n = frame(f, 6), len = n;
@@ -48,7 +48,7 @@ Test(sw_act_mpls, push_on_ipv4_then_pop_restores)
 	cr_assert_eq(sw_act_pop_mpls(f, &len, 0x0800), -1, "not MPLS any more");
 }
 
-Test(sw_act_mpls, push_defaults_ipv6_arp_and_a_second_entry)
+Test(sw_rewrite_mpls, push_defaults_ipv6_arp_and_a_second_entry)
 {
 	uint8_t f[160];
 	uint32_t l4, len = frame6(f, 17, 0, &l4); /* hop limit 64 */
@@ -78,7 +78,7 @@ Test(sw_act_mpls, push_defaults_ipv6_arp_and_a_second_entry)
 	cr_assert_arr_eq(f, h, sizeof(h));
 }
 
-Test(sw_act_mpls, push_goes_after_the_vlan_tag)
+Test(sw_rewrite_mpls, push_goes_after_the_vlan_tag)
 {
 	uint8_t f[160], g[160];
 	uint32_t n = frame(f, 17), len = n;
@@ -97,7 +97,7 @@ Test(sw_act_mpls, push_goes_after_the_vlan_tag)
 	cr_assert_arr_eq(f, g, tagged);
 }
 
-Test(sw_act_mpls, top_entry_fields_and_ttl)
+Test(sw_rewrite_mpls, top_entry_fields_and_ttl)
 {
 	uint8_t f[160], g[160];
 	uint32_t e[2] = {LSE(100, 3, 0, 64), LSE(200, 0, 1, 9)};
@@ -123,7 +123,7 @@ Test(sw_act_mpls, top_entry_fields_and_ttl)
 	cr_assert_eq(sw_act_copy_ttl(h, hn, true), -1);
 }
 
-Test(sw_act_mpls, copy_ttl_in_and_out)
+Test(sw_rewrite_mpls, copy_ttl_in_and_out)
 {
 	uint8_t f[160];
 	uint32_t e[1] = {LSE(100, 3, 1, 200)};
@@ -157,7 +157,7 @@ Test(sw_act_mpls, copy_ttl_in_and_out)
 	cr_assert_eq(sw_act_copy_ttl(f, l6, true), -1);
 }
 
-Test(sw_act_mpls, pbb_push_push_pop)
+Test(sw_rewrite_mpls, pbb_push_push_pop)
 {
 	uint8_t f[160], g[160];
 	uint32_t n = frame(f, 6), len = n;

@@ -1,5 +1,5 @@
 /*
- * apps/ofswitch/sw_act_mpls.c: the frame rewrites on MPLS label stacks and PBB (802.1ah)
+ * apps/ofswitch/sw_rewrite_mpls.c: the frame rewrites on MPLS label stacks and PBB (802.1ah)
  * headers: push/pop, the top entry's label/tc/bos, its TTL (set, decrement, copied in and
  * out) and push/pop of a PBB backbone header.
  *
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "sw.h"
-#include "sw_act_pvt.h"
+#include "sw_rewrite_pvt.h"
 
 /* Offset of the top MPLS entry, or 0 when the frame is not MPLS or the entry is cut. */
 static uint32_t top_lse(const uint8_t *f, uint32_t len)

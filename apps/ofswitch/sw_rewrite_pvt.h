@@ -1,10 +1,10 @@
 /*
- * apps/ofswitch/sw_act_pvt.h: what the frame rewrites (sw_act.c: set-fields and TTLs on
- * IP and L4; sw_act_mpls.c: MPLS and PBB headers) share: big-endian access, the RFC 1624
+ * apps/ofswitch/sw_rewrite_pvt.h: what the frame rewrites (sw_rewrite.c: set-fields and TTLs on
+ * IP and L4; sw_rewrite_mpls.c: MPLS and PBB headers) share: big-endian access, the RFC 1624
  * incremental checksum update, and where the ethertype is behind up to two VLAN tags.
  */
-#ifndef RINGFLOW_APPS_SW_ACT_PVT_H
-#define RINGFLOW_APPS_SW_ACT_PVT_H
+#ifndef RINGFLOW_APPS_SW_REWRITE_PVT_H
+#define RINGFLOW_APPS_SW_REWRITE_PVT_H
 
 #include <stdbool.h>
 #include <stdint.h>

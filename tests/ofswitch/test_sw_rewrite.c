@@ -1,5 +1,5 @@
 /*
- * tests/ofswitch/test_sw_act.c: the frame rewrites of sw_act.c applied to real frames:
+ * tests/ofswitch/test_sw_rewrite.c: the frame rewrites of sw_rewrite.c applied to real frames:
  * every byte that should change did, nothing else did, and the IPv4 header and TCP/UDP
  * checksums fixed incrementally equal a full recomputation (RFC 1071 sum over the header,
  * over pseudo-header + segment). test_sw_actions.c runs them through whole programs.
@@ -21,7 +21,7 @@ static void checks_ok(const uint8_t *f, uint8_t proto)
 		     at16(ip + 20 + c), l4_csum(ip, c));
 }
 
-Test(sw_act, set_fields_fix_checksums)
+Test(sw_rewrite, set_fields_fix_checksums)
 {
 	for (uint8_t proto = 6; proto <= 17; proto += 11) {
 		uint8_t f[128], g[128];
@@ -54,7 +54,7 @@ Test(sw_act, set_fields_fix_checksums)
 	}
 }
 
-Test(sw_act, udp_without_checksum_stays_without)
+Test(sw_rewrite, udp_without_checksum_stays_without)
 {
 	uint8_t f[128];
 	uint32_t n = frame(f, 17);
@@ -65,7 +65,7 @@ Test(sw_act, udp_without_checksum_stays_without)
 	cr_assert_eq(at16(f + 24), ip_csum(f + 14));
 }
 
-Test(sw_act, ttl_and_vlan)
+Test(sw_rewrite, ttl_and_vlan)
 {
 	uint8_t f[128], g[128];
 	uint32_t n = frame(f, 6);
@@ -102,7 +102,7 @@ Test(sw_act, ttl_and_vlan)
 	cr_assert_eq(len, n);
 }
 
-Test(sw_act, set_ttl_dscp_vlan)
+Test(sw_rewrite, set_ttl_dscp_vlan)
 {
 	uint8_t f[128];
 	uint32_t n = frame(f, 17);
@@ -138,7 +138,7 @@ Test(sw_act, set_ttl_dscp_vlan)
 /* IPv6 has no header checksum, but its addresses are in the TCP/UDP pseudo-header and the
  * ports in the segment: a port or address rewrite must leave the L4 checksum equal to a
  * full recomputation over the IPv6 pseudo-header, also behind an extension header. */
-Test(sw_act, ipv6_l4_rewrites_fix_checksums)
+Test(sw_rewrite, ipv6_l4_rewrites_fix_checksums)
 {
 	for (int hbh = 0; hbh <= 1; hbh++)
 		for (uint8_t proto = 6; proto <= 17; proto += 11) {
@@ -167,7 +167,7 @@ Test(sw_act, ipv6_l4_rewrites_fix_checksums)
 
 /* An extension header whose length runs past the payload, or a later fragment: no L4 header
  * to rewrite, so the rewrite is refused and the frame left as it was. */
-Test(sw_act, ipv6_lying_ext_header_is_refused)
+Test(sw_rewrite, ipv6_lying_ext_header_is_refused)
 {
 	uint8_t f[128], g[128];
 	uint32_t l4;
@@ -189,7 +189,7 @@ Test(sw_act, ipv6_lying_ext_header_is_refused)
 
 /* SCTP's checksum is a CRC32c over the whole packet: a port rewrite recomputes it (the
  * reference is computed bit by bit here, checked against the RFC 3720 test vector). */
-Test(sw_act, sctp_port_rewrite_recomputes_crc32c)
+Test(sw_rewrite, sctp_port_rewrite_recomputes_crc32c)
 {
 	cr_assert_eq(crc32c_ref((const uint8_t *)"123456789", 9), 0xe3069283u);
 	for (int v6 = 0; v6 <= 1; v6++)
@@ -219,7 +219,7 @@ Test(sw_act, sctp_port_rewrite_recomputes_crc32c)
 
 /* ICMPv4 (checksum over the message) and ICMPv6 (over the pseudo-header too): type and
  * code rewrites keep the checksum equal to a recomputation. */
-Test(sw_act, icmp_type_code_fix_checksums)
+Test(sw_rewrite, icmp_type_code_fix_checksums)
 {
 	uint8_t f[128];
 	uint32_t n = frame(f, 17);
@@ -262,7 +262,7 @@ Test(sw_act, icmp_type_code_fix_checksums)
 	cr_assert_eq(sw_act_set_icmp(f, n, false, false, 1), -1, "not ICMPv4");
 }
 
-Test(sw_act, ecn_and_flow_label)
+Test(sw_rewrite, ecn_and_flow_label)
 {
 	uint8_t f[128], g[128];
 	uint32_t n = frame(f, 6);
@@ -286,7 +286,7 @@ Test(sw_act, ecn_and_flow_label)
 	cr_assert_arr_eq(f + 18, g + 18, n - 18, "nothing else changes (no checksum covers them)");
 }
 
-Test(sw_act, arp_fields)
+Test(sw_rewrite, arp_fields)
 {
 	uint8_t f[64] = {0}, g[64];
 	memcpy(f, "\xff\xff\xff\xff\xff\xff\x02\x00\x00\x00\x00\x0a\x08\x06", 14);
@@ -310,7 +310,7 @@ Test(sw_act, arp_fields)
 
 /* IPv6 addresses are in the TCP/UDP/ICMPv6 pseudo-header: a rewrite fixes those checksums
  * (recomputed from scratch here), behind a hop-by-hop header too. */
-Test(sw_act, ipv6_address_rewrite_fixes_l4_checksums)
+Test(sw_rewrite, ipv6_address_rewrite_fixes_l4_checksums)
 {
 	static const uint8_t a1[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0, 0, 0, 0, 0xab, 0xcd};
 	static const uint8_t a2[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, 0xff, 0xff,
@@ -348,7 +348,7 @@ Test(sw_act, ipv6_address_rewrite_fixes_l4_checksums)
 
 /* Neighbour discovery: the target address and the link-layer address options of NS and NA,
  * the ICMPv6 checksum equal to a recomputation; options that lie are not followed. */
-Test(sw_act, nd_target_and_link_layer_options)
+Test(sw_rewrite, nd_target_and_link_layer_options)
 {
 	static const uint8_t t[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x77};
 	static const uint8_t mac[6] = {2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};

@@ -1,5 +1,5 @@
 /*
- * apps/ofswitch/sw_act.c: the frame rewrites of OpenFlow's set_field (Ethernet and IPv4
+ * apps/ofswitch/sw_rewrite.c: the frame rewrites of OpenFlow's set_field (Ethernet and IPv4
  * addresses, TCP/UDP ports), dec_nw_ttl, push_vlan and pop_vlan, on a frame in a buffer.
  *
  * Checksums are fixed incrementally (RFC 1624: HC' = ~(~HC + ~m + m')), never recomputed
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "sw.h"
-#include "sw_act_pvt.h"
+#include "sw_rewrite_pvt.h"
 
 /* The L4 header's bytes needed to rewrite a port and fix its checksum (0: not one we fix). */
 static uint32_t l4_need(uint8_t proto)
