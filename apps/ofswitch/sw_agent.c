@@ -39,6 +39,7 @@
 #include "sw.h"
 #include "sw_meter.h"
 #include "sw_group.h"
+#include "sw_offload.h"
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
 #define OFPBRC_BAD_EXPERIMENTER 3
@@ -378,6 +379,7 @@ static int link_flow(struct sw_agent *a, struct sw_flow *f)
  * (== f->pprev) finds f's successor there afterwards. */
 static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
 {
+	sw_offload_flow_gone(a->dp->offload, f); /* its kernel entries first (sw_offload.c) */
 	if (reason >= 0)
 		flow_removed(a, f, (uint8_t)reason);
 	sw_table_remove(atomic_load_explicit(&a->dp->table, memory_order_relaxed), f);
@@ -397,6 +399,7 @@ static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
  * everything f needs was allocated before. */
 static void replace_flow(struct sw_agent *a, struct sw_flow *old, struct sw_flow *f)
 {
+	sw_offload_flow_gone(a->dp->offload, old); /* its kernel entries first (sw_offload.c) */
 	sw_table_replace(atomic_load_explicit(&a->dp->table, memory_order_relaxed), old, f);
 	f->next = old->next;
 	f->pprev = old->pprev;
@@ -470,6 +473,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 			replace_flow(a, old, f);
 			return;
 		}
+		sw_offload_flow_new(a->dp->offload, f); /* entries f may beat go first */
 		if (link_flow(a, f) != 0) { /* nothing changed: the table stays as it was */
 			free(acts);
 			free(f);
@@ -505,6 +509,7 @@ static void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 		struct sw_actions *acts = actions_new(&prog);
 		if (!acts)
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		sw_offload_flow_gone(a->dp->offload, f); /* its kernel entries first */
 		/* Pairs with the pollers' acquire load of f->actions: a complete list. The old
 		 * list is freed after the next grace period (publish). */
 		struct sw_actions *old = atomic_exchange_explicit(&f->actions, acts,
@@ -525,6 +530,7 @@ static void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *
 	uint64_t now = now_ns();
 	unsigned n = 0;
 	struct sw_flow *f = a->flows;
+	sw_offload_sync(a->dp->offload); /* the kernel's hits into the flows */
 	for (;;) {
 		for (; f && n < STATS_PER_MSG; f = f->next) {
 			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
@@ -597,6 +603,7 @@ static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 	struct of_port_stats st[SW_MAX_PORTS];
 	unsigned n = 0;
 	bool desc = m->u.mp_request.mp_type == OF_MP_PORT_DESC;
+	sw_offload_sync(a->dp->offload); /* the kernel's hits into the ports */
 	for (unsigned i = 0; i < dp->nports; i++) {
 		struct sw_port *p = &dp->ports[i];
 		if (!desc && m->u.mp_request.port_no != OFPP_ANY && m->u.mp_request.port_no != p->of_no)
@@ -614,6 +621,10 @@ static void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg 
 			o->rx_bytes = s.rx_bytes;
 			o->tx_bytes = s.tx_bytes;
 			o->rx_dropped = s.rx_drops + s.rx_nobuf;
+			uint64_t orp, orb, otp, otb; /* what the kernel forwarded (--offload) */
+			sw_offload_port_counts(dp->offload, i, &orp, &orb, &otp, &otb);
+			o->rx_packets += orp, o->rx_bytes += orb, o->tx_packets += otp,
+				o->tx_bytes += otb;
 			o->tx_dropped = s.tx_drops;
 		}
 	}
@@ -631,6 +642,7 @@ static void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_
 	struct sw_key v, mk;
 	sw_key_of_match(&r->match, &v, &mk);
 	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_AGGREGATE_REPLY, .xid = x->xid};
+	sw_offload_sync(a->dp->offload); /* the kernel's hits into the flows */
 	if (r->table_id < SW_N_TABLES || r->table_id == OFPTT_ALL)
 		for (struct sw_flow *f = a->flows; f; f = f->next) {
 			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
@@ -1145,6 +1157,7 @@ static void drain_to_ctl(struct sw_agent *a)
 
 static void timers(struct sw_agent *a, uint64_t now)
 {
+	sw_offload_sync(a->dp->offload); /* idle timeouts see the kernel's hits */
 	for (struct sw_flow **pp = &a->flows; *pp;) {
 		struct sw_flow *f = *pp;
 		uint64_t pk, by;
@@ -1320,6 +1333,8 @@ void *sw_agent_run(void *arg)
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);
 		drain_to_ctl(a);
+		sw_offload_poll(a->dp->offload, atomic_load_explicit(&a->dp->table,
+			memory_order_relaxed), now_ns()); /* ours: the writer */
 		sw_ctlcmd_serve(a->cfg.ctlcmd, a->flows, a->nflows, now_ns());
 		if (a->dp->macs) { /* relaxed: see struct sw_dp */
 			bool up = false; /* a controller session is up */

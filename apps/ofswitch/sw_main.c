@@ -25,6 +25,7 @@
 #include <ringflow/stats.h>
 
 #include "sw.h"
+#include "sw_offload.h"
 
 static void usage(FILE *out)
 {
@@ -33,6 +34,7 @@ static void usage(FILE *out)
 		"                       [--controller ...] [--listen tcp:IP:PORT] [--dpid N]\n"
 		"                       [--cores LIST] [--echo-interval S]\n"
 		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
+		"                       [--offload]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
@@ -48,7 +50,9 @@ static void usage(FILE *out)
 		"  --dpid N           datapath id (decimal or 0x hex; default 1)\n"
 		"  --cores LIST       CPUs for the pollers (default 0); each port gets one queue per core\n"
 		"  --idle busy|adaptive (default adaptive)\n"
-		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n");
+		"  --metrics IP:PORT  serve Prometheus metrics there (docs/observing.md)\n"
+		"  --offload          xdp ports: decided microflows are forwarded by the kernel's\n"
+		"                     XDP program (docs/switch.md, \"The XDP fast path\")\n");
 }
 
 /* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
@@ -66,7 +70,9 @@ int main(int argc, char **argv)
 		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'},
-		{"echo-interval", required_argument, NULL, 'E'}, {NULL, 0, NULL, 0}};
+		{"echo-interval", required_argument, NULL, 'E'}, {"offload", no_argument, NULL, 'O'},
+		{NULL, 0, NULL, 0}};
+	bool offload = false;
 	const char *metrics = NULL;
 	char opt_err[200];
 	struct sw_ctlcmd *ctlcmd = NULL;
@@ -142,6 +148,7 @@ int main(int argc, char **argv)
 				return bad_opt(opt_err);
 			metrics = optarg;
 			break;
+		case 'O': offload = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");
@@ -206,6 +213,8 @@ int main(int argc, char **argv)
 		}
 		atomic_store_explicit(&dp.standalone, true, memory_order_relaxed);
 	}
+	if (offload) /* NULL (said in one line): the switch runs without it */
+		dp.offload = sw_offload_create(&dp);
 	ctlcmd = sw_ctlcmd_create(&dp);
 	ac.ctlcmd = ctlcmd; /* NULL (no memory): no `flows` command, nothing else lost */
 	agent = sw_agent_create(&dp, &ac);
@@ -260,6 +269,7 @@ int main(int argc, char **argv)
 			struct rf_stats *reg = rf_ctl_stats(ctl);
 			rf_stats_add_ring(reg, "to_controller", dp.to_ctl);
 			rf_stats_add_ring(reg, "from_controller", dp.from_ctl);
+			sw_offload_stats_register(dp.offload, reg);
 			if (ctlcmd)
 				sw_ctlcmd_register(ctlcmd, ctl);
 		}
@@ -292,6 +302,9 @@ out:
 			c, k->rx, k->tx_pkts, k->to_ctl, k->drop_short, k->drop_nomatch, k->drop_tx,
 			k->drop_ctl, k->drop_act, k->drop_group, k->act_skip);
 	}
+	if (status == 0)
+		sw_offload_report(dp.offload, stderr);
+	sw_offload_destroy(dp.offload); /* its entries out of the kernel, before the ports go */
 	rf_runtime_destroy(rt);
 	for (unsigned i = 0; i < dp.nports; i++)
 		rf_io_close(dp.ports[i].dev);
