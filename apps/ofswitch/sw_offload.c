@@ -304,6 +304,16 @@ void sw_offload_request(struct sw_offload *o, unsigned core, const struct sw_key
 {
 	if (!o || !o->fast[k->in_port - 1] || acts->meter || sw_actions_pipeline(acts))
 		return;
+	/* The common programs the agent would refuse for any key, told by their last step
+	 * (a table-miss flow to the controller, a flood, a group): no request at all. */
+	if (acts->last_out < acts->n) {
+		const struct sw_op *o_last = &acts->op[acts->last_out];
+		if (o_last->code == SW_OP_GROUP ||
+		    (o_last->code == SW_OP_OUTPUT &&
+		     (o_last->arg == OFPP_CONTROLLER || o_last->arg == OFPP_FLOOD ||
+		      o_last->arg == OFPP_ALL)))
+			return;
+	}
 	struct sw_off_core *c = &o->core[core];
 	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 17, c->rng ^= c->rng << 5;
 	if (c->rng & (SW_OFFLOAD_REQ_INV - 1))
