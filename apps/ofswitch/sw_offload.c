@@ -259,7 +259,8 @@ static enum sw_off_why plan_actions(const struct sw_dp *dp, const bool *fast, un
 	if (p->out < 0) { /* dropped: rewrites before it do not matter */
 		n = 0;
 		p->tx_adj = 0;
-		p->a[n].type = RF_OFFLOAD_DROP;
+		memset(&p->a[0], 0, sizeof(p->a[0]));
+		p->a[0].type = RF_OFFLOAD_DROP;
 	} else {
 		memset(&p->a[n], 0, sizeof(p->a[n]));
 		p->a[n].type = RF_OFFLOAD_OUTPUT;

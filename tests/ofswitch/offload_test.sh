@@ -44,7 +44,7 @@ if ! bed_wait_tcp $NS 127.0.0.1 $LPORT 10; then
 	fail "switch did not listen"; sed 's/^/  sw: /' "$TMP/sw.log"; exit 1
 fi
 grep -q "offload:" "$TMP/sw.log" && fail "a port refused offload: $(grep offload: "$TMP/sw.log")"
-ip netns exec $NS timeout 90 "$TOOL" $LPORT $A0 $A1 $B0 "$CTL" $SP >"$TMP/tool.log" 2>&1
+ip netns exec $NS timeout 90 "$TOOL" $LPORT $A0 $A1 $B0 $B1 "$CTL" $SP >"$TMP/tool.log" 2>&1
 rc=$?
 sed 's/^/  ofoffload: /' "$TMP/tool.log"
 [ $rc -eq 0 ] && pass "ofoffload: every phase" || fail "ofoffload exited $rc"

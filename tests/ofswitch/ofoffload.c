@@ -4,7 +4,7 @@
  *
  *   injector a0 ==veth== a1 [port 1 (xdp)] ringflow-switch [port 2 (xdp)] b1 ==veth== b0 capture
  *
- *   ofoffload LISTEN_PORT A0 A1 B0 RINGFLOW_CTL SWITCH_PID
+ *   ofoffload LISTEN_PORT A0 A1 B0 B1 RINGFLOW_CTL SWITCH_PID
  *
  * A client of the switch's --listen (it writes the OpenFlow messages itself, as ofchurn does)
  * and raw sockets on a0 and b0. Frames carry a trailer (magic, sequence number) in their last
@@ -20,6 +20,8 @@
  *   3. the drop flow deleted (+ BARRIER): A's frames are forwarded again; A deleted
  *      (+ BARRIER): none is (the entries went with it); no entry is left.
  *   4. a flow matching ip_dscp (udp 9001, TOS 40): forwarded, counted, never offloaded.
+ *   5. flow P (udp 9003, output 2) offloaded, then b1 (port 2) set down: every frame of P
+ *      reaches port 1's socket (the entry stopped); b1 up again: P is forwarded again.
  * Exit 0 when everything holds, 1 with one FAIL line per failure. Every wait is bounded.
  */
 #define _GNU_SOURCE
@@ -50,6 +52,7 @@ enum { T_HELLO = 0, T_ERROR = 1, T_ECHO_REQ = 2, T_ECHO_REP = 3, T_FLOW_MOD = 14
 #define CK_I 0xa2ull
 #define CK_DROP 0xa3ull
 #define CK_DSCP 0xa4ull
+#define CK_P 0xa5ull
 
 static int fd = -1, sa = -1, sb = -1, fails;
 static unsigned errors_seen;
@@ -388,11 +391,11 @@ static unsigned dups(uint32_t from, uint32_t to)
 
 int main(int argc, char **argv)
 {
-	if (argc != 7) {
-		fprintf(stderr, "usage: ofoffload LISTEN_PORT A0 A1 B0 RINGFLOW_CTL SWITCH_PID\n");
+	if (argc != 8) {
+		fprintf(stderr, "usage: ofoffload LISTEN_PORT A0 A1 B0 B1 RINGFLOW_CTL SWITCH_PID\n");
 		return 2;
 	}
-	ctl = argv[5], swpid = argv[6];
+	ctl = argv[6], swpid = argv[7];
 	sa = raw_socket(argv[2]);
 	sb = raw_socket(argv[4]);
 	if (sa < 0 || sb < 0) {
@@ -549,6 +552,41 @@ int main(int argc, char **argv)
 	long long inst4 = ctl_value("app/offload_installed"), nm1 = ctl_value("app/offload_not_match");
 	CHECK(inst4 == inst3 && nm1 > nm0, "the ip_dscp flow was not offloaded (installed %lld -> "
 	      "%lld, refused for its match %lld -> %lld)", inst3, inst4, nm0, nm1);
+
+	/* 5. port 2 down: the entries sending to it stop (their frames reach userspace) */
+	struct fm P = {.cmd = 0, .cookie = CK_P, .prio = 100, .udp_dst = 9003, .dscp = -1,
+		       .out = true};
+	long long inst5 = ctl_value("app/offload_installed");
+	CHECK(flow_mod(&P) == 0 && barrier() == 0, "flow P installed");
+	uint32_t s10 = seq;
+	for (int i = 0; i < 100; i++)
+		send_one(9003, 0, false), usleep(2000);
+	n = arrived(s10, seq, true);
+	CHECK(n == seq - s10 && ctl_value("app/offload_installed") > inst5,
+	      "P forwarded (%u of %u) and offloaded", n, seq - s10);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "ip link set %s down", argv[5]);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	usleep(500000); /* the agent tells the tables every 100 ms */
+	long long u0 = ctl_value(path);
+	uint32_t s11 = seq;
+	for (int i = 0; i < 100; i++)
+		send_one(9003, 0, false), usleep(1000);
+	usleep(300000);
+	long long u1 = ctl_value(path);
+	CHECK(u1 - u0 == (long long)(seq - s11), "port 2 down: all %u frames of P reached port 1's "
+	      "socket (%lld)", seq - s11, u1 - u0);
+	snprintf(cmd, sizeof(cmd), "ip link set %s up", argv[5]);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	usleep(1500000);
+	long long h0 = ctl_value("app/offload_hits");
+	uint32_t s12 = seq;
+	for (int i = 0; i < 100; i++)
+		send_one(9003, 0, false), usleep(2000);
+	n = arrived(s12, seq, true);
+	CHECK(flow_stats(CK_P, &n, &pk, &by) == 0 && ctl_value("app/offload_hits") > h0,
+	      "port 2 up: P's frames go through the kernel again");
+	drain();
 	CHECK(bad_bytes == 0 && errors_seen == 0, "no frame differed (%u), no ERROR (%u)", bad_bytes,
 	      errors_seen);
 	return fails ? 1 : 0;
