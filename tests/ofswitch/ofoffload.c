@@ -22,6 +22,9 @@
  *   4. a flow matching ip_dscp (udp 9001, TOS 40): forwarded, counted, never offloaded.
  *   5. flow P (udp 9003, output 2) offloaded, then b1 (port 2) set down: every frame of P
  *      reaches port 1's socket (the entry stopped); b1 up again: P is forwarded again.
+ *   6. a full table: flow W (udp 9004, output 2) and 1500 microflows (source ports) of it,
+ *      20 frames each: the port's table fills at 1024 entries, the rest are refused as
+ *      `full`, and every frame still arrives (userspace forwards what the kernel cannot).
  * Exit 0 when everything holds, 1 with one FAIL line per failure. Every wait is bounded.
  */
 #define _GNU_SOURCE
@@ -42,12 +45,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#define RF_OFFLOAD_MAX_ENTRIES 1024 /* a port's table (ringflow/offload.h) */
+
 #define OFV 4
 enum { T_HELLO = 0, T_ERROR = 1, T_ECHO_REQ = 2, T_ECHO_REP = 3, T_FLOW_MOD = 14,
        T_MP_REQ = 18, T_MP_REP = 19, T_BARRIER_REQ = 20, T_BARRIER_REP = 21 };
 #define MAGIC 0x4c464f52u
 #define FLEN 96
-#define MAXSEQ 20000
+#define MAXSEQ 60000
 #define CK_A 0xa1ull
 #define CK_I 0xa2ull
 #define CK_DROP 0xa3ull
@@ -302,8 +307,9 @@ static int raw_socket(const char *ifname)
 	return s;
 }
 
-/* Frame seq: IPv4/UDP 10.9.0.1:5000 -> 10.9.0.2:dport, TOS tos, MAC_SRC -> dst. */
-static void make_frame(uint8_t *f, uint32_t s, uint16_t dport, uint8_t tos, const uint8_t *dst)
+/* Frame seq: IPv4/UDP 10.9.0.1:sport -> 10.9.0.2:dport, TOS tos, MAC_SRC -> dst. */
+static void make_frame(uint8_t *f, uint32_t s, uint16_t sport, uint16_t dport, uint8_t tos,
+		       const uint8_t *dst)
 {
 	memset(f, 0, FLEN);
 	memcpy(f, dst, 6);
@@ -320,7 +326,7 @@ static void make_frame(uint8_t *f, uint32_t s, uint16_t dport, uint8_t tos, cons
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	p16(ip + 10, (uint16_t)~sum);
-	p16(ip + 20, 5000), p16(ip + 22, dport), p16(ip + 24, FLEN - 34);
+	p16(ip + 20, sport), p16(ip + 22, dport), p16(ip + 24, FLEN - 34);
 	for (int i = 42; i < FLEN - 8; i++)
 		f[i] = (uint8_t)(s * 7 + i);
 	uint32_t mg = MAGIC;
@@ -329,7 +335,7 @@ static void make_frame(uint8_t *f, uint32_t s, uint16_t dport, uint8_t tos, cons
 }
 
 /* What each sequence number was and should arrive as. */
-static uint16_t sent_dport[MAXSEQ];
+static uint16_t sent_dport[MAXSEQ], sent_sport[MAXSEQ], cur_sport = 5000;
 static uint8_t sent_tos[MAXSEQ], got[MAXSEQ], want_new[MAXSEQ];
 static unsigned bad_bytes;
 
@@ -339,8 +345,8 @@ static uint32_t send_one(uint16_t dport, uint8_t tos, bool rewritten)
 	uint32_t s = seq++;
 	if (s >= MAXSEQ)
 		return s;
-	make_frame(f, s, dport, tos, MAC_DST);
-	sent_dport[s] = dport, sent_tos[s] = tos, want_new[s] = rewritten;
+	make_frame(f, s, cur_sport, dport, tos, MAC_DST);
+	sent_dport[s] = dport, sent_sport[s] = cur_sport, sent_tos[s] = tos, want_new[s] = rewritten;
 	for (int i = 0; i < 100 && send(sa, f, FLEN, 0) != FLEN; i++)
 		usleep(100); /* a full socket buffer: retry, bounded */
 	return s;
@@ -360,7 +366,8 @@ static void drain(void)
 		if (mg != MAGIC || s >= seq)
 			continue;
 		got[s]++;
-		make_frame(e, s, sent_dport[s], sent_tos[s], want_new[s] ? MAC_NEW : MAC_DST);
+		make_frame(e, s, sent_sport[s], sent_dport[s], sent_tos[s],
+			   want_new[s] ? MAC_NEW : MAC_DST);
 		if (r != FLEN || memcmp(f, e, FLEN) != 0)
 			bad_bytes++;
 	}
@@ -587,6 +594,31 @@ int main(int argc, char **argv)
 	CHECK(flow_stats(CK_P, &n, &pk, &by) == 0 && ctl_value("app/offload_hits") > h0,
 	      "port 2 up: P's frames go through the kernel again");
 	drain();
+
+	/* 6. the table fills: what does not fit stays in userspace, counted, nothing lost */
+	struct fm W = {.cmd = 0, .cookie = 0xa6, .prio = 100, .udp_dst = 9004, .dscp = -1,
+		       .out = true};
+	CHECK(flow_mod(&W) == 0 && barrier() == 0, "flow W installed");
+	long long full0 = ctl_value("app/offload_not_full");
+	uint32_t s13 = seq;
+	for (int r = 0; r < 20; r++)
+		for (int i = 0; i < 1500; i++) {
+			cur_sport = (uint16_t)(20000 + i);
+			send_one(9004, 0, false);
+			if (i % 16 == 15)
+				usleep(1000), drain();
+		}
+	cur_sport = 5000;
+	uint32_t s14 = seq;
+	n = arrived(s13, s14, true);
+	long long ents = ctl_value("app/offload_entries"), full1 = ctl_value("app/offload_not_full");
+	CHECK(n == s14 - s13, "full table: %u of %u frames arrived", n, s14 - s13);
+	CHECK(ents == RF_OFFLOAD_MAX_ENTRIES && full1 > full0,
+	      "the table filled (%lld entries of %d) and the rest was refused as full (%lld)",
+	      ents, RF_OFFLOAD_MAX_ENTRIES, full1 - full0);
+	CHECK(flow_stats(0xa6, &n, &pk, &by) == 0 && pk == s14 - s13,
+	      "FLOW stats of W: %llu of %u (offloaded + userspace)", (unsigned long long)pk,
+	      s14 - s13);
 	CHECK(bad_bytes == 0 && errors_seen == 0, "no frame differed (%u), no ERROR (%u)", bad_bytes,
 	      errors_seen);
 	return fails ? 1 : 0;
