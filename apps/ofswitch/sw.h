@@ -37,6 +37,8 @@
  *   sw_group.c, sw_group_agent.c, sw_meter_agent.c  GROUP_MOD, METER_MOD, their multiparts
  *   sw_role.c, sw_tables.c  roles and async config; table stats and features
  *   sw_ctlcmd.c, sw_portname.c  the control socket's `ports`/`flows`; ports' stats names
+ *   sw_offload.c, sw_offload_cls.c  --offload: decided microflows into the xdp ports' kernel
+ *                      tables, removed before a FLOW_MOD takes effect (sw_offload.h)
  */
 #ifndef RINGFLOW_APPS_SW_H
 #define RINGFLOW_APPS_SW_H
@@ -294,6 +296,9 @@ struct sw_flow {
 	/* agent only, written while in the table */
 	RF_CACHE_ALIGNED uint64_t created_ns, last_used_ns;
 	uint64_t last_pkts;                /* sum at the last idle check */
+	uint64_t off_pkts, off_bytes;      /* hits of its --offload entries, folded in by the
+					      agent (sw_offload.c); in sw_flow_counts */
+	struct sw_off_ent *off_ents;       /* its --offload entries (sw_offload.c) */
 	uint16_t idle_timeout, hard_timeout;
 	struct sw_flow *next, **pprev;     /* master list (doubly linked) */
 	struct sw_flow *hnext;             /* index by (match, mask, priority) */
@@ -438,6 +443,7 @@ struct sw_dp {
 	_Atomic bool standalone;
 	struct rf_hash *macs; /* NULL in secure mode */
 	struct sw_groups *groups; /* the group table (sw_group.h); set before the pollers run */
+	struct sw_offload *offload; /* --offload (sw_offload.h), or NULL; set before they run */
 	/* PACKET_OUT programs (agent -> poller 0): the agent fills slot po_sent % SW_PO_SLOTS
 	 * and enqueues the frame with a pointer to it; poller 0 counts po_done after running
 	 * one. The agent reuses a slot only while po_sent - po_done < SW_PO_SLOTS. */

@@ -393,6 +393,7 @@ static void conn_accept(struct sw_agent *a)
 
 static void timers(struct sw_agent *a, uint64_t now)
 {
+	sw_offload_sync(a->dp->offload); /* idle timeouts see the kernel's hits */
 	flow_expire(a, now);
 	struct sw_table *t = atomic_load_explicit(&a->dp->table, memory_order_relaxed); /* ours */
 	sw_table_rerank(t); /* subtables of equal priority: the busiest first */
@@ -559,6 +560,8 @@ void *sw_agent_run(void *arg)
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);
 		drain_to_ctl(a);
+		sw_offload_poll(a->dp->offload, atomic_load_explicit(&a->dp->table,
+			memory_order_relaxed), now_ns()); /* ours: the writer */
 		agent_obs_update(a);
 		sw_ctlcmd_serve(a->cfg.ctlcmd, a->flows, a->nflows, now_ns());
 		if (a->dp->macs) { /* relaxed: see struct sw_dp */

@@ -203,6 +203,7 @@ static int link_flow(struct sw_agent *a, struct sw_flow *f)
  * (== f->pprev) finds f's successor there afterwards. */
 static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
 {
+	sw_offload_flow_gone(a->dp->offload, f); /* its kernel entries first (sw_offload.c) */
 	if (reason >= 0)
 		flow_removed(a, f, (uint8_t)reason);
 	sw_table_remove(atomic_load_explicit(&a->dp->table, memory_order_relaxed), f);
@@ -222,6 +223,7 @@ static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
  * everything f needs was allocated before. */
 static void replace_flow(struct sw_agent *a, struct sw_flow *old, struct sw_flow *f)
 {
+	sw_offload_flow_gone(a->dp->offload, old); /* its kernel entries first (sw_offload.c) */
 	sw_table_replace(atomic_load_explicit(&a->dp->table, memory_order_relaxed), old, f);
 	f->next = old->next;
 	f->pprev = old->pprev;
@@ -295,6 +297,7 @@ void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, con
 			replace_flow(a, old, f);
 			return;
 		}
+		sw_offload_flow_new(a->dp->offload, f); /* entries f may beat go first */
 		if (link_flow(a, f) != 0) { /* nothing changed: the table stays as it was */
 			free(acts);
 			free(f);
@@ -330,6 +333,7 @@ void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, con
 		struct sw_actions *acts = actions_new(&prog);
 		if (!acts)
 			return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL, raw, len);
+		sw_offload_flow_gone(a->dp->offload, f); /* its kernel entries first */
 		/* Pairs with the pollers' acquire load of f->actions: a complete list. The old
 		 * list is freed after the next grace period (publish). */
 		struct sw_actions *old = atomic_exchange_explicit(&f->actions, acts,

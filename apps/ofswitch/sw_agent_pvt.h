@@ -32,6 +32,7 @@
 #include "sw_meter.h"
 #include "sw_pinrate.h"
 #include "sw_group.h"
+#include "sw_offload.h"
 
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */

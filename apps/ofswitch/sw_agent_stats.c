@@ -16,6 +16,7 @@ void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 	uint64_t now = now_ns();
 	unsigned n = 0;
 	struct sw_flow *f = a->flows;
+	sw_offload_sync(a->dp->offload); /* the kernel's hits into the flows */
 	for (;;) {
 		for (; f && n < STATS_PER_MSG; f = f->next) {
 			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
@@ -88,6 +89,7 @@ void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 	struct of_port_stats st[SW_MAX_PORTS];
 	unsigned n = 0;
 	bool desc = m->u.mp_request.mp_type == OF_MP_PORT_DESC;
+	sw_offload_sync(a->dp->offload); /* the kernel's hits into the ports */
 	for (unsigned i = 0; i < dp->nports; i++) {
 		struct sw_port *p = &dp->ports[i];
 		if (!desc && m->u.mp_request.port_no != OFPP_ANY && m->u.mp_request.port_no != p->of_no)
@@ -105,6 +107,10 @@ void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 			o->rx_bytes = s.rx_bytes;
 			o->tx_bytes = s.tx_bytes;
 			o->rx_dropped = s.rx_drops + s.rx_nobuf;
+			uint64_t orp, orb, otp, otb; /* what the kernel forwarded (--offload) */
+			sw_offload_port_counts(dp->offload, i, &orp, &orb, &otp, &otb);
+			o->rx_packets += orp, o->rx_bytes += orb, o->tx_packets += otp,
+				o->tx_bytes += otb;
 			o->tx_dropped = s.tx_drops;
 		}
 	}
@@ -122,6 +128,7 @@ void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x
 	struct sw_key v, mk;
 	sw_key_of_match(&r->match, &v, &mk);
 	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_AGGREGATE_REPLY, .xid = x->xid};
+	sw_offload_sync(a->dp->offload); /* the kernel's hits into the flows */
 	if (r->table_id < SW_N_TABLES || r->table_id == OFPTT_ALL)
 		for (struct sw_flow *f = a->flows; f; f = f->next) {
 			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||

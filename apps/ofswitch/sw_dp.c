@@ -18,6 +18,7 @@
 #include "sw.h"
 #include "sw_meter.h"
 #include "sw_group.h"
+#include "sw_offload.h"
 
 static void flush(struct sw_core *c, unsigned pi)
 {
@@ -356,6 +357,8 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 				continue;
 			}
 		}
+		if (dp->offload) /* 1 in SW_OFFLOAD_REQ_INV: the agent may offload k */
+			sw_offload_request(dp->offload, c->idx, &k, acts);
 		if (sw_actions_pipeline(acts)) /* goto, metadata, the action set: sw_pipe.c */
 			sw_pipe_run(c, t, b, (int)pi, &k, f, acts);
 		else

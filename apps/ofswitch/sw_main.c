@@ -26,6 +26,7 @@
 
 #include "sw.h"
 #include "sw_pinrate.h"
+#include "sw_offload.h"
 
 static void usage(FILE *out)
 {
@@ -35,6 +36,7 @@ static void usage(FILE *out)
 		"                       [--cores LIST] [--echo-interval S]\n"
 		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
 		"                       [--packet-in-rate PPS[,BURST]] [--stats-interval S]\n"
+		"                       [--offload]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
@@ -54,7 +56,9 @@ static void usage(FILE *out)
 		"  --packet-in-rate PPS[,BURST]  at most PPS PACKET_INs a second to each connection,\n"
 		"                     BURST at once (default PPS/4, as OVS); the rest is dropped and\n"
 		"                     counted. 0 (the default, as OVS): no limit\n"
-		"  --stats-interval S print flows, subtables and PACKET_IN counters every S seconds\n");
+		"  --stats-interval S print flows, subtables and PACKET_IN counters every S seconds\n"
+		"  --offload          xdp ports: decided microflows are forwarded by the kernel's\n"
+		"                     XDP program (docs/switch.md, \"The XDP fast path\")\n");
 }
 
 /* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
@@ -72,9 +76,10 @@ int main(int argc, char **argv)
 		{"fail-mode", required_argument, NULL, 'F'}, {"cores", required_argument, NULL, 'c'},
 		{"idle", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'},
-		{"echo-interval", required_argument, NULL, 'E'},
+		{"echo-interval", required_argument, NULL, 'E'}, {"offload", no_argument, NULL, 'O'},
 		{"packet-in-rate", required_argument, NULL, 'R'},
 		{"stats-interval", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0}};
+	bool offload = false;
 	const char *metrics = NULL;
 	char opt_err[200];
 	struct sw_ctlcmd *ctlcmd = NULL;
@@ -168,6 +173,7 @@ int main(int argc, char **argv)
 				return bad_opt(opt_err);
 			metrics = optarg;
 			break;
+		case 'O': offload = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");
@@ -232,6 +238,8 @@ int main(int argc, char **argv)
 		}
 		atomic_store_explicit(&dp.standalone, true, memory_order_relaxed);
 	}
+	if (offload) /* NULL (said in one line): the switch runs without it */
+		dp.offload = sw_offload_create(&dp);
 	ctlcmd = sw_ctlcmd_create(&dp);
 	ac.ctlcmd = ctlcmd; /* NULL (no memory): no `flows` command, nothing else lost */
 	agent = sw_agent_create(&dp, &ac);
@@ -286,6 +294,7 @@ int main(int argc, char **argv)
 			struct rf_stats *reg = rf_ctl_stats(ctl);
 			rf_stats_add_ring(reg, "to_controller", dp.to_ctl);
 			rf_stats_add_ring(reg, "from_controller", dp.from_ctl);
+			sw_offload_stats_register(dp.offload, reg);
 			if (ctlcmd)
 				sw_ctlcmd_register(ctlcmd, ctl);
 			sw_agent_obs_register(agent, reg);
@@ -319,6 +328,9 @@ out:
 			c, k->rx, k->tx_pkts, k->to_ctl, k->drop_short, k->drop_nomatch, k->drop_tx,
 			k->drop_ctl, k->drop_act, k->drop_group, k->act_skip);
 	}
+	if (status == 0)
+		sw_offload_report(dp.offload, stderr);
+	sw_offload_destroy(dp.offload); /* its entries out of the kernel, before the ports go */
 	rf_runtime_destroy(rt);
 	for (unsigned i = 0; i < dp.nports; i++)
 		rf_io_close(dp.ports[i].dev);

@@ -63,8 +63,8 @@ void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes)
 		p += atomic_load_explicit(&f->ctr[c].pkts, memory_order_relaxed);
 		b += atomic_load_explicit(&f->ctr[c].bytes, memory_order_relaxed);
 	}
-	*pkts = p;
-	*bytes = b;
+	*pkts = p + f->off_pkts; /* + what the kernel forwarded for it (--offload) */
+	*bytes = b + f->off_bytes;
 }
 
 /* ---- the read side ---- */

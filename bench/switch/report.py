@@ -7,7 +7,7 @@ Reads OUT_DIR/results.jsonl, appends summary lines ("stat":"median") and ratio l
 switch-setup.svg (flow setups per second).
 
 Pairs: ringflow-packet with ovs-system (AF_PACKET-class ports), ringflow-xdp with ovs-afxdp
-(AF_XDP). The generator is ringflow-pktgen (trafgen when it was not built; the run's "bed"
+(AF_XDP), ringflow-xdp-offload (--offload) with ovs-afxdp too. The generator is ringflow-pktgen (trafgen when it was not built; the run's "bed"
 line says which). A point is generator-limited when SINK got >= 90 % (trafgen: 97 %) of what
 the generator got out: the switch kept up and its figure is a lower bound. Headroom rule: the
 generator alone (gen-only, 1 flow) must offer >= 3x the best switch's median, else the run
@@ -25,7 +25,8 @@ import subprocess
 import sys
 
 GOALS = {"fwd": 2.0, "setup": 2.0, "churn": 0.95}
-PAIRS = [("AF_PACKET", "ringflow-packet", "ovs-system"), ("AF_XDP", "ringflow-xdp", "ovs-afxdp")]
+PAIRS = [("AF_PACKET", "ringflow-packet", "ovs-system"), ("AF_XDP", "ringflow-xdp", "ovs-afxdp"),
+         ("offload", "ringflow-xdp-offload", "ovs-afxdp")]  # --offload: the XDP fast path
 FWD_CASES = ["one", "exact1k", "churn", "wild100k"]
 
 out = sys.argv[1]
@@ -173,7 +174,7 @@ if inst:
 # that got through (per offered frame) is given, and the churn rounds where the switch kept
 # up with trafgen (it lost nothing to the churn that this bed can see).
 churn_lines = []
-for impl in [i for _, o, p in PAIRS for i in (o, p)]:
+for impl in dict.fromkeys(i for _, o, p in PAIRS for i in (o, p)):  # each switch once
     base = {p["round"]: p for p in pts(impl, "exact1k")}
     ch = [p for p in pts(impl, "churn") if p["round"] in base and base[p["round"]]["value"] > 0
           and p.get("offered_mpps", 0) > 0 and base[p["round"]].get("offered_mpps", 0) > 0]

@@ -13,6 +13,8 @@
 #   ringflow-packet  ringflow-switch, packet driver (AF_PACKET), --idle busy
 #   ovs-system       OVS 3.1, netdev bridge, system ports (AF_PACKET underneath)
 #   ringflow-xdp     ringflow-switch, xdp driver (AF_XDP, native mode, copy on veth)
+#   ringflow-xdp-offload  the same with --offload: decided microflows forwarded by the XDP
+#                    program (docs/switch.md "The XDP fast path"); compared with ovs-afxdp too
 #   ovs-afxdp        OVS 3.1, netdev bridge, type=afxdp ports (native mode), PMD on CPU 1
 # Both take their flows from the same file through `ovs-ofctl -O OpenFlow13 add-flows` over TCP
 # (ringflow: --listen tcp:127.0.0.1:PORT in FWD; OVS: set-controller ptcp:PORT in FWD); ports
@@ -96,7 +98,7 @@ if [ "$quick" = 1 ]; then # the options given explicitly still win for impls and
   rounds=1 duration=1 warmup=0.5 setup_flows=${setup_flows:-200}
   impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn setup}
 fi
-impls=${impls:-ringflow-packet ovs-system ringflow-xdp ovs-afxdp}
+impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp}
 cases=${cases:-one exact1k churn wild100k setup}
 setup_flows=${setup_flows:-2000}
 die() { echo "bench-switch: $*" >&2; exit 1; }
@@ -112,7 +114,7 @@ case "$setup_idle" in busy|adaptive) ;; *) die "--setup-idle: busy or adaptive" 
 awk -v d="$duration" -v w="$warmup" 'BEGIN { exit !(d > 0 && d <= 60 && w >= 0 && w <= 30) }' 2>/dev/null \
   || die "--duration in (0, 60], --warmup in [0, 30]"
 for c in $cases; do case "$c" in one|exact1k|churn|wild100k|setup) ;; *) die "unknown case '$c'" ;; esac; done
-for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ovs-system|ovs-afxdp) ;; *) die "unknown switch '$i'" ;; esac; done
+for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ringflow-xdp-offload|ovs-system|ovs-afxdp) ;; *) die "unknown switch '$i'" ;; esac; done
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
 for t in ip ovs-vswitchd ovs-ofctl python3; do
@@ -180,10 +182,11 @@ sw_start() { # impl [with-controller]
   case "$impl" in
     ringflow-*)
       local a b
-      if [ "${impl#ringflow-}" = xdp ]; then a="xdp:dev=$fa,mode=native,frames=1" b="xdp:dev=$fb,mode=native,frames=1"
+      if [ "${impl#ringflow-}" != packet ]; then a="xdp:dev=$fa,mode=native,frames=1" b="xdp:dev=$fb,mode=native,frames=1"
       else a="packet:dev=$fa,frames=1" b="packet:dev=$fb,frames=1"; fi
       local cargs=()
-      [ -n "$ctl" ] && cargs=(--controller "tcp:127.0.0.1:$ctl_port")
+      [ "$impl" = ringflow-xdp-offload ] && cargs=(--offload)
+      [ -n "$ctl" ] && cargs+=(--controller "tcp:127.0.0.1:$ctl_port")
       # forwarding: busy polling (as ringflow-l2fwd on the bed); flow setup: --setup-idle
       local idle=busy
       [ -n "$ctl" ] && idle=$setup_idle

@@ -1,0 +1,618 @@
+/*
+ * apps/ofswitch/sw_offload.c: ringflow-switch --offload: which microflows the kernel may
+ * forward, and how the agent keeps the xdp ports' offload tables consistent with the flow
+ * table (sw_offload.h has the contract).
+ *
+ * An entry stands for every frame whose fields equal the entry's (the microflow's key on the
+ * offload menu: MACs, VLAN ID, EtherType, IP addresses, IP protocol, TCP/UDP ports, received
+ * on its port). It is correct only if every such frame would get the same decision in
+ * userspace: sw_offload_decide checks that the decision came from one table and a program the
+ * kernel runs the same way, and that every bit the classifier consulted (the OR of the masks
+ * of the subtables it probed, sw_offload_cls.c) is a bit such frames share with the key
+ * (`det`: the menu's fields, and fields the parser leaves zero for the entry's EtherType). A
+ * flow matching ip_dscp, vlan_pcp, the flow label, ARP or ICMP fields is not offloaded.
+ *
+ * Consistency, all on the agent thread (the flow table's only writer): an ADD removes, before
+ * the new flow is in the classifier, every entry whose winner it could beat for some frame the
+ * entry matches; MODIFY, DELETE, expiry and a replacing ADD remove the flow's own entries
+ * first. A removal is one BPF map delete, visible to the next frame the kernel processes, so
+ * the BARRIER reply (sent later by the same thread) comes after it. A request from a poller
+ * carries only the key: the agent classifies it again against the table as it is now, so a
+ * request made before a FLOW_MOD can never install the old decision.
+ *
+ * Counters: an entry's hits are read (every second, before every stats reply and before the
+ * entry goes) and their growth added to its flow (sw_flow.off_pkts, read by sw_flow_counts,
+ * so FLOW stats, FLOW_REMOVED and the idle timeout see them) and to its ports. Hits between
+ * the last read and a removal are lost with the entry (the driver keeps no counters of a
+ * deleted entry): the window is one system call wide.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ringflow/pktbuf.h>
+#include <ringflow/stats.h>
+
+#include "sw_offload.h"
+
+#define HASH_BUCKETS 4096u /* the agent's index of its entries (a power of two) */
+
+struct sw_off_ent {
+	struct sw_off_ent *next, **pprev;   /* every entry */
+	struct sw_off_ent *fnext, **fpprev; /* its flow's (sw_flow.off_ents) */
+	struct sw_off_ent *hnext;           /* index by (port, match) */
+	struct sw_flow *flow;
+	struct sw_key key, det; /* the microflow that made it; the bytes the entry fixes */
+	struct rf_offload_match m;
+	uint64_t hits, bytes;   /* read from the driver so far */
+	unsigned port;
+	int out, tx_adj;
+	uint16_t prio;
+};
+
+/* A poller's own line: its random state and what it could not hand over. */
+struct sw_off_core {
+	RF_CACHE_ALIGNED uint32_t rng;
+	_Atomic uint64_t requests, ring_full;
+};
+
+struct sw_offload {
+	struct sw_dp *dp;
+	bool fast[SW_MAX_PORTS]; /* port i has an offload table */
+	struct rf_ring *req;     /* MPSC: pollers -> agent, pktbufs holding a struct sw_key */
+	struct sw_off_core core[SW_MAX_CORES];
+	/* agent */
+	RF_CACHE_ALIGNED struct sw_off_ent *all;
+	struct sw_off_ent *idx[HASH_BUCKETS];
+	uint64_t last_link_ns;
+	uint64_t port_rx[SW_MAX_PORTS][2], port_tx[SW_MAX_PORTS][2]; /* packets, bytes */
+	/* counters (the agent writes them; the stats registry reads them relaxed) */
+	_Atomic uint64_t entries, installed, removed, removed_by_mod, hits, exists;
+	_Atomic uint64_t why[SW_OFF_N];
+};
+
+static const char *const why_name[SW_OFF_N] = {
+	"ok", "no_flow", "pipeline", "meter", "group", "controller", "outputs", "action", "match",
+	"full", "error"};
+
+static void inc(_Atomic uint64_t *c, uint64_t n) /* relaxed: one writer, readers tolerate lag */
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+/* ---- the decision (pure) ---- */
+
+#define DET(d, fld) memset(&(d)->fld, 0xff, sizeof((d)->fld))
+
+/* The key bytes every frame matching an entry made from k shares with k: the menu's fields
+ * the entry names, and fields the parser (sw_key.c) leaves zero for k's EtherType. Fields not
+ * named here (vlan_pcp, dscp/ecn of IP, ARP's, the flow label, MPLS, ICMP type/code, fields a
+ * later key may add) are not fixed: a decision that consulted them is not offloaded. */
+static void determined(const struct sw_key *k, struct sw_key *d)
+{
+	memset(d, 0, sizeof(*d));
+	DET(d, in_port);
+	DET(d, eth_dst);
+	DET(d, eth_src);
+	DET(d, eth_type);
+	if (k->vlan & 0x1000) /* tagged: the entry names the VID (untagged it cannot say) */
+		DET(d, vlan);
+	bool ip4 = k->eth_type == 0x0800, ip6 = k->eth_type == 0x86dd;
+	if (ip4 || ip6) {
+		DET(d, nw_src); /* IPv4: bytes 4..15 are zero in every IPv4 key */
+		DET(d, nw_dst);
+		DET(d, ip_proto);
+		uint8_t p = k->ip_proto;
+		if (p == 6 || p == 17 || (p != 132 && p != (ip4 ? 1 : 58)))
+			DET(d, tp_src), DET(d, tp_dst); /* TCP/UDP ports, or zero */
+		if (ip4)
+			DET(d, mpls); /* the shared last word: zero for IPv4 */
+	} else {
+		/* No IP header: protocol, ports, DSCP, ECN stay zero. */
+		DET(d, ip_proto);
+		DET(d, ip_dscp);
+		DET(d, ip_ecn);
+		DET(d, tp_src);
+		DET(d, tp_dst);
+		if (k->eth_type != 0x0806) { /* ARP has addresses there */
+			DET(d, nw_src);
+			DET(d, nw_dst);
+		}
+		if (k->eth_type != 0x0806 && k->eth_type != 0x8847 && k->eth_type != 0x8848)
+			DET(d, mpls); /* arp_op / MPLS label otherwise */
+	}
+}
+
+/* The entry's match: k on the menu, every field an xdp parse of such a frame has. */
+static void menu_match(const struct sw_key *k, struct rf_offload_match *m)
+{
+	memset(m, 0, sizeof(*m)); /* padding too: the agent's index hashes the bytes */
+	m->fields = RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC | RF_OFFLOAD_F_ETH_TYPE;
+	memcpy(m->eth_dst, k->eth_dst, 6);
+	memcpy(m->eth_src, k->eth_src, 6);
+	m->eth_type = k->eth_type;
+	if (k->vlan & 0x1000) {
+		m->fields |= RF_OFFLOAD_F_VLAN;
+		m->vlan = k->vlan & 0x0fff;
+	}
+	bool ip4 = k->eth_type == 0x0800, ip6 = k->eth_type == 0x86dd;
+	if (!ip4 && !ip6)
+		return;
+	m->fields |= RF_OFFLOAD_F_IP_PROTO;
+	m->ip_proto = k->ip_proto;
+	if (ip4) {
+		m->fields |= RF_OFFLOAD_F_IP4_SRC | RF_OFFLOAD_F_IP4_DST;
+		memcpy(m->ip4_src, k->nw_src, 4);
+		memcpy(m->ip4_dst, k->nw_dst, 4);
+	} else {
+		m->fields |= RF_OFFLOAD_F_IP6_SRC | RF_OFFLOAD_F_IP6_DST;
+		memcpy(m->ip6_src, k->nw_src, 16);
+		memcpy(m->ip6_dst, k->nw_dst, 16);
+	}
+	if (k->ip_proto == 6 || k->ip_proto == 17) {
+		m->fields |= RF_OFFLOAD_F_L4_SRC | RF_OFFLOAD_F_L4_DST;
+		m->l4_src = k->tp_src;
+		m->l4_dst = k->tp_dst;
+	}
+}
+
+/* push_vlan at op[i]: the VID and PCP the set-fields after it (before the output) give the
+ * new tag. Both are required: userspace copies what is not set from the frame's own outer
+ * tag, which an entry cannot know. */
+static bool push_tci(const struct sw_actions *x, unsigned i, uint16_t *vid, uint8_t *pcp)
+{
+	bool v = false, p = false;
+	for (unsigned j = i + 1; j < x->last_out && j < x->n; j++) {
+		uint8_t c = x->op[j].code;
+		if (c == SW_OP_PUSH_VLAN || c == SW_OP_POP_VLAN)
+			break;
+		if (c == SW_OP_SET_VLAN_VID)
+			*vid = (uint16_t)(x->op[j].arg & 0x0fff), v = true;
+		else if (c == SW_OP_SET_VLAN_PCP)
+			*pcp = (uint8_t)(x->op[j].arg & 7), p = true;
+	}
+	return v && p;
+}
+
+static enum sw_off_why plan_actions(const struct sw_dp *dp, const bool *fast, unsigned in,
+				    const struct sw_key *k, const struct sw_actions *x,
+				    struct sw_off_plan *p)
+{
+	bool pushed = false, dec = false;
+	unsigned n = 0;
+	p->out = -1;
+	p->tx_adj = 0;
+	if (x->last_out < x->n) { /* else no output: dropped, the rewrites do not matter */
+		for (unsigned i = 0; i <= x->last_out; i++) {
+			const struct sw_op *o = &x->op[i];
+			struct rf_offload_action *a = &p->a[n];
+			if (n + 1 >= RF_OFFLOAD_MAX_ACTIONS && o->code != SW_OP_OUTPUT)
+				return SW_OFF_ACTION;
+			memset(a, 0, sizeof(*a));
+			switch (o->code) {
+			case SW_OP_OUTPUT: {
+				uint32_t port = o->arg;
+				if (port == OFPP_CONTROLLER)
+					return SW_OFF_CONTROLLER;
+				if (port == OFPP_FLOOD || port == OFPP_ALL)
+					return SW_OFF_OUTPUTS;
+				if (i != x->last_out) /* a copy out, then more */
+					return SW_OFF_OUTPUTS;
+				int t = -1; /* to its own in port without IN_PORT, elsewhere: none */
+				if (port == OFPP_IN_PORT)
+					t = (int)in;
+				else if (port >= 1 && port <= dp->nports && port - 1 != in)
+					t = (int)port - 1;
+				if (t >= 0 && !fast[t])
+					return SW_OFF_OUTPUTS;
+				p->out = t;
+				break;
+			}
+			case SW_OP_GROUP:
+				return SW_OFF_GROUP;
+			case SW_OP_SET_ETH_DST:
+			case SW_OP_SET_ETH_SRC:
+				a->type = o->code == SW_OP_SET_ETH_DST ? RF_OFFLOAD_SET_ETH_DST
+								       : RF_OFFLOAD_SET_ETH_SRC;
+				memcpy(a->mac, o->mac, 6);
+				n++;
+				break;
+			case SW_OP_PUSH_VLAN:
+				if (o->arg != 0x8100 || pushed || !push_tci(x, i, &a->vlan, &a->pcp))
+					return SW_OFF_ACTION;
+				a->type = RF_OFFLOAD_PUSH_VLAN;
+				pushed = true;
+				p->tx_adj += 4;
+				n++;
+				break;
+			case SW_OP_SET_VLAN_VID:
+			case SW_OP_SET_VLAN_PCP:
+				if (!pushed) /* a rewrite of the frame's own tag */
+					return SW_OFF_ACTION;
+				break; /* already in the pushed tag */
+			case SW_OP_POP_VLAN:
+				if (pushed)
+					return SW_OFF_ACTION;
+				a->type = RF_OFFLOAD_POP_VLAN;
+				if (k->vlan & 0x1000)
+					p->tx_adj -= 4;
+				n++;
+				break;
+			case SW_OP_DEC_NW_TTL:
+				/* The kernel finds IP behind one tag only: not after a push. */
+				if (dec || pushed)
+					return SW_OFF_ACTION;
+				a->type = RF_OFFLOAD_DEC_TTL;
+				dec = true;
+				n++;
+				break;
+			case SW_OP_SET_QUEUE: /* no effect: one queue per port */
+				break;
+			default:
+				return SW_OFF_ACTION;
+			}
+		}
+	}
+	if (p->out < 0) { /* dropped: rewrites before it do not matter */
+		n = 0;
+		p->tx_adj = 0;
+		memset(&p->a[0], 0, sizeof(p->a[0]));
+		p->a[0].type = RF_OFFLOAD_DROP;
+	} else {
+		memset(&p->a[n], 0, sizeof(p->a[n]));
+		p->a[n].type = RF_OFFLOAD_OUTPUT;
+		p->a[n].port = dp->ports[p->out].dev;
+	}
+	p->n = n + 1;
+	return SW_OFF_OK;
+}
+
+enum sw_off_why sw_offload_decide(const struct sw_dp *dp, const bool *fast, const struct sw_key *k,
+				  const struct sw_flow *f, const struct sw_key *consulted,
+				  struct sw_off_plan *p)
+{
+	if (!f)
+		return SW_OFF_NO_FLOW;
+	/* relaxed: the agent is the only writer of f->actions (tests: flows that stay put) */
+	const struct sw_actions *x = atomic_load_explicit(&((struct sw_flow *)f)->actions,
+							  memory_order_relaxed);
+	if (x->meter_id || x->meter)
+		return SW_OFF_METER;
+	if (sw_actions_pipeline(x) || f->table_id != 0)
+		return SW_OFF_PIPELINE;
+	unsigned in = k->in_port - 1;
+	if (k->in_port < 1 || k->in_port > dp->nports || !fast[in])
+		return SW_OFF_OUTPUTS;
+	enum sw_off_why w = plan_actions(dp, fast, in, k, x, p);
+	if (w != SW_OFF_OK)
+		return w;
+	determined(k, &p->det);
+	const uint8_t *u = (const uint8_t *)consulted, *d = (const uint8_t *)&p->det;
+	for (unsigned i = 0; i < sizeof(*k); i++)
+		if (u[i] & ~d[i])
+			return SW_OFF_MATCH;
+	menu_match(k, &p->m);
+	return SW_OFF_OK;
+}
+
+/* ---- the pollers' side ---- */
+
+void sw_offload_request(struct sw_offload *o, unsigned core, const struct sw_key *k,
+			const struct sw_actions *acts)
+{
+	if (!o || !o->fast[k->in_port - 1] || acts->meter || sw_actions_pipeline(acts))
+		return;
+	/* The common programs the agent would refuse for any key, told by their last step
+	 * (a table-miss flow to the controller, a flood, a group): no request at all. */
+	if (acts->last_out < acts->n) {
+		const struct sw_op *o_last = &acts->op[acts->last_out];
+		if (o_last->code == SW_OP_GROUP ||
+		    (o_last->code == SW_OP_OUTPUT &&
+		     (o_last->arg == OFPP_CONTROLLER || o_last->arg == OFPP_FLOOD ||
+		      o_last->arg == OFPP_ALL)))
+			return;
+	}
+	struct sw_off_core *c = &o->core[core];
+	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 17, c->rng ^= c->rng << 5;
+	if (c->rng & (SW_OFFLOAD_REQ_INV - 1))
+		return;
+	struct rf_pktbuf *b = rf_pktbuf_alloc(o->dp->pool);
+	if (!b) {
+		inc(&c->ring_full, 1);
+		return;
+	}
+	memcpy(rf_pktbuf_data(b), k, sizeof(*k));
+	b->data_len = sizeof(*k);
+	if (rf_ring_enqueue_burst(o->req, (void **)&b, 1, NULL) != 1) {
+		rf_pktbuf_free(b);
+		inc(&c->ring_full, 1);
+		return;
+	}
+	inc(&c->requests, 1);
+}
+
+/* ---- the agent's index of its entries ---- */
+
+static uint32_t ent_hash(unsigned port, const struct rf_offload_match *m)
+{
+	uint32_t h = 2166136261u ^ port; /* FNV-1a over the zero-padded match */
+	const uint8_t *p = (const uint8_t *)m;
+	for (size_t i = 0; i < sizeof(*m); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h & (HASH_BUCKETS - 1);
+}
+
+static struct sw_off_ent *ent_find(struct sw_offload *o, unsigned port,
+				   const struct rf_offload_match *m)
+{
+	for (struct sw_off_ent *e = o->idx[ent_hash(port, m)]; e; e = e->hnext)
+		if (e->port == port && memcmp(&e->m, m, sizeof(*m)) == 0)
+			return e;
+	return NULL;
+}
+
+/* Entry e's counters since the last read into its flow and its ports. */
+static void fold(struct sw_offload *o, struct sw_off_ent *e)
+{
+	uint64_t h, by;
+	if (rf_offload_stats(o->dp->ports[e->port].dev, &e->m, &h, &by) != 0 || h < e->hits)
+		return;
+	uint64_t dh = h - e->hits, db = by - e->bytes;
+	if (!dh)
+		return;
+	e->hits = h;
+	e->bytes = by;
+	e->flow->off_pkts += dh;
+	e->flow->off_bytes += db;
+	o->port_rx[e->port][0] += dh;
+	o->port_rx[e->port][1] += db;
+	if (e->out >= 0) {
+		o->port_tx[e->out][0] += dh;
+		o->port_tx[e->out][1] += db + (uint64_t)((int64_t)e->tx_adj * (int64_t)dh);
+	}
+	inc(&o->hits, dh);
+}
+
+static void ent_remove(struct sw_offload *o, struct sw_off_ent *e)
+{
+	fold(o, e);
+	(void)rf_offload_del(o->dp->ports[e->port].dev, &e->m); /* from here the app gets them */
+	struct sw_off_ent **pp = &o->idx[ent_hash(e->port, &e->m)];
+	while (*pp && *pp != e)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = e->hnext;
+	if (e->next)
+		e->next->pprev = e->pprev;
+	*e->pprev = e->next;
+	if (e->fnext)
+		e->fnext->fpprev = e->fpprev;
+	*e->fpprev = e->fnext;
+	free(e);
+	inc(&o->removed, 1);
+	atomic_store_explicit(&o->entries, atomic_load_explicit(&o->entries, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
+}
+
+/* One request: classify k now, decide, install. */
+static void consider(struct sw_offload *o, struct sw_table *t, const struct sw_key *k)
+{
+	struct sw_key consulted;
+	struct sw_off_plan p;
+	struct sw_flow *f = sw_offload_classify(t, k, &consulted);
+	enum sw_off_why w = sw_offload_decide(o->dp, o->fast, k, f, &consulted, &p);
+	if (w != SW_OFF_OK) {
+		inc(&o->why[w], 1);
+		return;
+	}
+	unsigned port = k->in_port - 1;
+	if (ent_find(o, port, &p.m)) { /* a request made before the entry was in */
+		inc(&o->exists, 1);
+		return;
+	}
+	struct sw_off_ent *e = calloc(1, sizeof(*e));
+	if (!e) {
+		inc(&o->why[SW_OFF_ERROR], 1);
+		return;
+	}
+	int rc = rf_offload_add(o->dp->ports[port].dev, &p.m, p.a, p.n);
+	if (rc != 0) {
+		free(e);
+		inc(&o->why[rc == -ENOSPC ? SW_OFF_FULL : SW_OFF_ERROR], 1);
+		return;
+	}
+	e->flow = f;
+	e->key = *k;
+	e->det = p.det;
+	e->m = p.m;
+	e->port = port;
+	e->out = p.out;
+	e->tx_adj = p.tx_adj;
+	e->prio = f->priority;
+	uint32_t b = ent_hash(port, &p.m);
+	e->hnext = o->idx[b];
+	o->idx[b] = e;
+	e->next = o->all;
+	e->pprev = &o->all;
+	if (o->all)
+		o->all->pprev = &e->next;
+	o->all = e;
+	e->fnext = f->off_ents;
+	e->fpprev = &f->off_ents;
+	if (f->off_ents)
+		f->off_ents->fpprev = &e->fnext;
+	f->off_ents = e;
+	inc(&o->installed, 1);
+	inc(&o->entries, 1);
+}
+
+void sw_offload_poll(struct sw_offload *o, struct sw_table *t, uint64_t now)
+{
+	if (!o)
+		return;
+	void *bufs[SW_BURST];
+	unsigned n;
+	while ((n = rf_ring_dequeue_burst(o->req, bufs, SW_BURST, NULL)) > 0)
+		for (unsigned i = 0; i < n; i++) {
+			struct rf_pktbuf *b = bufs[i];
+			struct sw_key k;
+			memcpy(&k, rf_pktbuf_data(b), sizeof(k));
+			rf_pktbuf_free(b);
+			if (t)
+				consider(o, t, &k);
+		}
+	if (now - o->last_link_ns >= SW_OFFLOAD_LINK_NS) {
+		o->last_link_ns = now;
+		for (unsigned i = 0; i < o->dp->nports; i++)
+			if (o->fast[i]) /* a down port stops the entries sending to it */
+				(void)rf_offload_link_sync(o->dp->ports[i].dev);
+	}
+}
+
+void sw_offload_flow_new(struct sw_offload *o, const struct sw_flow *f)
+{
+	if (!o || f->table_id != 0 || (f->md & f->md_mask) != 0)
+		return; /* only table 0 at metadata 0 decides an entry */
+	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match;
+	for (struct sw_off_ent *e = o->all, *next; e; e = next) {
+		next = e->next;
+		if (f->priority < e->prio)
+			continue; /* cannot beat the entry's winner anywhere */
+		/* Does f match some frame the entry matches? Only where both fix the bits can
+		 * they disagree. */
+		const uint8_t *k = (const uint8_t *)&e->key, *d = (const uint8_t *)&e->det;
+		bool meets = true;
+		for (unsigned i = 0; meets && i < sizeof(e->key); i++)
+			meets = ((k[i] ^ fv[i]) & fm[i] & d[i]) == 0;
+		if (meets) {
+			ent_remove(o, e);
+			inc(&o->removed_by_mod, 1);
+		}
+	}
+}
+
+void sw_offload_flow_gone(struct sw_offload *o, struct sw_flow *f)
+{
+	if (!o)
+		return;
+	while (f->off_ents) {
+		ent_remove(o, f->off_ents);
+		inc(&o->removed_by_mod, 1);
+	}
+}
+
+void sw_offload_sync(struct sw_offload *o)
+{
+	if (!o)
+		return;
+	for (struct sw_off_ent *e = o->all; e; e = e->next)
+		fold(o, e);
+}
+
+void sw_offload_port_counts(const struct sw_offload *o, unsigned i, uint64_t *rx_pkts,
+			    uint64_t *rx_bytes, uint64_t *tx_pkts, uint64_t *tx_bytes)
+{
+	*rx_pkts = *rx_bytes = *tx_pkts = *tx_bytes = 0;
+	if (!o || i >= SW_MAX_PORTS)
+		return;
+	*rx_pkts = o->port_rx[i][0];
+	*rx_bytes = o->port_rx[i][1];
+	*tx_pkts = o->port_tx[i][0];
+	*tx_bytes = o->port_tx[i][1];
+}
+
+/* ---- setup, the registry, the report ---- */
+
+struct sw_offload *sw_offload_create(struct sw_dp *dp)
+{
+	struct sw_offload *o = aligned_alloc(RF_CACHE_LINE, sizeof(*o));
+	if (!o) {
+		fprintf(stderr, "ringflow-switch: --offload: no memory; running without offload\n");
+		return NULL;
+	}
+	memset(o, 0, sizeof(*o));
+	o->dp = dp;
+	unsigned nfast = 0;
+	for (unsigned i = 0; i < dp->nports; i++) {
+		char why[256];
+		if (rf_offload_supported(dp->ports[i].dev, why, sizeof(why)) == 0) {
+			o->fast[i] = true;
+			nfast++;
+		} else {
+			fprintf(stderr, "ringflow-switch: port %u: offload: %s; this port stays in "
+				"userspace\n", i + 1, why);
+		}
+	}
+	for (unsigned c = 0; c < SW_MAX_CORES; c++)
+		o->core[c].rng = 0x2545f491u * (c + 1);
+	o->req = nfast ? rf_ring_create("sw_offload", SW_OFFLOAD_RING, RF_RING_SC_DEQ) : NULL;
+	if (!o->req) {
+		if (nfast)
+			fprintf(stderr, "ringflow-switch: --offload: no memory for its ring; running "
+				"without offload\n");
+		else
+			fprintf(stderr, "ringflow-switch: --offload: no port has an XDP fast path "
+				"(only xdp ports do); running without offload\n");
+		free(o);
+		return NULL;
+	}
+	return o;
+}
+
+void sw_offload_destroy(struct sw_offload *o)
+{
+	if (!o)
+		return;
+	while (o->all) { /* the flows are gone: unhook without touching them */
+		struct sw_off_ent *e = o->all;
+		o->all = e->next;
+		(void)rf_offload_del(o->dp->ports[e->port].dev, &e->m);
+		free(e);
+	}
+	void *b;
+	while (rf_ring_dequeue_burst(o->req, &b, 1, NULL) == 1)
+		rf_pktbuf_free(b);
+	rf_ring_free(o->req);
+	free(o);
+}
+
+void sw_offload_stats_register(struct sw_offload *o, struct rf_stats *reg)
+{
+	if (!o || !reg)
+		return;
+	rf_stats_add_gauge(reg, "offload_entries", "offload entries installed now", &o->entries);
+	rf_stats_add_counter(reg, "offload_installed", "offload entries installed", &o->installed);
+	rf_stats_add_counter(reg, "offload_removed", "offload entries removed", &o->removed);
+	rf_stats_add_counter(reg, "offload_removed_by_flow_mod",
+			     "offload entries removed because a flow changed", &o->removed_by_mod);
+	rf_stats_add_counter(reg, "offload_hits", "frames the kernel forwarded by entries (read "
+			     "every second and on stats requests)", &o->hits);
+	static const char *const names[SW_OFF_N] = {
+		NULL, "offload_not_no_flow", "offload_not_pipeline", "offload_not_meter",
+		"offload_not_group", "offload_not_controller", "offload_not_outputs",
+		"offload_not_action", "offload_not_match", "offload_not_full", "offload_not_error"};
+	for (unsigned w = 1; w < SW_OFF_N; w++)
+		rf_stats_add_counter(reg, names[w], "microflows not offloaded, by reason", &o->why[w]);
+}
+
+void sw_offload_report(const struct sw_offload *o, FILE *out)
+{
+	if (!o)
+		return;
+	uint64_t req = 0, full = 0;
+	for (unsigned c = 0; c < o->dp->ncores && c < SW_MAX_CORES; c++) {
+		req += atomic_load_explicit(&o->core[c].requests, memory_order_relaxed);
+		full += atomic_load_explicit(&o->core[c].ring_full, memory_order_relaxed);
+	}
+	fprintf(out, "ringflow-switch: offload: requests %" PRIu64 " (dropped %" PRIu64
+		"), installed %" PRIu64 ", removed %" PRIu64 " (by flow changes %" PRIu64
+		"), entries now %" PRIu64 ", already in %" PRIu64 ", hits %" PRIu64 "; not offloaded:",
+		req, full, o->installed, o->removed, o->removed_by_mod, o->entries, o->exists,
+		o->hits);
+	for (unsigned w = 1; w < SW_OFF_N; w++)
+		fprintf(out, " %s %" PRIu64, why_name[w], o->why[w]);
+	fprintf(out, "\n");
+}

@@ -1,0 +1,44 @@
+/*
+ * apps/ofswitch/sw_offload_cls.c: table 0's answer for a key together with every mask the
+ * answer depends on, for --offload (sw_offload.c).
+ *
+ * The walk is sw_table_classify_in's (table 0, metadata 0), and it also ORs the mask of every
+ * subtable it probes. A subtable it does not probe has a max priority no higher than the
+ * answer's, so no flow in it can beat the answer for any key. So every frame that agrees with
+ * the key on the consulted bits walks the same subtables and gets the same answer: that is
+ * the condition for one kernel entry to stand for all of them.
+ */
+#include "sw_offload.h"
+#include "sw_table_pvt.h"
+
+struct sw_flow *sw_offload_classify(struct sw_table *t, const struct sw_key *k,
+				    struct sw_key *consulted)
+{
+	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables);
+	 * the agent is that writer, but tests call this from other threads too. */
+	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	struct sw_flow *best = NULL;
+	int64_t bp = -1;
+	uint8_t *u = (uint8_t *)consulted;
+	memset(consulted, 0, sizeof(*consulted));
+	for (unsigned i = v->start[0]; i < v->start[1]; i++) {
+		if ((int64_t)v->e[i].maxprio <= bp)
+			break;
+		struct sw_subtable *st = v->e[i].st;
+		if (st->md != 0)
+			continue; /* matches a metadata value table 0 never has */
+		const uint8_t *m = (const uint8_t *)&st->mask;
+		for (unsigned b = 0; b < sizeof(*k); b++)
+			u[b] |= m[b];
+		struct sw_key mk;
+		sw_mask_key(k, &st->mask, &mk);
+		/* acquire: pairs with the release in grow() (sw_table.c). */
+		struct rf_hash *h = atomic_load_explicit(&st->h, memory_order_acquire);
+		struct sw_flow *f = rf_hash_lookup(h, &mk);
+		if (f && (int64_t)f->priority > bp) {
+			best = f;
+			bp = f->priority;
+		}
+	}
+	return best;
+}
