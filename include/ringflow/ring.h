@@ -274,6 +274,10 @@ static inline void rf_ring_copy_in_pvt(void **slots, uint32_t size, uint32_t idx
 				       void *const *objs, unsigned n)
 {
 	unsigned i = 0;
+	if (n == 1) { /* the single-object calls (rf_ring_enqueue): one move, no loop set-up */
+		slots[idx] = objs[0];
+		return;
+	}
 	if (rf_likely(idx + n <= size)) {
 		void **s = slots + idx;
 		for (; i + 4 <= n; i += 4) {
@@ -302,6 +306,10 @@ static inline void rf_ring_copy_out_pvt(void *const *slots, uint32_t size, uint3
 					void **objs, unsigned n)
 {
 	unsigned i = 0;
+	if (n == 1) { /* as in rf_ring_copy_in_pvt */
+		objs[0] = slots[idx];
+		return;
+	}
 	if (rf_likely(idx + n <= size)) {
 		void *const *s = slots + idx;
 		for (; i + 4 <= n; i += 4) {
