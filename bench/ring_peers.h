@@ -25,10 +25,7 @@
 #include <ringflow/ring.h>
 #include <ringflow/slotring.h>
 
-/* MODE_SPSC_SLOTS1X: rte_ring SPSC on exactly `count` slots (capacity count - 1), the row
- * `rte_ring_1x` that tells whether the bench's rte_ring gains from its 2x slots (a producer
- * writing into a full ring then writes far from where the consumer reads; docs/ring.md). */
-enum ring_mode { MODE_SPSC, MODE_MPMC, MODE_MPMC_HTS, MODE_SPSC_SLOTS1X };
+enum ring_mode { MODE_SPSC, MODE_MPMC, MODE_MPMC_HTS };
 
 /* ---- ringflow ---- */
 static inline void *rf_create(unsigned count, enum ring_mode m)
@@ -64,7 +61,7 @@ static inline unsigned slot_deq(void *q, void **o, unsigned n)
 #if RF_HAVE_DPDK
 static inline void *rte_create(unsigned count, enum ring_mode m)
 {
-	unsigned flags = m == MODE_SPSC || m == MODE_SPSC_SLOTS1X ? RING_F_SP_ENQ | RING_F_SC_DEQ
+	unsigned flags = m == MODE_SPSC ? RING_F_SP_ENQ | RING_F_SC_DEQ
 			 : m == MODE_MPMC_HTS ? RING_F_MP_HTS_ENQ | RING_F_MC_HTS_DEQ
 					      : 0;
 	/* RING_F_EXACT_SZ: `count` usable slots, as ours (rte_ring otherwise keeps one free),
@@ -73,9 +70,7 @@ static inline void *rte_create(unsigned count, enum ring_mode m)
 	if (sz < 0)
 		return NULL;
 	struct rte_ring *r = aligned_alloc(128, ((size_t)sz + 127) & ~(size_t)127);
-	if (m != MODE_SPSC_SLOTS1X)
-		flags |= RING_F_EXACT_SZ;
-	if (!r || rte_ring_init(r, "bench", count, flags) != 0) {
+	if (!r || rte_ring_init(r, "bench", count, flags | RING_F_EXACT_SZ) != 0) {
 		free(r);
 		return NULL;
 	}
