@@ -15,6 +15,8 @@ PACKAGES=(
   libcurl4-openssl-dev etcd-server etcd-client
   # benchmark peers and test framework
   libck-dev libcriterion-dev
+  # counting what a ring call executes and which lines cross cores (bench/ringlines/lines.sh)
+  valgrind
   # test bed and reports
   iproute2 ethtool sockperf gnuplot-nox procps python3-os-ken
   # stream peer of the load generator's stream mode (bench/echo/modes.sh)

@@ -86,7 +86,7 @@ double fp_sample(int c, double secs)
 		});
 	case 2:
 		SAMPLE(1, {
-			void *o;
+			void *o = NULL; /* a dequeue that found nothing leaves it unwritten */
 			rf_ring_enqueue(sp, in[0]);
 			rf_ring_dequeue(sp, &o);
 			sink += (uintptr_t)o;

@@ -243,13 +243,94 @@ static inline void rf_ring_update_tail_pvt(struct rf_ring_headtail *ht, uint32_t
 	atomic_store_explicit(&ht->tail, old_head + n, memory_order_release);
 }
 
-/* The failure path of an enqueue: want objects asked, got placed (got < want). Out of line
- * in spirit: only a full (or nearly full) ring gets here. */
+/* The failure path of an enqueue: want objects asked, got placed (got < want). Called after
+ * the placed objects are published, so the consumer never waits on the count. A single
+ * producer is the counters' only writer: a relaxed load and store, no locked instruction
+ * (on x86 a locked add drains the store buffer, i.e. waits for every slot line still in
+ * flight to the consumer: a whole cross-core transfer on far cores, on every call that finds
+ * the ring full). Several producers may fail together: a relaxed read-modify-write. */
 static inline void rf_ring_count_fail_pvt(struct rf_ring *r, unsigned want, unsigned got)
 {
+	if (r->prod.single) {
+		/* relaxed: a statistic with one writer, read by rf_ring_enqueue_failures. */
+		atomic_store_explicit(&r->enq_fail.calls,
+				      atomic_load_explicit(&r->enq_fail.calls, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_store_explicit(&r->enq_fail.objs,
+				      atomic_load_explicit(&r->enq_fail.objs, memory_order_relaxed) +
+					      (want - got),
+				      memory_order_relaxed);
+		return;
+	}
 	/* relaxed: a statistic, read by rf_ring_enqueue_failures; no data is published by it. */
 	atomic_fetch_add_explicit(&r->enq_fail.calls, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&r->enq_fail.objs, want - got, memory_order_relaxed);
+}
+
+/* Copies n pointers into the slots from index idx (already masked), wrapping at size. Four
+ * at a time, as DPDK's __rte_ring_enqueue_elems_64: a burst of 32 is eight steps of four
+ * independent moves, not 32 trips round a loop. */
+static inline void rf_ring_copy_in_pvt(void **slots, uint32_t size, uint32_t idx,
+				       void *const *objs, unsigned n)
+{
+	unsigned i = 0;
+	if (n == 1) { /* the single-object calls (rf_ring_enqueue): one move, no loop set-up */
+		slots[idx] = objs[0];
+		return;
+	}
+	if (rf_likely(idx + n <= size)) {
+		void **s = slots + idx;
+		for (; i + 4 <= n; i += 4) {
+			s[i] = objs[i];
+			s[i + 1] = objs[i + 1];
+			s[i + 2] = objs[i + 2];
+			s[i + 3] = objs[i + 3];
+		}
+		if (n & 2) { /* the last 1..3 without a loop: a burst of one is one move */
+			s[i] = objs[i];
+			s[i + 1] = objs[i + 1];
+			i += 2;
+		}
+		if (n & 1)
+			s[i] = objs[i];
+		return;
+	}
+	for (; idx < size; i++, idx++)
+		slots[idx] = objs[i];
+	for (idx = 0; i < n; i++, idx++)
+		slots[idx] = objs[i];
+}
+
+/* The mirror of rf_ring_copy_in_pvt: n pointers out of the slots from index idx. */
+static inline void rf_ring_copy_out_pvt(void *const *slots, uint32_t size, uint32_t idx,
+					void **objs, unsigned n)
+{
+	unsigned i = 0;
+	if (n == 1) { /* as in rf_ring_copy_in_pvt */
+		objs[0] = slots[idx];
+		return;
+	}
+	if (rf_likely(idx + n <= size)) {
+		void *const *s = slots + idx;
+		for (; i + 4 <= n; i += 4) {
+			objs[i] = s[i];
+			objs[i + 1] = s[i + 1];
+			objs[i + 2] = s[i + 2];
+			objs[i + 3] = s[i + 3];
+		}
+		if (n & 2) { /* the last 1..3, as in rf_ring_copy_in_pvt */
+			objs[i] = s[i];
+			objs[i + 1] = s[i + 1];
+			i += 2;
+		}
+		if (n & 1)
+			objs[i] = s[i];
+		return;
+	}
+	for (; idx < size; i++, idx++)
+		objs[i] = slots[idx];
+	for (idx = 0; i < n; i++, idx++)
+		objs[i] = slots[idx];
 }
 
 /* Published entries: a consistent snapshot, never more than the capacity and never "full"
@@ -296,22 +377,12 @@ static inline unsigned rf_ring_do_enqueue_pvt(struct rf_ring *r, void *const *ob
 	uint32_t head, free_n;
 	unsigned want = n;
 	n = rf_ring_move_prod_head_pvt(r, n, behavior, &head, &free_n);
-	if (rf_unlikely(n < want))
-		rf_ring_count_fail_pvt(r, want, n);
 	if (n) {
-		uint32_t idx = head & r->mask;
-		if (rf_likely(idx + n <= r->size)) {
-			for (unsigned i = 0; i < n; i++)
-				r->slots[idx + i] = objs[i];
-		} else {
-			unsigned first = r->size - idx;
-			for (unsigned i = 0; i < first; i++)
-				r->slots[idx + i] = objs[i];
-			for (unsigned i = first; i < n; i++)
-				r->slots[i - first] = objs[i];
-		}
+		rf_ring_copy_in_pvt(r->slots, r->size, head & r->mask, objs, n);
 		rf_ring_update_tail_pvt(&r->prod, head, n);
 	}
+	if (rf_unlikely(n < want))
+		rf_ring_count_fail_pvt(r, want, n);
 	if (free_space)
 		*free_space = free_n - n;
 	return n;
@@ -330,17 +401,7 @@ static inline unsigned rf_ring_do_dequeue_pvt(struct rf_ring *r, void **objs, un
 	uint32_t head, avail;
 	n = rf_ring_move_cons_head_pvt(r, n, behavior, &head, &avail);
 	if (n) {
-		uint32_t idx = head & r->mask;
-		if (rf_likely(idx + n <= r->size)) {
-			for (unsigned i = 0; i < n; i++)
-				objs[i] = r->slots[idx + i];
-		} else {
-			unsigned first = r->size - idx;
-			for (unsigned i = 0; i < first; i++)
-				objs[i] = r->slots[idx + i];
-			for (unsigned i = first; i < n; i++)
-				objs[i] = r->slots[i - first];
-		}
+		rf_ring_copy_out_pvt(r->slots, r->size, head & r->mask, objs, n);
 		rf_ring_update_tail_pvt(&r->cons, head, n);
 	}
 	if (available)

@@ -95,11 +95,22 @@ static inline unsigned rf_slotring_enqueue_burst(struct rf_slotring *r, void *co
 			n = free_n;
 		}
 	}
-	for (unsigned i = 0; i < n; i++) {
-		struct rf_slotring_slot *s = &r->slots[(head + i) & r->mask];
-		s->obj = objs[i];
-		/* release: pairs with the consumer's acquire load of seq; publishes obj. */
-		atomic_store_explicit(&s->seq, head + i + 1, memory_order_release);
+	uint32_t idx = head & r->mask;
+	if (n > 1 && idx + n <= r->size) {
+		/* a burst that does not wrap: walk the slots with a pointer, no mask per slot */
+		struct rf_slotring_slot *s = &r->slots[idx];
+		for (unsigned i = 0; i < n; i++) {
+			s[i].obj = objs[i];
+			/* release: pairs with the consumer's acquire load of seq; publishes obj. */
+			atomic_store_explicit(&s[i].seq, head + i + 1, memory_order_release);
+		}
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			struct rf_slotring_slot *s = &r->slots[(head + i) & r->mask];
+			s->obj = objs[i];
+			/* release: as above. */
+			atomic_store_explicit(&s->seq, head + i + 1, memory_order_release);
+		}
 	}
 	r->head = head + n;
 	return n;
@@ -126,8 +137,15 @@ static inline unsigned rf_slotring_dequeue_burst(struct rf_slotring *r, void **o
 						       memory_order_acquire) == pos + got + 1)
 			got++;
 	}
-	for (unsigned i = 0; i < got; i++)
-		objs[i] = r->slots[(pos + i) & r->mask].obj;
+	uint32_t idx = pos & r->mask;
+	if (got > 1 && idx + got <= r->size) {
+		const struct rf_slotring_slot *s = &r->slots[idx]; /* as in enqueue: no wrap */
+		for (unsigned i = 0; i < got; i++)
+			objs[i] = s[i].obj;
+	} else {
+		for (unsigned i = 0; i < got; i++)
+			objs[i] = r->slots[(pos + i) & r->mask].obj;
+	}
 	if (got)
 		/* release: pairs with the producer's acquire load of cons_pos: our reads of these
 		 * slots happen before it overwrites them. */

@@ -206,6 +206,44 @@ Test(ring_api, producer_and_consumer_state_on_separate_lines)
 	cr_assert_eq(offsetof(struct rf_ring, slots) % 64, 0);
 }
 
+/* Every burst length 1..size at every start slot: the copy moves four at a time and then the
+ * last 1..3, and splits at the end of the slot array; each path must keep content and order.
+ * Guard words either side of the caller's array catch a copy that writes one too many. */
+static void check_every_length_at_every_offset(unsigned flags)
+{
+	enum { SIZE = 16 };
+	struct rf_ring *r = rf_ring_create("copy", SIZE, flags);
+	uintptr_t next_in = 1, next_out = 1;
+	for (unsigned offset = 0; offset < SIZE; offset++) {
+		for (unsigned n = 1; n <= SIZE; n++) {
+			void *in[SIZE], *out[SIZE + 2];
+			for (unsigned i = 0; i < n; i++)
+				in[i] = P(next_in++);
+			for (unsigned i = 0; i < SIZE + 2; i++)
+				out[i] = P(0xdead);
+			cr_assert_eq(rf_ring_enqueue_burst(r, in, n, NULL), n, "offset %u n %u", offset, n);
+			cr_assert_eq(rf_ring_dequeue_burst(r, out + 1, n, NULL), n);
+			for (unsigned i = 0; i < n; i++)
+				cr_assert_eq(out[1 + i], P(next_out++), "offset %u n %u item %u", offset,
+					     n, i);
+			cr_assert_eq(out[0], P(0xdead), "wrote before the array");
+			cr_assert_eq(out[n + 1], P(0xdead), "wrote past the array");
+		}
+		/* move the start slot on by one for the next round */
+		cr_assert_eq(rf_ring_enqueue(r, P(next_in++)), 0);
+		void *o = NULL;
+		cr_assert_eq(rf_ring_dequeue(r, &o), 0);
+		cr_assert_eq(o, P(next_out++));
+	}
+	rf_ring_free(r);
+}
+
+Test(ring_api, every_length_at_every_offset_spsc)
+{
+	check_every_length_at_every_offset(RF_RING_SP_ENQ | RF_RING_SC_DEQ);
+}
+Test(ring_api, every_length_at_every_offset_mpmc) { check_every_length_at_every_offset(0); }
+
 /* Failed enqueues: every call that placed fewer than asked, and the objects it left out. */
 static void check_enqueue_failures_counted(unsigned flags)
 {

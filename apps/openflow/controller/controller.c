@@ -489,7 +489,7 @@ out:
 	rf_hash_free(macs);
 	ofc_apps_free(apps);
 	if (roles && roles->seeds) { /* seeds the I/O poller did not take before it stopped */
-		void *obj;
+		void *obj = NULL; /* written only by a dequeue that returns 1 */
 		while (rf_ring_dequeue_burst(roles->seeds, &obj, 1, NULL) == 1)
 			free(obj);
 		rf_ring_free(roles->seeds);
