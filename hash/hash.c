@@ -119,16 +119,25 @@
 #define STRIPES 16                        /* writer-side counters and dead lists, per thread */
 #define QUOTA 64                          /* max_entries room a stripe takes at a time */
 
-/* The two non-user values a slot can hold. Their addresses are private to this file, so no
- * caller can pass one as a value (insert rejects them anyway). */
-static char sentinel[2];
+/* The non-user values a slot can hold: PENDING, KILLED and DEAD(e), a dead slot stamped with
+ * the reclamation epoch e it died in (mod EPOCHS; see "dead slots" below). Their addresses are
+ * private to this file, so no caller can pass one as a value (insert rejects them anyway). */
+#define EPOCHS 1024u /* a power of two, >= 4 */
+static char sentinel[2 + EPOCHS];
 #define PENDING ((void *)&sentinel[0])
 #define KILLED ((void *)&sentinel[1])
+#define DEAD(e) ((void *)&sentinel[2 + ((e) & (EPOCHS - 1))])
 
 /* A user value: what a reader may return. Two compares, no branch. */
 static inline bool live(const void *v)
 {
-	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel > 1);
+	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel >= sizeof(sentinel));
+}
+
+/* Whether v is DEAD(e) for some e. */
+static inline bool dead(const void *v)
+{
+	return (uintptr_t)v - (uintptr_t)&sentinel[2] < EPOCHS;
 }
 
 /* v when take, else r, by masking: compilers turn a ?: with the two-compare live() into a
@@ -152,7 +161,7 @@ static inline unsigned my_stripe(void)
 
 struct slot {
 	_Atomic uint64_t kw;   /* the key (<= 8 bytes, zero-padded) or a pointer to its copy */
-	_Atomic(void *) value; /* NULL, PENDING, KILLED or the user's value */
+	_Atomic(void *) value; /* NULL, PENDING, KILLED, DEAD(e) or the user's value */
 };
 
 struct bucket {
@@ -167,7 +176,6 @@ struct table {
 	struct bucket *b;
 	size_t bytes;   /* mapping length */
 	bool mapped, huge;
-	uint32_t gen;   /* which table a dead-slot record refers to */
 	uint64_t nchunks;
 	struct rcu_head rcu;
 	/* Writers: their count and FROZEN (per stripe), and the growth's bookkeeping. */
@@ -179,15 +187,8 @@ struct table {
 	_Atomic uint64_t nsat;            /* buckets whose overflow count stuck */
 };
 
-/* A dead slot waiting for its grace period. */
-struct dead {
-	uint64_t slot; /* bucket * SLOTS + slot */
-	uint32_t gen;
-	void *key;     /* long keys: the copy to free (NULL: none) */
-};
-
-/* Up to BATCH_MAX dead slots of one stripe, filled in place (an entry number is taken with
- * fetch_add), then handed to call_rcu as one. */
+/* Up to BATCH_MAX key copies (long keys) of dead slots of one stripe, filled in place (an
+ * entry number is taken with fetch_add), then handed to call_rcu as one. */
 struct gp_batch {
 	struct rcu_head rcu;
 	struct rf_hash *h;
@@ -195,7 +196,7 @@ struct gp_batch {
 	_Atomic uint64_t n;     /* entry numbers taken (past BATCH_MAX: closed) */
 	uint64_t valid;         /* entries in it, set by the thread that closes it */
 	bool counted;           /* holds a QSBR defer reservation (batch_close) */
-	struct dead e[BATCH_MAX];
+	void *e[BATCH_MAX];
 };
 
 struct rf_hash {
@@ -222,6 +223,13 @@ struct rf_hash {
 	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
 	_Atomic int wbusy; /* single-writer mode, debug builds: a writer call is running */
 	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
+	/* Dead slots' epochs: read by every delete, written once per grace period. */
+	RF_CACHE_ALIGNED _Atomic uint64_t epoch; /* a slot dying now is stamped DEAD(epoch) */
+	_Atomic uint64_t done;   /* slots stamped <= done are past their grace period: free */
+	_Atomic int adv;         /* an advance (epoch_advance) waits for its grace period */
+	uint64_t adv_epoch;      /* the epoch it closes (written by its starter, then read by
+				  * its callback) */
+	struct rcu_head adv_rcu;
 };
 
 /* ---- hashing ---- */
@@ -387,7 +395,7 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 
 /* ---- table memory ---- */
 
-static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
+static struct table *table_new(struct rf_hash *h, uint64_t nb)
 {
 	struct table *t = NULL;
 	if (posix_memalign((void **)&t, RF_CACHE_LINE, sizeof(*t)) != 0)
@@ -395,7 +403,6 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 	memset(t, 0, sizeof(*t));
 	size_t bytes = (size_t)nb * sizeof(struct bucket);
 	t->mask = nb - 1;
-	t->gen = gen;
 	t->nchunks = (nb + CHUNK - 1) / CHUNK;
 	if (bytes >= MMAP_BYTES) {
 		void *p = MAP_FAILED;
@@ -505,13 +512,54 @@ static inline uint64_t grow_limit(uint64_t nb)
 	return nb < 1024 ? nb : 2 * nb;
 }
 
-/* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home:
- * sets its USED bit (and tag) with one CAS; with `pend`, only in a bucket with no pending
- * insert, and marks it as the bucket's pending slot (PSLOT). Returns bucket * SLOTS + slot,
- * or -1. */
+static void epoch_advance(struct rf_hash *h);
+
+/* Whether the dead slot value v (DEAD(e)) is past its grace period: its epoch e is at most
+ * h->done. An epoch is never more than two ahead of done (epoch_advance starts the next one
+ * only after the previous one's callback ran), so e is still waiting exactly when e - done
+ * is 1 or 2 mod EPOCHS; a stamp older than that can only look younger (kept a little longer),
+ * never older. */
+static inline bool dead_passed(struct rf_hash *h, const void *v)
+{
+	uint64_t e = (uintptr_t)v - (uintptr_t)&sentinel[2];
+	/* acquire: pairs with epoch_done's release: the grace period that freed e is over. */
+	uint64_t d = atomic_load_explicit(&h->done, memory_order_acquire);
+	return ((e - d - 1) & (EPOCHS - 1)) >= 2;
+}
+
+/* Sets the pending mark (PSLOT) of bucket bk for its slot s, expecting meta m without one;
+ * for a slot never used, sets its USED bit and tag in the same CAS (that claims it). False
+ * when the bucket changed (m reloaded) or has a pending insert. */
+static inline bool pslot_take(struct bucket *bk, uint64_t *m, unsigned s, uint64_t set)
+{
+	/* acquire: pairs with the release CASes that last cleared PSLOT and with deletes'
+	 * release stamps; the slot's last owner is done with it. */
+	return atomic_compare_exchange_weak_explicit(&bk->meta, m,
+						     *m | ((uint64_t)(s + 1) << PSLOT_SHIFT) | set,
+						     memory_order_acq_rel, memory_order_relaxed);
+}
+
+/* Clears bucket bk's pending mark (ours). release: pairs with pslot_take's acquire. */
+static void pslot_release(struct bucket *bk)
+{
+	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~PSLOT_MASK,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+/* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home. A
+ * slot is free when it was never used in this table (USED clear) or it is dead and past its
+ * grace period (dead slots are reused here, lazily, in the bucket the insert visits anyway;
+ * see "dead slots" below). With `pend` (multi-writer inserts), only in a bucket with no pending
+ * insert, whose pending mark (PSLOT) the claim takes: holding it is what makes a dead slot
+ * ours, since only its holder may claim in the bucket. Without `pend`: the single writer
+ * (plain stores), or a growth copy into a fresh table (no dead slots; USED set by CAS).
+ * Returns bucket * SLOTS + slot, or -1. */
 static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t limit, bool pend)
 {
 	uint64_t b = hv & t->mask;
+	bool reuse = pend || h->one_writer; /* dead slots exist only in a published table */
 	if (limit > t->mask + 1)
 		limit = t->mask + 1;
 	for (; limit; limit--, b = (b + 1) & t->mask) {
@@ -519,29 +567,74 @@ static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t l
 		/* relaxed: the CAS below decides. */
 		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
 		for (;;) {
-			unsigned s = 0;
-			while (s < SLOTS && (m & USED(s)))
-				s++;
-			if (s == SLOTS || (pend && (m & PSLOT_MASK)))
+			if (pend && (m & PSLOT_MASK))
 				break;
-			uint64_t nm = m | USED(s);
-			if (pend)
-				nm |= (uint64_t)(s + 1) << PSLOT_SHIFT;
-			if (!h->inline_keys)
-				nm = (nm & ~TAG_MASK(s)) | (tag_of(hv) << TAG_SHIFT(s));
+			unsigned s = 0;
+			bool waiting = false;
+			for (; s < SLOTS; s++) {
+				if (!(m & USED(s)))
+					break;
+				if (!reuse)
+					continue;
+				/* acquire: pairs with the release store of the stamp (the dead
+				 * slot's last owner is done with it). */
+				void *v = atomic_load_explicit(&bk->s[s].value,
+							       memory_order_acquire);
+				if (dead(v)) {
+					if (dead_passed(h, v))
+						break;
+					waiting = true;
+				}
+			}
+			if (waiting) /* a dead slot waits: make sure an epoch advance is on */
+				epoch_advance(h);
+			if (s == SLOTS)
+				break;
+			uint64_t tag = h->inline_keys ? 0 : tag_of(hv) << TAG_SHIFT(s);
+			uint64_t mtag = (m & ~TAG_MASK(s)) | tag;
 			if (h->one_writer) {
 				/* relaxed: the only writer; readers get meta (tag) through the
-				 * value's release store in sw_put. */
-				atomic_store_explicit(&bk->meta, nm, memory_order_relaxed);
+				 * value's release store in one_put. */
+				atomic_store_explicit(&bk->meta, mtag | USED(s), memory_order_relaxed);
 				return (int64_t)(b * SLOTS + s);
 			}
-			/* acquire: pairs with slot_free's release: the slot's last owner is done
-			 * with it. release: orders nothing we need (the tag is published by the
-			 * pending store), but a CAS failure must not let us skip a slot. */
-			if (atomic_compare_exchange_weak_explicit(&bk->meta, &m, nm,
-								  memory_order_acq_rel,
-								  memory_order_relaxed))
+			if (!(m & USED(s))) {
+				/* A never-used slot: setting USED claims it (USED is never cleared
+				 * in a table, so no ABA), with the pending mark and tag. release:
+				 * orders nothing we need (the tag is published by the pending
+				 * store), but a CAS failure must not let us skip a slot. */
+				uint64_t nm = mtag | USED(s);
+				if (!pend) {
+					if (atomic_compare_exchange_weak_explicit(
+						    &bk->meta, &m, nm, memory_order_acq_rel,
+						    memory_order_relaxed))
+						return (int64_t)(b * SLOTS + s);
+					continue;
+				}
+				if (pslot_take(bk, &m, s, USED(s) | tag)) /* tag bits: 0 */
+					return (int64_t)(b * SLOTS + s);
+				continue;
+			}
+			/* A dead slot past its grace period: take the bucket's pending mark, then
+			 * check the slot again (between our load and the CAS another writer may
+			 * have taken, used and released the mark, leaving meta as it was). */
+			if (!pslot_take(bk, &m, s, 0))
+				continue;
+			/* acquire: as above. */
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+			if (dead(v) && dead_passed(h, v)) {
+				if (!h->inline_keys) { /* our tag (readers look at it only once the
+							* slot is live again) */
+					m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+					while (!atomic_compare_exchange_weak_explicit(
+						&bk->meta, &m, (m & ~TAG_MASK(s)) | tag,
+						memory_order_relaxed, memory_order_relaxed))
+						; /* relaxed: published by the pending store */
+				}
 				return (int64_t)(b * SLOTS + s);
+			}
+			pslot_release(bk);
+			m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
 		}
 	}
 	return -1;
@@ -585,26 +678,90 @@ static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d, bool 
 
 /* ---- dead slots and their grace periods ---- */
 
-/* Makes a dead slot free again (its grace period is over). */
-static void slot_free(struct table *t, uint64_t at, bool one)
+/*
+ * A slot that dies (deleted, or a pending insert killed) is stamped DEAD(e), e the table's
+ * reclamation epoch read AFTER the slot stopped being live, and it is free again once the
+ * grace period that closes epoch e is over: a claim that finds it then reuses it in place
+ * (claim, dead_passed). Nothing revisits it, and a delete costs no allocation and no
+ * callback. epoch_advance closes the current epoch e: it moves h->epoch to e + 1, then
+ * call_rcu; the callback sets h->done = e. One advance runs at a time, started by a writer
+ * that stamps a slot or meets a dead slot still waiting, when none is running.
+ *
+ * Why a slot stamped e is never reused while a reader may still look at its old key: the
+ * reader loaded the slot's live value before the slot died. The stamp was read after the
+ * death (seq_cst both), so the epoch moved past e after the death, and the grace period of
+ * that advance began after the move (call_rcu comes after it): the reader was inside its
+ * read-side section when the grace period began, so the period waits for it. With one
+ * writer, the epoch changes only inside writer calls, which never overlap: the value read
+ * before the death is the same.
+ */
+
+/* call_rcu callback: the grace period of advance adv_epoch is over. */
+static void epoch_done(struct rcu_head *head)
 {
-	struct bucket *bk = &t->b[at / SLOTS];
-	unsigned s = (unsigned)(at % SLOTS);
-	/* relaxed: published by the release CAS on meta below. */
-	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_relaxed);
-	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-	if (one) { /* relaxed: the only writer frees and claims */
-		atomic_store_explicit(&bk->meta, m & ~USED(s), memory_order_relaxed);
-		return;
-	}
-	/* release: pairs with claim's acquire: the next owner starts after our NULL store. */
-	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~USED(s),
-						      memory_order_release, memory_order_relaxed))
-		;
+	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
+	struct rf_hash *h = (struct rf_hash *)((char *)head - offsetof(struct rf_hash, adv_rcu));
+	/* release (both): pairs with dead_passed's and epoch_advance's acquire loads. */
+	atomic_store_explicit(&h->done, h->adv_epoch, memory_order_release);
+	atomic_store_explicit(&h->adv, 0, memory_order_release);
+	rf_qsbr_defer_release();
+	rf_qsbr_retire_note(); /* TSan: rf_hash_free's barrier comes after this */
 }
 
-/* call_rcu callback: a batch of dead slots is past its grace period; hand it to the next
- * writer (it clears the slots in the table it works in). */
+/* Closes the current epoch unless an advance is already waiting for its grace period. At the
+ * QSBR defer limit (a stalled grace period) it does nothing: dead slots wait, the table fills
+ * and inserts end in -EAGAIN (hash.h). */
+static void epoch_advance(struct rf_hash *h)
+{
+	/* acquire: pairs with epoch_done's release (adv_epoch is free again). */
+	if (atomic_load_explicit(&h->adv, memory_order_acquire))
+		return;
+	if (h->one_writer) {
+		/* relaxed: only writer calls set it, and they never overlap. */
+		atomic_store_explicit(&h->adv, 1, memory_order_relaxed);
+	} else {
+		int idle = 0;
+		/* acquire: as the load above; one writer wins the advance. */
+		if (!atomic_compare_exchange_strong_explicit(&h->adv, &idle, 1,
+							     memory_order_acquire,
+							     memory_order_relaxed))
+			return;
+	}
+	if (rf_qsbr_defer_reserve() != 0) {
+		atomic_store_explicit(&h->adv, 0, memory_order_release); /* release: as above */
+		return;
+	}
+	/* relaxed: only the holder of adv changes the epoch. */
+	uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed);
+	h->adv_epoch = e;
+	/* seq_cst: against the stamps' seq_cst loads (slot_die): a stamp read after this store
+	 * is e + 1, one read before it is e and its slot died before the grace period below. */
+	atomic_store_explicit(&h->epoch, e + 1, memory_order_seq_cst);
+	rf_qsbr_retire_note(); /* TSan: what came before is ordered before the callback */
+	call_rcu(&h->adv_rcu, epoch_done);
+}
+
+/* Stamps slot sl, which just stopped being live (our delete CAS, or our insert killed), as
+ * DEAD(epoch), and makes sure an advance will close that epoch. */
+static void slot_die(struct rf_hash *h, struct slot *sl)
+{
+	/* seq_cst: read after the death (our seq_cst CAS or load of KILLED), see above; with one
+	 * writer the epoch cannot change under us, relaxed would do. */
+	uint64_t e = atomic_load_explicit(&h->epoch, memory_order_seq_cst);
+	/* release: pairs with claim's acquire load of the value: we are done with the slot. */
+	atomic_store_explicit(&sl->value, DEAD(e), memory_order_release);
+	/* relaxed: a peek; epoch_advance decides. An advance already waiting closes an older
+	 * epoch: ours is closed by the next one, started by the next slot_die or claim. */
+	if (!atomic_load_explicit(&h->adv, memory_order_relaxed))
+		epoch_advance(h);
+}
+
+/* Long keys' copies of dead slots are freed one grace period after the death, in batches
+ * (a slot's copy is not needed for the slot's reuse, and the pool must not run dry while
+ * dead slots wait for an insert to come by). */
+
+/* call_rcu callback: a batch of copies is past its grace period; hand it to the next writer
+ * (it frees them into the pool). */
 static void batch_done(struct rcu_head *head)
 {
 	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
@@ -632,8 +789,9 @@ static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 {
 	b->valid = valid;
 	/* Counted against the QSBR defer limit when there is room. Past it the batch goes on
-	 * uncounted: its dead slots are already in the table, and with no room left for a
-	 * replaced table (grow) no more can die than the table holds, so this stays bounded. */
+	 * uncounted: its copies belong to dead slots already in the table, and with no room
+	 * left for a replaced table (grow) or an epoch advance no more can die than the table
+	 * holds, so this stays bounded. */
 	b->counted = rf_qsbr_defer_reserve() == 0;
 	/* relaxed: only a hint for when to close a partial batch. */
 	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed);
@@ -641,7 +799,7 @@ static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 	call_rcu(&b->rcu, batch_done);
 }
 
-/* Closes stripe si's batch early (no batch is waiting for a grace period, so dead slots would
+/* Closes stripe si's batch early (no batch is waiting for a grace period, so copies would
  * otherwise wait for 64 deletes). */
 static void batch_flush(struct rf_hash *h, unsigned si)
 {
@@ -664,10 +822,9 @@ static void batch_flush(struct rf_hash *h, unsigned si)
 	batch_close(h, b, n);
 }
 
-/* Queues a slot that just died (deleted, or a pending insert killed) for reuse after a grace
- * period, with its key copy (long keys), in the calling thread's stripe's batch. Without
- * memory for a batch the slot stays dead until the next rebuild and the copy is not reused. */
-static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
+/* Queues the key copy of a slot that just died for its free after a grace period, in the
+ * calling thread's stripe's batch. Without memory for a batch the copy is not reused. */
+static void retire_key(struct rf_hash *h, void *key)
 {
 	unsigned si = my_stripe();
 	for (;;) {
@@ -695,7 +852,7 @@ static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
 								memory_order_relaxed);
 			continue;
 		}
-		b->e[i] = (struct dead){.slot = at, .gen = t->gen, .key = key};
+		b->e[i] = key;
 		if (i == BATCH_MAX - 1) {
 			struct gp_batch *exp = b;
 			atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL,
@@ -709,26 +866,25 @@ static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
 	}
 }
 
-/* Frees the dead slots whose grace period is over (those of table t; older tables' slots
- * are gone with their table) and their key copies; starts a batch if none is running. */
-static void recycle(struct rf_hash *h, struct table *t)
+/* Long keys: frees the copies whose grace period is over; starts a batch if none is running.
+ * Inline keys have no copies: nothing to do. */
+static void recycle(struct rf_hash *h)
 {
+	if (h->inline_keys)
+		return;
 	/* relaxed: a peek; the exchange below takes. */
 	if (atomic_load_explicit(&h->ready, memory_order_relaxed)) {
 		/* acquire: pairs with batch_done's release. */
 		struct gp_batch *b = atomic_exchange_explicit(&h->ready, NULL, memory_order_acquire);
 		while (b) {
 			struct gp_batch *nb = b->next;
-			for (uint64_t i = 0; i < b->valid; i++) {
-				if (b->e[i].gen == t->gen)
-					slot_free(t, b->e[i].slot, h->one_writer);
-				key_free(h, b->e[i].key);
-			}
+			for (uint64_t i = 0; i < b->valid; i++)
+				key_free(h, b->e[i]);
 			free(b);
 			b = nb;
 		}
 	}
-	/* relaxed: a trigger, as in retire. */
+	/* relaxed: a trigger, as in retire_key. */
 	if (atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
 		batch_flush(h, my_stripe());
 }
@@ -833,7 +989,7 @@ static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
 		/* The winner's reservation is t's call_rcu (grow_help), released in table_reclaim. */
 		if (rf_qsbr_defer_reserve() != 0)
 			return -EAGAIN;
-		struct table *n = table_new(h, nb, t->gen + 1);
+		struct table *n = table_new(h, nb);
 		if (!n) {
 			rf_qsbr_defer_release();
 			return -ENOMEM;
@@ -878,11 +1034,11 @@ static bool kill_slot(struct table *t, uint64_t at)
 	return exp == KILLED;
 }
 
-/* Walks key's chain in t: its live copy and its pending copies. With kill_extra, pending
- * copies past MAX_PEND are killed on the way (resolve must never commit while one it did
- * not record is pending). */
+/* resolve's walk of key's chain in t: its live copy and its pending copies. Pending copies
+ * past MAX_PEND are killed on the way (resolve must never commit while one it did not
+ * record is pending). */
 static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
-		     uint64_t ukw, struct scan *sc, bool kill_extra)
+		     uint64_t ukw, struct scan *sc)
 {
 	sc->live = -1;
 	sc->lv = NULL;
@@ -895,8 +1051,8 @@ static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void
 			/* seq_cst: against the pending store of a racing insert of the same key
 			 * (file comment); also acquire: the key word and tag before it. */
 			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_seq_cst);
-			if (v == NULL || v == KILLED)
-				continue;
+			if (!live(v) && v != PENDING)
+				continue; /* free, killed or dead */
 			/* relaxed: ordered after the load above; the slot cannot be reused while
 			 * we are inside this call (QSBR). */
 			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
@@ -917,7 +1073,7 @@ static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void
 				}
 			} else if (sc->np < MAX_PEND) {
 				sc->pend[sc->np++] = at;
-			} else if (kill_extra && !kill_slot(t, at)) {
+			} else if (!kill_slot(t, at)) {
 				sc->restart = true;
 			}
 		}
@@ -928,6 +1084,56 @@ static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void
 	}
 }
 
+/* The slot holding key live in t, with its value in *lv, or -1: the writers' own lookup. It
+ * stops at the first live copy (there is at most one; a copy deleted and inserted again
+ * between our loads may match twice, and the CAS on the one we return then tells).
+ * Inline keys: the three slots of a bucket are compared without a branch per slot, as
+ * probe_inline does. */
+static inline int64_t find_live(struct rf_hash *h, struct table *t, uint64_t hv,
+				const void *key, uint64_t ukw, void **lv)
+{
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		if (h->inline_keys) {
+			void *v[SLOTS];
+			unsigned hit = 0;
+			for (unsigned s = 0; s < SLOTS; s++) /* acquire: as in probe */
+				v[s] = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+			for (unsigned s = 0; s < SLOTS; s++) { /* relaxed: after the acquires */
+				unsigned same = atomic_load_explicit(&bk->s[s].kw,
+								     memory_order_relaxed) == ukw;
+				hit |= (same & (unsigned)live(v[s])) << s;
+			}
+			if (hit) {
+				unsigned s = (unsigned)__builtin_ctz(hit);
+				*lv = v[s];
+				return (int64_t)(b * SLOTS + s);
+			}
+		} else {
+			for (unsigned s = 0; s < SLOTS; s++) {
+				/* acquire: as in probe. */
+				void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+				if (!live(v))
+					continue;
+				/* relaxed: ordered after the acquire above. */
+				uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+				if (((atomic_load_explicit(&bk->meta, memory_order_relaxed) >>
+				      TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
+				    memcmp((const void *)(uintptr_t)kw, key, h->key_len) == 0) {
+					*lv = v;
+					return (int64_t)(b * SLOTS + s);
+				}
+			}
+		}
+		/* relaxed: as in probe. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
+			return -1;
+		b = (b + 1) & t->mask;
+	}
+	return -1;
+}
+
 /* Settles every pending copy of key: killed, or (the first in chain order, when no copy is
  * live) committed. Returns once the key has no pending copy left in t (file comment). */
 static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
@@ -935,7 +1141,7 @@ static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void 
 {
 	struct scan sc;
 	for (;;) {
-		scan_key(h, t, hv, key, ukw, &sc, true);
+		scan_key(h, t, hv, key, ukw, &sc);
 		if (sc.restart)
 			continue;
 		if (sc.np == 0)
@@ -1041,17 +1247,16 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 	bool stalled = false; /* grow found no room under the QSBR defer limit */
 	for (;;) {
 		struct table *t = w_enter(h);
-		recycle(h, t);
-		struct scan sc;
-		scan_key(h, t, hv, key, ukw, &sc, false);
-		if (sc.live >= 0) {
+		recycle(h);
+		void *cur;
+		int64_t found = find_live(h, t, hv, key, ukw, &cur);
+		if (found >= 0) {
 			if (!replace) {
 				w_exit(t);
 				key_free(h, copy); /* never published */
 				return -EEXIST;
 			}
-			struct slot *sl = slot_at(t, (uint64_t)sc.live);
-			void *cur = sc.lv;
+			struct slot *sl = slot_at(t, (uint64_t)found);
 			/* acq_rel: release publishes what value points at to probe's acquire;
 			 * acquire: the replaced value is the caller's. */
 			while (live(cur) && !atomic_compare_exchange_weak_explicit(
@@ -1111,15 +1316,11 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		atomic_store_explicit(&sl->value, PENDING, memory_order_seq_cst);
 		resolve(h, t, hv, key, ukw);
 		/* The bucket's pending-insert mark is ours to release, now that the slot is
-		 * settled. release: pairs with claim's acquire; the next pending insert of this
-		 * bucket writes pv after we are done. */
-		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~PSLOT_MASK,
-							      memory_order_release,
-							      memory_order_relaxed))
-			;
-		/* relaxed: our slot; resolve's seq_cst loads already saw its final state. */
-		void *now = atomic_load_explicit(&sl->value, memory_order_relaxed);
+		 * settled; the next pending insert of this bucket writes pv after we are done. */
+		pslot_release(bk);
+		/* seq_cst: our slot, settled (resolve saw its final state); if KILLED, the stamp
+		 * slot_die reads comes after the kill (see "dead slots"). */
+		void *now = atomic_load_explicit(&sl->value, memory_order_seq_cst);
 		if (now != KILLED) {
 			/* committed (by us or a helper), maybe deleted since. relaxed: a count. */
 			atomic_fetch_add_explicit(&h->ds[si].count, 1, memory_order_relaxed);
@@ -1130,7 +1331,9 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		 * writers may be reading) go after a grace period. */
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1, false);
 		quota_give(h, si);
-		retire(h, t, (uint64_t)at, copy);
+		slot_die(h, sl);
+		if (copy)
+			retire_key(h, copy);
 		copy = NULL;
 		w_exit(t);
 		if (!replace)
@@ -1187,18 +1390,18 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 	for (;;) {
 		/* relaxed: only this writer publishes tables. */
 		struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
-		recycle(h, t);
-		struct scan sc;
-		scan_key(h, t, hv, key, ukw, &sc, false);
-		if (sc.live >= 0) {
+		recycle(h);
+		void *lv;
+		int64_t found = find_live(h, t, hv, key, ukw, &lv);
+		if (found >= 0) {
 			key_free(h, copy);
 			if (!replace)
 				return -EEXIST;
 			/* release: pairs with probe's acquire of the value (what it points at). */
-			atomic_store_explicit(&slot_at(t, (uint64_t)sc.live)->value, value,
+			atomic_store_explicit(&slot_at(t, (uint64_t)found)->value, value,
 					      memory_order_release);
 			if (old)
-				*old = sc.lv;
+				*old = lv;
 			return 1;
 		}
 		/* relaxed: our own count (one_count). */
@@ -1250,24 +1453,25 @@ static int one_delete(struct rf_hash *h, const void *key, void **old)
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	/* relaxed: as in one_put. */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
-	recycle(h, t);
-	struct scan sc;
-	scan_key(h, t, hv, key, ukw, &sc, false);
-	if (sc.live < 0)
+	recycle(h);
+	void *lv;
+	int64_t found = find_live(h, t, hv, key, ukw, &lv);
+	if (found < 0)
 		return -ENOENT;
-	uint64_t at = (uint64_t)sc.live;
+	uint64_t at = (uint64_t)found;
 	struct slot *sl = slot_at(t, at);
-	/* release: the linearization point; a reader that loads NULL sees the slot as it was
-	 * left (as the multi-writer delete's CAS). */
-	atomic_store_explicit(&sl->value, NULL, memory_order_release);
-	ovf_adjust(t, hv & t->mask, at / SLOTS, -1, true);
-	one_count(h, -1);
 	void *k = h->inline_keys
 			  ? NULL /* relaxed: our own store */
 			  : (void *)(uintptr_t)atomic_load_explicit(&sl->kw, memory_order_relaxed);
-	retire(h, t, at, k);
+	/* The linearization point: the release store of DEAD(epoch) (a reader that loads it
+	 * sees the slot as it was left, as with the multi-writer delete's CAS). */
+	slot_die(h, sl);
+	ovf_adjust(t, hv & t->mask, at / SLOTS, -1, true);
+	one_count(h, -1);
+	if (k)
+		retire_key(h, k);
 	if (old)
-		*old = sc.lv;
+		*old = lv;
 	return 0;
 }
 
@@ -1310,20 +1514,20 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	for (;;) {
 		struct table *t = w_enter(h);
-		recycle(h, t);
-		struct scan sc;
-		scan_key(h, t, hv, key, ukw, &sc, false);
-		if (sc.live < 0) {
+		recycle(h);
+		void *cur;
+		int64_t found = find_live(h, t, hv, key, ukw, &cur);
+		if (found < 0) {
 			w_exit(t);
 			return -ENOENT;
 		}
-		uint64_t at = (uint64_t)sc.live;
+		uint64_t at = (uint64_t)found;
 		struct slot *sl = slot_at(t, at);
-		void *cur = sc.lv;
-		/* The linearization point of delete. acq_rel: acquire, the value we return is
-		 * the caller's; release, a reader that sees NULL sees the slot as it was left. */
+		/* The linearization point of delete. seq_cst: acquire, the value we return is the
+		 * caller's; release, a reader that sees NULL sees the slot as it was left; and
+		 * before slot_die's load of the epoch in the single order (see "dead slots"). */
 		while (live(cur) && !atomic_compare_exchange_weak_explicit(
-					    &sl->value, &cur, NULL, memory_order_acq_rel,
+					    &sl->value, &cur, NULL, memory_order_seq_cst,
 					    memory_order_relaxed))
 			;
 		if (!live(cur)) {
@@ -1338,7 +1542,9 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 		void *k = h->inline_keys ? NULL
 					 : (void *)(uintptr_t)atomic_load_explicit(
 						   &sl->kw, memory_order_relaxed);
-		retire(h, t, at, k);
+		slot_die(h, sl);
+		if (k)
+			retire_key(h, k);
 		w_exit(t);
 		if (old)
 			*old = cur;
@@ -1370,6 +1576,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	h->flags = flags;
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
+	atomic_init(&h->epoch, 1); /* slots die in epoch 1 first; done = 0: none is past */
 	if (!h->inline_keys) {
 		/* Copies of present keys plus those waiting for a grace period (a quarter more). */
 		unsigned n = max_entries + max_entries / 4 + 1024;
@@ -1388,7 +1595,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 		h->kbase = base;
 		h->klen = len;
 	}
-	struct table *t = table_new(h, 1, 0);
+	struct table *t = table_new(h, 1);
 	if (!t) {
 		rf_mempool_free(h->kpool);
 		free(h);
@@ -1418,7 +1625,7 @@ void rf_hash_free(struct rf_hash *h)
 	     b = nb) {
 		nb = b->next;
 		for (uint64_t i = 0; i < b->valid; i++)
-			key_free(h, b->e[i].key);
+			key_free(h, b->e[i]);
 		free(b);
 	}
 	for (unsigned i = 0; i < STRIPES; i++) {
@@ -1427,7 +1634,7 @@ void rf_hash_free(struct rf_hash *h)
 			continue;
 		uint64_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
 		for (uint64_t j = 0; j < n && j < BATCH_MAX; j++)
-			key_free(h, b->e[j].key);
+			key_free(h, b->e[j]);
 		free(b);
 	}
 	table_destroy(t);
