@@ -10,22 +10,27 @@
  * probe passed over it, and a lookup stops at the first bucket whose count is zero.
  *
  * Readers never write and never wait: a slot holds a key for them when its value word is a
- * user value (not NULL and not one of two sentinels, PENDING and KILLED).
+ * user value (not NULL and not one of the sentinels PENDING, KILLED and DEAD(e): addresses
+ * in one private array, so the test is two compares).
  *
- * Writers use CAS only (no lock). Per slot, the value word is the state readers see and the
- * meta word's USED bit says who may write the slot:
- *   free      USED clear, value NULL: any inserter may claim it (CAS on meta sets USED+tag).
+ * Writers use CAS only (no lock). Per slot, the value word is the state readers see; the meta
+ * word's USED bit says the slot was ever claimed in this table and its PSLOT bits name the
+ * bucket's one pending insert:
+ *   free      USED clear (value NULL), or dead past its grace period: an inserter claims it
+ *             with one CAS on meta (USED+tag+PSLOT for a never-used slot; PSLOT, then a
+ *             check of the value, for a dead one: only the PSLOT holder claims in a bucket).
  *   pending   value PENDING: claimed, key word written, value parked in the bucket's pv word
  *             (writers only; one pending insert per bucket at a time, its slot in meta's
  *             PSLOT bits). Invisible to readers; visible to other writers of the key.
  *   live      value = the user's: CAS PENDING -> value committed it (the linearization
  *             point of insert/upsert-insert); CAS value -> value' replaces (upsert);
  *             CAS value -> NULL deletes (the linearization point of delete).
- *   dead      value NULL or KILLED with USED still set: deleted, or a pending insert that
- *             lost. It becomes free one grace period later (retire/recycle below), so a
- *             reader or writer still looking at the slot never sees another key appear in
- *             it while it holds the old one (QSBR: none of our threads passes a quiescent
- *             state inside a call).
+ *   dead      value DEAD(e) (passing through NULL or KILLED): deleted, or a pending insert
+ *             that lost, stamped with the reclamation epoch e read after it died. It becomes
+ *             free when epoch e's grace period is over ("dead slots" below), so a reader or
+ *             writer still looking at the slot never sees another key appear in it while it
+ *             holds the old one (QSBR: none of our threads passes a quiescent state inside
+ *             a call). Nothing revisits it: the next insert that probes its bucket reuses it.
  *
  * Two inserts of the same key: each claims its own slot, raises the overflow counts on its
  * chain, stores PENDING (seq_cst), then runs resolve(): scan the key's chain; if a live copy
@@ -44,11 +49,10 @@
  *
  * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
  * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
- * the next rebuild. Dead slots go into their thread stripe's open batch (entry numbers taken
- * with fetch_add); a full batch (or any, when none is waiting) is handed to call_rcu, whose
- * callback pushes it on a ready stack (CAS); the next writer takes that stack whole (one
- * exchange), clears the slots' USED bits and frees the long keys' copies. Nothing there
- * waits.
+ * the next rebuild. Long keys' copies of dead slots go into their thread stripe's open batch
+ * (entry numbers taken with fetch_add); a full batch (or any, when none is waiting) is handed
+ * to call_rcu, whose callback pushes it on a ready stack (CAS); the next writer takes that
+ * stack whole (one exchange) and frees the copies. Nothing there waits.
  *
  * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
  * coordinated step, done by all writers together: a writer that finds the table over its
@@ -64,13 +68,15 @@
  * the same table, slots and grace periods, without the protocol that lets writers race. An
  * insert claims a free slot with a plain store of meta, raises the overflow counts with
  * stores, writes the key word and publishes the value with one release store (no pending
- * state, no resolve); a delete stores NULL (release); counts are one plain counter; growth
- * is the same code, with no other writer to wait for. Readers cannot tell the modes apart.
+ * state, no resolve); a delete stores DEAD(epoch) (release); counts are one plain counter;
+ * growth is the same code, with no other writer to wait for. Readers cannot tell the modes
+ * apart.
  *
  * Stripes: threads are dealt over STRIPES cache lines, each holding the stripe's t->ctl[]
- * counter, open dead-slot batch, entry count and room against max_entries (taken from the shared
- * h->reserved QUOTA at a time), so a common insert or delete writes no line shared with the
- * writers on another CPU but the buckets themselves.
+ * counter, open key-copy batch, and one account word (its entry count and its room against
+ * max_entries, taken from the shared h->reserved QUOTA at a time: one atomic instruction per
+ * insert or delete), so a common insert or delete writes no line shared with the writers on
+ * another CPU but the buckets themselves (and, once per grace period, the epoch's line).
  * What can block, and only during a growth: (1) the copy waits for writer calls that were
  * already inside t to leave it (each is a bounded number of steps; one preempted there
  * delays the growth until it runs again); (2) a writer that finds every chunk claimed waits
@@ -217,8 +223,7 @@ struct rf_hash {
 	_Atomic uint64_t overflow;                  /* key copies from malloc (pool empty) */
 	struct {
 		RF_CACHE_ALIGNED _Atomic(struct gp_batch *) cur; /* the batch being filled */
-		_Atomic int64_t count;   /* inserts minus deletes made by this stripe's threads */
-		_Atomic uint64_t quota;  /* room for this many more entries, taken from reserved */
+		_Atomic uint64_t acct;   /* room against max_entries | count (room_take) */
 	} ds[STRIPES];
 	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
 	_Atomic int wbusy; /* single-writer mode, debug builds: a writer call is running */
@@ -1170,15 +1175,35 @@ static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void 
 
 /* ---- the write side ---- */
 
-/* Room for one more entry against max_entries, without a shared counter per insert: from the
- * stripe's quota, else QUOTA more from h->reserved, else one taken from any stripe's quota
- * (so -ENOSPC means every entry of max_entries is present or being inserted). */
-static bool quota_take(struct rf_hash *h, unsigned si)
+/* A stripe's account is one word, so that an insert or a delete updates it with one atomic
+ * instruction: its high half is the room the stripe holds against max_entries (taken from
+ * h->reserved QUOTA at a time), its low half the stripe's count of entries (inserts minus
+ * deletes by its threads: a stripe's count may go negative, never past +-max_entries <= 2^30)
+ * plus ACCT_BIAS. */
+#define ACCT_ROOM ((uint64_t)1 << 32) /* one entry's room */
+#define ACCT_BIAS ((uint64_t)1 << 31) /* the low half of a count of 0 */
+
+static inline uint64_t acct_room(uint64_t w)
 {
-	/* relaxed (all of these): counts of room; no data hangs on them. */
-	uint64_t q = atomic_load_explicit(&h->ds[si].quota, memory_order_relaxed);
-	while (q)
-		if (atomic_compare_exchange_weak_explicit(&h->ds[si].quota, &q, q - 1,
+	return w >> 32;
+}
+
+static inline int64_t acct_count(uint64_t w)
+{
+	return (int64_t)(uint32_t)w - (int64_t)ACCT_BIAS;
+}
+
+/* Takes room for one more entry against max_entries and counts it, without a shared counter
+ * per insert: from the stripe's room, else QUOTA more from h->reserved, else one taken from
+ * any stripe's room (so -ENOSPC means every entry of max_entries is present or being
+ * inserted). An insert that does not happen gives it back (room_give). */
+static bool room_take(struct rf_hash *h, unsigned si)
+{
+	_Atomic uint64_t *a = &h->ds[si].acct;
+	/* relaxed (all of these): counts of room and entries; no data hangs on them. */
+	uint64_t w = atomic_load_explicit(a, memory_order_relaxed);
+	while (acct_room(w))
+		if (atomic_compare_exchange_weak_explicit(a, &w, w - ACCT_ROOM + 1,
 							  memory_order_relaxed, memory_order_relaxed))
 			return true;
 	uint64_t r = atomic_load_explicit(&h->reserved, memory_order_relaxed);
@@ -1186,31 +1211,35 @@ static bool quota_take(struct rf_hash *h, unsigned si)
 		uint64_t take = h->max_entries - r < QUOTA ? h->max_entries - r : QUOTA;
 		if (atomic_compare_exchange_weak_explicit(&h->reserved, &r, r + take,
 							  memory_order_relaxed, memory_order_relaxed)) {
-			atomic_fetch_add_explicit(&h->ds[si].quota, take - 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(a, (take - 1) * ACCT_ROOM + 1, memory_order_relaxed);
 			return true;
 		}
 	}
 	for (unsigned i = 0; i < STRIPES; i++) {
-		q = atomic_load_explicit(&h->ds[i].quota, memory_order_relaxed);
-		while (q)
-			if (atomic_compare_exchange_weak_explicit(&h->ds[i].quota, &q, q - 1,
+		_Atomic uint64_t *o = &h->ds[i].acct;
+		w = atomic_load_explicit(o, memory_order_relaxed);
+		while (acct_room(w))
+			if (atomic_compare_exchange_weak_explicit(o, &w, w - ACCT_ROOM,
 								  memory_order_relaxed,
-								  memory_order_relaxed))
+								  memory_order_relaxed)) {
+				atomic_fetch_add_explicit(a, 1, memory_order_relaxed);
 				return true;
+			}
 	}
 	return false;
 }
 
-/* Gives back the room of one entry (deleted, or an insert that did not happen); a stripe
- * holding more than 2 * QUOTA returns QUOTA of it to h->reserved. */
-static void quota_give(struct rf_hash *h, unsigned si)
+/* Uncounts one entry and gives back its room (deleted, or an insert that did not happen); a
+ * stripe holding more than 2 * QUOTA returns QUOTA of it to h->reserved. */
+static void room_give(struct rf_hash *h, unsigned si)
 {
-	/* relaxed: as in quota_take. */
-	uint64_t q = atomic_fetch_add_explicit(&h->ds[si].quota, 1, memory_order_relaxed) + 1;
-	if (q > 2 * QUOTA && atomic_compare_exchange_strong_explicit(&h->ds[si].quota, &q,
-								     q - QUOTA,
-								     memory_order_relaxed,
-								     memory_order_relaxed))
+	_Atomic uint64_t *a = &h->ds[si].acct;
+	/* relaxed: as in room_take. */
+	uint64_t w = atomic_fetch_add_explicit(a, ACCT_ROOM - 1, memory_order_relaxed) +
+		     ACCT_ROOM - 1;
+	if (acct_room(w) > 2 * QUOTA &&
+	    atomic_compare_exchange_strong_explicit(a, &w, w - QUOTA * ACCT_ROOM,
+						    memory_order_relaxed, memory_order_relaxed))
 		atomic_fetch_sub_explicit(&h->reserved, QUOTA, memory_order_relaxed);
 }
 
@@ -1219,20 +1248,22 @@ static uint64_t entries(const struct rf_hash *h)
 {
 	int64_t n = 0;
 	for (unsigned i = 0; i < STRIPES; i++) /* relaxed: a statistic */
-		n += atomic_load_explicit(&((struct rf_hash *)h)->ds[i].count, memory_order_relaxed);
+		n += acct_count(atomic_load_explicit(&((struct rf_hash *)h)->ds[i].acct,
+						     memory_order_relaxed));
 	return n > 0 ? (uint64_t)n : 0;
 }
 
-/* Whether one more entry takes a table of nb buckets past its load limit. h->reserved
- * bounds the count from above and is one load of a line written once per QUOTA inserts;
- * only when it is past the limit are the stripes summed. */
+/* Whether the entries counted (the caller's insert among them: room_take counts it) take a
+ * table of nb buckets past its load limit. h->reserved bounds the count from above and is
+ * one load of a line written once per QUOTA inserts; only when it is past the limit are the
+ * stripes summed. */
 static bool over_limit(const struct rf_hash *h, uint64_t nb)
 {
 	uint64_t lim = grow_limit(nb);
-	/* relaxed: as in quota_take. */
+	/* relaxed: as in room_take. */
 	if (atomic_load_explicit(&((struct rf_hash *)h)->reserved, memory_order_relaxed) < lim)
 		return false;
-	return entries(h) + 1 > lim;
+	return entries(h) > lim;
 }
 
 /* insert (replace = false) and upsert (true). */
@@ -1274,7 +1305,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		}
 		uint64_t nb = t->mask + 1;
 		unsigned si = my_stripe();
-		if (!quota_take(h, si)) {
+		if (!room_take(h, si)) {
 			w_exit(t);
 			key_free(h, copy);
 			return -ENOSPC;
@@ -1289,7 +1320,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		if (keyed && (!(full || stuck) || growths >= 8))
 			at = claim(h, t, hv, CLAIM_PROBE, true);
 		if (at < 0) {
-			quota_give(h, si);
+			room_give(h, si);
 			w_exit(t);
 			if (keyed && growths < 8) {
 				uint64_t to = full || (entries(h) + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
@@ -1322,15 +1353,14 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		 * slot_die reads comes after the kill (see "dead slots"). */
 		void *now = atomic_load_explicit(&sl->value, memory_order_seq_cst);
 		if (now != KILLED) {
-			/* committed (by us or a helper), maybe deleted since. relaxed: a count. */
-			atomic_fetch_add_explicit(&h->ds[si].count, 1, memory_order_relaxed);
+			/* committed (by us or a helper), maybe deleted since: counted already. */
 			w_exit(t);
 			return 0;
 		}
 		/* Lost to a live copy: undo our counts, let the slot (and copy, which other
 		 * writers may be reading) go after a grace period. */
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1, false);
-		quota_give(h, si);
+		room_give(h, si);
 		slot_die(h, sl);
 		if (copy)
 			retire_key(h, copy);
@@ -1374,8 +1404,8 @@ static void one_exit(struct rf_hash *h)
  * writer writes it; rf_hash_count's readers take a statistic. */
 static void one_count(struct rf_hash *h, int64_t d)
 {
-	_Atomic int64_t *c = &h->ds[0].count;
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d,
+	_Atomic uint64_t *c = &h->ds[0].acct;
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)d,
 			      memory_order_relaxed);
 }
 
@@ -1405,7 +1435,7 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 			return 1;
 		}
 		/* relaxed: our own count (one_count). */
-		int64_t c = atomic_load_explicit(&h->ds[0].count, memory_order_relaxed);
+		int64_t c = acct_count(atomic_load_explicit(&h->ds[0].acct, memory_order_relaxed));
 		uint64_t n = c > 0 ? (uint64_t)c : 0, nb = t->mask + 1;
 		if (n >= h->max_entries) {
 			key_free(h, copy);
@@ -1537,8 +1567,7 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 		/* The buckets this key's probe passed no longer need to send lookups onwards. */
 		ovf_adjust(t, hv & t->mask, at / SLOTS, -1, false);
 		unsigned si = my_stripe();
-		atomic_fetch_sub_explicit(&h->ds[si].count, 1, memory_order_relaxed); /* a count */
-		quota_give(h, si);
+		room_give(h, si);
 		void *k = h->inline_keys ? NULL
 					 : (void *)(uintptr_t)atomic_load_explicit(
 						   &sl->kw, memory_order_relaxed);
@@ -1577,6 +1606,8 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
 	atomic_init(&h->epoch, 1); /* slots die in epoch 1 first; done = 0: none is past */
+	for (unsigned i = 0; i < STRIPES; i++)
+		atomic_init(&h->ds[i].acct, ACCT_BIAS); /* no room, no entries */
 	if (!h->inline_keys) {
 		/* Copies of present keys plus those waiting for a grace period (a quarter more). */
 		unsigned n = max_entries + max_entries / 4 + 1024;

@@ -57,8 +57,10 @@
  * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
  * no memory was left to grow). -EAGAIN means a grace period is stalled (qsbr.h rule 2): the
  * hash's deferred frees reached the QSBR defer limit and the table is full of slots waiting
- * for it; inserts work again once the stalled thread passes a quiescent state. Deleted slots wait for their grace period in batches of 64
- * (one malloc per batch).
+ * for it; inserts work again once the stalled thread passes a quiescent state. A deleted slot
+ * is stamped with the reclamation epoch it died in and reused in place by a later insert once
+ * that epoch's grace period is over (no allocation per delete); long keys' copies wait in
+ * batches of 64 (one malloc per batch).
  *
  * Errors: int functions return 0 (or 1 where said) or a negative errno; rf_hash_create returns
  * NULL with errno; lookups return NULL when the key is absent (so values may not be NULL).
