@@ -124,11 +124,13 @@
 #define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
 #define STRIPES 16                        /* writer-side counters and dead lists, per thread */
 #define QUOTA 64                          /* max_entries room a stripe takes at a time */
+#define ADV_MAX 16384u                    /* epoch advances waiting at once, at most */
+#define ADV_EVERY 64                      /* a stripe's deaths per epoch advance */
 
 /* The non-user values a slot can hold: PENDING, KILLED and DEAD(e), a dead slot stamped with
  * the reclamation epoch e it died in (mod EPOCHS; see "dead slots" below). Their addresses are
  * private to this file, so no caller can pass one as a value (insert rejects them anyway). */
-#define EPOCHS 1024u /* a power of two, >= 4 */
+#define EPOCHS 65536u /* a power of two, > ADV_MAX + 2 (only addresses: no memory used) */
 static char sentinel[2 + EPOCHS];
 #define PENDING ((void *)&sentinel[0])
 #define KILLED ((void *)&sentinel[1])
@@ -224,17 +226,22 @@ struct rf_hash {
 	struct {
 		RF_CACHE_ALIGNED _Atomic(struct gp_batch *) cur; /* the batch being filled */
 		_Atomic uint64_t acct;   /* room against max_entries | count (room_take) */
+		_Atomic unsigned deaths; /* slots died since this stripe's last epoch advance */
 	} ds[STRIPES];
 	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
 	_Atomic int wbusy; /* single-writer mode, debug builds: a writer call is running */
 	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
-	/* Dead slots' epochs: read by every delete, written once per grace period. */
+	/* Dead slots' epochs: read by every delete, written once per ADV_EVERY deaths. */
 	RF_CACHE_ALIGNED _Atomic uint64_t epoch; /* a slot dying now is stamped DEAD(epoch) */
 	_Atomic uint64_t done;   /* slots stamped <= done are past their grace period: free */
-	_Atomic int adv;         /* an advance (epoch_advance) waits for its grace period */
-	uint64_t adv_epoch;      /* the epoch it closes (written by its starter, then read by
-				  * its callback) */
-	struct rcu_head adv_rcu;
+	_Atomic uint64_t advn;   /* epoch advances waiting for their grace period */
+};
+
+/* An epoch advance waiting for its grace period (one malloc per ADV_EVERY deaths). */
+struct adv {
+	struct rcu_head rcu;
+	struct rf_hash *h;
+	uint64_t epoch; /* the epoch it closes */
 };
 
 /* ---- hashing ---- */
@@ -520,16 +527,16 @@ static inline uint64_t grow_limit(uint64_t nb)
 static void epoch_advance(struct rf_hash *h);
 
 /* Whether the dead slot value v (DEAD(e)) is past its grace period: its epoch e is at most
- * h->done. An epoch is never more than two ahead of done (epoch_advance starts the next one
- * only after the previous one's callback ran), so e is still waiting exactly when e - done
- * is 1 or 2 mod EPOCHS; a stamp older than that can only look younger (kept a little longer),
- * never older. */
+ * h->done. The epoch is never more than ADV_MAX + 1 ahead of done (every advance started after
+ * the one that set done is still waiting, and at most ADV_MAX wait), so e is still waiting
+ * exactly when e - done is 1 .. ADV_MAX + 1 mod EPOCHS; a stamp older than that can only look
+ * younger (kept a little longer), never older. */
 static inline bool dead_passed(struct rf_hash *h, const void *v)
 {
 	uint64_t e = (uintptr_t)v - (uintptr_t)&sentinel[2];
 	/* acquire: pairs with epoch_done's release: the grace period that freed e is over. */
 	uint64_t d = atomic_load_explicit(&h->done, memory_order_acquire);
-	return ((e - d - 1) & (EPOCHS - 1)) >= 2;
+	return ((e - d - 1) & (EPOCHS - 1)) >= ADV_MAX + 1;
 }
 
 /* Sets the pending mark (PSLOT) of bucket bk for its slot s, expecting meta m without one;
@@ -591,7 +598,9 @@ static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t l
 					waiting = true;
 				}
 			}
-			if (waiting) /* a dead slot waits: make sure an epoch advance is on */
+			/* A dead slot waits: make sure an epoch advance is on. relaxed: a peek, as
+			 * in slot_die. */
+			if (waiting && !atomic_load_explicit(&h->advn, memory_order_relaxed))
 				epoch_advance(h);
 			if (s == SLOTS)
 				break;
@@ -685,69 +694,82 @@ static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d, bool 
 
 /*
  * A slot that dies (deleted, or a pending insert killed) is stamped DEAD(e), e the table's
- * reclamation epoch read AFTER the slot stopped being live, and it is free again once the
- * grace period that closes epoch e is over: a claim that finds it then reuses it in place
- * (claim, dead_passed). Nothing revisits it, and a delete costs no allocation and no
- * callback. epoch_advance closes the current epoch e: it moves h->epoch to e + 1, then
- * call_rcu; the callback sets h->done = e. One advance runs at a time, started by a writer
- * that stamps a slot or meets a dead slot still waiting, when none is running.
+ * reclamation epoch read AFTER the slot stopped being live, and it is free again once a grace
+ * period that covers epoch e is over: a claim that finds it then reuses it in place (claim,
+ * dead_passed). Nothing revisits it, and a delete costs no allocation and no callback of its
+ * own. epoch_advance closes the current epoch e: it moves h->epoch to e + 1, then call_rcu;
+ * the callback raises h->done to e. A writer starts one every ADV_EVERY deaths of its stripe
+ * (so a slot waits about as long as when dead slots went to call_rcu in batches of 64:
+ * liburcu's callback thread takes what was queued each time it wakes, every 10 ms or so, and
+ * a slot that died after the last advance before that waits for the next round), and also
+ * whenever none is waiting (so the last deaths before a pause are closed too); at most
+ * ADV_MAX wait at once.
  *
  * Why a slot stamped e is never reused while a reader may still look at its old key: the
  * reader loaded the slot's live value before the slot died. The stamp was read after the
  * death (seq_cst both), so the epoch moved past e after the death, and the grace period of
- * that advance began after the move (call_rcu comes after it): the reader was inside its
- * read-side section when the grace period began, so the period waits for it. With one
- * writer, the epoch changes only inside writer calls, which never overlap: the value read
- * before the death is the same.
+ * that advance (and of every later one) began after the move (call_rcu comes after it): the
+ * reader was inside its read-side section when the grace period began, so the period waits
+ * for it. With one writer, the epoch changes only inside writer calls, which never overlap:
+ * the value read before the death is the same. Callbacks may run out of order (threads can
+ * have call_rcu threads of their own): done only grows, and covering e covers every earlier
+ * epoch.
  */
 
-/* call_rcu callback: the grace period of advance adv_epoch is over. */
+/* call_rcu callback: the grace period of advance a is over. */
 static void epoch_done(struct rcu_head *head)
 {
 	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
-	struct rf_hash *h = (struct rf_hash *)((char *)head - offsetof(struct rf_hash, adv_rcu));
-	/* release (both): pairs with dead_passed's and epoch_advance's acquire loads. */
-	atomic_store_explicit(&h->done, h->adv_epoch, memory_order_release);
-	atomic_store_explicit(&h->adv, 0, memory_order_release);
+	struct adv *a = (struct adv *)head;
+	struct rf_hash *h = a->h;
+	uint64_t e = a->epoch;
+	free(a);
+	/* relaxed: the CAS decides; release: pairs with dead_passed's acquire. */
+	uint64_t d = atomic_load_explicit(&h->done, memory_order_relaxed);
+	while (d < e && !atomic_compare_exchange_weak_explicit(&h->done, &d, e,
+							       memory_order_release,
+							       memory_order_relaxed))
+		;
+	/* release: pairs with epoch_advance's acquire (done is raised before the count drops:
+	 * the epoch stays within ADV_MAX + 1 of done). */
+	atomic_fetch_sub_explicit(&h->advn, 1, memory_order_release);
 	rf_qsbr_defer_release();
 	rf_qsbr_retire_note(); /* TSan: rf_hash_free's barrier comes after this */
 }
 
-/* Closes the current epoch unless an advance is already waiting for its grace period. At the
- * QSBR defer limit (a stalled grace period) it does nothing: dead slots wait, the table fills
- * and inserts end in -EAGAIN (hash.h). */
+/* Closes the current epoch. With ADV_MAX advances waiting, without memory, or at the QSBR
+ * defer limit (a stalled grace period) it does nothing: dead slots wait, and when the table
+ * is full of them inserts end in -EAGAIN (hash.h). */
 static void epoch_advance(struct rf_hash *h)
 {
-	/* acquire: pairs with epoch_done's release (adv_epoch is free again). */
-	if (atomic_load_explicit(&h->adv, memory_order_acquire))
-		return;
-	if (h->one_writer) {
-		/* relaxed: only writer calls set it, and they never overlap. */
-		atomic_store_explicit(&h->adv, 1, memory_order_relaxed);
-	} else {
-		int idle = 0;
-		/* acquire: as the load above; one writer wins the advance. */
-		if (!atomic_compare_exchange_strong_explicit(&h->adv, &idle, 1,
-							     memory_order_acquire,
-							     memory_order_relaxed))
+	/* acquire: pairs with epoch_done's release. */
+	uint64_t n = atomic_load_explicit(&h->advn, memory_order_acquire);
+	do {
+		if (n >= ADV_MAX)
 			return;
-	}
-	if (rf_qsbr_defer_reserve() != 0) {
-		atomic_store_explicit(&h->adv, 0, memory_order_release); /* release: as above */
+		/* acquire: as the load above. */
+	} while (!atomic_compare_exchange_weak_explicit(&h->advn, &n, n + 1, memory_order_acquire,
+							memory_order_acquire));
+	struct adv *a = NULL;
+	bool reserved = rf_qsbr_defer_reserve() == 0;
+	if (reserved)
+		a = malloc(sizeof(*a));
+	if (!a) {
+		if (reserved)
+			rf_qsbr_defer_release();
+		atomic_fetch_sub_explicit(&h->advn, 1, memory_order_release); /* as in epoch_done */
 		return;
 	}
-	/* relaxed: only the holder of adv changes the epoch. */
-	uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed);
-	h->adv_epoch = e;
-	/* seq_cst: against the stamps' seq_cst loads (slot_die): a stamp read after this store
-	 * is e + 1, one read before it is e and its slot died before the grace period below. */
-	atomic_store_explicit(&h->epoch, e + 1, memory_order_seq_cst);
+	a->h = h;
+	/* seq_cst: against the stamps' seq_cst loads (slot_die): a stamp read before this is
+	 * at most e, and its slot died before the grace period below begins. */
+	a->epoch = atomic_fetch_add_explicit(&h->epoch, 1, memory_order_seq_cst);
 	rf_qsbr_retire_note(); /* TSan: what came before is ordered before the callback */
-	call_rcu(&h->adv_rcu, epoch_done);
+	call_rcu(&a->rcu, epoch_done);
 }
 
 /* Stamps slot sl, which just stopped being live (our delete CAS, or our insert killed), as
- * DEAD(epoch), and makes sure an advance will close that epoch. */
+ * DEAD(epoch), and makes sure an advance will close that epoch (see above for when). */
 static void slot_die(struct rf_hash *h, struct slot *sl)
 {
 	/* seq_cst: read after the death (our seq_cst CAS or load of KILLED), see above; with one
@@ -755,10 +777,17 @@ static void slot_die(struct rf_hash *h, struct slot *sl)
 	uint64_t e = atomic_load_explicit(&h->epoch, memory_order_seq_cst);
 	/* release: pairs with claim's acquire load of the value: we are done with the slot. */
 	atomic_store_explicit(&sl->value, DEAD(e), memory_order_release);
-	/* relaxed: a peek; epoch_advance decides. An advance already waiting closes an older
-	 * epoch: ours is closed by the next one, started by the next slot_die or claim. */
-	if (!atomic_load_explicit(&h->adv, memory_order_relaxed))
+	/* relaxed (both): a count that only paces the advances (threads sharing a stripe may
+	 * lose an increment) and a peek; epoch_advance decides. */
+	_Atomic unsigned *n = &h->ds[my_stripe()].deaths;
+	unsigned died = atomic_load_explicit(n, memory_order_relaxed) + 1;
+	bool none = !atomic_load_explicit(&h->advn, memory_order_relaxed);
+	if (died >= ADV_EVERY || none) {
+		atomic_store_explicit(n, 0, memory_order_relaxed);
 		epoch_advance(h);
+	} else {
+		atomic_store_explicit(n, died, memory_order_relaxed);
+	}
 }
 
 /* Long keys' copies of dead slots are freed one grace period after the death, in batches
