@@ -76,7 +76,7 @@
  * counter, open key-copy batch, and one account word (its entry count and its room against
  * max_entries, taken from the shared h->reserved QUOTA at a time: one atomic instruction per
  * insert or delete), so a common insert or delete writes no line shared with the writers on
- * another CPU but the buckets themselves (and, once per grace period, the epoch's line).
+ * another CPU but the buckets themselves (and, once per ADV_EVERY deaths, the epoch's line).
  * What can block, and only during a growth: (1) the copy waits for writer calls that were
  * already inside t to leave it (each is a bounded number of steps; one preempted there
  * delays the growth until it runs again); (2) a writer that finds every chunk claimed waits
