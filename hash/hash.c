@@ -124,13 +124,13 @@
 #define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
 #define STRIPES 16                        /* writer-side counters and dead lists, per thread */
 #define QUOTA 64                          /* max_entries room a stripe takes at a time */
-#define ADV_MAX 16384u                    /* epoch advances waiting at once, at most */
+#define ADV_MAX 2048u                     /* epoch advances waiting at once, at most */
 #define ADV_EVERY 64                      /* a stripe's deaths per epoch advance */
 
 /* The non-user values a slot can hold: PENDING, KILLED and DEAD(e), a dead slot stamped with
  * the reclamation epoch e it died in (mod EPOCHS; see "dead slots" below). Their addresses are
  * private to this file, so no caller can pass one as a value (insert rejects them anyway). */
-#define EPOCHS 65536u /* a power of two, > ADV_MAX + 2 (only addresses: no memory used) */
+#define EPOCHS 4096u /* a power of two, > ADV_MAX + 2 (only addresses: no memory used) */
 static char sentinel[2 + EPOCHS];
 #define PENDING ((void *)&sentinel[0])
 #define KILLED ((void *)&sentinel[1])

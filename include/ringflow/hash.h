@@ -107,7 +107,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
- * (NULL value), -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (a stalled
+ * (NULL value, or one of the 4 KiB of addresses private to the hash that mark slot states), -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (a stalled
  * grace period: see Memory above). Debug builds abort when the caller is not a registered,
  * online QSBR reader (also for upsert, delete and the lookups). Thread-safe,
  * lock-free (see the contract for growth). */
