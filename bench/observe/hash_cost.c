@@ -4,8 +4,11 @@
  * callgrind, which counts only between the two CALLGRIND_TOGGLE_COLLECT marks, i.e. only the
  * measured pairs (not the fill):
  *
- *   valgrind --tool=callgrind --collect-atstart=no --cache-sim=yes \
+ *   setarch -R valgrind --fair-sched=yes --tool=callgrind --collect-atstart=no --cache-sim=yes \
  *       build/bench/ringflow-hash-cost IMPL [KEYS] [PAIRS]
+ *
+ * (--fair-sched=yes: else the callback thread may starve and dead slots wait longer, which
+ * moves the counts; docs/lock-free-hash.md)
  *
  * then divide Ir (instructions), D1mr+D1mw and DLmr+DLmw (first- and last-level data misses,
  * simulated) by PAIRS. IMPL: ringflow (the lock-free multi-writer table, one writer),
