@@ -10,22 +10,27 @@
  * probe passed over it, and a lookup stops at the first bucket whose count is zero.
  *
  * Readers never write and never wait: a slot holds a key for them when its value word is a
- * user value (not NULL and not one of two sentinels, PENDING and KILLED).
+ * user value (not NULL and not one of the sentinels PENDING, KILLED and DEAD(e): addresses
+ * in one private array, so the test is two compares).
  *
- * Writers use CAS only (no lock). Per slot, the value word is the state readers see and the
- * meta word's USED bit says who may write the slot:
- *   free      USED clear, value NULL: any inserter may claim it (CAS on meta sets USED+tag).
+ * Writers use CAS only (no lock). Per slot, the value word is the state readers see; the meta
+ * word's USED bit says the slot was ever claimed in this table and its PSLOT bits name the
+ * bucket's one pending insert:
+ *   free      USED clear (value NULL), or dead past its grace period: an inserter claims it
+ *             with one CAS on meta (USED+tag+PSLOT for a never-used slot; PSLOT, then a
+ *             check of the value, for a dead one: only the PSLOT holder claims in a bucket).
  *   pending   value PENDING: claimed, key word written, value parked in the bucket's pv word
  *             (writers only; one pending insert per bucket at a time, its slot in meta's
  *             PSLOT bits). Invisible to readers; visible to other writers of the key.
  *   live      value = the user's: CAS PENDING -> value committed it (the linearization
  *             point of insert/upsert-insert); CAS value -> value' replaces (upsert);
  *             CAS value -> NULL deletes (the linearization point of delete).
- *   dead      value NULL or KILLED with USED still set: deleted, or a pending insert that
- *             lost. It becomes free one grace period later (retire/recycle below), so a
- *             reader or writer still looking at the slot never sees another key appear in
- *             it while it holds the old one (QSBR: none of our threads passes a quiescent
- *             state inside a call).
+ *   dead      value DEAD(e) (passing through NULL or KILLED): deleted, or a pending insert
+ *             that lost, stamped with the reclamation epoch e read after it died. It becomes
+ *             free when epoch e's grace period is over ("dead slots" below), so a reader or
+ *             writer still looking at the slot never sees another key appear in it while it
+ *             holds the old one (QSBR: none of our threads passes a quiescent state inside
+ *             a call). Nothing revisits it: the next insert that probes its bucket reuses it.
  *
  * Two inserts of the same key: each claims its own slot, raises the overflow counts on its
  * chain, stores PENDING (seq_cst), then runs resolve(): scan the key's chain; if a live copy
@@ -44,11 +49,10 @@
  *
  * Overflow counts are raised by CAS before a slot becomes pending (so every later scan of
  * the chain reaches it) and lowered after it dies; a count stuck at its maximum stays until
- * the next rebuild. Dead slots go into their thread stripe's open batch (entry numbers taken
- * with fetch_add); a full batch (or any, when none is waiting) is handed to call_rcu, whose
- * callback pushes it on a ready stack (CAS); the next writer takes that stack whole (one
- * exchange), clears the slots' USED bits and frees the long keys' copies. Nothing there
- * waits.
+ * the next rebuild. Long keys' copies of dead slots go into their thread stripe's open batch
+ * (entry numbers taken with fetch_add); a full batch (or any, when none is waiting) is handed
+ * to call_rcu, whose callback pushes it on a ready stack (CAS); the next writer takes that
+ * stack whole (one exchange) and frees the copies. Nothing there waits.
  *
  * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
  * coordinated step, done by all writers together: a writer that finds the table over its
@@ -64,13 +68,15 @@
  * the same table, slots and grace periods, without the protocol that lets writers race. An
  * insert claims a free slot with a plain store of meta, raises the overflow counts with
  * stores, writes the key word and publishes the value with one release store (no pending
- * state, no resolve); a delete stores NULL (release); counts are one plain counter; growth
- * is the same code, with no other writer to wait for. Readers cannot tell the modes apart.
+ * state, no resolve); a delete stores DEAD(epoch) (release); counts are one plain counter;
+ * growth is the same code, with no other writer to wait for. Readers cannot tell the modes
+ * apart.
  *
  * Stripes: threads are dealt over STRIPES cache lines, each holding the stripe's t->ctl[]
- * counter, open dead-slot batch, entry count and room against max_entries (taken from the shared
- * h->reserved QUOTA at a time), so a common insert or delete writes no line shared with the
- * writers on another CPU but the buckets themselves.
+ * counter, open key-copy batch, and one account word (its entry count and its room against
+ * max_entries, taken from the shared h->reserved QUOTA at a time: one atomic instruction per
+ * insert or delete), so a common insert or delete writes no line shared with the writers on
+ * another CPU but the buckets themselves (and, once per ADV_EVERY deaths, the epoch's line).
  * What can block, and only during a growth: (1) the copy waits for writer calls that were
  * already inside t to leave it (each is a bounded number of steps; one preempted there
  * delays the growth until it runs again); (2) a writer that finds every chunk claimed waits
@@ -118,17 +124,28 @@
 #define MAX_PEND 64                       /* pending copies of one key resolve() tracks */
 #define STRIPES 16                        /* writer-side counters and dead lists, per thread */
 #define QUOTA 64                          /* max_entries room a stripe takes at a time */
+#define ADV_MAX 2048u                     /* epoch advances waiting at once, at most */
+#define ADV_EVERY 64                      /* a stripe's deaths per epoch advance */
 
-/* The two non-user values a slot can hold. Their addresses are private to this file, so no
- * caller can pass one as a value (insert rejects them anyway). */
-static char sentinel[2];
+/* The non-user values a slot can hold: PENDING, KILLED and DEAD(e), a dead slot stamped with
+ * the reclamation epoch e it died in (mod EPOCHS; see "dead slots" below). Their addresses are
+ * private to this file, so no caller can pass one as a value (insert rejects them anyway). */
+#define EPOCHS 4096u /* a power of two, > ADV_MAX + 2 (only addresses: no memory used) */
+static char sentinel[2 + EPOCHS];
 #define PENDING ((void *)&sentinel[0])
 #define KILLED ((void *)&sentinel[1])
+#define DEAD(e) ((void *)&sentinel[2 + ((e) & (EPOCHS - 1))])
 
 /* A user value: what a reader may return. Two compares, no branch. */
 static inline bool live(const void *v)
 {
-	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel > 1);
+	return (v != NULL) & ((uintptr_t)v - (uintptr_t)sentinel >= sizeof(sentinel));
+}
+
+/* Whether v is DEAD(e) for some e. */
+static inline bool dead(const void *v)
+{
+	return (uintptr_t)v - (uintptr_t)&sentinel[2] < EPOCHS;
 }
 
 /* v when take, else r, by masking: compilers turn a ?: with the two-compare live() into a
@@ -152,7 +169,7 @@ static inline unsigned my_stripe(void)
 
 struct slot {
 	_Atomic uint64_t kw;   /* the key (<= 8 bytes, zero-padded) or a pointer to its copy */
-	_Atomic(void *) value; /* NULL, PENDING, KILLED or the user's value */
+	_Atomic(void *) value; /* NULL, PENDING, KILLED, DEAD(e) or the user's value */
 };
 
 struct bucket {
@@ -167,7 +184,6 @@ struct table {
 	struct bucket *b;
 	size_t bytes;   /* mapping length */
 	bool mapped, huge;
-	uint32_t gen;   /* which table a dead-slot record refers to */
 	uint64_t nchunks;
 	struct rcu_head rcu;
 	/* Writers: their count and FROZEN (per stripe), and the growth's bookkeeping. */
@@ -179,15 +195,8 @@ struct table {
 	_Atomic uint64_t nsat;            /* buckets whose overflow count stuck */
 };
 
-/* A dead slot waiting for its grace period. */
-struct dead {
-	uint64_t slot; /* bucket * SLOTS + slot */
-	uint32_t gen;
-	void *key;     /* long keys: the copy to free (NULL: none) */
-};
-
-/* Up to BATCH_MAX dead slots of one stripe, filled in place (an entry number is taken with
- * fetch_add), then handed to call_rcu as one. */
+/* Up to BATCH_MAX key copies (long keys) of dead slots of one stripe, filled in place (an
+ * entry number is taken with fetch_add), then handed to call_rcu as one. */
 struct gp_batch {
 	struct rcu_head rcu;
 	struct rf_hash *h;
@@ -195,7 +204,7 @@ struct gp_batch {
 	_Atomic uint64_t n;     /* entry numbers taken (past BATCH_MAX: closed) */
 	uint64_t valid;         /* entries in it, set by the thread that closes it */
 	bool counted;           /* holds a QSBR defer reservation (batch_close) */
-	struct dead e[BATCH_MAX];
+	void *e[BATCH_MAX];
 };
 
 struct rf_hash {
@@ -216,12 +225,23 @@ struct rf_hash {
 	_Atomic uint64_t overflow;                  /* key copies from malloc (pool empty) */
 	struct {
 		RF_CACHE_ALIGNED _Atomic(struct gp_batch *) cur; /* the batch being filled */
-		_Atomic int64_t count;   /* inserts minus deletes made by this stripe's threads */
-		_Atomic uint64_t quota;  /* room for this many more entries, taken from reserved */
+		_Atomic uint64_t acct;   /* room against max_entries | count (room_take) */
+		_Atomic unsigned deaths; /* slots died since this stripe's last epoch advance */
 	} ds[STRIPES];
 	RF_CACHE_ALIGNED _Atomic uint64_t inflight;    /* batches waiting for a grace period */
 	_Atomic int wbusy; /* single-writer mode, debug builds: a writer call is running */
 	RF_CACHE_ALIGNED _Atomic(struct gp_batch *) ready; /* batches past their grace period */
+	/* Dead slots' epochs: read by every delete, written once per ADV_EVERY deaths. */
+	RF_CACHE_ALIGNED _Atomic uint64_t epoch; /* a slot dying now is stamped DEAD(epoch) */
+	_Atomic uint64_t done;   /* slots stamped <= done are past their grace period: free */
+	_Atomic uint64_t advn;   /* epoch advances waiting for their grace period */
+};
+
+/* An epoch advance waiting for its grace period (one malloc per ADV_EVERY deaths). */
+struct adv {
+	struct rcu_head rcu;
+	struct rf_hash *h;
+	uint64_t epoch; /* the epoch it closes */
 };
 
 /* ---- hashing ---- */
@@ -387,7 +407,7 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 
 /* ---- table memory ---- */
 
-static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
+static struct table *table_new(struct rf_hash *h, uint64_t nb)
 {
 	struct table *t = NULL;
 	if (posix_memalign((void **)&t, RF_CACHE_LINE, sizeof(*t)) != 0)
@@ -395,7 +415,6 @@ static struct table *table_new(struct rf_hash *h, uint64_t nb, uint32_t gen)
 	memset(t, 0, sizeof(*t));
 	size_t bytes = (size_t)nb * sizeof(struct bucket);
 	t->mask = nb - 1;
-	t->gen = gen;
 	t->nchunks = (nb + CHUNK - 1) / CHUNK;
 	if (bytes >= MMAP_BYTES) {
 		void *p = MAP_FAILED;
@@ -505,13 +524,54 @@ static inline uint64_t grow_limit(uint64_t nb)
 	return nb < 1024 ? nb : 2 * nb;
 }
 
-/* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home:
- * sets its USED bit (and tag) with one CAS; with `pend`, only in a bucket with no pending
- * insert, and marks it as the bucket's pending slot (PSLOT). Returns bucket * SLOTS + slot,
- * or -1. */
+static void epoch_advance(struct rf_hash *h);
+
+/* Whether the dead slot value v (DEAD(e)) is past its grace period: its epoch e is at most
+ * h->done. The epoch is never more than ADV_MAX + 1 ahead of done (every advance started after
+ * the one that set done is still waiting, and at most ADV_MAX wait), so e is still waiting
+ * exactly when e - done is 1 .. ADV_MAX + 1 mod EPOCHS; a stamp older than that can only look
+ * younger (kept a little longer), never older. */
+static inline bool dead_passed(struct rf_hash *h, const void *v)
+{
+	uint64_t e = (uintptr_t)v - (uintptr_t)&sentinel[2];
+	/* acquire: pairs with epoch_done's release: the grace period that freed e is over. */
+	uint64_t d = atomic_load_explicit(&h->done, memory_order_acquire);
+	return ((e - d - 1) & (EPOCHS - 1)) >= ADV_MAX + 1;
+}
+
+/* Sets the pending mark (PSLOT) of bucket bk for its slot s, expecting meta m without one;
+ * for a slot never used, sets its USED bit and tag in the same CAS (that claims it). False
+ * when the bucket changed (m reloaded) or has a pending insert. */
+static inline bool pslot_take(struct bucket *bk, uint64_t *m, unsigned s, uint64_t set)
+{
+	/* acquire: pairs with the release CASes that last cleared PSLOT and with deletes'
+	 * release stamps; the slot's last owner is done with it. */
+	return atomic_compare_exchange_weak_explicit(&bk->meta, m,
+						     *m | ((uint64_t)(s + 1) << PSLOT_SHIFT) | set,
+						     memory_order_acq_rel, memory_order_relaxed);
+}
+
+/* Clears bucket bk's pending mark (ours). release: pairs with pslot_take's acquire. */
+static void pslot_release(struct bucket *bk)
+{
+	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~PSLOT_MASK,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+/* Claims a free slot for a key of hash hv, searching up to `limit` buckets from its home. A
+ * slot is free when it was never used in this table (USED clear) or it is dead and past its
+ * grace period (dead slots are reused here, lazily, in the bucket the insert visits anyway;
+ * see "dead slots" below). With `pend` (multi-writer inserts), only in a bucket with no pending
+ * insert, whose pending mark (PSLOT) the claim takes: holding it is what makes a dead slot
+ * ours, since only its holder may claim in the bucket. Without `pend`: the single writer
+ * (plain stores), or a growth copy into a fresh table (no dead slots; USED set by CAS).
+ * Returns bucket * SLOTS + slot, or -1. */
 static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t limit, bool pend)
 {
 	uint64_t b = hv & t->mask;
+	bool reuse = pend || h->one_writer; /* dead slots exist only in a published table */
 	if (limit > t->mask + 1)
 		limit = t->mask + 1;
 	for (; limit; limit--, b = (b + 1) & t->mask) {
@@ -519,29 +579,76 @@ static int64_t claim(struct rf_hash *h, struct table *t, uint64_t hv, uint64_t l
 		/* relaxed: the CAS below decides. */
 		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
 		for (;;) {
-			unsigned s = 0;
-			while (s < SLOTS && (m & USED(s)))
-				s++;
-			if (s == SLOTS || (pend && (m & PSLOT_MASK)))
+			if (pend && (m & PSLOT_MASK))
 				break;
-			uint64_t nm = m | USED(s);
-			if (pend)
-				nm |= (uint64_t)(s + 1) << PSLOT_SHIFT;
-			if (!h->inline_keys)
-				nm = (nm & ~TAG_MASK(s)) | (tag_of(hv) << TAG_SHIFT(s));
+			unsigned s = 0;
+			bool waiting = false;
+			for (; s < SLOTS; s++) {
+				if (!(m & USED(s)))
+					break;
+				if (!reuse)
+					continue;
+				/* acquire: pairs with the release store of the stamp (the dead
+				 * slot's last owner is done with it). */
+				void *v = atomic_load_explicit(&bk->s[s].value,
+							       memory_order_acquire);
+				if (dead(v)) {
+					if (dead_passed(h, v))
+						break;
+					waiting = true;
+				}
+			}
+			/* A dead slot waits: make sure an epoch advance is on. relaxed: a peek, as
+			 * in slot_die. */
+			if (waiting && !atomic_load_explicit(&h->advn, memory_order_relaxed))
+				epoch_advance(h);
+			if (s == SLOTS)
+				break;
+			uint64_t tag = h->inline_keys ? 0 : tag_of(hv) << TAG_SHIFT(s);
+			uint64_t mtag = (m & ~TAG_MASK(s)) | tag;
 			if (h->one_writer) {
 				/* relaxed: the only writer; readers get meta (tag) through the
-				 * value's release store in sw_put. */
-				atomic_store_explicit(&bk->meta, nm, memory_order_relaxed);
+				 * value's release store in one_put. */
+				atomic_store_explicit(&bk->meta, mtag | USED(s), memory_order_relaxed);
 				return (int64_t)(b * SLOTS + s);
 			}
-			/* acquire: pairs with slot_free's release: the slot's last owner is done
-			 * with it. release: orders nothing we need (the tag is published by the
-			 * pending store), but a CAS failure must not let us skip a slot. */
-			if (atomic_compare_exchange_weak_explicit(&bk->meta, &m, nm,
-								  memory_order_acq_rel,
-								  memory_order_relaxed))
+			if (!(m & USED(s))) {
+				/* A never-used slot: setting USED claims it (USED is never cleared
+				 * in a table, so no ABA), with the pending mark and tag. release:
+				 * orders nothing we need (the tag is published by the pending
+				 * store), but a CAS failure must not let us skip a slot. */
+				uint64_t nm = mtag | USED(s);
+				if (!pend) {
+					if (atomic_compare_exchange_weak_explicit(
+						    &bk->meta, &m, nm, memory_order_acq_rel,
+						    memory_order_relaxed))
+						return (int64_t)(b * SLOTS + s);
+					continue;
+				}
+				if (pslot_take(bk, &m, s, USED(s) | tag)) /* tag bits: 0 */
+					return (int64_t)(b * SLOTS + s);
+				continue;
+			}
+			/* A dead slot past its grace period: take the bucket's pending mark, then
+			 * check the slot again (between our load and the CAS another writer may
+			 * have taken, used and released the mark, leaving meta as it was). */
+			if (!pslot_take(bk, &m, s, 0))
+				continue;
+			/* acquire: as above. */
+			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+			if (dead(v) && dead_passed(h, v)) {
+				if (!h->inline_keys) { /* our tag (readers look at it only once the
+							* slot is live again) */
+					m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
+					while (!atomic_compare_exchange_weak_explicit(
+						&bk->meta, &m, (m & ~TAG_MASK(s)) | tag,
+						memory_order_relaxed, memory_order_relaxed))
+						; /* relaxed: published by the pending store */
+				}
 				return (int64_t)(b * SLOTS + s);
+			}
+			pslot_release(bk);
+			m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
 		}
 	}
 	return -1;
@@ -585,26 +692,110 @@ static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d, bool 
 
 /* ---- dead slots and their grace periods ---- */
 
-/* Makes a dead slot free again (its grace period is over). */
-static void slot_free(struct table *t, uint64_t at, bool one)
+/*
+ * A slot that dies (deleted, or a pending insert killed) is stamped DEAD(e), e the table's
+ * reclamation epoch read AFTER the slot stopped being live, and it is free again once a grace
+ * period that covers epoch e is over: a claim that finds it then reuses it in place (claim,
+ * dead_passed). Nothing revisits it, and a delete costs no allocation and no callback of its
+ * own. epoch_advance closes the current epoch e: it moves h->epoch to e + 1, then call_rcu;
+ * the callback raises h->done to e. A writer starts one every ADV_EVERY deaths of its stripe
+ * (so a slot waits about as long as when dead slots went to call_rcu in batches of 64:
+ * liburcu's callback thread takes what was queued each time it wakes, every 10 ms or so, and
+ * a slot that died after the last advance before that waits for the next round), and also
+ * whenever none is waiting (so the last deaths before a pause are closed too); at most
+ * ADV_MAX wait at once.
+ *
+ * Why a slot stamped e is never reused while a reader may still look at its old key: the
+ * reader loaded the slot's live value before the slot died. The stamp was read after the
+ * death (seq_cst both), so the epoch moved past e after the death, and the grace period of
+ * that advance (and of every later one) began after the move (call_rcu comes after it): the
+ * reader was inside its read-side section when the grace period began, so the period waits
+ * for it. With one writer, the epoch changes only inside writer calls, which never overlap:
+ * the value read before the death is the same. Callbacks may run out of order (threads can
+ * have call_rcu threads of their own): done only grows, and covering e covers every earlier
+ * epoch.
+ */
+
+/* call_rcu callback: the grace period of advance a is over. */
+static void epoch_done(struct rcu_head *head)
 {
-	struct bucket *bk = &t->b[at / SLOTS];
-	unsigned s = (unsigned)(at % SLOTS);
-	/* relaxed: published by the release CAS on meta below. */
-	atomic_store_explicit(&bk->s[s].value, NULL, memory_order_relaxed);
-	uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-	if (one) { /* relaxed: the only writer frees and claims */
-		atomic_store_explicit(&bk->meta, m & ~USED(s), memory_order_relaxed);
-		return;
-	}
-	/* release: pairs with claim's acquire: the next owner starts after our NULL store. */
-	while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~USED(s),
-						      memory_order_release, memory_order_relaxed))
+	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
+	struct adv *a = (struct adv *)head;
+	struct rf_hash *h = a->h;
+	uint64_t e = a->epoch;
+	free(a);
+	/* relaxed: the CAS decides; release: pairs with dead_passed's acquire. */
+	uint64_t d = atomic_load_explicit(&h->done, memory_order_relaxed);
+	while (d < e && !atomic_compare_exchange_weak_explicit(&h->done, &d, e,
+							       memory_order_release,
+							       memory_order_relaxed))
 		;
+	/* release: pairs with epoch_advance's acquire (done is raised before the count drops:
+	 * the epoch stays within ADV_MAX + 1 of done). */
+	atomic_fetch_sub_explicit(&h->advn, 1, memory_order_release);
+	rf_qsbr_defer_release();
+	rf_qsbr_retire_note(); /* TSan: rf_hash_free's barrier comes after this */
 }
 
-/* call_rcu callback: a batch of dead slots is past its grace period; hand it to the next
- * writer (it clears the slots in the table it works in). */
+/* Closes the current epoch. With ADV_MAX advances waiting, without memory, or at the QSBR
+ * defer limit (a stalled grace period) it does nothing: dead slots wait, and when the table
+ * is full of them inserts end in -EAGAIN (hash.h). */
+static void epoch_advance(struct rf_hash *h)
+{
+	/* acquire: pairs with epoch_done's release. */
+	uint64_t n = atomic_load_explicit(&h->advn, memory_order_acquire);
+	do {
+		if (n >= ADV_MAX)
+			return;
+		/* acquire: as the load above. */
+	} while (!atomic_compare_exchange_weak_explicit(&h->advn, &n, n + 1, memory_order_acquire,
+							memory_order_acquire));
+	struct adv *a = NULL;
+	bool reserved = rf_qsbr_defer_reserve() == 0;
+	if (reserved)
+		a = malloc(sizeof(*a));
+	if (!a) {
+		if (reserved)
+			rf_qsbr_defer_release();
+		atomic_fetch_sub_explicit(&h->advn, 1, memory_order_release); /* as in epoch_done */
+		return;
+	}
+	a->h = h;
+	/* seq_cst: against the stamps' seq_cst loads (slot_die): a stamp read before this is
+	 * at most e, and its slot died before the grace period below begins. */
+	a->epoch = atomic_fetch_add_explicit(&h->epoch, 1, memory_order_seq_cst);
+	rf_qsbr_retire_note(); /* TSan: what came before is ordered before the callback */
+	call_rcu(&a->rcu, epoch_done);
+}
+
+/* Stamps slot sl, which just stopped being live (our delete CAS, or our insert killed), as
+ * DEAD(epoch), and makes sure an advance will close that epoch (see above for when). */
+static void slot_die(struct rf_hash *h, struct slot *sl)
+{
+	/* seq_cst: read after the death (our seq_cst CAS or load of KILLED), see above; with one
+	 * writer the epoch cannot change under us, relaxed would do. */
+	uint64_t e = atomic_load_explicit(&h->epoch, memory_order_seq_cst);
+	/* release: pairs with claim's acquire load of the value: we are done with the slot. */
+	atomic_store_explicit(&sl->value, DEAD(e), memory_order_release);
+	/* relaxed (both): a count that only paces the advances (threads sharing a stripe may
+	 * lose an increment) and a peek; epoch_advance decides. */
+	_Atomic unsigned *n = &h->ds[my_stripe()].deaths;
+	unsigned died = atomic_load_explicit(n, memory_order_relaxed) + 1;
+	bool none = !atomic_load_explicit(&h->advn, memory_order_relaxed);
+	if (died >= ADV_EVERY || none) {
+		atomic_store_explicit(n, 0, memory_order_relaxed);
+		epoch_advance(h);
+	} else {
+		atomic_store_explicit(n, died, memory_order_relaxed);
+	}
+}
+
+/* Long keys' copies of dead slots are freed one grace period after the death, in batches
+ * (a slot's copy is not needed for the slot's reuse, and the pool must not run dry while
+ * dead slots wait for an insert to come by). */
+
+/* call_rcu callback: a batch of copies is past its grace period; hand it to the next writer
+ * (it frees them into the pool). */
 static void batch_done(struct rcu_head *head)
 {
 	rf_qsbr_reclaim_begin(); /* TSan: readers' accesses before the grace period */
@@ -632,8 +823,9 @@ static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 {
 	b->valid = valid;
 	/* Counted against the QSBR defer limit when there is room. Past it the batch goes on
-	 * uncounted: its dead slots are already in the table, and with no room left for a
-	 * replaced table (grow) no more can die than the table holds, so this stays bounded. */
+	 * uncounted: its copies belong to dead slots already in the table, and with no room
+	 * left for a replaced table (grow) or an epoch advance no more can die than the table
+	 * holds, so this stays bounded. */
 	b->counted = rf_qsbr_defer_reserve() == 0;
 	/* relaxed: only a hint for when to close a partial batch. */
 	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed);
@@ -641,7 +833,7 @@ static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 	call_rcu(&b->rcu, batch_done);
 }
 
-/* Closes stripe si's batch early (no batch is waiting for a grace period, so dead slots would
+/* Closes stripe si's batch early (no batch is waiting for a grace period, so copies would
  * otherwise wait for 64 deletes). */
 static void batch_flush(struct rf_hash *h, unsigned si)
 {
@@ -664,10 +856,9 @@ static void batch_flush(struct rf_hash *h, unsigned si)
 	batch_close(h, b, n);
 }
 
-/* Queues a slot that just died (deleted, or a pending insert killed) for reuse after a grace
- * period, with its key copy (long keys), in the calling thread's stripe's batch. Without
- * memory for a batch the slot stays dead until the next rebuild and the copy is not reused. */
-static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
+/* Queues the key copy of a slot that just died for its free after a grace period, in the
+ * calling thread's stripe's batch. Without memory for a batch the copy is not reused. */
+static void retire_key(struct rf_hash *h, void *key)
 {
 	unsigned si = my_stripe();
 	for (;;) {
@@ -695,7 +886,7 @@ static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
 								memory_order_relaxed);
 			continue;
 		}
-		b->e[i] = (struct dead){.slot = at, .gen = t->gen, .key = key};
+		b->e[i] = key;
 		if (i == BATCH_MAX - 1) {
 			struct gp_batch *exp = b;
 			atomic_compare_exchange_strong_explicit(&h->ds[si].cur, &exp, NULL,
@@ -709,26 +900,25 @@ static void retire(struct rf_hash *h, struct table *t, uint64_t at, void *key)
 	}
 }
 
-/* Frees the dead slots whose grace period is over (those of table t; older tables' slots
- * are gone with their table) and their key copies; starts a batch if none is running. */
-static void recycle(struct rf_hash *h, struct table *t)
+/* Long keys: frees the copies whose grace period is over; starts a batch if none is running.
+ * Inline keys have no copies: nothing to do. */
+static void recycle(struct rf_hash *h)
 {
+	if (h->inline_keys)
+		return;
 	/* relaxed: a peek; the exchange below takes. */
 	if (atomic_load_explicit(&h->ready, memory_order_relaxed)) {
 		/* acquire: pairs with batch_done's release. */
 		struct gp_batch *b = atomic_exchange_explicit(&h->ready, NULL, memory_order_acquire);
 		while (b) {
 			struct gp_batch *nb = b->next;
-			for (uint64_t i = 0; i < b->valid; i++) {
-				if (b->e[i].gen == t->gen)
-					slot_free(t, b->e[i].slot, h->one_writer);
-				key_free(h, b->e[i].key);
-			}
+			for (uint64_t i = 0; i < b->valid; i++)
+				key_free(h, b->e[i]);
 			free(b);
 			b = nb;
 		}
 	}
-	/* relaxed: a trigger, as in retire. */
+	/* relaxed: a trigger, as in retire_key. */
 	if (atomic_load_explicit(&h->inflight, memory_order_relaxed) == 0)
 		batch_flush(h, my_stripe());
 }
@@ -833,7 +1023,7 @@ static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
 		/* The winner's reservation is t's call_rcu (grow_help), released in table_reclaim. */
 		if (rf_qsbr_defer_reserve() != 0)
 			return -EAGAIN;
-		struct table *n = table_new(h, nb, t->gen + 1);
+		struct table *n = table_new(h, nb);
 		if (!n) {
 			rf_qsbr_defer_release();
 			return -ENOMEM;
@@ -878,11 +1068,11 @@ static bool kill_slot(struct table *t, uint64_t at)
 	return exp == KILLED;
 }
 
-/* Walks key's chain in t: its live copy and its pending copies. With kill_extra, pending
- * copies past MAX_PEND are killed on the way (resolve must never commit while one it did
- * not record is pending). */
+/* resolve's walk of key's chain in t: its live copy and its pending copies. Pending copies
+ * past MAX_PEND are killed on the way (resolve must never commit while one it did not
+ * record is pending). */
 static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
-		     uint64_t ukw, struct scan *sc, bool kill_extra)
+		     uint64_t ukw, struct scan *sc)
 {
 	sc->live = -1;
 	sc->lv = NULL;
@@ -895,8 +1085,8 @@ static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void
 			/* seq_cst: against the pending store of a racing insert of the same key
 			 * (file comment); also acquire: the key word and tag before it. */
 			void *v = atomic_load_explicit(&bk->s[s].value, memory_order_seq_cst);
-			if (v == NULL || v == KILLED)
-				continue;
+			if (!live(v) && v != PENDING)
+				continue; /* free, killed or dead */
 			/* relaxed: ordered after the load above; the slot cannot be reused while
 			 * we are inside this call (QSBR). */
 			uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
@@ -917,7 +1107,7 @@ static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void
 				}
 			} else if (sc->np < MAX_PEND) {
 				sc->pend[sc->np++] = at;
-			} else if (kill_extra && !kill_slot(t, at)) {
+			} else if (!kill_slot(t, at)) {
 				sc->restart = true;
 			}
 		}
@@ -928,6 +1118,56 @@ static void scan_key(struct rf_hash *h, struct table *t, uint64_t hv, const void
 	}
 }
 
+/* The slot holding key live in t, with its value in *lv, or -1: the writers' own lookup. It
+ * stops at the first live copy (there is at most one; a copy deleted and inserted again
+ * between our loads may match twice, and the CAS on the one we return then tells).
+ * Inline keys: the three slots of a bucket are compared without a branch per slot, as
+ * probe_inline does. */
+static inline int64_t find_live(struct rf_hash *h, struct table *t, uint64_t hv,
+				const void *key, uint64_t ukw, void **lv)
+{
+	uint64_t b = hv & t->mask;
+	for (uint64_t left = t->mask + 1; left; left--) {
+		struct bucket *bk = &t->b[b];
+		if (h->inline_keys) {
+			void *v[SLOTS];
+			unsigned hit = 0;
+			for (unsigned s = 0; s < SLOTS; s++) /* acquire: as in probe */
+				v[s] = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+			for (unsigned s = 0; s < SLOTS; s++) { /* relaxed: after the acquires */
+				unsigned same = atomic_load_explicit(&bk->s[s].kw,
+								     memory_order_relaxed) == ukw;
+				hit |= (same & (unsigned)live(v[s])) << s;
+			}
+			if (hit) {
+				unsigned s = (unsigned)__builtin_ctz(hit);
+				*lv = v[s];
+				return (int64_t)(b * SLOTS + s);
+			}
+		} else {
+			for (unsigned s = 0; s < SLOTS; s++) {
+				/* acquire: as in probe. */
+				void *v = atomic_load_explicit(&bk->s[s].value, memory_order_acquire);
+				if (!live(v))
+					continue;
+				/* relaxed: ordered after the acquire above. */
+				uint64_t kw = atomic_load_explicit(&bk->s[s].kw, memory_order_relaxed);
+				if (((atomic_load_explicit(&bk->meta, memory_order_relaxed) >>
+				      TAG_SHIFT(s)) & 0xffff) == tag_of(hv) &&
+				    memcmp((const void *)(uintptr_t)kw, key, h->key_len) == 0) {
+					*lv = v;
+					return (int64_t)(b * SLOTS + s);
+				}
+			}
+		}
+		/* relaxed: as in probe. */
+		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
+			return -1;
+		b = (b + 1) & t->mask;
+	}
+	return -1;
+}
+
 /* Settles every pending copy of key: killed, or (the first in chain order, when no copy is
  * live) committed. Returns once the key has no pending copy left in t (file comment). */
 static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void *key,
@@ -935,7 +1175,7 @@ static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void 
 {
 	struct scan sc;
 	for (;;) {
-		scan_key(h, t, hv, key, ukw, &sc, true);
+		scan_key(h, t, hv, key, ukw, &sc);
 		if (sc.restart)
 			continue;
 		if (sc.np == 0)
@@ -964,15 +1204,35 @@ static void resolve(struct rf_hash *h, struct table *t, uint64_t hv, const void 
 
 /* ---- the write side ---- */
 
-/* Room for one more entry against max_entries, without a shared counter per insert: from the
- * stripe's quota, else QUOTA more from h->reserved, else one taken from any stripe's quota
- * (so -ENOSPC means every entry of max_entries is present or being inserted). */
-static bool quota_take(struct rf_hash *h, unsigned si)
+/* A stripe's account is one word, so that an insert or a delete updates it with one atomic
+ * instruction: its high half is the room the stripe holds against max_entries (taken from
+ * h->reserved QUOTA at a time), its low half the stripe's count of entries (inserts minus
+ * deletes by its threads: a stripe's count may go negative, never past +-max_entries <= 2^30)
+ * plus ACCT_BIAS. */
+#define ACCT_ROOM ((uint64_t)1 << 32) /* one entry's room */
+#define ACCT_BIAS ((uint64_t)1 << 31) /* the low half of a count of 0 */
+
+static inline uint64_t acct_room(uint64_t w)
 {
-	/* relaxed (all of these): counts of room; no data hangs on them. */
-	uint64_t q = atomic_load_explicit(&h->ds[si].quota, memory_order_relaxed);
-	while (q)
-		if (atomic_compare_exchange_weak_explicit(&h->ds[si].quota, &q, q - 1,
+	return w >> 32;
+}
+
+static inline int64_t acct_count(uint64_t w)
+{
+	return (int64_t)(uint32_t)w - (int64_t)ACCT_BIAS;
+}
+
+/* Takes room for one more entry against max_entries and counts it, without a shared counter
+ * per insert: from the stripe's room, else QUOTA more from h->reserved, else one taken from
+ * any stripe's room (so -ENOSPC means every entry of max_entries is present or being
+ * inserted). An insert that does not happen gives it back (room_give). */
+static bool room_take(struct rf_hash *h, unsigned si)
+{
+	_Atomic uint64_t *a = &h->ds[si].acct;
+	/* relaxed (all of these): counts of room and entries; no data hangs on them. */
+	uint64_t w = atomic_load_explicit(a, memory_order_relaxed);
+	while (acct_room(w))
+		if (atomic_compare_exchange_weak_explicit(a, &w, w - ACCT_ROOM + 1,
 							  memory_order_relaxed, memory_order_relaxed))
 			return true;
 	uint64_t r = atomic_load_explicit(&h->reserved, memory_order_relaxed);
@@ -980,31 +1240,35 @@ static bool quota_take(struct rf_hash *h, unsigned si)
 		uint64_t take = h->max_entries - r < QUOTA ? h->max_entries - r : QUOTA;
 		if (atomic_compare_exchange_weak_explicit(&h->reserved, &r, r + take,
 							  memory_order_relaxed, memory_order_relaxed)) {
-			atomic_fetch_add_explicit(&h->ds[si].quota, take - 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(a, (take - 1) * ACCT_ROOM + 1, memory_order_relaxed);
 			return true;
 		}
 	}
 	for (unsigned i = 0; i < STRIPES; i++) {
-		q = atomic_load_explicit(&h->ds[i].quota, memory_order_relaxed);
-		while (q)
-			if (atomic_compare_exchange_weak_explicit(&h->ds[i].quota, &q, q - 1,
+		_Atomic uint64_t *o = &h->ds[i].acct;
+		w = atomic_load_explicit(o, memory_order_relaxed);
+		while (acct_room(w))
+			if (atomic_compare_exchange_weak_explicit(o, &w, w - ACCT_ROOM,
 								  memory_order_relaxed,
-								  memory_order_relaxed))
+								  memory_order_relaxed)) {
+				atomic_fetch_add_explicit(a, 1, memory_order_relaxed);
 				return true;
+			}
 	}
 	return false;
 }
 
-/* Gives back the room of one entry (deleted, or an insert that did not happen); a stripe
- * holding more than 2 * QUOTA returns QUOTA of it to h->reserved. */
-static void quota_give(struct rf_hash *h, unsigned si)
+/* Uncounts one entry and gives back its room (deleted, or an insert that did not happen); a
+ * stripe holding more than 2 * QUOTA returns QUOTA of it to h->reserved. */
+static void room_give(struct rf_hash *h, unsigned si)
 {
-	/* relaxed: as in quota_take. */
-	uint64_t q = atomic_fetch_add_explicit(&h->ds[si].quota, 1, memory_order_relaxed) + 1;
-	if (q > 2 * QUOTA && atomic_compare_exchange_strong_explicit(&h->ds[si].quota, &q,
-								     q - QUOTA,
-								     memory_order_relaxed,
-								     memory_order_relaxed))
+	_Atomic uint64_t *a = &h->ds[si].acct;
+	/* relaxed: as in room_take. */
+	uint64_t w = atomic_fetch_add_explicit(a, ACCT_ROOM - 1, memory_order_relaxed) +
+		     ACCT_ROOM - 1;
+	if (acct_room(w) > 2 * QUOTA &&
+	    atomic_compare_exchange_strong_explicit(a, &w, w - QUOTA * ACCT_ROOM,
+						    memory_order_relaxed, memory_order_relaxed))
 		atomic_fetch_sub_explicit(&h->reserved, QUOTA, memory_order_relaxed);
 }
 
@@ -1013,20 +1277,22 @@ static uint64_t entries(const struct rf_hash *h)
 {
 	int64_t n = 0;
 	for (unsigned i = 0; i < STRIPES; i++) /* relaxed: a statistic */
-		n += atomic_load_explicit(&((struct rf_hash *)h)->ds[i].count, memory_order_relaxed);
+		n += acct_count(atomic_load_explicit(&((struct rf_hash *)h)->ds[i].acct,
+						     memory_order_relaxed));
 	return n > 0 ? (uint64_t)n : 0;
 }
 
-/* Whether one more entry takes a table of nb buckets past its load limit. h->reserved
- * bounds the count from above and is one load of a line written once per QUOTA inserts;
- * only when it is past the limit are the stripes summed. */
+/* Whether the entries counted (the caller's insert among them: room_take counts it) take a
+ * table of nb buckets past its load limit. h->reserved bounds the count from above and is
+ * one load of a line written once per QUOTA inserts; only when it is past the limit are the
+ * stripes summed. */
 static bool over_limit(const struct rf_hash *h, uint64_t nb)
 {
 	uint64_t lim = grow_limit(nb);
-	/* relaxed: as in quota_take. */
+	/* relaxed: as in room_take. */
 	if (atomic_load_explicit(&((struct rf_hash *)h)->reserved, memory_order_relaxed) < lim)
 		return false;
-	return entries(h) + 1 > lim;
+	return entries(h) > lim;
 }
 
 /* insert (replace = false) and upsert (true). */
@@ -1041,17 +1307,16 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 	bool stalled = false; /* grow found no room under the QSBR defer limit */
 	for (;;) {
 		struct table *t = w_enter(h);
-		recycle(h, t);
-		struct scan sc;
-		scan_key(h, t, hv, key, ukw, &sc, false);
-		if (sc.live >= 0) {
+		recycle(h);
+		void *cur;
+		int64_t found = find_live(h, t, hv, key, ukw, &cur);
+		if (found >= 0) {
 			if (!replace) {
 				w_exit(t);
 				key_free(h, copy); /* never published */
 				return -EEXIST;
 			}
-			struct slot *sl = slot_at(t, (uint64_t)sc.live);
-			void *cur = sc.lv;
+			struct slot *sl = slot_at(t, (uint64_t)found);
 			/* acq_rel: release publishes what value points at to probe's acquire;
 			 * acquire: the replaced value is the caller's. */
 			while (live(cur) && !atomic_compare_exchange_weak_explicit(
@@ -1069,7 +1334,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		}
 		uint64_t nb = t->mask + 1;
 		unsigned si = my_stripe();
-		if (!quota_take(h, si)) {
+		if (!room_take(h, si)) {
 			w_exit(t);
 			key_free(h, copy);
 			return -ENOSPC;
@@ -1084,7 +1349,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		if (keyed && (!(full || stuck) || growths >= 8))
 			at = claim(h, t, hv, CLAIM_PROBE, true);
 		if (at < 0) {
-			quota_give(h, si);
+			room_give(h, si);
 			w_exit(t);
 			if (keyed && growths < 8) {
 				uint64_t to = full || (entries(h) + 1) * 2 > nb * SLOTS ? 2 * nb : nb;
@@ -1111,26 +1376,23 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 		atomic_store_explicit(&sl->value, PENDING, memory_order_seq_cst);
 		resolve(h, t, hv, key, ukw);
 		/* The bucket's pending-insert mark is ours to release, now that the slot is
-		 * settled. release: pairs with claim's acquire; the next pending insert of this
-		 * bucket writes pv after we are done. */
-		uint64_t m = atomic_load_explicit(&bk->meta, memory_order_relaxed);
-		while (!atomic_compare_exchange_weak_explicit(&bk->meta, &m, m & ~PSLOT_MASK,
-							      memory_order_release,
-							      memory_order_relaxed))
-			;
-		/* relaxed: our slot; resolve's seq_cst loads already saw its final state. */
-		void *now = atomic_load_explicit(&sl->value, memory_order_relaxed);
+		 * settled; the next pending insert of this bucket writes pv after we are done. */
+		pslot_release(bk);
+		/* seq_cst: our slot, settled (resolve saw its final state); if KILLED, the stamp
+		 * slot_die reads comes after the kill (see "dead slots"). */
+		void *now = atomic_load_explicit(&sl->value, memory_order_seq_cst);
 		if (now != KILLED) {
-			/* committed (by us or a helper), maybe deleted since. relaxed: a count. */
-			atomic_fetch_add_explicit(&h->ds[si].count, 1, memory_order_relaxed);
+			/* committed (by us or a helper), maybe deleted since: counted already. */
 			w_exit(t);
 			return 0;
 		}
 		/* Lost to a live copy: undo our counts, let the slot (and copy, which other
 		 * writers may be reading) go after a grace period. */
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, -1, false);
-		quota_give(h, si);
-		retire(h, t, (uint64_t)at, copy);
+		room_give(h, si);
+		slot_die(h, sl);
+		if (copy)
+			retire_key(h, copy);
 		copy = NULL;
 		w_exit(t);
 		if (!replace)
@@ -1171,8 +1433,8 @@ static void one_exit(struct rf_hash *h)
  * writer writes it; rf_hash_count's readers take a statistic. */
 static void one_count(struct rf_hash *h, int64_t d)
 {
-	_Atomic int64_t *c = &h->ds[0].count;
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d,
+	_Atomic uint64_t *c = &h->ds[0].acct;
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)d,
 			      memory_order_relaxed);
 }
 
@@ -1187,22 +1449,22 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 	for (;;) {
 		/* relaxed: only this writer publishes tables. */
 		struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
-		recycle(h, t);
-		struct scan sc;
-		scan_key(h, t, hv, key, ukw, &sc, false);
-		if (sc.live >= 0) {
+		recycle(h);
+		void *lv;
+		int64_t found = find_live(h, t, hv, key, ukw, &lv);
+		if (found >= 0) {
 			key_free(h, copy);
 			if (!replace)
 				return -EEXIST;
 			/* release: pairs with probe's acquire of the value (what it points at). */
-			atomic_store_explicit(&slot_at(t, (uint64_t)sc.live)->value, value,
+			atomic_store_explicit(&slot_at(t, (uint64_t)found)->value, value,
 					      memory_order_release);
 			if (old)
-				*old = sc.lv;
+				*old = lv;
 			return 1;
 		}
 		/* relaxed: our own count (one_count). */
-		int64_t c = atomic_load_explicit(&h->ds[0].count, memory_order_relaxed);
+		int64_t c = acct_count(atomic_load_explicit(&h->ds[0].acct, memory_order_relaxed));
 		uint64_t n = c > 0 ? (uint64_t)c : 0, nb = t->mask + 1;
 		if (n >= h->max_entries) {
 			key_free(h, copy);
@@ -1250,24 +1512,25 @@ static int one_delete(struct rf_hash *h, const void *key, void **old)
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	/* relaxed: as in one_put. */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
-	recycle(h, t);
-	struct scan sc;
-	scan_key(h, t, hv, key, ukw, &sc, false);
-	if (sc.live < 0)
+	recycle(h);
+	void *lv;
+	int64_t found = find_live(h, t, hv, key, ukw, &lv);
+	if (found < 0)
 		return -ENOENT;
-	uint64_t at = (uint64_t)sc.live;
+	uint64_t at = (uint64_t)found;
 	struct slot *sl = slot_at(t, at);
-	/* release: the linearization point; a reader that loads NULL sees the slot as it was
-	 * left (as the multi-writer delete's CAS). */
-	atomic_store_explicit(&sl->value, NULL, memory_order_release);
-	ovf_adjust(t, hv & t->mask, at / SLOTS, -1, true);
-	one_count(h, -1);
 	void *k = h->inline_keys
 			  ? NULL /* relaxed: our own store */
 			  : (void *)(uintptr_t)atomic_load_explicit(&sl->kw, memory_order_relaxed);
-	retire(h, t, at, k);
+	/* The linearization point: the release store of DEAD(epoch) (a reader that loads it
+	 * sees the slot as it was left, as with the multi-writer delete's CAS). */
+	slot_die(h, sl);
+	ovf_adjust(t, hv & t->mask, at / SLOTS, -1, true);
+	one_count(h, -1);
+	if (k)
+		retire_key(h, k);
 	if (old)
-		*old = sc.lv;
+		*old = lv;
 	return 0;
 }
 
@@ -1310,20 +1573,20 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	for (;;) {
 		struct table *t = w_enter(h);
-		recycle(h, t);
-		struct scan sc;
-		scan_key(h, t, hv, key, ukw, &sc, false);
-		if (sc.live < 0) {
+		recycle(h);
+		void *cur;
+		int64_t found = find_live(h, t, hv, key, ukw, &cur);
+		if (found < 0) {
 			w_exit(t);
 			return -ENOENT;
 		}
-		uint64_t at = (uint64_t)sc.live;
+		uint64_t at = (uint64_t)found;
 		struct slot *sl = slot_at(t, at);
-		void *cur = sc.lv;
-		/* The linearization point of delete. acq_rel: acquire, the value we return is
-		 * the caller's; release, a reader that sees NULL sees the slot as it was left. */
+		/* The linearization point of delete. seq_cst: acquire, the value we return is the
+		 * caller's; release, a reader that sees NULL sees the slot as it was left; and
+		 * before slot_die's load of the epoch in the single order (see "dead slots"). */
 		while (live(cur) && !atomic_compare_exchange_weak_explicit(
-					    &sl->value, &cur, NULL, memory_order_acq_rel,
+					    &sl->value, &cur, NULL, memory_order_seq_cst,
 					    memory_order_relaxed))
 			;
 		if (!live(cur)) {
@@ -1333,12 +1596,13 @@ int rf_hash_delete(struct rf_hash *h, const void *key, void **old)
 		/* The buckets this key's probe passed no longer need to send lookups onwards. */
 		ovf_adjust(t, hv & t->mask, at / SLOTS, -1, false);
 		unsigned si = my_stripe();
-		atomic_fetch_sub_explicit(&h->ds[si].count, 1, memory_order_relaxed); /* a count */
-		quota_give(h, si);
+		room_give(h, si);
 		void *k = h->inline_keys ? NULL
 					 : (void *)(uintptr_t)atomic_load_explicit(
 						   &sl->kw, memory_order_relaxed);
-		retire(h, t, at, k);
+		slot_die(h, sl);
+		if (k)
+			retire_key(h, k);
 		w_exit(t);
 		if (old)
 			*old = cur;
@@ -1370,6 +1634,9 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	h->flags = flags;
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
+	atomic_init(&h->epoch, 1); /* slots die in epoch 1 first; done = 0: none is past */
+	for (unsigned i = 0; i < STRIPES; i++)
+		atomic_init(&h->ds[i].acct, ACCT_BIAS); /* no room, no entries */
 	if (!h->inline_keys) {
 		/* Copies of present keys plus those waiting for a grace period (a quarter more). */
 		unsigned n = max_entries + max_entries / 4 + 1024;
@@ -1388,7 +1655,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 		h->kbase = base;
 		h->klen = len;
 	}
-	struct table *t = table_new(h, 1, 0);
+	struct table *t = table_new(h, 1);
 	if (!t) {
 		rf_mempool_free(h->kpool);
 		free(h);
@@ -1418,7 +1685,7 @@ void rf_hash_free(struct rf_hash *h)
 	     b = nb) {
 		nb = b->next;
 		for (uint64_t i = 0; i < b->valid; i++)
-			key_free(h, b->e[i].key);
+			key_free(h, b->e[i]);
 		free(b);
 	}
 	for (unsigned i = 0; i < STRIPES; i++) {
@@ -1427,7 +1694,7 @@ void rf_hash_free(struct rf_hash *h)
 			continue;
 		uint64_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
 		for (uint64_t j = 0; j < n && j < BATCH_MAX; j++)
-			key_free(h, b->e[j].key);
+			key_free(h, b->e[j]);
 		free(b);
 	}
 	table_destroy(t);

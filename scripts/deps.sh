@@ -38,6 +38,9 @@ PACKAGES=(
   prometheus
   # the ABI check (docs/abi.md, tests/abi): abidw/abidiff against abi/ringflow.abi
   abigail-tools
+  # counting a hash writer's instructions and cache misses (bench/observe/hash_cost.c: its
+  # callgrind marks come from valgrind's header, so it must be there at build time)
+  valgrind
 )
 
 missing=()

@@ -57,8 +57,10 @@
  * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
  * no memory was left to grow). -EAGAIN means a grace period is stalled (qsbr.h rule 2): the
  * hash's deferred frees reached the QSBR defer limit and the table is full of slots waiting
- * for it; inserts work again once the stalled thread passes a quiescent state. Deleted slots wait for their grace period in batches of 64
- * (one malloc per batch).
+ * for it; inserts work again once the stalled thread passes a quiescent state. A deleted slot
+ * is stamped with the reclamation epoch it died in and reused in place by a later insert once
+ * that epoch's grace period is over (no allocation per delete); long keys' copies wait in
+ * batches of 64 (one malloc per batch).
  *
  * Errors: int functions return 0 (or 1 where said) or a negative errno; rf_hash_create returns
  * NULL with errno; lookups return NULL when the key is absent (so values may not be NULL).
@@ -105,7 +107,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
- * (NULL value), -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (a stalled
+ * (NULL value, or one of the 4 KiB of addresses private to the hash that mark slot states), -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (a stalled
  * grace period: see Memory above). Debug builds abort when the caller is not a registered,
  * online QSBR reader (also for upsert, delete and the lookups). Thread-safe,
  * lock-free (see the contract for growth). */

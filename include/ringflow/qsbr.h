@@ -16,7 +16,7 @@
  *      nodes pile up. What waits on rf_qsbr_defer is bounded: at RF_QSBR_DEFER_LIMIT objects
  *      (rf_qsbr_set_defer_limit) a defer fails with -EAGAIN instead of memory growing, and one
  *      line through the log hook names the registered thread(s) holding the grace period. The
- *      hash counts its own deferred frees (dead-slot batches, replaced tables) against the
+ *      hash counts its own deferred frees (epoch advances, key-copy batches, replaced tables) against the
  *      same limit: at it the hash stops replacing tables, and once the table is full of
  *      slots waiting for the grace period, inserts fail with -EAGAIN instead of memory
  *      growing. In debug builds (RF_DEBUG_CHECKS) each hash lookup and write also checks its
