@@ -15,7 +15,9 @@ PACKAGES=(
   libcurl4-openssl-dev etcd-server etcd-client
   # benchmark peers and test framework
   libck-dev libcriterion-dev
-  # counting what a ring call executes and which lines cross cores (bench/ringlines/lines.sh)
+  # counting what a ring call executes and which lines cross cores (bench/ringlines/lines.sh),
+  # and a hash writer's instructions and cache misses (bench/observe/hash_cost.c: its callgrind
+  # marks come from valgrind's header, so it must be there at build time)
   valgrind
   # test bed and reports
   iproute2 ethtool sockperf gnuplot-nox procps python3-os-ken
@@ -38,9 +40,6 @@ PACKAGES=(
   prometheus
   # the ABI check (docs/abi.md, tests/abi): abidw/abidiff against abi/ringflow.abi
   abigail-tools
-  # counting a hash writer's instructions and cache misses (bench/observe/hash_cost.c: its
-  # callgrind marks come from valgrind's header, so it must be there at build time)
-  valgrind
 )
 
 missing=()
