@@ -58,7 +58,8 @@ struct conn {
 	bool handshaking; /* counted in n_handshaking */
 	bool closing;     /* a close was requested: wait for CONN_DOWN */
 	uint8_t src[16];  /* peer address (IPv4 mapped into IPv6) */
-	uint64_t opened_ms, last_rx_ms, echo_ms;
+	uint64_t opened_ms, last_rx_ms, echo_ms; /* echo_ms: the last ECHO_REQUEST sent */
+	uint64_t ask_ms; /* the first ECHO_REQUEST since the switch's last message */
 	struct cl_role_slot *role; /* --cluster, OpenFlow 1.3: this switch's role slot */
 	uint64_t role_sent;        /* the want word last sent as a ROLE_REQUEST */
 };
@@ -757,19 +758,22 @@ static unsigned sweep_deadlines(struct ofc_io *io)
 			}
 			continue;
 		}
-		/* asked: an ECHO_REQUEST went out after the switch's last message. A switch is
-		 * closed only once it was asked and had echo_dead - echo_idle to answer, so a sweep
-		 * that comes round late (a loaded machine) never closes one it never asked. */
+		/* asked: an ECHO_REQUEST went out after the switch's last message (ask_ms: the
+		 * first of them; more follow every echo_idle). A switch is closed only once it was
+		 * asked and had echo_dead - echo_idle to answer, so a sweep that comes round late
+		 * (a loaded machine) never closes one it never asked. */
 		uint64_t silent = now - c->last_rx_ms;
-		bool asked = c->echo_ms > c->last_rx_ms;
+		bool asked = c->ask_ms > c->last_rx_ms;
 		if (asked && silent >= io->lim.echo_dead_ms &&
-		    now - c->echo_ms >= io->lim.echo_dead_ms - io->lim.echo_idle_ms) {
+		    now - c->ask_ms >= io->lim.echo_dead_ms - io->lim.echo_idle_ms) {
 			conn_expire(io, c, &io->guard.echo_timeouts,
 				    "switch silent past the echo deadline: closed");
 			work++;
 		} else if (silent >= io->lim.echo_idle_ms &&
 			   (!asked || now - c->echo_ms >= io->lim.echo_idle_ms)) {
 			uint8_t m[8];
+			if (!asked)
+				c->ask_ms = now;
 			c->echo_ms = now;
 			if (of_build_simple(m, sizeof(m), c->s.framer.version, OF_ECHO_REQUEST,
 					    of_session_xid(&c->s)) == 8) {
