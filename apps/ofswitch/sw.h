@@ -48,7 +48,7 @@ struct sw_key {
 	uint32_t in_port;  /* OpenFlow port number (1-based) */
 	uint8_t eth_dst[6];
 	uint8_t eth_src[6];
-	uint16_t eth_type; /* after at most one 802.1Q tag */
+	uint16_t eth_type; /* after at most one 802.1Q or 802.1ad tag */
 	uint16_t vlan;     /* OFPVID_PRESENT | vid when tagged, else 0 */
 	uint8_t nw_src[16], nw_dst[16]; /* IPv6 addresses; IPv4 and ARP spa/tpa in bytes 0..3
 					   (network byte order as on the wire), ARP sha/tha

@@ -1,8 +1,8 @@
 /*
  * apps/ofswitch/sw_key.c: a frame becomes a flow key, once, on the poller that received it.
  *
- * Ethernet (at most one 802.1Q tag: vid and pcp), then by ethertype, each header checked
- * against the bytes present before it is read:
+ * Ethernet (at most one 802.1Q or 802.1ad tag: vid and pcp), then by ethertype, each header
+ * checked against the bytes present before it is read:
  *   IPv4: IHL and total length; dscp, ecn, protocol, addresses, and in a first fragment the
  *         TCP/UDP/SCTP ports or ICMP type/code;
  *   IPv6: payload length; dscp, ecn, flow label, addresses; extension headers walked (at
@@ -170,7 +170,7 @@ int sw_key_parse(const uint8_t *f, uint32_t len, uint32_t in_port, struct sw_key
 	memcpy(k->eth_src, f + 6, 6);
 	uint32_t off = 12;
 	uint16_t type = get16(f + off);
-	if (type == 0x8100) {
+	if (type == 0x8100 || type == 0x88a8) { /* 802.1Q, or an 802.1ad S-tag (PBB's B-TAG) */
 		if (len < 18)
 			return -1;
 		k->vlan = (uint16_t)(0x1000 | (get16(f + 14) & 0x0fff)); /* OFPVID_PRESENT | vid */

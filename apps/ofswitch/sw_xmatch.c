@@ -31,7 +31,8 @@ void sw_xkey_parse(const uint8_t *f, uint32_t len, const struct sw_key *k, struc
 		return;
 	/* sw_key_parse accepted the frame: the Ethernet header, at most one 802.1Q tag, the
 	 * IPv6 header and its payload length, the extension headers and 2 bytes of ICMPv6. */
-	uint32_t ip = get16(f + 12) == 0x8100 ? 18 : 14;
+	uint16_t t = get16(f + 12);
+	uint32_t ip = t == 0x8100 || t == 0x88a8 ? 18 : 14; /* as sw_key_parse */
 	uint32_t plen = get16(f + ip + 4);
 	uint8_t proto;
 	bool later;

@@ -283,6 +283,10 @@ Test(sw_xmatch, pbb_isid_exact_and_masked, .init = setup, .fini = teardown)
 	cr_assert_eq(sw_act_set_pbb_isid(g, n + 4, 0xabcdef), 0);
 	cr_assert_eq(g[19], 0xab);
 	cr_assert_eq(g[21], 0xef);
+	cr_assert_eq(sw_key_parse(g, n + 4, 1, &k), 0);
+	cr_assert_eq(k.vlan, 0x1005, "the B-TAG (802.1ad) is the frame's VLAN tag");
+	cr_assert_eq(k.eth_type, 0x88e7);
+	cr_assert_eq(k.pbb_isid, 0xabcdef);
 	uint32_t m = frame(g, 6);
 	cr_assert_eq(sw_act_set_pbb_isid(g, m, 1), -1);
 	/* a cut I-TAG is a short frame */
