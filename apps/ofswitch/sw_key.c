@@ -60,7 +60,6 @@ static void ieh_note(uint8_t nh, uint16_t *eh, int *last, unsigned *ndest)
 	case 43: bit = SW_IEH_ROUTER, rank = 2; break;
 	case 44: bit = SW_IEH_FRAG, rank = 3; break;
 	case 51: bit = SW_IEH_AUTH, rank = 4; break;
-	case 50: bit = SW_IEH_ESP, rank = 5; break;
 	case 60:
 		bit = SW_IEH_DEST;
 		rank = (*eh & SW_IEH_ROUTER) || *ndest ? 6 : 1;
@@ -77,24 +76,31 @@ static void ieh_note(uint8_t nh, uint16_t *eh, int *last, unsigned *ndest)
 	*last = rank == 7 ? *last : rank;
 }
 
+/* Hop-by-hop, routing, destination options, fragment, AH: the headers walked over. */
+static bool ext_hdr(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 60 || nh == 44 || nh == 51;
+}
+
 int sw_ipv6_l4(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag)
 {
 	uint16_t eh;
 	return sw_ipv6_walk(ip6, plen, proto, later_frag, &eh);
 }
 
-int sw_ipv6_walk(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag,
-		 uint16_t *eh)
+/* The walk itself, for a packet with at least one extension header (kept out of line so
+ * the common case below saves no registers for it). */
+__attribute__((noinline)) static int walk_ext(const uint8_t *ip6, uint32_t plen, uint8_t *proto,
+					      bool *later_frag, uint16_t *eh)
 {
 	uint32_t off = 40, end = 40 + plen;
 	uint8_t nh = ip6[6];
 	int last = -1;
 	unsigned ndest = 0;
-	*later_frag = false;
 	*eh = 0;
 	for (unsigned i = 0; i < SW_IPV6_MAX_EXT; i++) {
 		uint32_t hl;
-		if (nh != 0 && nh != 43 && nh != 60 && nh != 44 && nh != 51)
+		if (!ext_hdr(nh))
 			break;
 		ieh_note(nh, eh, &last, &ndest);
 		if (end < off + 8)
@@ -112,15 +118,31 @@ int sw_ipv6_walk(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_
 		nh = ip6[off];
 		off += hl;
 	}
-	if (nh == 50) /* ESP: what follows is encrypted */
-		ieh_note(nh, eh, &last, &ndest);
+	if (nh == 50) /* ESP (rank 5): what follows is encrypted */
+		*eh |= SW_IEH_ESP | (last > 5 ? SW_IEH_UNSEQ : 0);
 	else if (nh == 59)
 		*eh |= SW_IEH_NONEXT;
 	*proto = nh;
 	return (int)off;
 }
 
-static int ipv6_parse(const uint8_t *ip, uint32_t avail, struct sw_key *k)
+int sw_ipv6_walk(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag,
+		 uint16_t *eh)
+{
+	uint8_t nh = ip6[6];
+	*later_frag = false;
+	if (ext_hdr(nh))
+		return walk_ext(ip6, plen, proto, later_frag, eh);
+	*proto = nh; /* no extension header, the common case */
+	*eh = nh == 59 ? SW_IEH_NONEXT : nh == 50 ? SW_IEH_ESP : 0;
+	return 40;
+}
+
+/* Not inlined: its registers would be saved and restored on every IPv4 frame too
+ * (callgrind, key parse + table-0 lookup of an IPv4/UDP frame: 267.5 instructions inlined,
+ * 259.5 not; an IPv6 frame pays about one more, the call). */
+__attribute__((noinline)) static int ipv6_parse(const uint8_t *ip, uint32_t avail,
+						struct sw_key *k)
 {
 	if (avail < 40)
 		return -1;
