@@ -338,8 +338,9 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 			rf_counter_add(&c->drop_short, 1);
 			continue;
 		}
-		struct sw_flow *f =
-			t ? sw_table_lookup_frame(t, c->idx, rf_pktbuf_data(b), b->data_len, &k) : NULL;
+		struct sw_flow *f = t ? sw_table_lookup_frame(t, c->idx, rf_pktbuf_data(b),
+							      b->data_len, &k)
+				      : NULL;
 		if (!f && dp->macs && atomic_load_explicit(&dp->standalone, memory_order_relaxed)) {
 			learning(c, b, pi, &k);
 			continue;

@@ -50,8 +50,10 @@ static void make_frames(char kind)
 		if (kind == '4') {
 			p[12] = 0x08;
 			ip[0] = 0x45, ip[3] = 28, ip[8] = 64, ip[9] = 17;
-			ip[12] = 192, ip[13] = 168, ip[16] = (uint8_t)(10 + i % 10), ip[19] = (uint8_t)i;
-			ip[20] = 0x9c, ip[22] = (uint8_t)((1000 + i) >> 8), ip[23] = (uint8_t)(1000 + i);
+			ip[12] = 192, ip[13] = 168;
+			ip[16] = (uint8_t)(10 + i % 10), ip[19] = (uint8_t)i;
+			ip[20] = 0x9c;
+			ip[22] = (uint8_t)((1000 + i) >> 8), ip[23] = (uint8_t)(1000 + i);
 			ip[25] = 8;
 			lens[i] = 14 + 28;
 			continue;

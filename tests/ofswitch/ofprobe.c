@@ -183,7 +183,8 @@ int main(int argc, char **argv)
 	struct of_flow_stats fs;
 	while (ok && of_flow_stats_next(OF_VERSION_1_3, &m.u.mp_reply.body, &cur, &fs) == 1) {
 		printf("  flow: priority %u fields 0x%llx in_port %u packets %llu bytes %llu -> %u "
-		       "action(s), first port 0x%x\n", fs.priority, (unsigned long long)fs.match.fields, fs.match.in_port,
+		       "action(s), first port 0x%x\n", fs.priority,
+		       (unsigned long long)fs.match.fields, fs.match.in_port,
 		       (unsigned long long)fs.packet_count, (unsigned long long)fs.byte_count,
 		       fs.actions.n, fs.actions.n ? fs.actions.a[0].port : 0);
 		if (fs.match.fields == (OF_MATCH_IN_PORT | OF_MATCH_ETH_DST) && fs.actions.n == 1) {
