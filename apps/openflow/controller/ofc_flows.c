@@ -131,8 +131,9 @@ void ofc_flows_reply(struct ofc_flow_req *r, const struct of_session *s, const s
 		}
 		fprintf(r->f, "%s{\"table_id\":%u,\"priority\":%u,\"idle_timeout\":%u,"
 			"\"hard_timeout\":%u,\"cookie\":%llu,\"packet_count\":%llu,\"byte_count\":%llu,"
-			"\"duration_s\":%u,\"match\":{\"fields\":%llu", r->n++ ? "," : "",
-			fs.table_id, fs.priority, fs.idle_timeout, fs.hard_timeout, (unsigned long long)fs.cookie,
+			"\"duration_s\":%u,\"match\":{\"fields\":%llu",
+			r->n++ ? "," : "", fs.table_id,
+			fs.priority, fs.idle_timeout, fs.hard_timeout, (unsigned long long)fs.cookie,
 			(unsigned long long)fs.packet_count, (unsigned long long)fs.byte_count,
 			fs.duration_sec, (unsigned long long)fs.match.fields);
 		if (fs.match.fields & OF_MATCH_IN_PORT)
