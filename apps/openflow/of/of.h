@@ -217,8 +217,9 @@ void of_frame(const struct of_framer *fr, const uint8_t *buf, size_t n, struct o
 /* A decoded match. Parsing checks lengths, values (vlan_pcp <= 7, ip_dscp <= 63, vlan_vid
  * <= 0x1fff, ip_ecn <= 3, mpls_tc <= 7, mpls_bos <= 1, mpls_label and ipv6_flabel < 2^20,
  * ipv6_exthdr < 2^9: BAD_VALUE), masks (only on maskable fields; no value bit outside the
- * mask: BAD_WILDCARDS) and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst needs ip_proto=6, ...:
- * BAD_PREREQ). A mask of all ones is stored as an exact match. Numbers are host order. */
+ * mask: BAD_WILDCARDS) and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst
+ * needs ip_proto=6, ...: BAD_PREREQ). A mask of all ones is stored as an exact match.
+ * Numbers are host order. */
 struct of_match {
 	uint64_t fields;   /* OF_MATCH_* bits present; none = match everything */
 	uint64_t masked;   /* the subset of fields whose *_mask is used (else exact) */
