@@ -76,7 +76,7 @@ struct sw_key {
 	uint32_t in_port;  /* OpenFlow port number (1-based) */
 	uint8_t eth_dst[6];
 	uint8_t eth_src[6];
-	uint16_t eth_type; /* after at most one 802.1Q tag */
+	uint16_t eth_type; /* after at most one 802.1Q or 802.1ad tag */
 	uint16_t vlan;     /* OFPVID_PRESENT | vid when tagged, else 0 */
 	uint8_t nw_src[16], nw_dst[16]; /* IPv6 addresses; IPv4 and ARP spa/tpa in bytes 0..3
 					   (network byte order as on the wire), ARP sha/tha
@@ -89,10 +89,13 @@ struct sw_key {
 	uint16_t tp_src, tp_dst; /* TCP/UDP/SCTP ports, or ICMPv4/ICMPv6 type/code (host order) */
 	union {                  /* one per eth_type (host order): */
 		uint16_t arp_op; /* ARP */
-		uint32_t flabel; /* IPv6 flow label */
+		uint32_t flabel; /* IPv6: flow label (bits 0..19), ipv6_exthdr flags << 20 */
 		uint32_t mpls;   /* MPLS: the top label stack entry >> 8 (label << 4 | tc << 1 | bos) */
+		uint32_t pbb_isid; /* PBB (0x88e7): the I-TAG's I-SID (24 bits) */
 	};
 };
+#define SW_FLABEL 0xfffffu   /* the flow label's bits of sw_key.flabel */
+#define SW_EXTHDR_SHIFT 20   /* where ipv6_exthdr (OFPIEH_*, 9 bits) sits in sw_key.flabel */
 _Static_assert(sizeof(struct sw_key) == 64, "sw_key has padding");
 _Static_assert(sizeof(struct sw_key) <= RF_HASH_KEY_MAX, "sw_key is an EMC key");
 _Static_assert(SW_MAX_PORTS + 1 <= RF_RUNTIME_MAX_POLLS, "a poll function per port per core");
@@ -107,6 +110,60 @@ int sw_key_parse(const uint8_t *frame, uint32_t len, uint32_t in_port, struct sw
  * extension header runs past the payload. */
 #define SW_IPV6_MAX_EXT 8
 int sw_ipv6_l4(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag);
+
+/* OFPIEH_* (1.3.5 section 7.2.3.9): what the extension-header walk saw (sw_key.c). */
+enum {
+	SW_IEH_NONEXT = 1 << 0, SW_IEH_ESP = 1 << 1, SW_IEH_AUTH = 1 << 2, SW_IEH_DEST = 1 << 3,
+	SW_IEH_FRAG = 1 << 4, SW_IEH_ROUTER = 1 << 5, SW_IEH_HOP = 1 << 6, SW_IEH_UNREP = 1 << 7,
+	SW_IEH_UNSEQ = 1 << 8
+};
+/* sw_ipv6_l4 that also returns the OFPIEH_* flags of the walk in *eh. */
+int sw_ipv6_walk(const uint8_t *ip6, uint32_t plen, uint8_t *proto, bool *later_frag,
+		 uint16_t *eh);
+
+/* The fields outside the 64-byte key (sw_xmatch.c; docs/switch.md "The flow key"): the
+ * ND target and link-layer address (22 bytes the key has no room for), the tunnel id (0 on
+ * every port of this switch: none is a tunnel endpoint) and in_phy_port (== in_port: every
+ * port is physical). A frame has them as a struct sw_xkey; a flow matches them as (value,
+ * mask), which, like its metadata match, puts it in a subtable of its own: a lookup skips a
+ * subtable whose extra match the frame's sw_xkey fails. Only ND frames (sw_key_is_nd) have
+ * an sw_xkey the key does not determine, so only they bypass the EMC. */
+struct sw_xkey {
+	uint64_t tunnel_id;
+	uint8_t nd_target[16];
+	uint8_t nd_ll[6];    /* nd_sll of an NS (135), nd_tll of an NA (136) */
+	uint8_t pad[2];
+	uint32_t in_phy_port;
+	uint32_t pad2;
+};
+struct sw_xmatch {
+	struct sw_xkey v, m; /* v already masked; m all zero: no extra match */
+};
+/* An ICMPv6 neighbour solicitation or advertisement (its sw_xkey carries ND fields). */
+static inline bool sw_key_is_nd(const struct sw_key *k)
+{
+	return k->eth_type == 0x86dd && k->ip_proto == 58 && (k->tp_src == 135 || k->tp_src == 136);
+}
+/* The frame's extra fields: in_phy_port from k, tunnel_id 0, and for an ND frame (k says
+ * so) the target and link-layer option of frame[0..len) (absent option: zero). */
+void sw_xkey_parse(const uint8_t *frame, uint32_t len, const struct sw_key *k,
+		   struct sw_xkey *x);
+/* Does the frame (k; xk NULL: an sw_xkey without ND fields) match x? */
+bool sw_xmatch_ok(const struct sw_xmatch *x, const struct sw_key *k, const struct sw_xkey *xk);
+/* The extra match of an OpenFlow match (all zero when it has none of those fields), and
+ * back into *m (fields and masks). */
+void sw_xmatch_of_match(const struct of_match *m, struct sw_xmatch *x);
+void sw_xmatch_to_match(const struct sw_xmatch *x, struct of_match *m);
+/* The agent's comparisons (sw_insts.c): is r within a (every frame a matches, r does), do
+ * they overlap (some frame could match both)? Equality is memcmp: both come from
+ * sw_xmatch_of_match, padding zero. */
+bool sw_xmatch_covered(const struct sw_xmatch *a, const struct sw_xmatch *r);
+bool sw_xmatch_overlaps(const struct sw_xmatch *a, const struct sw_xmatch *r);
+static inline bool sw_xmatch_any(const struct sw_xmatch *x)
+{
+	static const struct sw_xkey zero;
+	return memcmp(&x->m, &zero, sizeof(zero)) != 0;
+}
 
 /* The controller's match as (value, mask) over the key (sw_match.c); value comes masked. */
 void sw_key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *mk);
@@ -157,6 +214,8 @@ int sw_act_push_mpls(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t type);
 int sw_act_pop_mpls(uint8_t *f, uint32_t *len, uint16_t type);
 int sw_act_push_pbb(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t type);
 int sw_act_pop_pbb(uint8_t *f, uint32_t *len);
+/* The I-SID of the outermost PBB I-TAG (0x88e7, behind at most one VLAN tag). */
+int sw_act_set_pbb_isid(uint8_t *f, uint32_t len, uint32_t isid);
 
 /* One step of an action program (sw_actions.c builds it from the controller's list, sw_dp.c
  * runs it). 16 bytes. */
@@ -178,6 +237,10 @@ enum sw_op_code {
 	SW_OP_SET_ND_SLL, SW_OP_SET_ND_TLL,
 	SW_OP_CONT, /* the second half of the op before it: no effect of its own */
 	SW_OP_GROUP, /* arg: the group id, max_len: its slot (sw_group.h) */
+	SW_OP_SET_PBB_ISID,
+	SW_OP_SET_TUNNEL_ID, /* arg: bits 0..31, the next op (SW_OP_CONT) bits 32..63; the
+				frame is unchanged (no port here is a tunnel endpoint), later
+				tables of the pipeline see the value */
 	SW_OP_N
 };
 struct sw_op {
@@ -282,7 +345,7 @@ struct sw_flow {
 	RF_CACHE_ALIGNED _Atomic(struct sw_actions *) actions; /* acquire by pollers, pairs with
 								  the agent's release */
 	uint64_t cookie;
-	uint32_t fields;   /* OF_MATCH_* given by the controller (stats replies; fields == 0 and
+	uint64_t fields;   /* OF_MATCH_* given by the controller (stats replies; fields == 0 and
 			      priority 0: the table-miss flow) */
 	uint16_t priority, flags;
 	uint32_t slot, gen; /* the classifier's: EMC validity, the table's slot_gen[slot] == gen
@@ -293,6 +356,7 @@ struct sw_flow {
 	/* immutable, the agent's (stats, FLOW_REMOVED, the index) */
 	RF_CACHE_ALIGNED struct sw_key match, mask; /* match is already masked */
 	uint64_t md, md_mask; /* metadata match; md already masked (md_mask 0: any) */
+	struct sw_xmatch x;   /* the fields outside the key (sw_xmatch.c); m zero: none */
 	/* agent only, written while in the table */
 	RF_CACHE_ALIGNED uint64_t created_ns, last_used_ns;
 	uint64_t last_pkts;                /* sum at the last idle check */
@@ -336,6 +400,22 @@ struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k);
  * table 0's answers only). Poller `core` only; wait-free. */
 struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
 				   const struct sw_key *k);
+/* The same for a frame with extra fields xk (sw_xkey; NULL: derived from k): never
+ * through the EMC when xk is given (its key is not all of the frame's fields). */
+struct sw_flow *sw_table_lookup_x(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
+				  const struct sw_key *k, const struct sw_xkey *xk);
+/* Table 0's answer for frame[0..len) with key k, what the pollers call: sw_table_lookup,
+ * but an ND frame (sw_key_is_nd) goes with its sw_xkey to sw_table_lookup_x. */
+static inline struct sw_flow *sw_table_lookup_frame(struct sw_table *t, unsigned core,
+						   const uint8_t *frame, uint32_t len,
+						   const struct sw_key *k)
+{
+	if (!sw_key_is_nd(k))
+		return sw_table_lookup(t, core, k);
+	struct sw_xkey x;
+	sw_xkey_parse(frame, len, k, &x);
+	return sw_table_lookup_x(t, core, 0, 0, k, &x);
+}
 /* Without the EMC, any registered reader. */
 struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t md,
 				     const struct sw_key *k);

@@ -15,6 +15,7 @@
  *   - ipv6_nd_target needs ICMPv6 type 135 or 136 in the match, ipv6_nd_sll 135, _tll 136;
  *   - ipv6_src/ipv6_dst need eth_type 0x86dd and take two ops (nd_target too) (the address does not fit one);
  *     a list whose ops would pass OF_MAX_ACTIONS is TOO_MANY;
+ *   - pbb_isid needs PBB's ethertype 0x88e7; tunnel_id nothing, and takes two ops (64 bits);
  *   - set_queue is accepted and has no effect (one queue per port), as with no queues set up;
  *   - a GROUP action names a group that exists (ctx->groups), else BAD_ACTION/BAD_OUT_GROUP;
  *     like an OUTPUT it sends the frame as modified so far (last_out counts it). A group's
@@ -104,6 +105,7 @@ static const struct set_op {
 	{OF_OXM_MPLS_LABEL, SW_OP_SET_MPLS_LABEL, 2, 0},
 	{OF_OXM_MPLS_TC, SW_OP_SET_MPLS_TC, 2, 0},
 	{OF_OXM_MPLS_BOS, SW_OP_SET_MPLS_BOS, 2, 0},
+	{OF_OXM_PBB_ISID, SW_OP_SET_PBB_ISID, 0x88e7, 0},
 };
 
 /* A set-field: its op and whether the prerequisites hold. */
@@ -229,9 +231,10 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 		bool v6 = x->type == OF_ACT_SET_FIELD &&
 			  (x->field == OF_OXM_IPV6_SRC || x->field == OF_OXM_IPV6_DST ||
 			   x->field == OF_OXM_IPV6_ND_TARGET);
+		bool tun = x->type == OF_ACT_SET_FIELD && x->field == OF_OXM_TUNNEL_ID;
 		bool ip6 = c.has_type && c.type == 0x86dd;
 		bool nd = ip6 && c.has_proto && c.proto == 58 && c.has_icmp;
-		if (k + (v6 ? 2 : 1) > OF_MAX_ACTIONS)
+		if (k + (v6 || tun ? 2 : 1) > OF_MAX_ACTIONS)
 			return fail(etype, ecode, OFPET_BAD_ACTION, OFPBAC_TOO_MANY);
 		struct sw_op *o = &out->op[k];
 		bool ok;
@@ -264,6 +267,16 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 			o[1].code = SW_OP_CONT;
 			memcpy(o[1].mac, x->addr + 10, 6);
 			ok = o->code == SW_OP_SET_ND_TARGET ? nd && (c.icmp == 135 || c.icmp == 136) : ip6;
+			k++;
+		} else if (tun) { /* 64 bits: low half in arg, high half in the next op's */
+			uint64_t id = 0;
+			for (unsigned b = 0; b < 8; b++)
+				id = id << 8 | x->addr[b];
+			o->code = SW_OP_SET_TUNNEL_ID;
+			o->arg = (uint32_t)id;
+			o[1].code = SW_OP_CONT;
+			o[1].arg = (uint32_t)(id >> 32);
+			ok = true; /* no prerequisite (1.3.5 table 12) */
 			k++;
 		} else if (x->type == OF_ACT_SET_FIELD && (x->field == OF_OXM_IPV6_ND_SLL ||
 							   x->field == OF_OXM_IPV6_ND_TLL)) {
@@ -337,6 +350,13 @@ void sw_actions_to_of(const struct sw_actions *x, struct of_actions *oa)
 			of_act_set_ipv6(oa, o->code == SW_OP_SET_IPV6_SRC   ? OF_OXM_IPV6_SRC
 					    : o->code == SW_OP_SET_IPV6_DST ? OF_OXM_IPV6_DST
 									    : OF_OXM_IPV6_ND_TARGET, a);
+			i++; /* its SW_OP_CONT */
+		} else if (o->code == SW_OP_SET_TUNNEL_ID && i + 1 < x->n) {
+			uint64_t id = (uint64_t)o[1].arg << 32 | o->arg;
+			uint8_t a[16] = {0};
+			for (unsigned b = 0; b < 8; b++)
+				a[b] = (uint8_t)(id >> (56 - 8 * b));
+			of_act_set_ipv6(oa, OF_OXM_TUNNEL_ID, a); /* addr[0..8): the value */
 			i++; /* its SW_OP_CONT */
 		} else if (o->code == SW_OP_SET_ND_SLL || o->code == SW_OP_SET_ND_TLL) {
 			of_act_set_mac(oa, o->code == SW_OP_SET_ND_SLL ? OF_OXM_IPV6_ND_SLL

@@ -217,7 +217,11 @@ static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o
 			     : sw_act_set_ipv6(d, len, o->code == SW_OP_SET_IPV6_DST, a);
 		break;
 	}
+	case SW_OP_SET_PBB_ISID:
+		rc = sw_act_set_pbb_isid(d, len, o->arg);
+		break;
 	case SW_OP_SET_QUEUE: /* one queue per port */
+	case SW_OP_SET_TUNNEL_ID: /* metadata for a tunnel port; none here (as OVS) */
 	case SW_OP_CONT:
 		return 0;
 	case SW_OP_DEC_MPLS_TTL:
@@ -335,7 +339,9 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 			rf_counter_add(&c->drop_short, 1);
 			continue;
 		}
-		struct sw_flow *f = t ? sw_table_lookup(t, c->idx, &k) : NULL;
+		struct sw_flow *f = t ? sw_table_lookup_frame(t, c->idx, rf_pktbuf_data(b),
+							      b->data_len, &k)
+				      : NULL;
 		if (!f && dp->macs && atomic_load_explicit(&dp->standalone, memory_order_relaxed)) {
 			learning(c, b, pi, &k);
 			continue;

@@ -121,7 +121,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	if (mine < 0) { /* not cached at all: cache it on 1 miss in SW_EMC_INSERT_INV */
 		m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
 		if (m->rng & (SW_EMC_INSERT_INV - 1))
-			return sw_table_classify_in(v, (int)core, 0, 0, k);
+			return sw_table_classify_in(v, (int)core, 0, 0, k, NULL);
 	}
 	uint32_t epoch = m->epoch;
 	shadow_note(m, v, k);
@@ -135,7 +135,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	 * were not in v joined the order after our generation load, and such a join bumps
 	 * every core (shadow_check's was_listed). */
 	v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	struct sw_flow *f = sw_table_classify_in(v, (int)core, 0, 0, k);
+	struct sw_flow *f = sw_table_classify_in(v, (int)core, 0, 0, k, NULL);
 	if (epoch != m->epoch) /* a restart emptied the cache */
 		mine = -1;
 	for (unsigned x = 0; mine < 0 && x < 2 * SW_EMC_WAYS; x++) { /* a free or stale way */
@@ -164,5 +164,15 @@ struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned t
 		return sw_table_lookup(t, core, k);
 	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
 	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	return sw_table_classify_in(v, (int)core, tbl, md, k);
+	return sw_table_classify_in(v, (int)core, tbl, md, k, NULL);
+}
+
+struct sw_flow *sw_table_lookup_x(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
+				  const struct sw_key *k, const struct sw_xkey *xk)
+{
+	if (!xk)
+		return sw_table_lookup_md(t, core, tbl, md, k);
+	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
+	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	return sw_table_classify_in(v, (int)core, tbl, md, k, xk);
 }

@@ -92,27 +92,35 @@ void sw_pipe_flow_init(struct sw_flow *f, const struct of_flow_mod *fm)
 	f->table_id = fm->table_id;
 	md_of(&fm->match, &f->md, &f->md_mask);
 	f->has_md = f->md_mask != 0;
+	sw_xmatch_of_match(&fm->match, &f->x); /* the fields outside the key, like md */
 }
 
 bool sw_pipe_same(const struct sw_flow *f, const struct of_flow_mod *fm)
 {
 	uint64_t v, mk;
+	struct sw_xmatch x;
 	md_of(&fm->match, &v, &mk);
+	sw_xmatch_of_match(&fm->match, &x);
 	return (fm->table_id == OFPTT_ALL || f->table_id == fm->table_id) && f->md == v &&
-	       f->md_mask == mk;
+	       f->md_mask == mk && memcmp(&f->x, &x, sizeof(x)) == 0;
 }
 
 bool sw_pipe_covered(const struct sw_flow *f, uint8_t table_id, const struct of_match *m)
 {
 	uint64_t v, mk;
+	struct sw_xmatch x;
 	md_of(m, &v, &mk);
+	sw_xmatch_of_match(m, &x);
 	return (table_id == OFPTT_ALL || f->table_id == table_id) &&
-	       (f->md_mask & mk) == mk && (f->md & mk) == v;
+	       (f->md_mask & mk) == mk && (f->md & mk) == v && sw_xmatch_covered(&f->x, &x);
 }
 
 bool sw_pipe_overlaps(const struct sw_flow *f, const struct of_flow_mod *fm)
 {
 	uint64_t v, mk;
+	struct sw_xmatch x;
 	md_of(&fm->match, &v, &mk);
-	return f->table_id == fm->table_id && !((f->md ^ v) & f->md_mask & mk);
+	sw_xmatch_of_match(&fm->match, &x);
+	return f->table_id == fm->table_id && !((f->md ^ v) & f->md_mask & mk) &&
+	       sw_xmatch_overlaps(&f->x, &x);
 }

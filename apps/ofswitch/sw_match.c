@@ -140,14 +140,24 @@ void sw_key_of_match(const struct of_match *m, struct sw_key *v, struct sw_key *
 						       : m->icmpv6_code;
 		mk->tp_dst = 0xffff;
 	}
-	/* The per-ethertype word: ARP op, IPv6 flow label, or MPLS label/tc/bos. */
+	/* The per-ethertype word: ARP op, IPv6 flow label and extension-header flags, MPLS
+	 * label/tc/bos, or PBB I-SID. */
 	if (IS(OF_MATCH_ARP_OP)) {
 		v->arp_op = m->arp_op;
 		mk->arp_op = 0xffff;
 	}
 	if (IS(OF_MATCH_IPV6_FLABEL)) {
 		v->flabel = m->ipv6_flabel;
-		mk->flabel = MASKED(OF_MATCH_IPV6_FLABEL) ? m->ipv6_flabel_mask : 0xfffff;
+		mk->flabel = MASKED(OF_MATCH_IPV6_FLABEL) ? m->ipv6_flabel_mask : SW_FLABEL;
+	}
+	if (IS(OF_MATCH_IPV6_EXTHDR)) { /* bits 20..28 of the same word (both need IPv6) */
+		v->flabel |= (uint32_t)m->ipv6_exthdr << SW_EXTHDR_SHIFT;
+		mk->flabel |= (uint32_t)(MASKED(OF_MATCH_IPV6_EXTHDR) ? m->ipv6_exthdr_mask : 0x1ff)
+			      << SW_EXTHDR_SHIFT;
+	}
+	if (IS(OF_MATCH_PBB_ISID)) {
+		v->pbb_isid = m->pbb_isid;
+		mk->pbb_isid = MASKED(OF_MATCH_PBB_ISID) ? m->pbb_isid_mask : 0xffffff;
 	}
 	if (IS(OF_MATCH_MPLS_LABEL | OF_MATCH_MPLS_TC | OF_MATCH_MPLS_BOS)) {
 		uint32_t x = 0, y = 0;
@@ -240,10 +250,19 @@ void sw_match_of_flow(const struct sw_flow *f, struct of_match *m)
 	m->sctp_dst = v->tp_dst;
 	m->icmpv6_type = (uint8_t)v->tp_src;
 	m->icmpv6_code = (uint8_t)v->tp_dst;
-	m->ipv6_flabel = v->flabel;
-	m->ipv6_flabel_mask = mk->flabel;
-	if (mk->flabel != 0xfffff)
+	m->ipv6_flabel = v->flabel & SW_FLABEL;
+	m->ipv6_flabel_mask = mk->flabel & SW_FLABEL;
+	if ((mk->flabel & SW_FLABEL) != SW_FLABEL)
 		m->masked |= OF_MATCH_IPV6_FLABEL;
+	m->ipv6_exthdr = (uint16_t)(v->flabel >> SW_EXTHDR_SHIFT);
+	m->ipv6_exthdr_mask = (uint16_t)(mk->flabel >> SW_EXTHDR_SHIFT);
+	if (m->ipv6_exthdr_mask != 0x1ff)
+		m->masked |= OF_MATCH_IPV6_EXTHDR;
+	m->pbb_isid = v->pbb_isid;
+	m->pbb_isid_mask = mk->pbb_isid;
+	if (mk->pbb_isid != 0xffffff)
+		m->masked |= OF_MATCH_PBB_ISID;
+	sw_xmatch_to_match(&f->x, m); /* the fields outside the key */
 	m->mpls_label = v->mpls >> 4;
 	m->mpls_tc = (uint8_t)(v->mpls >> 1 & 7);
 	m->mpls_bos = (uint8_t)(v->mpls & 1);

@@ -121,7 +121,7 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 		 struct sw_key *k, struct sw_flow *f, const struct sw_actions *acts)
 {
 	struct aset set;
-	uint64_t md = 0;
+	uint64_t md = 0, tun = 0; /* tun: the tunnel_id set-fields gave (frames enter with 0) */
 	set.n = 0;
 	for (;;) {
 		unsigned next = acts->goto_table;
@@ -132,6 +132,9 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 			sw_dp_apply(c, b, in, acts, f); /* no action set: b goes with the last output */
 			return;
 		}
+		for (unsigned i = 0; i + 1 < acts->n; i++) /* later tables match it (as OVS) */
+			if (acts->op[i].code == SW_OP_SET_TUNNEL_ID)
+				tun = (uint64_t)acts->op[i + 1].arg << 32 | acts->op[i].arg;
 		if (acts->n) {
 			b = sw_dp_apply_keep(c, b, in, acts, f);
 			if (!b)
@@ -152,7 +155,14 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 			return;
 		}
 		rf_counter_add(&c->tlookup[next], 1);
-		f = sw_table_lookup_md(t, c->idx, next, md, k);
+		if (tun || sw_key_is_nd(k)) { /* fields outside the key (sw_xmatch.c) */
+			struct sw_xkey x;
+			sw_xkey_parse(rf_pktbuf_data(b), b->data_len, k, &x);
+			x.tunnel_id = tun;
+			f = sw_table_lookup_x(t, c->idx, next, md, k, &x);
+		} else {
+			f = sw_table_lookup_md(t, c->idx, next, md, k);
+		}
 		if (!f) { /* no table-miss flow in that table: drop (1.3); counted as
 			     tlookup - tmatch */
 			rf_pktbuf_free(b);

@@ -165,3 +165,15 @@ int sw_act_pop_pbb(uint8_t *f, uint32_t *len)
 	*len -= PBB_HDR;
 	return 0;
 }
+
+int sw_act_set_pbb_isid(uint8_t *f, uint32_t len, uint32_t isid)
+{
+	uint32_t off = 12;
+	if (len >= 18 && sw_is_tag(sw_get16(f + 12)))
+		off = 16; /* a B-TAG before the I-TAG */
+	if (len < off + 6 || sw_get16(f + off) != 0x88e7)
+		return -1;
+	uint8_t *t = f + off + 2; /* I-PCP, I-DEI, UCA, reserved; then the 24-bit I-SID */
+	t[1] = (uint8_t)(isid >> 16), t[2] = (uint8_t)(isid >> 8), t[3] = (uint8_t)isid;
+	return 0;
+}

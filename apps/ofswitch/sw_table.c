@@ -70,7 +70,8 @@ void sw_flow_counts(const struct sw_flow *f, uint64_t *pkts, uint64_t *bytes)
 /* ---- the read side ---- */
 
 struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, unsigned tbl,
-				     uint64_t md, const struct sw_key *k)
+				     uint64_t md, const struct sw_key *k,
+				     const struct sw_xkey *xk)
 {
 	struct sw_flow *best = NULL;
 	struct sw_subtable *where = NULL;
@@ -83,6 +84,8 @@ struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, unsigned
 		struct sw_subtable *st = v->e[i].st;
 		if ((md & st->md_mask) != st->md)
 			continue; /* its flows match other metadata */
+		if (st->has_x && !sw_xmatch_ok(&st->x, k, xk))
+			continue; /* or other fields outside the key (issue 25) */
 		struct sw_key mk;
 		sw_mask_key(k, &st->mask, &mk);
 		/* acquire: pairs with the release in grow(): the new hash is fully filled. */
@@ -106,7 +109,7 @@ struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k)
 	/* acquire: pairs with the writer's release in publish_vec: the array and every
 	 * subtable it names (mask, hash, hit lines) are complete. */
 	return sw_table_classify_in(atomic_load_explicit(&t->vec, memory_order_acquire), -1, 0, 0,
-				    k);
+				    k, NULL);
 }
 
 struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t md,
@@ -114,7 +117,7 @@ struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t 
 {
 	/* acquire: as in sw_table_classify. */
 	return sw_table_classify_in(atomic_load_explicit(&t->vec, memory_order_acquire), -1, tbl,
-				    md, k);
+				    md, k, NULL);
 }
 
 /* ---- create / free ---- */
@@ -429,7 +432,8 @@ static struct sw_subtable *sub_find(struct sw_table *t, const struct sw_flow *f)
 {
 	for (struct sw_subtable *st = t->subs; st; st = st->next)
 		if (memcmp(&st->mask, &f->mask, sizeof(f->mask)) == 0 &&
-		    st->table_id == f->table_id && st->md == f->md && st->md_mask == f->md_mask)
+		    st->table_id == f->table_id && st->md == f->md && st->md_mask == f->md_mask &&
+		    memcmp(&st->x, &f->x, sizeof(f->x)) == 0)
 			return st;
 	return NULL;
 }
@@ -444,6 +448,8 @@ static struct sw_subtable *sub_new(struct sw_table *t, const struct sw_flow *f)
 	st->table_id = f->table_id;
 	st->md = f->md;
 	st->md_mask = f->md_mask;
+	st->x = f->x;
+	st->has_x = sw_xmatch_any(&f->x);
 	st->cap = SUB_MIN_CAP;
 	struct rf_hash *h = sub_hash(st->cap);
 	st->hits = aligned_alloc(RF_CACHE_LINE, t->ncores * sizeof(struct sw_hits));

@@ -35,6 +35,8 @@ struct sw_subtable {
 	 * whose metadata the frame's does not match before probing it. */
 	uint64_t md, md_mask;
 	uint8_t table_id;
+	bool has_x;           /* the fields outside the key (sw.h, struct sw_xmatch) */
+	struct sw_xmatch x;   /* its flows' extra match, as md: a lookup skips on a miss */
 	/* acquire by readers; pairs with the writer's release when it grows the subtable */
 	_Atomic(struct rf_hash *) h;
 	struct sw_hits *hits; /* [ncores] */
@@ -169,8 +171,10 @@ struct sw_table {
 };
 
 /* The classifier alone over table tbl of order v with metadata md (sw_table.c); `core` >= 0
- * counts the hit on that core's line. */
+ * counts the hit on that core's line. xk: the frame's fields outside the key (NULL: none
+ * but what k implies). */
 struct sw_flow *sw_table_classify_in(const struct sw_pvec *v, int core, unsigned tbl,
-				     uint64_t md, const struct sw_key *k);
+				     uint64_t md, const struct sw_key *k,
+				     const struct sw_xkey *xk);
 
 #endif

@@ -64,17 +64,20 @@ static const uint32_t acts[] = {0x00000004, 0x000b0004, 0x000c0004, 0x000f0004, 
 				0x00110004, 0x00120004, 0x00130004, 0x00140004, 0x00150004,
 				0x00170004, 0x00180004, 0x00190004, 0x001a0004, 0x001b0004};
 /* The fields a SET_FIELD may set (of_action.c): eth_dst/src, vlan_vid/pcp, ip_dscp/ecn,
- * ipv4, tcp, udp, sctp, icmpv4, arp, ipv6 src/dst/flabel, icmpv6, nd target/sll/tll, mpls. */
+ * ipv4, tcp, udp, sctp, icmpv4, arp, ipv6 src/dst/flabel, icmpv6, nd target/sll/tll, mpls,
+ * pbb_isid, tunnel_id. */
 static const uint32_t setf[] = {
 	0x80000606, 0x80000806, 0x80000c02, 0x80000e01, 0x80001001, 0x80001201, 0x80001604,
 	0x80001804, 0x80001a02, 0x80001c02, 0x80001e02, 0x80002002, 0x80002202, 0x80002402,
 	0x80002601, 0x80002801, 0x80002a02, 0x80002c04, 0x80002e04, 0x80003006, 0x80003206,
 	0x80003410, 0x80003610, 0x80003804, 0x80003a01, 0x80003c01, 0x80003e10, 0x80004006,
-	0x80004206, 0x80004404, 0x80004601, 0x80004801,
+	0x80004206, 0x80004404, 0x80004601, 0x80004801, 0x80004a03, 0x80004c08, /* pbb_isid,
+										   tunnel_id */
 };
 /* OXM headers without the HM bit: OVS refuses a TABLE_FEATURES reply whose MATCH property
  * has masked headers (OFPBMC_BAD_MASK), so which fields take a mask is not said here
- * (docs/switch.md lists them). The fields sw_match.c keys on, and metadata. */
+ * (docs/switch.md lists them). The fields sw_match.c keys on, metadata, and those
+ * matched outside the key (sw_xmatch.c). */
 static const uint32_t oxm[] = {
 	0x80000004, 0x80000408, 0x80000606, 0x80000806, 0x80000a02, 0x80000c02, /* ..vlan_vid */
 	0x80000e01, 0x80001001, 0x80001201, 0x80001401, 0x80001604, /* pcp..ipv4_src */
@@ -83,6 +86,8 @@ static const uint32_t oxm[] = {
 	0x80002c04, 0x80002e04, 0x80003006, 0x80003206, 0x80003410, /* arp..ipv6_src */
 	0x80003610, 0x80003804, 0x80003a01, 0x80003c01, 0x80004404, /* ipv6..mpls_label */
 	0x80004601, 0x80004801,                                     /* mpls_tc, mpls_bos */
+	0x80000204, 0x80003e10, 0x80004006, 0x80004206, /* in_phy_port, nd target/sll/tll */
+	0x80004a03, 0x80004c08, 0x80004e02,             /* pbb_isid, tunnel_id, ipv6_exthdr */
 };
 #define N(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 
@@ -120,7 +125,7 @@ static uint8_t *one_table(uint8_t *p, unsigned t)
 
 size_t sw_tables_features(uint8_t *buf, size_t cap, uint32_t xid)
 {
-	/* A table takes 64 + 8 properties of at most 8 + 4 * 34 bytes each: 1.2 KiB. */
+	/* A table takes 64 + 8 properties of at most 8 + 4 * 39 bytes each: 1.2 KiB. */
 	if (cap < 16 + SW_N_TABLES * 1280)
 		return 0;
 	uint8_t *p = buf + 16;

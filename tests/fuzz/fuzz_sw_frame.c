@@ -1,6 +1,7 @@
 /*
  * tests/fuzz/fuzz_sw_frame.c: libFuzzer target for ringflow-switch's frame code: the flow
- * key extractor (sw_key.c: VLAN, IPv4, IPv6 extension headers, ARP, MPLS) and the frame
+ * key extractor (sw_key.c: VLAN, IPv4, IPv6 extension headers, ARP, MPLS, PBB; sw_xmatch.c:
+ * the ND target and link-layer options) and the frame
  * rewrites (sw_rewrite.c, sw_rewrite_mpls.c). The first 4 input bytes pick four rewrites, the rest is
  * the frame. The frame sits in a buffer of exactly its size (the key extractor) or its size
  * plus the room a push may take (the rewrites), so ASan sees any read or write past either;
@@ -19,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void rewrite(uint8_t op, uint8_t *f, uint32_t *len, uint32_t cap)
 {
 	static const uint8_t mac[6] = {2, 0, 0, 0, 0, 1};
-	switch (op % 25) {
+	switch (op % 26) {
 	case 0: sw_act_set_eth(f, *len, op & 0x80, mac); break;
 	case 1: sw_act_set_ipv4(f, *len, op & 0x80, 0x0a000001); break;
 	case 2: sw_act_set_l4_port(f, *len, 6, op & 0x80, 1); break;
@@ -45,6 +46,7 @@ static void rewrite(uint8_t op, uint8_t *f, uint32_t *len, uint32_t cap)
 	case 22: sw_act_set_ipv6(f, *len, op & 0x80, (const uint8_t *)"\xfe\x80\0\0\0\0\0\0\0\0\0\0\0\0\0\1"); break;
 	case 23: sw_act_set_nd_target(f, *len, (const uint8_t *)"\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\1"); break;
 	case 24: sw_act_set_nd_ll(f, *len, op & 0x80, mac); break;
+	case 25: sw_act_set_pbb_isid(f, *len, 0xabcdef); break;
 	default: break;
 	}
 }
@@ -59,8 +61,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(f, data + 4, n);
 	struct sw_key k;
-	if (sw_key_parse(f, n, 1, &k) == 0 && k.in_port != 1)
-		abort();
+	if (sw_key_parse(f, n, 1, &k) == 0) {
+		if (k.in_port != 1)
+			abort();
+		struct sw_xkey x; /* the ND fields outside the key (sw_xmatch.c) */
+		sw_xkey_parse(f, n, &k, &x);
+		if (x.in_phy_port != 1 || x.tunnel_id != 0)
+			abort();
+	}
 	free(f);
 	uint32_t cap = n + ROOM, len = n;
 	f = malloc(cap);

@@ -10,7 +10,7 @@
 # mod_tp_src/dec_ttl, push_vlan + vlan_vid, pop_vlan, and output/rewrite/output; flows the
 # switch must refuse get their OpenFlow ERROR (BAD_SET_TYPE, BAD_OUT_PORT); flows with the
 # newer matches and actions (MPLS, ECN, ARP sha/tha, SCTP, flow label, ICMPv6, IPv6 address,
-# set_queue) come back in dump-flows as added; H1 sends raw
+# set_queue, tunnel_id, ND target/sll) come back in dump-flows as added; H1 sends raw
 # frames (actions_frames.py) and ovs-ofctl a PACKET_OUT with mod_dl_dst/mod_nw_dst/dec_ttl,
 # H2 captures them and they must arrive byte-exact against
 # frames built from scratch with the new fields, checksums recomputed and valid; dump-flows
@@ -63,6 +63,9 @@ add "priority=60,in_port=2,ip,nw_ecn=1,actions=push_mpls:0x8847,set_field:5->mpl
 add "priority=60,in_port=2,arp,arp_sha=02:00:00:00:0b:02,actions=set_field:1->arp_op,set_field:02:00:00:00:0b:09->arp_tha,output:1"
 add "priority=60,in_port=2,sctp6,tp_dst=9,ipv6_label=0x12345,actions=set_field:7->sctp_dst,set_field:2001:db8::1->ipv6_dst,output:1"
 add "priority=60,in_port=2,icmp6,icmp_type=128,icmp_code=0,actions=set_field:129->icmpv6_type,output:1"
+# the fields outside the flow key (issue 25): tunnel_id (masked) and set to, ND target and sll
+add "priority=61,in_port=2,tun_id=0x5/0xff,actions=set_field:0x1234->tun_id,output:1"
+add "priority=61,in_port=2,icmp6,icmp_type=135,nd_target=fe80::1,nd_sll=02:00:00:00:0b:01,actions=output:1"
 
 # 2. what the switch refuses, with the OpenFlow ERROR ovs-ofctl prints
 refused() { # FLOW ERROR-NAME
@@ -70,7 +73,7 @@ refused() { # FLOW ERROR-NAME
 	out=$($O add-flow $T "$1" 2>&1)
 	echo "$out" | grep -q "$2" && pass "refused with $2: $1" || fail "$1: want $2, got: $out"
 }
-refused "priority=50,actions=set_field:5->tun_id,output:2" OFPBAC_BAD_SET_TYPE
+refused "priority=50,actions=set_field:5->reg0,output:2" OFPBAC_BAD_SET_TYPE # an NXM field
 refused "priority=50,in_port=1,actions=output:9" OFPBAC_BAD_OUT_PORT
 
 # 3. traffic: H2 captures, H1 sends, the frames must be the expected ones
@@ -107,6 +110,8 @@ has "ip,in_port=2,nw_ecn=1 actions=push_mpls:0x8847,set_field:5->mpls_label,set_
 has "arp,in_port=2,arp_sha=02:00:00:00:0b:02 actions=set_field:1->arp_op,set_field:02:00:00:00:0b:09->arp_tha,output:1"
 has "sctp6,in_port=2,ipv6_label=0x12345,tp_dst=9 actions=set_field:7->sctp_dst,set_field:2001:db8::1->ipv6_dst,output:1"
 has "icmp6,in_port=2,icmp_type=128,icmp_code=0 actions=set_field:129->icmpv6_type,output:1"
+has "tun_id=0x5/0xff,in_port=2 actions=set_field:0x1234->tun_id,output:1"
+has "icmp6,in_port=2,icmp_type=135,nd_target=fe80::1,nd_sll=02:00:00:00:0b:01 actions=output:1"
 echo "$d" | grep 'tp_dst=700[0-4]' | grep -q 'n_packets=0,' && fail "a flow's counters did not move"
 
 bed_stop $SP

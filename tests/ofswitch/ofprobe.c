@@ -4,8 +4,8 @@
  * in order, checks: the HELLO and FEATURES_REPLY (datapath id, no buffers); PORT_DESC
  * (2 ports numbered 1, 2); FLOW stats (at least two flows matching in_port + eth_dst, the
  * learning switch's, with packet counters > 0, and the table-miss flow); a FLOW_MOD cut
- * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching tunnel_id gets ERROR
- * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD of tunnel_id gets BAD_ACTION/BAD_SET_TYPE;
+ * short gets ERROR BAD_REQUEST/BAD_LEN; a FLOW_MOD matching pbb_uca (a 1.4 field) gets ERROR
+ * BAD_MATCH/BAD_FIELD; a FLOW_MOD with a SET_FIELD of in_phy_port gets BAD_ACTION/BAD_SET_TYPE;
  * after each the
  * connection is still up (ECHO answered); GET_CONFIG and BARRIER answered; CHECK_OVERLAP
  * refused with FLOW_MOD_FAILED/OVERLAP; FLOW_REMOVED after a hard timeout; with a second
@@ -182,8 +182,9 @@ int main(int argc, char **argv)
 	unsigned learned = 0, moved = 0, miss = 0, cur = 0;
 	struct of_flow_stats fs;
 	while (ok && of_flow_stats_next(OF_VERSION_1_3, &m.u.mp_reply.body, &cur, &fs) == 1) {
-		printf("  flow: priority %u fields 0x%x in_port %u packets %llu bytes %llu -> %u "
-		       "action(s), first port 0x%x\n", fs.priority, fs.match.fields, fs.match.in_port,
+		printf("  flow: priority %u fields 0x%llx in_port %u packets %llu bytes %llu -> %u "
+		       "action(s), first port 0x%x\n", fs.priority,
+		       (unsigned long long)fs.match.fields, fs.match.in_port,
 		       (unsigned long long)fs.packet_count, (unsigned long long)fs.byte_count,
 		       fs.actions.n, fs.actions.n ? fs.actions.a[0].port : 0);
 		if (fs.match.fields == (OF_MATCH_IN_PORT | OF_MATCH_ETH_DST) && fs.actions.n == 1) {
@@ -204,17 +205,18 @@ int main(int argc, char **argv)
 	     m.u.error.code == OFPBRC_BAD_LEN;
 	CHECK(ok && alive(fd, 6), "short FLOW_MOD: ERROR BAD_REQUEST/BAD_LEN, connection up");
 
-	/* A FLOW_MOD matching tunnel_id (OXM 0x80004c08), a field this switch does not key on. */
+	/* A FLOW_MOD matching pbb_uca (OXM 0x80005001): OpenFlow 1.4's, not a 1.3 field. */
 	flow_mod_head(b, 64, 7);
 	put16(b + 48, 1); /* OFPMT_OXM */
-	put32(b + 52, 0x80004c08);    /* tunnel_id */
-	memcpy(b + 56, "\x00\x00\x00\x00\x00\x00\x00\x2a", 8);
-	put16(b + 50, 4 + 12);
+	put32(b + 52, 0x80005001);    /* pbb_uca */
+	memset(b + 56, 0, 8);
+	b[56] = 1;
+	put16(b + 50, 4 + 5);         /* padded to 16 */
 	ok = ask(fd, b, 64, OF_ERROR, 7, &m) == 0 && m.u.error.type == OFPET_BAD_MATCH &&
 	     m.u.error.code == 6 /* OFPBMC_BAD_FIELD */;
-	CHECK(ok && alive(fd, 8), "FLOW_MOD on tunnel_id: ERROR BAD_MATCH/BAD_FIELD, connection up");
+	CHECK(ok && alive(fd, 8), "FLOW_MOD on pbb_uca: ERROR BAD_MATCH/BAD_FIELD, connection up");
 
-	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD tunnel_id]: a field this switch does not set. */
+	/* A FLOW_MOD with APPLY_ACTIONS [SET_FIELD in_phy_port]: a field no switch sets. */
 	flow_mod_head(b, 48 + 8 + 24, 9);
 	put16(b + 48, 1);
 	put16(b + 50, 4);             /* empty match, padded to 8 */
@@ -224,12 +226,12 @@ int main(int argc, char **argv)
 	memset(b + 60, 0, 4);
 	put16(b + 64, 25);            /* OFPAT_SET_FIELD */
 	put16(b + 66, 16);
-	put32(b + 68, 0x80004c08);    /* tunnel_id */
-	memcpy(b + 72, "\x00\x00\x00\x00\x00\x00\x00\x2a", 8); /* value 42: no padding left */
+	put32(b + 68, 0x80000204);    /* in_phy_port */
+	memcpy(b + 72, "\x00\x00\x00\x01\x00\x00\x00\x00", 8); /* value 1, 4 bytes padding */
 	ok = ask(fd, b, 80, OF_ERROR, 9, &m) == 0;
 	CHECK(ok && m.u.error.type == OFPET_BAD_ACTION && m.u.error.code == OFPBAC_BAD_SET_TYPE &&
 	      alive(fd, 10),
-	      "FLOW_MOD with SET_FIELD tunnel_id: ERROR BAD_ACTION/BAD_SET_TYPE (got %s %u/%u), "
+	      "FLOW_MOD with SET_FIELD in_phy_port: ERROR BAD_ACTION/BAD_SET_TYPE (got %s %u/%u), "
 	      "connection up",
 	      ok ? "ERROR" : "nothing", m.u.error.type, m.u.error.code);
 

@@ -180,8 +180,11 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 4, a, a_hdr(a, 0xffff, 8, 0x2320), OFPET_BAD_ACTION,
 		       OFPBAC_BAD_EXPERIMENTER);
 	uint8_t v6[16] = {0xfe, 0x80};
-	expect_refused(NULL, 4, a, a_set(a, 0x80004c08, v6, 8, 0) /* tunnel_id */,
+	expect_refused(NULL, 4, a, a_set(a, 0x80000204, v6, 4, 0) /* in_phy_port: not settable */,
 		       OFPET_BAD_ACTION, OFPBAC_BAD_SET_TYPE);
+	/* pbb_isid is modelled (issue 25), but needs eth_type 0x88e7 */
+	expect_refused(NULL, 4, a, a_set(a, 0x80004a03, v6, 3, 0) /* pbb_isid */,
+		       OFPET_BAD_ACTION, OFPBAC_MATCH_INCONSISTENT);
 	/* ipv6_src is modelled, but needs eth_type 0x86dd */
 	expect_refused(NULL, 4, a, a_set(a, 0x80003410, v6, 16, 0) /* ipv6_src */,
 		       OFPET_BAD_ACTION, OFPBAC_MATCH_INCONSISTENT);
@@ -196,7 +199,7 @@ Test(of_actions, unmodelled_actions_are_refused_precisely)
 	expect_refused(NULL, 9, a, a_output(a, 1), OFPET_BAD_INSTRUCTION, OFPBIC_UNKNOWN_INST);
 	expect_refused(NULL, 0xffff, a, a_output(a, 1), OFPET_BAD_INSTRUCTION,
 		       OFPBIC_BAD_EXPERIMENTER);
-	/* the first problem names the error: an unknown type before a set-field of tunnel_id */
+	/* the first problem names the error: an unknown type before a set-field (tunnel_id) */
 	n = a_hdr(a, 40, 8, 0);
 	n += a_set(a + n, 0x80004c08, v6, 8, 0);
 	expect_refused(NULL, 4, a, n, OFPET_BAD_ACTION, OFPBAC_BAD_TYPE);
@@ -824,7 +827,7 @@ Test(sw_apply, nd_set_fields)
 	na = ns;
 	na.icmpv6_type = 136;
 	icmp6 = ns;
-	icmp6.fields &= ~OF_MATCH_ICMPV6_TYPE;
+	icmp6.fields &= ~(uint64_t)OF_MATCH_ICMPV6_TYPE;
 	struct of_actions a = {0};
 	of_act_set_ipv6(&a, OF_OXM_IPV6_ND_TARGET, t);
 	cr_assert_eq(check(&icmp6, &a), OFPBAC_MATCH_INCONSISTENT, "no type in the match");

@@ -417,6 +417,52 @@ Test(pipe_run, apply_rewrites_before_the_next_lookup, .init = pipe_setup,
 	release_all();
 }
 
+/* set_field tunnel_id (issue 25): the frame leaves unchanged (no port here is a tunnel
+ * endpoint; OVS ignores tun_id on output to one that is not), and later tables match it. */
+Test(pipe_run, set_tunnel_id_reaches_later_tables, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_actions a = {0};
+	uint8_t id[16] = {0, 0, 0, 0, 0, 0, 0x12, 0x34};
+	cr_assert(of_act_set_ipv6(&a, OF_OXM_TUNNEL_ID, id));
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 1};
+	add(0, NULL, 0, &a, &g);
+	struct of_match m = {.fields = OF_MATCH_TUNNEL_ID, .tunnel_id = 0x1234};
+	struct of_actions o2 = out_to(2), o3 = out_to(3);
+	add(1, &m, 10, &o2, NULL);
+	m.tunnel_id = 0x1235;
+	add(1, &m, 20, &o3, NULL);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 1, "table 1 saw tunnel_id 0x1234");
+	cr_assert_eq(core->ntx[2], 0);
+	cr_assert_eq(core->tx[1][0]->data_len, n);
+	cr_assert_arr_eq(rf_pktbuf_data(core->tx[1][0]), fr, n, "the frame is unchanged");
+	release_all();
+}
+
+/* ND fields in a later table: looked up with the frame's sw_xkey there too. */
+Test(pipe_run, nd_target_in_a_later_table, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t l4, n = frame_nd(fr, 135, &l4);
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 4};
+	add(0, NULL, 0, NULL, &g);
+	struct of_match m = {.fields = OF_MATCH_ETH_TYPE | OF_MATCH_IP_PROTO |
+				       OF_MATCH_ICMPV6_TYPE | OF_MATCH_ND_TARGET,
+			     .eth_type = 0x86dd, .ip_proto = 58, .icmpv6_type = 135};
+	memcpy(m.nd_target, fr + l4 + 8, 16);
+	struct of_actions o2 = out_to(2), o3 = out_to(3);
+	add(4, &m, 10, &o2, NULL);
+	add(4, NULL, 0, &o3, NULL);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[1], 1, "the target matched in table 4");
+	fr[l4 + 23] ^= 1;
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[2], 1, "another target: table 4's miss flow");
+	release_all();
+}
+
 Test(pipe_run, write_clear_and_the_action_set, .init = pipe_setup, .fini = pipe_teardown)
 {
 	uint8_t fr[128];

@@ -259,9 +259,10 @@ Test(of_malformed, match_fields_wrong)
 
 Test(of_malformed, unmodelled_match_fields_are_skipped_and_counted)
 {
-	/* in_port=1, then IN_PHY_PORT (field 1) and an NXM field of class 0x0001. */
+	/* in_port=1, then an OXM field this module does not know (100) and an NXM field of
+	 * class 0x0001. */
 	static const uint8_t mt[] = {0x00, 0x01, 0x00, 0x1c, 0x80, 0x00, 0x00, 0x04, 0, 0, 0, 1,
-				     0x80, 0x00, 0x02, 0x04, 0, 0, 0, 1,
+				     0x80, 0x00, 0xc8, 0x04, 0, 0, 0, 1,
 				     0x00, 0x01, 0x00, 0x04, 0, 0, 0, 7, 0, 0, 0, 0};
 	uint8_t b[128];
 	size_t n = packet_in_with_match(b, mt, sizeof(mt), 2 + 14);

@@ -131,10 +131,11 @@ void ofc_flows_reply(struct ofc_flow_req *r, const struct of_session *s, const s
 		}
 		fprintf(r->f, "%s{\"table_id\":%u,\"priority\":%u,\"idle_timeout\":%u,"
 			"\"hard_timeout\":%u,\"cookie\":%llu,\"packet_count\":%llu,\"byte_count\":%llu,"
-			"\"duration_s\":%u,\"match\":{\"fields\":%u", r->n++ ? "," : "", fs.table_id,
+			"\"duration_s\":%u,\"match\":{\"fields\":%llu",
+			r->n++ ? "," : "", fs.table_id,
 			fs.priority, fs.idle_timeout, fs.hard_timeout, (unsigned long long)fs.cookie,
 			(unsigned long long)fs.packet_count, (unsigned long long)fs.byte_count,
-			fs.duration_sec, fs.match.fields);
+			fs.duration_sec, (unsigned long long)fs.match.fields);
 		if (fs.match.fields & OF_MATCH_IN_PORT)
 			fprintf(r->f, ",\"in_port\":%u", fs.match.in_port);
 		if (fs.match.fields & OF_MATCH_ETH_SRC)

@@ -198,21 +198,31 @@ void of_frame(const struct of_framer *fr, const uint8_t *buf, size_t n, struct o
 #define OF_MATCH_MPLS_LABEL 0x20000000u
 #define OF_MATCH_MPLS_TC 0x40000000u
 #define OF_MATCH_MPLS_BOS 0x80000000u
+/* The rest of the 1.3 match set (issue 25): bits above 31 of the 64-bit `fields`. */
+#define OF_MATCH_IN_PHY_PORT (1ull << 32)
+#define OF_MATCH_ND_TARGET (1ull << 33)
+#define OF_MATCH_ND_SLL (1ull << 34)
+#define OF_MATCH_ND_TLL (1ull << 35)
+#define OF_MATCH_PBB_ISID (1ull << 36)
+#define OF_MATCH_TUNNEL_ID (1ull << 37)
+#define OF_MATCH_IPV6_EXTHDR (1ull << 38)
 /* Fields that take an OXM mask. */
 #define OF_MATCH_MASKABLE                                                                  \
 	(OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST | OF_MATCH_VLAN_VID | OF_MATCH_IPV4_SRC |      \
 	 OF_MATCH_IPV4_DST | OF_MATCH_ARP_SPA | OF_MATCH_ARP_TPA | OF_MATCH_IPV6_SRC |      \
-	 OF_MATCH_IPV6_DST | OF_MATCH_ARP_SHA | OF_MATCH_ARP_THA | OF_MATCH_IPV6_FLABEL)
+	 OF_MATCH_IPV6_DST | OF_MATCH_ARP_SHA | OF_MATCH_ARP_THA | OF_MATCH_IPV6_FLABEL |   \
+	 OF_MATCH_PBB_ISID | OF_MATCH_TUNNEL_ID | OF_MATCH_IPV6_EXTHDR)
 #define OFPVID_PRESENT 0x1000 /* vlan_vid: a tag is present (OFPVID_NONE = 0: no tag) */
 
 /* A decoded match. Parsing checks lengths, values (vlan_pcp <= 7, ip_dscp <= 63, vlan_vid
- * <= 0x1fff, ip_ecn <= 3, mpls_tc <= 7, mpls_bos <= 1, mpls_label and ipv6_flabel < 2^20:
- * BAD_VALUE), masks (only on maskable fields; no value bit outside the mask: BAD_WILDCARDS)
- * and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst needs ip_proto=6, ...:
- * BAD_PREREQ). A mask of all ones is stored as an exact match. Numbers are host order. */
+ * <= 0x1fff, ip_ecn <= 3, mpls_tc <= 7, mpls_bos <= 1, mpls_label and ipv6_flabel < 2^20,
+ * ipv6_exthdr < 2^9: BAD_VALUE), masks (only on maskable fields; no value bit outside the
+ * mask: BAD_WILDCARDS) and the 1.3 prerequisites (ipv4_src needs eth_type=0x0800, tcp_dst
+ * needs ip_proto=6, ...: BAD_PREREQ). A mask of all ones is stored as an exact match.
+ * Numbers are host order. */
 struct of_match {
-	uint32_t fields;   /* OF_MATCH_* bits present; none = match everything */
-	uint32_t masked;   /* the subset of fields whose *_mask is used (else exact) */
+	uint64_t fields;   /* OF_MATCH_* bits present; none = match everything */
+	uint64_t masked;   /* the subset of fields whose *_mask is used (else exact) */
 	uint32_t in_port;
 	uint8_t eth_src[6], eth_src_mask[6];
 	uint8_t eth_dst[6], eth_dst_mask[6];
@@ -227,6 +237,11 @@ struct of_match {
 	uint16_t sctp_src, sctp_dst;
 	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
 	uint32_t ipv6_flabel, ipv6_flabel_mask, mpls_label;
+	uint32_t in_phy_port;                /* needs in_port; never masked */
+	uint8_t nd_target[16], nd_sll[6], nd_tll[6]; /* ICMPv6 135/136, 135, 136; never masked */
+	uint32_t pbb_isid, pbb_isid_mask;    /* 24 bits; needs eth_type 0x88e7 */
+	uint64_t tunnel_id, tunnel_id_mask;
+	uint16_t ipv6_exthdr, ipv6_exthdr_mask; /* OFPIEH_* flags, 9 bits; needs 0x86dd */
 	/* The pipeline's metadata (OXM field 2, maskable; 1.3 only): matched when has_metadata,
 	 * metadata_mask all ones for an exact match. Not a bit of `fields` (all 32 are taken). */
 	bool has_metadata;
@@ -289,6 +304,8 @@ enum of_action_type {
 #define OF_OXM_MPLS_LABEL 34
 #define OF_OXM_MPLS_TC 35
 #define OF_OXM_MPLS_BOS 36
+#define OF_OXM_PBB_ISID 37  /* 3 bytes: value */
+#define OF_OXM_TUNNEL_ID 38 /* 8 bytes: addr[0..8), wire order */
 
 struct of_action {
 	uint8_t type;     /* enum of_action_type */
@@ -298,7 +315,7 @@ struct of_action {
 	uint16_t ethertype; /* PUSH_VLAN, PUSH_MPLS, POP_MPLS, PUSH_PBB */
 	uint8_t mac[6];   /* SET_FIELD eth_dst / eth_src / arp_sha / arp_tha / ipv6_nd_sll / _tll */
 	uint32_t value;   /* SET_FIELD of the other fields, SET_NW_TTL, SET_MPLS_TTL, SET_QUEUE */
-	uint8_t addr[16]; /* SET_FIELD ipv6_src / ipv6_dst / ipv6_nd_target */
+	uint8_t addr[16]; /* SET_FIELD ipv6_src / ipv6_dst / ipv6_nd_target; tunnel_id: [0..8) */
 };
 
 /* An action list. Parsing keeps the modelled actions in order and skips (by their checked

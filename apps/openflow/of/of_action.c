@@ -64,7 +64,8 @@ static const struct set_def {
 	{OF_OXM_IPV6_ND_SLL, 6, "ipv6_nd_sll"}, {OF_OXM_IPV6_ND_TLL, 6, "ipv6_nd_tll"},
 	{OF_OXM_ICMPV6_TYPE, 1, "icmpv6_type"}, {OF_OXM_ICMPV6_CODE, 1, "icmpv6_code"},
 	{OF_OXM_MPLS_LABEL, 4, "mpls_label"}, {OF_OXM_MPLS_TC, 1, "mpls_tc"},
-	{OF_OXM_MPLS_BOS, 1, "mpls_bos"},
+	{OF_OXM_MPLS_BOS, 1, "mpls_bos"}, {OF_OXM_PBB_ISID, 3, "pbb_isid"},
+	{OF_OXM_TUNNEL_ID, 8, "tunnel_id"},
 };
 
 static const struct set_def *set_def(uint8_t field)
@@ -142,8 +143,8 @@ static int set_field_parse(const uint8_t *p, size_t alen, struct of_actions *a,
 	x->field = d->field;
 	if (d->width == 6)
 		memcpy(x->mac, v, 6);
-	else if (d->width == 16)
-		memcpy(x->addr, v, 16);
+	else if (d->width == 16 || d->width == 8)
+		memcpy(x->addr, v, d->width);
 	else
 		x->value = val;
 	return 0;
@@ -412,8 +413,8 @@ void of_actions_put(struct of_wbuf *w, uint8_t version, const struct of_actions 
 			of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | (uint32_t)x->field << 9 | wd);
 			if (wd == 6)
 				of_put_bytes(w, x->mac, 6);
-			else if (wd == 16)
-				of_put_bytes(w, x->addr, 16);
+			else if (wd == 16 || wd == 8)
+				of_put_bytes(w, x->addr, wd);
 			else
 				for (unsigned k = wd; k-- > 0;)
 					of_put8(w, (uint8_t)(x->value >> (8 * k)));

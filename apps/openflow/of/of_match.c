@@ -70,7 +70,7 @@ static int match10_parse(const uint8_t *p, size_t avail, struct of_match *m, str
 /* The OXM fields we model: wire field number, value length, our bit. */
 static const struct oxm_def {
 	uint8_t field, len;
-	uint32_t bit;
+	uint64_t bit;
 } oxm_defs[] = {
 	{0, 4, OF_MATCH_IN_PORT},      {3, 6, OF_MATCH_ETH_DST},      {4, 6, OF_MATCH_ETH_SRC},
 	{5, 2, OF_MATCH_ETH_TYPE},     {6, 2, OF_MATCH_VLAN_VID},     {7, 1, OF_MATCH_VLAN_PCP},
@@ -83,12 +83,16 @@ static const struct oxm_def {
 	{24, 6, OF_MATCH_ARP_SHA},     {25, 6, OF_MATCH_ARP_THA},     {28, 4, OF_MATCH_IPV6_FLABEL},
 	{29, 1, OF_MATCH_ICMPV6_TYPE}, {30, 1, OF_MATCH_ICMPV6_CODE}, {34, 4, OF_MATCH_MPLS_LABEL},
 	{35, 1, OF_MATCH_MPLS_TC},     {36, 1, OF_MATCH_MPLS_BOS},
+	{1, 4, OF_MATCH_IN_PHY_PORT},  {31, 16, OF_MATCH_ND_TARGET},  {32, 6, OF_MATCH_ND_SLL},
+	{33, 6, OF_MATCH_ND_TLL},      {37, 3, OF_MATCH_PBB_ISID},    {38, 8, OF_MATCH_TUNNEL_ID},
+	{39, 2, OF_MATCH_IPV6_EXTHDR},
 };
 #define N_OXM (sizeof(oxm_defs) / sizeof(oxm_defs[0]))
 
 /* Where field `bit` lives in *m: its value and (maskable fields) its mask, as bytes of
- * width w: 1, 2 and 4 are host-order integers, 6 and 16 byte arrays. */
-static void oxm_slot(const struct of_match *m, uint32_t bit, const void **v, const void **mk)
+ * width w: 1, 2 and 4 are host-order integers (3: a uint32_t), 8 a uint64_t, 6 and 16
+ * byte arrays. */
+static void oxm_slot(const struct of_match *m, uint64_t bit, const void **v, const void **mk)
 {
 	*mk = NULL;
 	switch (bit) {
@@ -123,6 +127,13 @@ static void oxm_slot(const struct of_match *m, uint32_t bit, const void **v, con
 	case OF_MATCH_MPLS_LABEL: *v = &m->mpls_label; break;
 	case OF_MATCH_MPLS_TC: *v = &m->mpls_tc; break;
 	case OF_MATCH_MPLS_BOS: *v = &m->mpls_bos; break;
+	case OF_MATCH_IN_PHY_PORT: *v = &m->in_phy_port; break;
+	case OF_MATCH_ND_TARGET: *v = m->nd_target; break;
+	case OF_MATCH_ND_SLL: *v = m->nd_sll; break;
+	case OF_MATCH_ND_TLL: *v = m->nd_tll; break;
+	case OF_MATCH_PBB_ISID: *v = &m->pbb_isid; *mk = &m->pbb_isid_mask; break;
+	case OF_MATCH_TUNNEL_ID: *v = &m->tunnel_id; *mk = &m->tunnel_id_mask; break;
+	case OF_MATCH_IPV6_EXTHDR: *v = &m->ipv6_exthdr; *mk = &m->ipv6_exthdr_mask; break;
 	default: *v = m->ipv6_dst; *mk = m->ipv6_dst_mask; break;
 	}
 }
@@ -133,7 +144,9 @@ static void oxm_load(void *slot, const uint8_t *wire, unsigned w)
 	switch (w) {
 	case 1: *(uint8_t *)slot = wire[0]; break;
 	case 2: *(uint16_t *)slot = of_get16(wire); break;
+	case 3: *(uint32_t *)slot = (uint32_t)wire[0] << 16 | of_get16(wire + 1); break;
 	case 4: *(uint32_t *)slot = of_get32(wire); break;
+	case 8: *(uint64_t *)slot = of_get64(wire); break;
 	default: memcpy(slot, wire, w); break;
 	}
 }
@@ -143,7 +156,15 @@ static void oxm_store(uint8_t *wire, const void *slot, unsigned w)
 	switch (w) {
 	case 1: wire[0] = *(const uint8_t *)slot; break;
 	case 2: of_set16(wire, *(const uint16_t *)slot); break;
+	case 3:
+		wire[0] = (uint8_t)(*(const uint32_t *)slot >> 16);
+		of_set16(wire + 1, (uint16_t)*(const uint32_t *)slot);
+		break;
 	case 4: of_set32(wire, *(const uint32_t *)slot); break;
+	case 8:
+		of_set32(wire, (uint32_t)(*(const uint64_t *)slot >> 32));
+		of_set32(wire + 4, (uint32_t)*(const uint64_t *)slot);
+		break;
 	default: memcpy(wire, slot, w); break;
 	}
 }
@@ -214,7 +235,9 @@ static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned pl
 	     (m->ipv6_flabel > 0xfffff || m->ipv6_flabel_mask > 0xfffff)) ||
 	    (d->bit == OF_MATCH_MPLS_LABEL && m->mpls_label > 0xfffff) ||
 	    (d->bit == OF_MATCH_MPLS_TC && m->mpls_tc > 7) ||
-	    (d->bit == OF_MATCH_MPLS_BOS && m->mpls_bos > 1))
+	    (d->bit == OF_MATCH_MPLS_BOS && m->mpls_bos > 1) ||
+	    (d->bit == OF_MATCH_IPV6_EXTHDR &&
+	     (m->ipv6_exthdr > 0x1ff || m->ipv6_exthdr_mask > 0x1ff)))
 		return bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_VALUE, "OXM value out of range");
 	return 0;
 }
@@ -222,7 +245,7 @@ static int oxm_basic(const uint8_t *v, unsigned field, bool hasmask, unsigned pl
 /* The 1.3 prerequisites (spec table 12), checked once the whole match is read. */
 static int oxm_prereqs(const struct of_match *m, struct of_fault *f)
 {
-	uint32_t x = m->fields;
+	uint64_t x = m->fields;
 	bool et = x & OF_MATCH_ETH_TYPE;
 	bool ip4 = et && m->eth_type == 0x0800, ip6 = et && m->eth_type == 0x86dd;
 	bool arp = et && m->eth_type == 0x0806;
@@ -254,6 +277,22 @@ static int oxm_prereqs(const struct of_match *m, struct of_fault *f)
 		ok = ok && ip6;
 	if (x & (OF_MATCH_MPLS_LABEL | OF_MATCH_MPLS_TC | OF_MATCH_MPLS_BOS))
 		ok = ok && mpls;
+	/* The rest of the set (1.3.5 section 7.2.3.7, table 12): in_phy_port needs in_port,
+	 * the ND fields an ICMPv6 NS (135: target, sll) or NA (136: target, tll), pbb_isid
+	 * PBB's ethertype, ipv6_exthdr IPv6. */
+	bool icmp6 = ip6 && proto && m->ip_proto == 58 && (x & OF_MATCH_ICMPV6_TYPE);
+	if (x & OF_MATCH_IN_PHY_PORT)
+		ok = ok && (x & OF_MATCH_IN_PORT);
+	if (x & OF_MATCH_ND_TARGET)
+		ok = ok && icmp6 && (m->icmpv6_type == 135 || m->icmpv6_type == 136);
+	if (x & OF_MATCH_ND_SLL)
+		ok = ok && icmp6 && m->icmpv6_type == 135;
+	if (x & OF_MATCH_ND_TLL)
+		ok = ok && icmp6 && m->icmpv6_type == 136;
+	if (x & OF_MATCH_PBB_ISID)
+		ok = ok && et && m->eth_type == 0x88e7;
+	if (x & OF_MATCH_IPV6_EXTHDR)
+		ok = ok && ip6;
 	return ok ? 0 : bad(f, OFPET_BAD_MATCH, OFPBMC_BAD_PREREQ, "OXM prerequisite missing");
 }
 
@@ -367,8 +406,8 @@ bool of_match_fits(uint8_t version, const struct of_match *m)
 {
 	if (version != OF_VERSION_1_0)
 		return true;
-	if ((m->fields & ~(OF_MATCH_IN_PORT | OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST |
-			   OF_MATCH_ETH_TYPE)) || m->masked || m->has_metadata)
+	if ((m->fields & ~(uint64_t)(OF_MATCH_IN_PORT | OF_MATCH_ETH_SRC | OF_MATCH_ETH_DST |
+				     OF_MATCH_ETH_TYPE)) || m->masked || m->has_metadata)
 		return false; /* 1.0's struct ofp_match: only the four fields, exact */
 	return !(m->fields & OF_MATCH_IN_PORT) || of_port_to10(m->in_port) >= 0;
 }
