@@ -6,7 +6,9 @@
  * subtable it probes. A subtable it does not probe has a max priority no higher than the
  * answer's, so no flow in it can beat the answer for any key. So every frame that agrees with
  * the key on the consulted bits walks the same subtables and gets the same answer: that is
- * the condition for one kernel entry to stand for all of them.
+ * the condition for one kernel entry to stand for all of them. A subtable whose flows also
+ * match fields outside the key (sw_xmatch.c) makes the answer depend on bits no entry fixes:
+ * the walk marks every bit consulted, so such a decision is never offloaded.
  */
 #include "sw_offload.h"
 #include "sw_table_pvt.h"
@@ -27,6 +29,13 @@ struct sw_flow *sw_offload_classify(struct sw_table *t, const struct sw_key *k,
 		struct sw_subtable *st = v->e[i].st;
 		if (st->md != 0)
 			continue; /* matches a metadata value table 0 never has */
+		if (st->has_x) {
+			/* its flows also match fields outside the key (ND target/ll, tunnel_id,
+			 * in_phy_port: sw_xmatch.c) that no kernel entry can: the answer depends on
+			 * bits the entry cannot fix, so mark every bit consulted (not offloaded) */
+			memset(consulted, 0xff, sizeof(*consulted));
+			continue;
+		}
 		const uint8_t *m = (const uint8_t *)&st->mask;
 		for (unsigned b = 0; b < sizeof(*k); b++)
 			u[b] |= m[b];

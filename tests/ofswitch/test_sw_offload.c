@@ -296,3 +296,18 @@ Test(sw_offload, arp_and_ipv6_keys)
 	put(f);
 	cr_assert_eq(decide(&k, &p), SW_OFF_MATCH);
 }
+
+Test(sw_offload, a_match_outside_the_key_stays_in_userspace)
+{
+	/* tunnel_id (sw_xmatch.c): no kernel entry matches it, so a decision made where such a
+	 * subtable was probed is not offloaded, whichever flow won */
+	struct sw_flow *tun = add(200, 9000, -1, &OUT2, 1);
+	tun->x.v.tunnel_id = 5, tun->x.m.tunnel_id = ~0ull;
+	put(tun);
+	put(add(100, 9000, -1, &OUT2, 1));
+	struct sw_key k = udp_key(9000, 0), consulted;
+	struct sw_off_plan p;
+	struct sw_flow *f = sw_offload_classify(t, &k, &consulted);
+	cr_assert_eq(sw_offload_decide(&dp, fast, &k, f, &consulted, &p), SW_OFF_MATCH,
+		     "a frame with tunnel_id 5 would get the other flow");
+}
