@@ -152,7 +152,15 @@ if how:
                  "(threaded NAPI pinned there, else RPS), P2 = the veth default (the generator's CPU); "
                  "P1 done by: " + ", ".join(sorted({f"{v}" for k, v in how.items() if k.endswith('/P1')})))
 
-rf_best = best("ringflow-")
+
+def best_user(prefix):
+    """best(prefix) among the userspace forwarders: ringflow-xdp-offload forwards in the kernel."""
+    c = [(s["median"], i) for i, s in summary.items()
+         if i.startswith(prefix) and not i.startswith("ringflow-xdp-offload")]
+    return max(c) if c else None
+
+
+rf_best = best_user("ringflow-")
 lines.append("")
 lines.append("ratios (medians from this run; goals from issue 13):")
 lines.append(ratio("ringflow dpdk-af_packet / testpmd af_packet", best("ringflow-dpdk-af_packet"),
@@ -162,12 +170,21 @@ lines.append(ratio("ringflow best / OVS userspace best", rf_best, best("ovs-")) 
 lines.append(ratio("ringflow best / Linux bridge", rf_best, best("linux-bridge")))
 if "xdp-redirect" in summary:
     lines.append(ratio("ringflow best / in-kernel XDP redirect", rf_best, best("xdp-redirect")))
+lines.append(ratio("ringflow xdp native / testpmd af_xdp", best("ringflow-xdp-native"),
+                   best("testpmd-af_xdp")) + "   goal >= 1.3 (issue 24)")
+lines.append(ratio("ringflow packet / testpmd af_packet", best_user("ringflow-packet"),
+                   best("testpmd-af_packet")) + "   goal >= 1.3 (issue 24)")
+if "ringflow-xdp-offload" in {i.split("/")[0] for i in summary}:
+    lines.append(ratio("ringflow-l2fwd --offload / in-kernel XDP redirect", best("ringflow-xdp-offload"),
+                       best("xdp-redirect")) + "   goal >= 0.8 (issue 24)")
+    lines.append(ratio("ringflow-l2fwd --offload / Linux bridge", best("ringflow-xdp-offload"),
+                       best("linux-bridge")))
 if ceiling:
     gkey = next(k for k, v in summary.items() if v is ceiling)
     lines.append(ratio("ringflow best / generator alone", rf_best, (ceiling["median"], gkey)))
 
 userspace = [(s["median"], i) for i, s in summary.items()
-             if i.startswith(("ringflow-", "testpmd-", "ovs-"))]
+             if i.startswith(("ringflow-", "testpmd-", "ovs-")) and not i.startswith("ringflow-xdp-offload")]
 if ceiling and userspace:
     top = max(userspace)
     k = ceiling["median"] / top[0] if top[0] > 0 else float("inf")

@@ -33,8 +33,10 @@
 #                    [--placements "P1 P2"] [--zl-window S] [--zl-steps N] [--zl-rounds N]
 #                    [--lat-fracs PCT,...] [--out DIR] [--quiet]
 # Impls: gen-only gen-only-trafgen xdp-redirect linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
-#        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet
-#        ringflow-dpdk-af_xdp (default: all; one that cannot start is reported and skipped).
+#        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-xdp-offload
+#        ringflow-dpdk-af_packet ringflow-dpdk-af_xdp (default: all; one that cannot start is
+#        reported and skipped). ringflow-xdp-offload is ringflow-l2fwd --offload on the native
+#        xdp ports: the port pair forwarded by its XDP program (docs/dataplane-app.md §11).
 # --placements "P1 P2" (both by default): P1 all of FWD's receive work on the forwarder's CPU
 # (fa's NAPI threaded and its kthread pinned there; RPS where that cannot be), P2 the veth
 # default. Every forwarder runs in each, the order alternating by round.
@@ -55,7 +57,7 @@ rounds=5
 duration=3
 warmup=1
 impls="gen-only gen-only-trafgen xdp-redirect linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp"
-impls="$impls ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-dpdk-af_packet ringflow-dpdk-af_xdp"
+impls="$impls ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-xdp-offload ringflow-dpdk-af_packet ringflow-dpdk-af_xdp"
 rates=25000,50000,100000,200000
 lat_rates=1000,5000,20000
 lat_duration=3
@@ -194,12 +196,14 @@ fwd_start() {
         packet) spec0="packet:dev=$fa,frames=1" spec1="packet:dev=$fb,frames=1" ;;
         packet-v2) spec0="packet:dev=$fa,frames=1,ring=v2" spec1="packet:dev=$fb,frames=1,ring=v2" ;;
         xdp-skb) spec0="xdp:dev=$fa,mode=skb,frames=1" spec1="xdp:dev=$fb,mode=skb,frames=1" ;;
-        xdp-native) spec0="xdp:dev=$fa,mode=native,frames=1" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
+        xdp-native|xdp-offload) spec0="xdp:dev=$fa,mode=native,frames=1" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
         dpdk-af_packet) spec0="dpdk:vdev=net_af_packet0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_packet1,iface=$fb,frames=1" ;;
         dpdk-af_xdp) spec0="dpdk:vdev=net_af_xdp0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_xdp1,iface=$fb,frames=1" ;;
         *) fwd_err="unknown ringflow backend"; return 1 ;;
       esac
-      ip netns exec "$F" "$l2fwd_bin" --port "$spec0" --port "$spec1" \
+      local off=
+      [ "$impl" = ringflow-xdp-offload ] && off=--offload
+      ip netns exec "$F" "$l2fwd_bin" --port "$spec0" --port "$spec1" $off \
         --cores "$cpu_fwd" --idle busy </dev/null >> "$fwd_log" 2>&1 &
       fwd_pid=$! ;;
     *) fwd_err="unknown forwarder '$impl'"; return 1 ;;
