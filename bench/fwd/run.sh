@@ -260,10 +260,10 @@ fwd_stop() {
   placement_reset
   # DPDK runtime files: a clean exit leaves none; say so if one did, then remove ours.
   local left
-  left=$(ls -d /var/run/dpdk/rffwd"$tag"* 2>/dev/null || true)
+  left=$(ls -d /var/run/dpdk/rffwd"$tag"t* 2>/dev/null || true)
   if [ -n "$left" ]; then
     log "$impl left DPDK runtime files: $left (removed)"
-    rm -rf /var/run/dpdk/rffwd"$tag"*
+    rm -rf /var/run/dpdk/rffwd"$tag"t*
   fi
 }
 

@@ -7,7 +7,7 @@
 #     `ip netns pids` and killed by PID (TERM, then KILL after 2 s): forwarders, trafgen, the
 #     private OVS daemons, the latency tool; only processes this run started live there;
 #   - the namespaces themselves (their veths and bridges go with them);
-#   - DPDK runtime directories of this run's file prefixes (/var/run/dpdk/rffwdTAG*) and of
+#   - DPDK runtime directories of this run's file prefixes (/var/run/dpdk/rffwdTAGt*) and of
 #     ringflow processes it killed (rf<pid>);
 #   - STATE_DIR (the run's private directory: OVS database and sockets, trafgen config).
 # Touches nothing in the root namespace.
@@ -38,7 +38,7 @@ fi
 for ns in "${nss[@]}"; do
   [ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
 done
-rm -rf /var/run/dpdk/rffwd"$tag"* 2>/dev/null
+rm -rf /var/run/dpdk/rffwd"$tag"t* 2>/dev/null
 if [ -n "$state" ]; then
   case "$state" in /tmp/ringflow-fwd-"$tag".*) rm -rf "$state" ;; esac
 fi

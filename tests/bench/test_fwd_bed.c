@@ -97,7 +97,7 @@ Test(fwd_bed, quick_run_forwards_through_the_bridge_and_cleans_up, .timeout = 17
 	cr_assert_gt(tag, 0, "the run did not say its tag (a \"case\":\"bed\" line)");
 	bed_expect_no_netns(tag);
 	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "ls -d /var/run/dpdk/rffwd%d* >/dev/null 2>&1", tag);
+	snprintf(cmd, sizeof(cmd), "ls -d /var/run/dpdk/rffwd%dt* >/dev/null 2>&1", tag);
 	cr_expect_neq(system(cmd), 0, "DPDK runtime files of the run left in /var/run/dpdk");
 	bed_remove(out);
 }

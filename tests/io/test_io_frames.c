@@ -220,13 +220,15 @@ static int count_fds(void)
 /* Anything of this process left in /var/run/dpdk (the EAL's runtime directory)? */
 static bool dpdk_files_left(void)
 {
+	/* exactly the driver's EAL prefix rf<our pid> (dpdk_eal.c): a substring match took
+	 * another test's rf32529 for ours when our pid was 2529 */
 	char want[32];
 	bool left = false;
 	DIR *d = opendir("/var/run/dpdk");
 	struct dirent *e;
-	snprintf(want, sizeof(want), "%d", (int)getpid());
+	snprintf(want, sizeof(want), "rf%d", (int)getpid());
 	while (d && (e = readdir(d)) != NULL)
-		if (strstr(e->d_name, want))
+		if (!strcmp(e->d_name, want))
 			left = true;
 	if (d)
 		closedir(d);
