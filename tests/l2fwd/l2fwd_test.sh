@@ -52,6 +52,14 @@ setsid bash -c "while kill -0 $P 2>/dev/null; do sleep 1; done
 
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; }
+# until_ready FILE: wait (30 s at most) for a receiver to print "ready" into FILE, so the
+# sender never starts before the receiver's socket is bound (under a loaded CI run, starting a
+# process in a netns has taken over 5 s); a receiver that never gets ready is said once.
+until_ready() {
+	for _ in $(seq 300); do grep -q ready "$1" && return 0; sleep 0.1; done
+	echo "note: receiver not ready after 30 s: $(head -c 200 "$1")"
+	return 1
+}
 
 # bed QUEUES: (re)build the three namespaces; the FWD veths get QUEUES rx/tx queues.
 bed() {
@@ -189,7 +197,7 @@ if start packet "" --mac-rewrite; then
 	ip netns exec $S "$XFER" rawrecv $SI 50 20 02:00:00:00:00:01 "$FBMAC" >$TMP/raw 2>&1 &
 	RP=$!
 	echo $RP >>"$PIDS"
-	for _ in $(seq 50); do grep -q ready $TMP/raw && break; sleep 0.1; done
+	until_ready $TMP/raw
 	ip netns exec $G "$XFER" rawsend $GI 50
 	if wait $RP; then
 		pass "--mac-rewrite: 50 frames with dst 02:00:00:00:00:01 src $FBMAC: $(tail -1 $TMP/raw)"
@@ -233,7 +241,7 @@ for be in $BACKENDS; do
 	ip netns exec $S "$XFER" rawrecv $SI 200 20 >$TMP/raw 2>&1 &
 	RP=$!
 	echo $RP >>"$PIDS"
-	for _ in $(seq 50); do grep -q ready $TMP/raw && break; sleep 0.1; done
+	until_ready $TMP/raw
 	ip netns exec $G "$XFER" rawsend $GI 200
 	if wait $RP; then
 		pass "$be: non-IP frames of 60..1514 bytes, half VLAN-tagged, byte-exact: $(tail -1 $TMP/raw)"
@@ -292,7 +300,7 @@ if [[ " $BACKENDS " == *" packet "* ]]; then
 		ip netns exec $S "$XFER" udprecv 6000 64 150 30 >$TMP/udp 2>&1 &
 		RP=$!
 		echo $RP >>"$PIDS"
-		for _ in $(seq 50); do grep -q ready $TMP/udp && break; sleep 0.1; done
+		until_ready $TMP/udp
 		ip netns exec $G "$XFER" udpsend $IPS 6000 64 150 4000
 		wait $RP
 		URC=$?
@@ -378,7 +386,7 @@ offload_case() {
 	ip netns exec $S "$XFER" rawrecv $SI 200 20 02:00:00:00:00:01 "$FBMAC" >$TMP/raw 2>&1 &
 	RP=$!
 	echo $RP >>"$PIDS"
-	for _ in $(seq 50); do grep -q ready $TMP/raw && break; sleep 0.1; done
+	until_ready $TMP/raw
 	ip netns exec $G "$XFER" rawsend $GI 200
 	if wait $RP; then
 		pass "offload: 200 frames forwarded byte-exact with rewritten MACs: $(tail -1 $TMP/raw)"
