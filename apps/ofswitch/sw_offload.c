@@ -524,6 +524,11 @@ void sw_offload_port_counts(const struct sw_offload *o, unsigned i, uint64_t *rx
 	*tx_bytes = o->port_tx[i][1];
 }
 
+uint64_t sw_offload_hits(const struct sw_offload *o)
+{
+	return o ? atomic_load_explicit(&o->hits, memory_order_relaxed) : 0; /* relaxed: ours */
+}
+
 /* ---- setup, the registry, the report ---- */
 
 struct sw_offload *sw_offload_create(struct sw_dp *dp)

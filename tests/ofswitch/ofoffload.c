@@ -11,7 +11,7 @@
  * 8 bytes. Phases, each checked with counts and contents only (no timing decides):
  *   1. flows A (udp 9000: set eth_dst, output 2) and I (udp 9002: output 2, idle_timeout 2 s);
  *      frames of both, paced over 4 s: every frame arrives once, byte-exact with the new MAC;
- *      FLOW stats of A and I and PORT stats count every frame (offloaded + userspace); the
+ *      FLOW, PORT and TABLE stats count every frame (offloaded + userspace); the
  *      kernel forwarded some (app/offload_hits), and those + what port 1's socket received
  *      (ports/A1/rx_pkts) = what was sent;
  *      I, whose frames mostly never reach userspace, did not idle out.
@@ -273,6 +273,24 @@ static int port_stats(uint32_t p, uint64_t *rx, uint64_t *tx)
 	return 0;
 }
 
+/* TABLE stats of table 0: lookups and matches. */
+static int table0_stats(uint64_t *lookup, uint64_t *matched)
+{
+	static uint8_t m[1 << 16];
+	uint8_t b[16];
+	memset(b, 0, sizeof(b));
+	uint32_t want = ++xid;
+	header(b, T_MP_REQ, 16, want);
+	p16(b + 8, 3); /* OFPMP_TABLE */
+	uint16_t l;
+	if (send_all(b, 16) || wait_reply(want, T_MP_REP, m, sizeof(m), &l) || l < 16 + 24 ||
+	    m[16] != 0)
+		return -1;
+	*lookup = g64(m + 16 + 8);
+	*matched = g64(m + 16 + 16);
+	return 0;
+}
+
 /* ringflow-ctl's value at a stats path of the switch, or -1. */
 static long long ctl_value(const char *path)
 {
@@ -469,6 +487,10 @@ int main(int argc, char **argv)
 	      (unsigned long long)rx, s1 - s0);
 	CHECK(port_stats(2, &rx, &tx) == 0 && tx == s1 - s0, "PORT stats: port 2 tx %llu of %u",
 	      (unsigned long long)tx, s1 - s0);
+	uint64_t tl, tm;
+	CHECK(table0_stats(&tl, &tm) == 0 && tl == s1 - s0 && tm == s1 - s0,
+	      "TABLE stats: table 0 looked up %llu and matched %llu of %u (offloaded + userspace)",
+	      (unsigned long long)tl, (unsigned long long)tm, s1 - s0);
 	char path[128];
 	snprintf(path, sizeof(path), "ports/%s/rx_pkts", argv[3]);
 	long long hits = ctl_value("app/offload_hits"), user = ctl_value(path);
