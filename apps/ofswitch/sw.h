@@ -495,7 +495,8 @@ struct sw_core {
 	_Atomic uint64_t rx, tx_pkts, drop_short, drop_nomatch, drop_tx, to_ctl, drop_ctl;
 	_Atomic uint64_t drop_act; /* dec_nw_ttl at TTL <= 1, push_vlan without room */
 	_Atomic uint64_t act_skip; /* rewrites skipped: the frame lacks that header */
-	/* tables 1..: lookups and hits (table 0's: rx, drop_short, drop_nomatch) */
+	/* lookups and hits per table; table 0's lookups are rx - drop_short, and its hits are
+	 * tmatch[0], added once a burst after rx (sw_dp_poll) */
 	_Atomic uint64_t tlookup[SW_N_TABLES], tmatch[SW_N_TABLES];
 	_Atomic uint64_t drop_group; /* group chains deeper than SW_GROUP_MAX_DEPTH, no live bucket */
 	unsigned group_depth; /* this poller's nesting of group buckets (sw_group_dp.c) */

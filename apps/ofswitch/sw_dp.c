@@ -331,6 +331,7 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 	struct rf_pktbuf *pkts[SW_BURST];
 	unsigned n = rf_io_rx_burst(dp->ports[pi].dev, c->idx, pkts, SW_BURST);
 	uint64_t now = 0; /* the meters' clock, read once per burst when a meter runs */
+	unsigned hits = 0; /* frames a table-0 flow matched (TABLE stats) */
 	for (unsigned i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
 		struct sw_key k;
@@ -351,6 +352,7 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 			rf_counter_add(&c->drop_nomatch, 1);
 			continue;
 		}
+		hits++;
 		rf_counter_add(&f->ctr[c->idx].pkts, 1);
 		rf_counter_add(&f->ctr[c->idx].bytes, b->data_len);
 		/* Pairs with the agent's release store of a MODIFY: a complete list. */
@@ -373,6 +375,14 @@ unsigned sw_dp_poll(struct rf_poller *p, void *arg)
 	if (n == 0)
 		return 0;
 	rf_counter_add(&c->rx, n);
+	/* release: pairs with sw_tables_stats' acquire load of tmatch[0]: a reader that sees
+	 * these hits sees the rx that counts their frames, so matched never exceeds looked up.
+	 * Counted directly, not as rx - drops: that difference moved down and up again when a
+	 * read fell between a burst's no-match drops and its rx (os-ken's table-miss check saw
+	 * "an increment in matched_count" from a frame that matched nothing). */
+	atomic_store_explicit(&c->tmatch[0],
+			      atomic_load_explicit(&c->tmatch[0], memory_order_relaxed) + hits,
+			      memory_order_release);
 	for (unsigned o = 0; o < dp->nports; o++)
 		flush(c, o);
 	return n;

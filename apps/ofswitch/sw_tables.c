@@ -10,25 +10,29 @@
 void sw_tables_stats(const struct sw_dp *dp, const struct sw_flow *flows,
 		     struct of_table_stats out[SW_N_TABLES])
 {
-	uint64_t rx = 0, shrt = 0, nomatch = 0;
+	uint64_t rx = 0, shrt = 0;
 	memset(out, 0, SW_N_TABLES * sizeof(out[0]));
 	for (unsigned t = 0; t < SW_N_TABLES; t++)
 		out[t].table_id = (uint8_t)t;
-	for (unsigned i = 0; i < dp->ncores; i++) { /* relaxed: statistics only */
+	for (unsigned i = 0; i < dp->ncores; i++) {
 		const struct sw_core *k = &dp->cores[i];
+		/* acquire: pairs with sw_dp_poll's release store of tmatch[0] (made after rx):
+		 * the rx read below counts every frame of the hits read here. */
+		out[0].matched_count += atomic_load_explicit(&k->tmatch[0], memory_order_acquire);
+		/* relaxed (the rest): statistics only */
 		rx += atomic_load_explicit(&k->rx, memory_order_relaxed);
 		shrt += atomic_load_explicit(&k->drop_short, memory_order_relaxed);
-		nomatch += atomic_load_explicit(&k->drop_nomatch, memory_order_relaxed);
 		for (unsigned t = 1; t < SW_N_TABLES; t++) {
 			out[t].lookup_count += atomic_load_explicit(&k->tlookup[t], memory_order_relaxed);
 			out[t].matched_count += atomic_load_explicit(&k->tmatch[t], memory_order_relaxed);
 		}
 	}
 	/* Table 0 sees every frame parsed into a key (all but the short ones); the pollers count
-	 * drops before rx: clamp a read that fell in between. A match counted before its lookup
-	 * is read the same way. */
+	 * a short frame before the burst's rx: clamp a read that fell in between. Later tables:
+	 * a match counted before its lookup is read the same way. */
 	out[0].lookup_count = rx > shrt ? rx - shrt : 0;
-	out[0].matched_count = out[0].lookup_count > nomatch ? out[0].lookup_count - nomatch : 0;
+	if (out[0].matched_count > out[0].lookup_count)
+		out[0].lookup_count = out[0].matched_count;
 	for (unsigned t = 1; t < SW_N_TABLES; t++)
 		if (out[t].matched_count > out[t].lookup_count)
 			out[t].matched_count = out[t].lookup_count;
