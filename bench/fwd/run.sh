@@ -36,7 +36,8 @@
 #        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-xdp-offload
 #        ringflow-dpdk-af_packet ringflow-dpdk-af_xdp (default: all; one that cannot start is
 #        reported and skipped). ringflow-xdp-offload is ringflow-l2fwd --offload on the native
-#        xdp ports: the port pair forwarded by its XDP program (docs/dataplane-app.md §11).
+#        xdp ports: the port pair forwarded by its XDP program (docs/dataplane-app.md §11), its
+#        poller on adaptive idle (every other ringflow row spins: --idle busy).
 # --placements "P1 P2" (both by default): P1 all of FWD's receive work on the forwarder's CPU
 # (fa's NAPI threaded and its kthread pinned there; RPS where that cannot be), P2 the veth
 # default. Every forwarder runs in each, the order alternating by round.
@@ -201,10 +202,13 @@ fwd_start() {
         dpdk-af_xdp) spec0="dpdk:vdev=net_af_xdp0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_xdp1,iface=$fb,frames=1" ;;
         *) fwd_err="unknown ringflow backend"; return 1 ;;
       esac
-      local off=
-      [ "$impl" = ringflow-xdp-offload ] && off=--offload
+      # --offload: the kernel forwards and the poller sees (almost) nothing, so it runs with the
+      # app's default adaptive idle: a spinning poller would take the CPU from the receive NAPI
+      # that runs the XDP program (P1 puts both on the forwarder's CPU).
+      local off= idle=busy
+      [ "$impl" = ringflow-xdp-offload ] && off=--offload idle=adaptive
       ip netns exec "$F" "$l2fwd_bin" --port "$spec0" --port "$spec1" $off \
-        --cores "$cpu_fwd" --idle busy </dev/null >> "$fwd_log" 2>&1 &
+        --cores "$cpu_fwd" --idle $idle </dev/null >> "$fwd_log" 2>&1 &
       fwd_pid=$! ;;
     *) fwd_err="unknown forwarder '$impl'"; return 1 ;;
   esac
