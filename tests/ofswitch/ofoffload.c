@@ -223,15 +223,25 @@ static int flow_mod(const struct fm *f)
 	return send_all(b, (size_t)(a - b));
 }
 
+/* The reply of the last mp_ask. */
+static uint8_t mp_rep[1 << 16];
+
+/* Sends the multipart request of type `type` in b (len bytes, its body already in place from
+ * byte 16) and waits for the reply: in mp_rep, its length in *l. 0, or -1. */
+static int mp_ask(uint8_t *b, uint16_t len, uint16_t type, uint16_t *l)
+{
+	uint32_t want = ++xid;
+	header(b, T_MP_REQ, len, want);
+	p16(b + 8, type);
+	return send_all(b, len) || wait_reply(want, T_MP_REP, mp_rep, sizeof(mp_rep), l) ? -1 : 0;
+}
+
 /* FLOW stats of the flows with this cookie: how many, and their packets and bytes summed. */
 static int flow_stats(uint64_t cookie, unsigned *n, uint64_t *pk, uint64_t *by)
 {
-	static uint8_t m[1 << 16];
+	const uint8_t *m = mp_rep;
 	uint8_t b[56];
 	memset(b, 0, sizeof(b));
-	uint32_t want = ++xid;
-	header(b, T_MP_REQ, 56, want);
-	p16(b + 8, 1);
 	b[16] = 0xff;
 	p32(b + 20, 0xffffffffu);
 	p32(b + 24, 0xffffffffu);
@@ -241,7 +251,7 @@ static int flow_stats(uint64_t cookie, unsigned *n, uint64_t *pk, uint64_t *by)
 	p16(b + 50, 4);
 	*n = 0, *pk = *by = 0;
 	uint16_t l;
-	if (send_all(b, 56) || wait_reply(want, T_MP_REP, m, sizeof(m), &l))
+	if (mp_ask(b, 56, 1 /* OFPMP_FLOW */, &l))
 		return -1;
 	for (size_t off = 16; off + 48 <= l;) {
 		uint16_t el = g16(m + off);
@@ -258,36 +268,27 @@ static int flow_stats(uint64_t cookie, unsigned *n, uint64_t *pk, uint64_t *by)
 /* PORT stats of port p: rx and tx packets. */
 static int port_stats(uint32_t p, uint64_t *rx, uint64_t *tx)
 {
-	static uint8_t m[1 << 16];
 	uint8_t b[24];
 	memset(b, 0, sizeof(b));
-	uint32_t want = ++xid;
-	header(b, T_MP_REQ, 24, want);
-	p16(b + 8, 4); /* OFPMP_PORT_STATS */
 	p32(b + 16, p);
 	uint16_t l;
-	if (send_all(b, 24) || wait_reply(want, T_MP_REP, m, sizeof(m), &l) || l < 16 + 112)
+	if (mp_ask(b, 24, 4 /* OFPMP_PORT_STATS */, &l) || l < 16 + 112)
 		return -1;
-	*rx = g64(m + 16 + 8);
-	*tx = g64(m + 16 + 16);
+	*rx = g64(mp_rep + 16 + 8);
+	*tx = g64(mp_rep + 16 + 16);
 	return 0;
 }
 
 /* TABLE stats of table 0: lookups and matches. */
 static int table0_stats(uint64_t *lookup, uint64_t *matched)
 {
-	static uint8_t m[1 << 16];
 	uint8_t b[16];
 	memset(b, 0, sizeof(b));
-	uint32_t want = ++xid;
-	header(b, T_MP_REQ, 16, want);
-	p16(b + 8, 3); /* OFPMP_TABLE */
 	uint16_t l;
-	if (send_all(b, 16) || wait_reply(want, T_MP_REP, m, sizeof(m), &l) || l < 16 + 24 ||
-	    m[16] != 0)
+	if (mp_ask(b, 16, 3 /* OFPMP_TABLE */, &l) || l < 16 + 24 || mp_rep[16] != 0)
 		return -1;
-	*lookup = g64(m + 16 + 8);
-	*matched = g64(m + 16 + 16);
+	*lookup = g64(mp_rep + 16 + 8);
+	*matched = g64(mp_rep + 16 + 16);
 	return 0;
 }
 
