@@ -84,13 +84,18 @@ int pg_xdp(struct xdp_md *ctx)
 			return XDP_ABORTED;
 		__u64 now = bpf_ktime_get_ns();
 		n = *(volatile __u64 *)&p->issued;
-		if (now >= p->deadline || (p->quota && n >= p->quota) ||
-		    now < p->t0 + n * p->ps_per_frame / 1000)
+		__u64 due = p->t0 + n * p->ps_per_frame / 1000;
+		if (now >= p->deadline || (p->quota && n >= p->quota) || now < due)
 			return XDP_DROP; /* not due yet, or the run is over: spin on */
 		/* Full barrier (BPF's cmpxchg): the one run that moves issued from n to n + 1 owns
 		 * frame n; the others retry with the next n on their next run. */
 		if (__sync_val_compare_and_swap(&p->issued, n, n + 1) != n)
 			return XDP_DROP;
+		/* Too late: the schedule slips so that frame n was due now (see pg_pace). An aligned
+		 * 64-bit store; another thread may still read the old t0 and claim a frame or two
+		 * early, never a whole gap's worth. */
+		if (p->max_lag_ns && now - due > p->max_lag_ns)
+			p->t0 += now - due;
 		if (now > p->last_ns)
 			p->last_ns = now; /* read by the tool after every run ended: no ordering needed */
 	} else {

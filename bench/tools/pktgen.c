@@ -14,8 +14,11 @@
  * millisecond of fixed setup here (its page pool), far too much to pace by calls. So the
  * threads keep the kernel running pg_xdp, and a run sends only when the shared schedule says
  * the next frame is due (frame k at t0 + k / rate; pktgen_bpf_shared.h), dropping its frame
- * otherwise: the sending CPUs spin, as any busy-polling generator does. A frame that is late
- * (the CPU was taken) goes as soon as it can, so the rate over the run holds. The run's time
+ * otherwise: the sending CPUs spin, as any busy-polling generator does. A frame a little late
+ * goes as soon as it can; one later than PG_LAG_FRAMES intervals (the CPU was taken, or a
+ * call's setup) goes at once and the schedule slips behind it, so what was due in the gap is
+ * not sent as a burst the far side could not take (the offered rate is then a little under
+ * --rate, and the report says what it was). The run's time
  * is from t0 to the end of the last frame's slot (its claim time + 1 / rate), from the
  * kernel's CLOCK_MONOTONIC: the offered rate is frames / that time.
  * Unpaced (--rate 0), each thread asks for runs in calls of about 50 ms; every run sends.
@@ -53,7 +56,13 @@
 #define PG_MIN_CHUNK 4096
 #define PG_MAX_CHUNK (1u << 24)
 #define PG_CALL_NS 50e6           /* unpaced: each call about 50 ms */
-#define PG_PACED_RUNS (1u << 18)  /* paced: runs per call (most drop: not due yet), ~10 ms */
+#define PG_PACED_RUNS (1u << 18)  /* paced: runs of the first call (most drop: not due yet), ~10 ms */
+#define PG_PACED_CALL_NS 250e6    /* paced: then each call about 250 ms, so the ~1-5 ms setup
+				   * of a call (during which the schedule slips) costs <= 2 % */
+#define PG_LAG_FRAMES 128         /* paced: a frame later than this many intervals (and
+				   * PG_LAG_MIN_NS) slips the schedule instead of catching up in a
+				   * burst; 128 + one batch of 64 stays inside a veth's 256-slot ring */
+#define PG_LAG_MIN_NS 20000
 
 static atomic_bool stop;
 
@@ -217,16 +226,16 @@ static void *send_loop(void *arg)
 			atomic_store_explicit(&stop, true, memory_order_relaxed);
 			break;
 		}
-		if (!paced) {
+		if (!paced)
 			s->done += n;
-			/* Next call about PG_CALL_NS long (a call costs a fixed ~1 ms here), and not
-			 * much past the deadline. */
-			double per_ns = (double)n / (double)(t2 - t + 1);
-			double want = per_ns * PG_CALL_NS, left = per_ns * (double)(R.deadline - t2);
-			if (want > left)
-				want = left;
-			chunk = want < PG_MIN_CHUNK ? PG_MIN_CHUNK : want > PG_MAX_CHUNK ? PG_MAX_CHUNK : (uint64_t)want;
-		}
+		/* Next call about PG_CALL_NS (paced: PG_PACED_CALL_NS) long, as a call costs a fixed
+		 * ~1-5 ms here, and not much past the deadline. */
+		double per_ns = (double)n / (double)(t2 - t + 1);
+		double want = per_ns * (paced ? PG_PACED_CALL_NS : PG_CALL_NS);
+		double left = per_ns * (double)(R.deadline > t2 ? R.deadline - t2 : 0);
+		if (want > left)
+			want = left;
+		chunk = want < PG_MIN_CHUNK ? PG_MIN_CHUNK : want > PG_MAX_CHUNK ? PG_MAX_CHUNK : (uint64_t)want;
 		if (!decided) {
 			struct pg_stats st;
 			/* Every call flushes its frames before it returns, so at most one batch per
@@ -311,6 +320,9 @@ int main(int argc, char **argv)
 	R.deadline = R.t0 + (uint64_t)(o.duration * 1e9);
 	struct pg_pace pace = {.t0 = R.t0, .ps_per_frame = o.rate > 0 ? (uint64_t)(1e12 / o.rate) : 0,
 			       .quota = o.count, .deadline = R.deadline};
+	pace.max_lag_ns = PG_LAG_FRAMES * pace.ps_per_frame / 1000;
+	if (pace.max_lag_ns < PG_LAG_MIN_NS)
+		pace.max_lag_ns = PG_LAG_MIN_NS;
 	if (o.rate > 0 && (rc = pg_bpf_pace_set(&R.bpf, &pace)) != 0) {
 		fprintf(stderr, "ringflow-pktgen: writing the schedule: %s\n", strerror(-rc));
 		pg_bpf_close(&R.bpf);

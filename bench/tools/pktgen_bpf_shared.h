@@ -33,6 +33,10 @@ struct pg_cfg {
  * (k = issued) may go once bpf_ktime_get_ns() >= t0 + k * ps_per_frame / 1000, and whoever
  * moves `issued` from k to k + 1 (compare-and-swap) sends it. Until then a run drops its frame
  * (XDP_DROP: not sent, not counted). No frame goes at or after `deadline`, nor past `quota`.
+ * A frame claimed more than `max_lag_ns` after it was due (the CPU was away: a BPF_PROG_RUN
+ * call's setup, an interrupt) goes at once and the schedule slips with it (t0 moves on by the
+ * lateness), so the frames due in the gap are not sent in a burst after it: a burst would
+ * overflow the peer's ring and count as the forwarder's loss. 0 = never slip (catch up).
  */
 struct pg_pace {
 	__u64 t0;           /* CLOCK_MONOTONIC ns of frame 0 */
@@ -41,6 +45,7 @@ struct pg_pace {
 	__u64 deadline;     /* CLOCK_MONOTONIC ns */
 	__u64 issued;       /* frames claimed so far */
 	__u64 last_ns;      /* when the latest frame was claimed */
+	__u64 max_lag_ns;   /* lateness past which the schedule slips, 0 = never */
 };
 
 /* Per CPU. runs: frames pg_xdp redirected (attempts); sent/drops: what the device's ndo_xdp_xmit
