@@ -4,7 +4,8 @@
 Reads OUT_DIR/results.jsonl (one JSON object per point), appends the summary lines to it
 (median and range of forwarded Mpps per forwarder, the ratios the issue sets as goals), and
 writes OUT_DIR/table.txt (also printed), fwd.svg (median Mpps per forwarder with its range)
-and rtt.svg (p50/p99 RTT vs rate), with gnuplot when it is installed.
+and owd.svg (p50/p99 one-way latency vs rate; rtt.svg, the round trip, with trafgen), with
+gnuplot when it is installed.
 
 A forwarder's figure is generator-limited when SINK got >= 90 % (ringflow-pktgen; 97 % with
 trafgen) of what GEN sent in its median round AND GEN sent >= 90 % of what it sends alone
@@ -20,8 +21,8 @@ forwarder forwards, else the table says the run cannot rank the forwarders. gen-
 Rows are per forwarder and placement ("linux-bridge/P1": P1 all of FWD's receive work on the
 forwarder's CPU, P2 the veth default); a point without a placement keeps the forwarder's name.
 Zero-loss throughput (case zero_loss_64B, binary search on the generator's --rate, loss <=
-0.1 %) gets the median and range of its rounds; latency (rtt_64B) is listed per fraction of
-the forwarder's zero-loss rate."""
+0.1 %) gets the median and range of its rounds; latency (owd_64B one way, rtt_64B the round
+trip with trafgen) is listed per fraction of the forwarder's zero-loss rate."""
 import json
 import os
 import shutil
@@ -261,14 +262,20 @@ if sweep:
             lines.append(f"{impl:26s} " + " ".join(cells))
 
 # ---- latency ----
-lat = [r for r in rows if r.get("case") == "rtt_64B"]
+# one way (ringflow-pktgen --timestamps, timed by SINK's XDP program: owd_64B), or the round
+# trip of fwd_latency ping with trafgen (rtt_64B)
+lat = [r for r in rows if r.get("case") == "owd_64B"]
+one_way = bool(lat)
+lat = lat or [r for r in rows if r.get("case") == "rtt_64B"]
+lat_file = "owd.svg" if one_way else "rtt.svg"
 if lat:
     lines.append("")
     lines.append("round trip GEN->FWD->SINK->FWD->GEN, 64 B, open loop: p50 / p99 us (lost)")
     if any("frac_of_zero_loss" in r for r in lat):  # ringflow-pktgen --timestamps at fractions
-        lines[-1] = ("round trip GEN->FWD->SINK->FWD->GEN, 64 B, ringflow-pktgen --timestamps at a fraction of "
-                     "the forwarder's zero-loss rate (0 %: none passed, at --lat-rates' first): "
-                     "p50 / p99 us (lost) @ frames/s")
+        lines[-1] = (("one way GEN->FWD->SINK (timed by SINK's XDP program against the send time pktgen's "
+                      "XDP program stamped" if one_way else "round trip GEN->FWD->SINK->FWD->GEN") +
+                     "), 64 B, ringflow-pktgen --timestamps at a fraction of the forwarder's zero-loss rate "
+                     "(0 %: none passed, at --lat-rates' first): p50 / p99 us (lost) @ frames/s")
         fracs = sorted({r.get("frac_of_zero_loss", -1) for r in lat})
         lines.append(f"{'forwarder':26s} " + " ".join(f"{f:>27d} %" for f in fracs))
         for impl in order:
@@ -357,11 +364,11 @@ if lat:
     plots.append(f"""
 reset
 set terminal svg size 900,560 dynamic
-set output '{out}/rtt.svg'
+set output '{out}/{lat_file}'
 set termoption noenhanced
-set title "RTT through the forwarder vs rate ({title})" noenhanced
-set xlabel 'frames/s (each way)'
-set ylabel 'RTT (us)'
+set title "{'one-way latency GEN->FWD->SINK' if one_way else 'RTT through the forwarder'} vs rate ({title})" noenhanced
+set xlabel '{'frames/s' if one_way else 'frames/s (each way)'}'
+set ylabel '{'one-way latency' if one_way else 'RTT'} (us)'
 set logscale xy
 set grid
 set key outside right noenhanced
@@ -371,4 +378,4 @@ for p in plots:
     r = subprocess.run(["gnuplot"], input=p, text=True, capture_output=True)
     if r.returncode != 0:
         print("plot: gnuplot failed: " + r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "plot: gnuplot failed")
-print(f"plots: {out}/fwd.svg{' ' + out + '/rtt.svg' if lat else ''}; data: {res}")
+print(f"plots: {out}/fwd.svg{' ' + out + '/' + lat_file if lat else ''}; data: {res}")

@@ -21,7 +21,8 @@
 # (forwarded). A point where SINK got >= 90 % (trafgen: 97 %) of what GEN sent is
 # generator-limited: the forwarder kept up, so its figure is a lower bound on what it can do.
 # Then a fixed-rate sweep (the generator's --rate) and the latency through each forwarder
-# (bench/fwd/fwd_latency: timestamped frames GEN->FWD->SINK, reflected back, p50/p99).
+# (ringflow-pktgen: one way GEN->FWD->SINK, timed by SINK's XDP program; trafgen:
+# bench/fwd/fwd_latency's round trip, reflected back at SINK).
 # Every point records the /proc/stat steal and per-CPU busy deltas.
 #
 # Output in --out DIR (default BUILD/bench-fwd): results.jsonl (JSON lines: bench, impl, case,
@@ -45,8 +46,9 @@
 # maximum, --zl-steps (7) trials of --zl-window s (5) in rounds 1..--zl-rounds (3); a trial
 # passes when at most 0.1 % of what pktgen attempted is missing at the far end; a rate pktgen
 # cannot pace (< 95 %) fails and marks the result capped. Latency (round 1): ringflow-pktgen
-# --timestamps at --lat-fracs % (10,50,90) of the zero-loss rate, fwd_latency reflect in SINK
-# and listen in GEN; with trafgen, fwd_latency ping at --lat-rates.
+# --timestamps at --lat-fracs % (10,50,90) of the zero-loss rate, one way: SINK's XDP program
+# (xdp_sink.bpf.c) times each frame against its send time, fwd_sinklat reads the histogram
+# (owd_64B); with trafgen, fwd_latency ping at --lat-rates, reflected at SINK (rtt_64B).
 # --quick: 1 round of 1 s, no sweep, zero-loss in 2 steps of 0.3 s only for forwarders with a
 # way back, latency at 50 %: a smoke test (tests/bench/fwd_bed).
 # Needs root. Touches nothing in the root namespace; bench/lib/teardown.sh removes the bed on any exit.
@@ -127,6 +129,7 @@ bed_pick_generator
 shim=$build/bench/fwd/librf_sndbuf_shim.so
 xdp_obj=$build/bench/fwd/xdp_sink.bpf.o
 lat_bin=$build/bench/fwd/fwd_latency
+sinklat_bin=$build/bench/fwd/fwd_sinklat
 l2fwd_bin=$build/apps/l2fwd/ringflow-l2fwd
 for f in "$shim" "$xdp_obj" "$lat_bin"; do
   [ -e "$f" ] || die "$f not built: run make build (or give --build DIR)"
@@ -378,27 +381,27 @@ zero_loss() { # impl round max-forwarded-Mpps: sets zl_rate (pps, 0 if nothing p
   tail -n 1 "$res" | sed 's/^/  /' >&2
 }
 
-# ---- latency with ringflow-pktgen --timestamps: reflector in SINK, fwd_latency listen in GEN ----
+# ---- one-way latency with ringflow-pktgen --timestamps: timed by SINK's XDP program ----
+# pktgen stamps each frame's send time (bpf_ktime_get_ns) as it leaves; xdp_sink.bpf.c takes
+# the same clock on arrival at SINK and counts the difference in its histogram, which
+# fwd_sinklat reads over the window: GEN -> FWD -> SINK, one way, at any rate the forwarder
+# carries, with nothing sent back through it.
 latency_pktgen() { # impl rate-pps frac-pct
-  local impl=$1 rate=$2 frac=$3 rpid lpid line gline sent
-  ip netns exec "$S" taskset -c "$cpu_gen" "$lat_bin" reflect --dev "$sdev" \
-    --duration "$(awk -v d="$lat_duration" 'BEGIN { printf "%d", d + 5 }')" </dev/null >> "$out/latency.log" 2>&1 &
-  rpid=$!
-  ip netns exec "$G" taskset -c "$cpu_gen" "$lat_bin" listen --dev "$gdev" --label "$impl" \
-    --duration "$(awk -v d="$lat_duration" 'BEGIN { print d + 1 }')" </dev/null > "$state/listen.out" 2>> "$out/latency.log" &
+  local impl=$1 rate=$2 frac=$3 lpid line gline sent i
+  if [ ! -x "$sinklat_bin" ]; then log "$impl: no latency: $sinklat_bin not built (needs libbpf)"; return 0; fi
+  rm -f "$state/sinklat.ready"
+  ip netns exec "$S" "$sinklat_bin" --dev "$sdev" --label "$impl" --ready "$state/sinklat.ready" \
+    --duration "$(awk -v d="$lat_duration" 'BEGIN { print d + 1 }')" </dev/null > "$state/sinklat.out" 2>> "$out/latency.log" &
   lpid=$!
-  sleep 0.3
+  for i in $(seq 100); do [ -e "$state/sinklat.ready" ] || ! kill -0 "$lpid" 2>/dev/null && break; sleep 0.05; done
   gline=$(timeout -k 2 "$(awk -v d="$lat_duration" 'BEGIN { printf "%d", d + 15 }')" ip netns exec "$G" \
     "$pktgen_bin" --dev "$gdev" --dst-mac "$smac" --cpu "$cpu_gen" --rate "$rate" --duration "$lat_duration" \
     --timestamps --json 2>>"$out/pktgen.log" | tail -n 1) || true
   wait "$lpid" 2>/dev/null || true
-  kill -TERM "$rpid" 2>/dev/null || true
-  wait "$rpid" 2>/dev/null || true
-  line=$(cat "$state/listen.out" 2>/dev/null || true)
+  line=$(cat "$state/sinklat.out" 2>/dev/null || true)
   sent=$(echo "$gline" | grep -o '"sent":[0-9]*' | cut -d: -f2 || true)
-  if [[ "$line" == *'"case":"rtt_64B"'* ]] && [ -n "$sent" ]; then
-    line=${line/\"sent\":-1/\"sent\":$sent}
-    line="${line%\}},\"rate_pps\":$rate,\"frac_of_zero_loss\":$frac,\"placement\":\"$placement\",\"lost\":$(awk -v s="$sent" -v l="$line" 'BEGIN {
+  if [[ "$line" == *'"case":"owd_64B"'* ]] && [ -n "$sent" ]; then
+    line="${line%\}},\"sent\":$sent,\"rate_pps\":$rate,\"frac_of_zero_loss\":$frac,\"placement\":\"$placement\",\"lost\":$(awk -v s="$sent" -v l="$line" 'BEGIN {
       match(l, /"received":[0-9]+/); r = substr(l, RSTART + 11, RLENGTH - 11); print (s + 0 > r + 0 ? s - r : 0) }'),\"generator\":\"pktgen\"}"
     echo "$line" >> "$res"
     echo "  $line" >&2
@@ -445,11 +448,10 @@ for ((r = 1; r <= rounds; r++)); do
         if [ "$gen_kind" = pktgen ] && [ "$r" -le "$zl_rounds" ] \
           && { [ "$zl_oneway" = 1 ] || { [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; }; }; then
           zero_loss "$impl" "$r" "$maxf"
-          # latency at fractions of this forwarder's zero-loss rate (round 1; no way back
-          # through gen-only or the one-way redirect)
-          # through gen-only or the one-way redirect); when no rate passed, at the first
-          # --lat-rates rate, marked frac 0
-          if [ "$r" = 1 ] && [ "${impl#gen-only}" = "$impl" ] && [ "$impl" != xdp-redirect ]; then
+          # one-way latency at fractions of this forwarder's zero-loss rate (round 1; the
+          # in-kernel redirect too, not gen-only: its frames stop at FWD); when no rate
+          # passed, at the first --lat-rates rate, marked frac 0
+          if [ "$r" = 1 ] && [ "${impl#gen-only}" = "$impl" ]; then
             if [ "$zl_rate" -gt 0 ]; then
               for fr in "${frac_list[@]}"; do
                 lr=$(( zl_rate * fr / 100 ))

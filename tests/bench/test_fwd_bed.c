@@ -28,7 +28,8 @@ Test(fwd_bed, quick_run_forwards_through_the_bridge_and_cleans_up, .timeout = 17
 	char out[] = "/tmp/rf-test-fwd-bed.XXXXXX";
 	FILE *f = bed_run(out, RF_FWD_DIR, 150, "--impls 'gen-only xdp-redirect linux-bridge'");
 	char line[4096];
-	double bridge_fwd = -1, ceiling_fwd = -1, redirect_fwd = -1, rtt_recv = -1;
+	/* latency through the bridge: one way with pktgen (owd_64B), the round trip with trafgen */
+	double bridge_fwd = -1, ceiling_fwd = -1, redirect_fwd = -1, lat_recv = -1, lat_sent = -1, lat_ahead = -1;
 	int summary = 0, tag = 0, pktgen = 0, redirect_unavailable = 0;
 	/* the bridge's zero-loss search per placement (0: P1, 1: P2) */
 	int placed[2] = {0, 0}, steps[2] = {0, 0}, bad_pass[2] = {0, 0};
@@ -49,8 +50,11 @@ Test(fwd_bed, quick_run_forwards_through_the_bridge_and_cleans_up, .timeout = 17
 			redirect_unavailable = 1;
 		if (strstr(line, "\"case\":\"bed\"") && strstr(line, "\"generator\":\"pktgen\""))
 			pktgen = 1;
-		if (bridge && strstr(line, "\"case\":\"rtt_64B\""))
-			rtt_recv = bed_field(line, "received");
+		if (bridge && strstr(line, RF_FWD_PKTGEN ? "\"case\":\"owd_64B\"" : "\"case\":\"rtt_64B\"")) {
+			lat_recv = bed_field(line, "received");
+			lat_sent = bed_field(line, "sent");
+			lat_ahead = RF_FWD_PKTGEN ? bed_field(line, "ahead") : 0;
+		}
 		if (bridge && strstr(line, "\"stat\":\"median\"") && bed_field(line, "min") >= 0)
 			summary = 1;
 		if (strstr(line, "\"case\":\"bed\""))
@@ -92,7 +96,9 @@ Test(fwd_bed, quick_run_forwards_through_the_bridge_and_cleans_up, .timeout = 17
 	} else {
 		cr_expect(redirect_unavailable, "xdp-redirect without its loader: no \"unavailable\" line");
 	}
-	cr_expect_gt(rtt_recv, 0, "no timestamped frame came back through the bridge");
+	cr_expect_gt(lat_recv, 0, "no timestamped frame was timed through the bridge");
+	cr_expect_leq(lat_recv, lat_sent, "more frames timed (%.0f) than the generator sent (%.0f)", lat_recv, lat_sent);
+	cr_expect_eq(lat_ahead, 0, "%.0f frames arrived before their send time", lat_ahead);
 	cr_expect(summary, "no median/range summary line for the bridge");
 	cr_assert_gt(tag, 0, "the run did not say its tag (a \"case\":\"bed\" line)");
 	bed_expect_no_netns(tag);
