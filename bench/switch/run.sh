@@ -7,14 +7,17 @@
 # SO_SNDBUF shim) otherwise. With ringflow-pktgen FWD's first veth has GRO on for every switch
 # (live frames reach a veth only in NAPI mode; AF_PACKET and OVS system ports see them only
 # then). The switch under test runs in FWD, pinned whole to CPU 1 (pollers, agent; OVS:
-# ovs-vswitchd and ovsdb-server).
+# ovs-vswitchd and ovsdb-server). Placement: bench-fwd's P2 only, the veth default (FWD's
+# receive NAPI runs where the kernel schedules it, often on the generator's CPU 0); the table
+# says so.
 #
 # Switches (--impls), each started fresh per round, rounds interleaved (the order rotates):
 #   ringflow-packet  ringflow-switch, packet driver (AF_PACKET), --idle busy
 #   ovs-system       OVS 3.1, netdev bridge, system ports (AF_PACKET underneath)
 #   ringflow-xdp     ringflow-switch, xdp driver (AF_XDP, native mode, copy on veth)
 #   ringflow-xdp-offload  the same with --offload: decided microflows forwarded by the XDP
-#                    program (docs/switch.md "The XDP fast path"); compared with ovs-afxdp too
+#                    program (docs/switch.md "The XDP fast path"), --idle adaptive; compared
+#                    with ovs-afxdp too
 #   ovs-afxdp        OVS 3.1, netdev bridge, type=afxdp ports (native mode), PMD on CPU 1
 # Both take their flows from the same file through `ovs-ofctl -O OpenFlow13 add-flows` over TCP
 # (ringflow: --listen tcp:127.0.0.1:PORT in FWD; OVS: set-controller ptcp:PORT in FWD); ports
@@ -154,7 +157,7 @@ sink_rx() {
 for c in one exact1k wild100k; do python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"; done
 # fwd_probe sends 20 frames of the case's traffic ($tg_conf for trafgen, $pktgen_args for pktgen)
 stat0=$(cpu_sample)
-printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
+printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","placement":"P2","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
   "$tag" "$gen_kind" "$gen_limit" "$([ "$gen_kind" = pktgen ] && echo true || echo false)" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk '/^procs_running/ {print $2}' /proc/stat)" \
   "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" \
   "$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$res"
@@ -187,8 +190,11 @@ sw_start() { # impl [with-controller]
       local cargs=()
       [ "$impl" = ringflow-xdp-offload ] && cargs=(--offload)
       [ -n "$ctl" ] && cargs+=(--controller "tcp:127.0.0.1:$ctl_port")
-      # forwarding: busy polling (as ringflow-l2fwd on the bed); flow setup: --setup-idle
+      # forwarding: busy polling (as ringflow-l2fwd on the bed), but --offload idles adaptively
+      # (its poller has little to do, and a spinning one takes the CPU from the NAPI that runs
+      # the XDP program when both share it); flow setup: --setup-idle
       local idle=busy
+      [ "$impl" = ringflow-xdp-offload ] && idle=adaptive
       [ -n "$ctl" ] && idle=$setup_idle
       ip netns exec "$F" taskset -c "$cpu_fwd" "$sw_bin" --port "$a" --port "$b" --cores "$cpu_fwd" --idle "$idle" \
         --listen "$OF" "${cargs[@]}" </dev/null >> "$fwd_log" 2>&1 &
