@@ -349,7 +349,7 @@ if lat:
     for impl in order:
         pts = sorted((r["rate_pps"], r["p50_us"], r["p99_us"]) for r in lat if r["impl"] == impl)
         if pts:
-            fn = os.path.join(out, f"rtt-{impl.replace('/', '-')}.dat")
+            fn = os.path.join(out, f"{'owd' if one_way else 'rtt'}-{impl.replace('/', '-')}.dat")
             with open(fn, "w") as f:
                 for p in pts:
                     f.write(f"{p[0]} {p[1]} {p[2]}\n")
