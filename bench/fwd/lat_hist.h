@@ -12,7 +12,6 @@
 
 #define LAT_HIST_SUB 16u           /* buckets per power of two */
 #define LAT_HIST_BUCKETS 976u      /* (63 - 3) * 16 + 16: 2^64 - 1 falls in bucket 975 */
-#define LAT_HIST_MAGIC 0x72666c74u /* "rflt": fwd_latency's and pktgen's payload magic */
 
 /* Index of the highest set bit of v (v > 0), without a loop (the BPF verifier likes it so). */
 static inline unsigned lat_hist_msb(unsigned long long v)

@@ -10,14 +10,15 @@
  *   - otherwise (fwd_latency ping's, when trafgen is the generator) they pass to the stack,
  *     where fwd_latency's reflector reads them. */
 #include <linux/bpf.h>
+#include <stddef.h>
 
+#include "../tools/pktgen_bpf_shared.h" /* the payload pktgen stamps: struct pg_lat_payload */
 #include "lat_hist.h"
 
 #define SEC(name) __attribute__((section(name), used))
-#define FWD_LAT_ETHERTYPE_BE 0xb588 /* 0x88b5 as it sits in memory, read on a little-endian CPU */
-#define FWD_LAT_OFF_MAGIC 14        /* after the Ethernet header */
-#define FWD_LAT_OFF_SENT 30         /* magic, cpu (4 each), seq (8), then the send time */
-#define FWD_LAT_WAIT_MIN_LEN 38     /* through the send time */
+/* The ethertype as it sits in memory, read as a short on this little-endian target. */
+#define FWD_LAT_ETHERTYPE_MEM __builtin_bswap16(PG_LAT_ETHERTYPE)
+#define FWD_LAT_HDR 14 /* the Ethernet header before the payload */
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)BPF_FUNC_map_lookup_elem;
 static unsigned long long (*bpf_ktime_get_ns)(void) = (void *)BPF_FUNC_ktime_get_ns;
@@ -46,16 +47,19 @@ SEC("xdp") int xdp_sink(struct xdp_md *ctx)
 	const unsigned char *end = (const unsigned char *)(unsigned long)ctx->data_end;
 	if (data + 14 > end)
 		return XDP_DROP;
-	if (*(const unsigned short *)(data + 12) != FWD_LAT_ETHERTYPE_BE)
+	if (*(const unsigned short *)(data + 12) != FWD_LAT_ETHERTYPE_MEM)
 		return XDP_DROP;
-	if (data + FWD_LAT_WAIT_MIN_LEN > end)
+	if (data + FWD_LAT_HDR + sizeof(struct pg_lat_payload) > end)
 		return XDP_PASS;
 	__u32 magic, key = 0;
-	unsigned long long sent, now = bpf_ktime_get_ns();
-	__builtin_memcpy(&magic, data + FWD_LAT_OFF_MAGIC, sizeof(magic));
-	__builtin_memcpy(&sent, data + FWD_LAT_OFF_SENT, sizeof(sent));
 	const __u32 *on = bpf_map_lookup_elem(&lat_ctl, &key);
-	if (magic != LAT_HIST_MAGIC || !on || !*on)
+	if (!on || !*on)
+		return XDP_PASS;
+	unsigned long long sent, now = bpf_ktime_get_ns();
+	const unsigned char *pl = data + FWD_LAT_HDR;
+	__builtin_memcpy(&magic, pl + offsetof(struct pg_lat_payload, magic), sizeof(magic));
+	__builtin_memcpy(&sent, pl + offsetof(struct pg_lat_payload, sent_ns), sizeof(sent));
+	if (magic != PG_LAT_MAGIC)
 		return XDP_PASS;
 	key = sent <= now ? lat_hist_index(now - sent) : LAT_HIST_BUCKETS;
 	__u64 *n = bpf_map_lookup_elem(&lat_hist, &key);
