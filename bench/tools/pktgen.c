@@ -251,7 +251,8 @@ static void *send_loop(void *arg)
 	return NULL;
 }
 
-static void report(const struct pg_opts *o, const struct pg_stats *st, double secs, const char *why)
+static void report(const struct pg_opts *o, const struct pg_stats *st, double secs, double slipped,
+		   const char *why)
 {
 	double mpps = secs > 0 ? (double)st->sent / secs / 1e6 : 0;
 	uint64_t lost = st->runs - st->sent - st->drops;
@@ -260,12 +261,12 @@ static void report(const struct pg_opts *o, const struct pg_stats *st, double se
 		printf("{\"bench\":\"pktgen\",\"impl\":\"xdp-live\",\"case\":\"%s\",\"value\":%.6f,"
 		       "\"unit\":\"Mpps\",\"sent\":%llu,\"attempted\":%llu,\"refused\":%llu,"
 		       "\"not_redirected\":%llu,\"elapsed_s\":%.9f,\"offered_pps\":%.3f,"
-		       "\"attempted_pps\":%.3f,\"rate\":%.3f,"
+		       "\"attempted_pps\":%.3f,\"rate\":%.3f,\"slipped_s\":%.9f,"
 		       "\"size\":%u,\"flows\":%u,\"flows_mode\":\"%s\",\"threads\":%u,"
 		       "\"timestamps\":%s,\"stopped_by\":\"%s\"}\n",
 		       o->dev, mpps, (unsigned long long)st->sent, (unsigned long long)st->runs,
 		       (unsigned long long)st->drops, (unsigned long long)lost, secs,
-		       secs > 0 ? (double)st->sent / secs : 0, secs > 0 ? (double)st->runs / secs : 0, o->rate, o->size, o->flows, mode,
+		       secs > 0 ? (double)st->sent / secs : 0, secs > 0 ? (double)st->runs / secs : 0, o->rate, slipped, o->size, o->flows, mode,
 		       o->threads, o->timestamps ? "true" : "false", why);
 	} else {
 		printf("ringflow-pktgen: %s: %llu frames of %u B left the device in %.3f s: %.3f Mpps "
@@ -276,6 +277,10 @@ static void report(const struct pg_opts *o, const struct pg_stats *st, double se
 		       "full), %llu not redirected\n",
 		       o->dev, (unsigned long long)st->runs, (unsigned long long)st->drops,
 		       (unsigned long long)lost);
+		if (slipped > 0)
+			printf("ringflow-pktgen: %s: the schedule slipped %.3f ms behind CPU the "
+			       "tool lost (frames due then were not sent in a burst)\n",
+			       o->dev, slipped * 1e3);
 	}
 	fflush(stdout);
 }
@@ -361,8 +366,11 @@ int main(int argc, char **argv)
 	}
 	struct pg_stats st;
 	rc = pg_bpf_read(&R.bpf, &st);
-	if (!rc && o.rate > 0 && (rc = pg_bpf_pace_get(&R.bpf, &pace)) == 0)
+	uint64_t slipped_ns = 0; /* how far the schedule slipped behind lost CPU (pg_pace) */
+	if (!rc && o.rate > 0 && (rc = pg_bpf_pace_get(&R.bpf, &pace)) == 0) {
 		t_end = pace.issued ? pace.last_ns + pace.ps_per_frame / 1000 : R.t0;
+		slipped_ns = pace.t0 - R.t0;
+	}
 	pg_bpf_close(&R.bpf);
 	if (rc) {
 		fprintf(stderr, "ringflow-pktgen: reading the counters: %s\n", strerror(-rc));
@@ -385,6 +393,6 @@ int main(int argc, char **argv)
 		return diagnose(&o, &d, &st);
 	const char *by = atomic_load_explicit(&stop, memory_order_relaxed) ? "signal"
 			 : o.count && st.runs >= o.count ? "count" : "duration";
-	report(&o, &st, (double)(t_end - R.t0) / 1e9, by);
+	report(&o, &st, (double)(t_end - R.t0) / 1e9, (double)slipped_ns / 1e9, by);
 	return 0;
 }
