@@ -473,10 +473,32 @@ static void xdp_close(struct rf_io_dev *dev)
 	dev->priv = NULL;
 }
 
-static int ring_size(const struct rf_io_config *cfg, const char *key, uint32_t *out, char *err,
-		     size_t len)
+/*
+ * Default ring sizes, from the pool: the fill ring takes up to a quarter of the pool's buffers
+ * per queue (the refill keeps it full from the pool, so a bigger one would starve the app and
+ * the other ports), at least 1024 and at most 4096; rx, tx and completion are as big as the
+ * fill ring, at most 2048. A pool of 16384 buffers on one queue gets testpmd's net_af_xdp
+ * shape (fill 4096, the others 2048); 8192 gets 2048 throughout; 4096 or fewer, 1024 (the
+ * size before). Rings of 1024 cost ringflow-l2fwd half its zero-loss rate on the veth bed:
+ * a poller off its CPU for a moment loses whatever does not fit
+ * (docs/forwarding-benchmark.md).
+ */
+#define FILL_DEFAULT_MIN 1024u
+#define FILL_DEFAULT_MAX 4096u
+#define RING_DEFAULT_MAX 2048u
+
+static uint32_t default_fill(unsigned pool_n, unsigned nqueues)
 {
-	int rc = rf_io_config_get_u32(cfg, key, 1024, 64, 8192, out, err, len);
+	uint64_t share = pool_n / 4 / (nqueues ? nqueues : 1), f = FILL_DEFAULT_MIN;
+	while (f * 2 <= share && f * 2 <= FILL_DEFAULT_MAX)
+		f *= 2;
+	return (uint32_t)f;
+}
+
+static int ring_size(const struct rf_io_config *cfg, const char *key, uint32_t dflt,
+		     uint32_t *out, char *err, size_t len)
+{
+	int rc = rf_io_config_get_u32(cfg, key, dflt, 64, 8192, out, err, len);
 	if (rc == 0 && !rf_is_power_of_2(*out))
 		return rf_io_err(err, len, "xdp: %s=%u: must be a power of two (64..8192)", key,
 				 *out);
@@ -517,10 +539,12 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		return rf_io_err(err, len, "xdp: out of memory");
 	x->ctl_fd = -1;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
-	if ((rc = ring_size(cfg, "fill", &x->sz.fill, err, len)) ||
-	    (rc = ring_size(cfg, "comp", &x->sz.comp, err, len)) ||
-	    (rc = ring_size(cfg, "rx", &x->sz.rx, err, len)) ||
-	    (rc = ring_size(cfg, "tx", &x->sz.tx, err, len)))
+	uint32_t fill0 = default_fill(mp->n, dev->nqueues);
+	uint32_t ring0 = fill0 < RING_DEFAULT_MAX ? fill0 : RING_DEFAULT_MAX;
+	if ((rc = ring_size(cfg, "fill", fill0, &x->sz.fill, err, len)) ||
+	    (rc = ring_size(cfg, "comp", ring0, &x->sz.comp, err, len)) ||
+	    (rc = ring_size(cfg, "rx", ring0, &x->sz.rx, err, len)) ||
+	    (rc = ring_size(cfg, "tx", ring0, &x->sz.tx, err, len)))
 		goto fail_free;
 	if (if_nametoindex(ifname) == 0) {
 		rc = -ENODEV;
@@ -635,7 +659,7 @@ const struct rf_io_ops rf_io_xdp_ops = {
 	RF_IO_OPS_ABI,
 	.name = "xdp",
 	.usage = "xdp:dev=IFACE,port=N|frames=1[,ip=A.B.C.D,queue=Q,queues=K,mode=auto|native|skb,"
-		 "fill=1024,comp=1024,rx=1024,tx=1024]  e.g. xdp:dev=veth1,mode=skb,port=9000 or "
+		 "fill=N,comp=N,rx=N,tx=N (default from the pool)]  e.g. xdp:dev=veth1,mode=skb,port=9000 or "
 		 "xdp:dev=veth1,frames=1",
 	.keys = "dev,port,ip,queue,mode,fill,comp,rx,tx",
 	.max_queues = RF_IO_MAX_QUEUES,

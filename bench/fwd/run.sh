@@ -196,15 +196,14 @@ fwd_start() {
     ringflow-*)
       [ -x "$l2fwd_bin" ] || { fwd_err="$l2fwd_bin not built"; return 1; }
       local spec0 spec1
-      # AF_XDP rings and buffers as testpmd's net_af_xdp has them (2048 rx/tx/completion, 4096
-      # fill, --total-num-mbufs 16384): the driver's default 1024 rings held ringflow's
-      # zero-loss rate at 0.20-0.40 Mpps where testpmd held 0.53-0.79 (docs/forwarding-benchmark.md).
-      local xdp_rings=",rx=2048,fill=4096,comp=2048,tx=2048"
+      # 16384 buffers, as testpmd's --total-num-mbufs below; the xdp driver sizes its rings from
+      # the pool, so the xdp rows get testpmd's net_af_xdp shape (fill 4096, rx/tx/completion
+      # 2048). With rings of 1024 ringflow's zero-loss rate was half (docs/forwarding-benchmark.md).
       case "${impl#ringflow-}" in
         packet) spec0="packet:dev=$fa,frames=1" spec1="packet:dev=$fb,frames=1" ;;
         packet-v2) spec0="packet:dev=$fa,frames=1,ring=v2" spec1="packet:dev=$fb,frames=1,ring=v2" ;;
-        xdp-skb) spec0="xdp:dev=$fa,mode=skb,frames=1$xdp_rings" spec1="xdp:dev=$fb,mode=skb,frames=1$xdp_rings" ;;
-        xdp-native|xdp-offload) spec0="xdp:dev=$fa,mode=native,frames=1$xdp_rings" spec1="xdp:dev=$fb,mode=native,frames=1$xdp_rings" ;;
+        xdp-skb) spec0="xdp:dev=$fa,mode=skb,frames=1" spec1="xdp:dev=$fb,mode=skb,frames=1" ;;
+        xdp-native|xdp-offload) spec0="xdp:dev=$fa,mode=native,frames=1" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
         dpdk-af_packet) spec0="dpdk:vdev=net_af_packet0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_packet1,iface=$fb,frames=1" ;;
         dpdk-af_xdp) spec0="dpdk:vdev=net_af_xdp0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_xdp1,iface=$fb,frames=1" ;;
         *) fwd_err="unknown ringflow backend"; return 1 ;;

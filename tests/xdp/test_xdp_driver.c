@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include <ringflow/io.h>
+#include <ringflow/log.h>
 #include <ringflow/pktbuf.h>
 
 #include "bypass_bed.h"
@@ -126,6 +127,53 @@ Test(xdp, two_queues_share_one_umem)
 	rf_io_close(dev);
 	cr_assert_not(bed_xdp_attached(bed.dev));
 	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF);
+}
+
+/* The open line's ring sizes, caught through the log hook. */
+static char rings_line[512];
+static void catch_rings(enum rf_log_level lvl, const char *line, void *arg)
+{
+	(void)lvl, (void)arg;
+	const char *r = strstr(line, "rings fill=");
+	if (r)
+		snprintf(rings_line, sizeof(rings_line), "%s", r);
+}
+
+/* Opens the device on a pool of nbuf buffers with extra keys; returns the "rings ..." part. */
+static const char *rings_for(unsigned nbuf, const char *extra)
+{
+	char err[256] = "";
+	struct rf_pktbuf_pool *p = rf_pktbuf_pool_create("xdp_rings", nbuf, 2048, 0,
+							 RF_MEMPOOL_QUIET);
+	cr_assert_not_null(p);
+	char spec[256];
+	snprintf(spec, sizeof(spec), "xdp:dev=%s,ip=%s,port=%d,mode=skb%s", bed.dev, bed.ip_drv,
+		 PORT, extra);
+	rings_line[0] = 0;
+	rf_log_set_hook(catch_rings, NULL);
+	struct rf_io_dev *dev = rf_io_open(spec, p, err, sizeof(err));
+	rf_log_set_hook(NULL, NULL);
+	cr_assert_not_null(dev, "open %s: %s", spec, err);
+	rf_io_close(dev);
+	cr_assert_eq(rf_pktbuf_pool_avail(p), nbuf, "buffers not returned");
+	rf_pktbuf_pool_free(p);
+	return rings_line;
+}
+
+/* Defaults follow the pool (a quarter of it per queue for the fill ring, 1024..4096; the other
+ * rings as many, at most 2048), and explicit keys win. */
+Test(xdp, default_rings_follow_the_pool)
+{
+	cr_expect(strstr(rings_for(4096, ""), "rings fill=1024 comp=1024 rx=1024 tx=1024"), "%s",
+		  rings_line);
+	cr_expect(strstr(rings_for(8192, ""), "rings fill=2048 comp=2048 rx=2048 tx=2048"), "%s",
+		  rings_line);
+	cr_expect(strstr(rings_for(16384, ""), "rings fill=4096 comp=2048 rx=2048 tx=2048"), "%s",
+		  rings_line);
+	cr_expect(strstr(rings_for(65536, ""), "rings fill=4096 comp=2048 rx=2048 tx=2048"), "%s",
+		  rings_line);
+	cr_expect(strstr(rings_for(16384, ",rx=512,fill=1024"), "rings fill=1024 comp=2048 rx=512 tx=2048"),
+		  "%s", rings_line);
 }
 
 Test(xdp, crashed_process_leaves_nothing_attached)
