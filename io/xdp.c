@@ -474,12 +474,13 @@ static void xdp_close(struct rf_io_dev *dev)
 }
 
 /*
- * Default ring sizes, from the pool: the fill ring takes up to a quarter of the pool's buffers
- * per queue (the refill keeps it full from the pool, so a bigger one would starve the app and
- * the other ports), at least 1024 and at most 4096; rx, tx and completion are as big as the
- * fill ring, at most 2048. A pool of 16384 buffers on one queue gets testpmd's net_af_xdp
- * shape (fill 4096, the others 2048); 8192 gets 2048 throughout; 4096 or fewer, 1024 (the
- * size before). Rings of 1024 cost ringflow-l2fwd half its zero-loss rate on the veth bed:
+ * Default ring sizes, from the pool: the fill ring takes up to a quarter of the buffers the
+ * pool has free at open, per queue (the refill keeps it full from the pool, so a bigger one
+ * would starve the app and the other ports; counting what is free, not the pool's size, lets
+ * each port opened later on the same pool take a quarter of what is left), at least 1024 and
+ * at most 4096; rx, tx and completion are as big as the fill ring, at most 2048. A fresh pool
+ * of 16384 buffers on one queue gets testpmd's net_af_xdp shape (fill 4096, the others 2048);
+ * 8192 gets 2048 throughout; 4096 or fewer, 1024 (the size before). Rings of 1024 cost ringflow-l2fwd half its zero-loss rate on the veth bed:
  * a poller off its CPU for a moment loses whatever does not fit
  * (docs/forwarding-benchmark.md).
  */
@@ -539,7 +540,7 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		return rf_io_err(err, len, "xdp: out of memory");
 	x->ctl_fd = -1;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
-	uint32_t fill0 = default_fill(mp->n, dev->nqueues);
+	uint32_t fill0 = default_fill(rf_mempool_avail_count(mp), dev->nqueues);
 	uint32_t ring0 = fill0 < RING_DEFAULT_MAX ? fill0 : RING_DEFAULT_MAX;
 	if ((rc = ring_size(cfg, "fill", fill0, &x->sz.fill, err, len)) ||
 	    (rc = ring_size(cfg, "comp", ring0, &x->sz.comp, err, len)) ||
