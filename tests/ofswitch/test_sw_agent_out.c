@@ -234,11 +234,11 @@ Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kil
 	cr_assert_geq(ask(b, T_BARRIER_REQ, T_BARRIER_REP, 2), 0, "B's session is up");
 	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
 
-	/* Flood A, never reading it; B asks every 100 ms. A's end: closed by the switch, or
-	 * (an agent that waits for A) no byte taken for 3 s, or 60 s. */
+	/* Flood A, never reading it; B asks after every MiB sent to A and every 100 ms. A's end:
+	 * closed by the switch, or (an agent that waits for A) no byte taken for 3 s, or 60 s. */
 	static uint8_t req[8 + PAYLOAD];
 	put_hdr(req, T_ECHO_REQ, sizeof(req), 7);
-	size_t sent = 0, off = 0;
+	size_t sent = 0, off = 0, sent_ask = 0;
 	unsigned asked = 0;
 	double worst = 0, t_end = now_s() + 60, t_moved = now_s(), t_ask = 0;
 	int a_err = 0;
@@ -254,8 +254,9 @@ Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kil
 		} else {
 			usleep(1000);
 		}
-		if (now_s() - t_ask >= 0.1) {
+		if (now_s() - t_ask >= 0.1 || sent - sent_ask >= (1u << 20)) {
 			t_ask = now_s();
+			sent_ask = sent;
 			double dt = ask(b, asked % 2 ? T_BARRIER_REQ : T_ECHO_REQ,
 					asked % 2 ? T_BARRIER_REP : T_ECHO_REP, 100 + asked);
 			cr_assert_geq(dt, 0, "B's request %u (A flooded with %zu bytes) was not answered "
