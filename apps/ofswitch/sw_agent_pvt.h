@@ -3,7 +3,8 @@
  * OpenFlow side of ringflow-switch). sw_agent.c has the connections and the message
  * dispatch, sw_agent_flow.c FLOW_MOD, the master list and expiry, sw_agent_stats.c the
  * multipart replies and PORT_STATUS, sw_agent_pkt.c PACKET_IN and PACKET_OUT (rate limited:
- * sw_pinrate.c), sw_agent_obs.c its counters for the control socket. Everything
+ * sw_pinrate.c), sw_agent_obs.c its counters for the control socket; each connection's
+ * output waits in its bounded queue (sw_out.c) when the socket is full. Everything
  * here runs on the agent thread only (the control thread reads only the relaxed counters
  * and gauges, through sw_agent_obs.c); the pollers share nothing with it but struct sw_dp
  * (sw.h).
