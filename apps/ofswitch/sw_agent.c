@@ -16,8 +16,9 @@
  *
  * The agent never waits for a controller: sockets are non-blocking, what one does not take
  * is queued whole, in order, on its connection (sw_out.h) and flushed on POLLOUT. A
- * connection whose queue would pass SW_OUT_MAX, or did not move for an echo interval, is a
- * controller that does not read: closed, with one line, and counted (closed_unread).
+ * connection with SW_OUT_MAX queued is not read until it drains (back-pressure); one whose
+ * queue did not move for an echo interval, or would pass the hard bound, is a controller
+ * that does not read: closed, with one line, and counted (closed_unread).
  */
 #include "sw_agent_pvt.h"
 
@@ -60,8 +61,8 @@ void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
 static void conn_close_unread(struct sw_agent *a, struct sw_conn *c, const char *what)
 {
 	char why[160];
-	snprintf(why, sizeof(why), "the controller does not read: %s (%zu bytes queued, bound %u)",
-		 what, c->out.len, SW_OUT_MAX);
+	snprintf(why, sizeof(why), "the controller does not read: %s (%zu bytes queued)", what,
+		 c->out.len);
 	if (c->ctl < 0)
 		fprintf(stderr, "ringflow-switch: --listen client (slot %u): connection closed: %s\n",
 			(unsigned)(c - a->conns), why);
@@ -77,7 +78,7 @@ void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t
 		return;
 	int rc = sw_out_send(&c->out, c->fd, b, (size_t)n, now_ns());
 	if (rc == -ENOBUFS)
-		conn_close_unread(a, c, "a reply would pass the bound of its queue");
+		conn_close_unread(a, c, "a message would pass the hard bound of its queue");
 	else if (rc)
 		conn_close(a, c, strerror(-rc));
 }
@@ -564,9 +565,13 @@ void *sw_agent_run(void *arg)
 			else if (c->connecting && now - c->connect_ns > CONNECT_TIMEOUT_NS)
 				conn_close(a, c, "connect timed out");
 		}
-		for (unsigned i = 0; i < SW_MAX_CONNS; i++) { /* POLLOUT: connecting, or output queued */
+		/* POLLOUT: connecting, or output queued; POLLIN unless SW_OUT_MAX is queued
+		 * (back-pressure: its requests wait in the socket until it reads its replies). */
+		for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 			struct sw_conn *c = &a->conns[i];
-			pfd[i] = (struct pollfd){.fd = c->fd, .events = c->connecting ? POLLOUT : POLLIN};
+			pfd[i] = (struct pollfd){.fd = c->fd, .events = c->connecting ? POLLOUT : 0};
+			if (!c->connecting && !sw_out_backlogged(&c->out))
+				pfd[i].events |= POLLIN;
 			if (!c->connecting && sw_out_pending(&c->out))
 				pfd[i].events |= POLLOUT;
 		}

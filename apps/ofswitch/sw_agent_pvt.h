@@ -88,7 +88,7 @@ struct sw_conn {
 	struct sw_pinrate pin;
 	_Atomic uint64_t pin_sent, pin_drop_rate, pin_drop_busy;
 	/* Sessions of this slot closed because the controller did not read: its queued output
-	 * would pass SW_OUT_MAX, or did not move for an echo interval (same writer and readers
+	 * would pass its hard bound, or did not move for an echo interval (same writer and readers
 	 * as the PACKET_IN counters). */
 	_Atomic uint64_t closed_unread;
 	struct sw_out out; /* what the socket did not take yet (sw_out.h) */
@@ -132,8 +132,8 @@ static inline uint64_t now_ns(void)
 }
 
 /* sw_agent.c: sending and the connections' async config. send_bytes never waits: what the
- * socket does not take is queued (c->out); a connection whose queue would pass SW_OUT_MAX
- * is closed and counted (closed_unread). */
+ * socket does not take is queued (c->out); a connection whose queue would pass its hard
+ * bound is closed and counted (closed_unread). */
 void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why);
 void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t n);
 void send_error(struct sw_agent *a, struct sw_conn *c, uint32_t xid, uint16_t type, uint16_t code,

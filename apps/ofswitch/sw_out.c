@@ -2,7 +2,7 @@
  * apps/ofswitch/sw_out.c: a connection's queued output (sw_out.h). The common case costs
  * nothing: with nothing queued a message goes straight to the socket, and the queue is
  * allocated only when the socket refuses part of one. Queued bytes sit in one buffer,
- * buf[off, off + len), moved to the front or doubled (64 KiB up to SW_OUT_MAX) when a message
+ * buf[off, off + len), moved to the front or doubled (64 KiB up to the hard bound) when a message
  * does not fit behind them, and freed once they have all gone out.
  */
 #include <errno.h>
@@ -31,7 +31,12 @@ static ssize_t put(int fd, const uint8_t *b, size_t n)
 void sw_out_reset(struct sw_out *o)
 {
 	free(o->buf);
-	*o = (struct sw_out){0};
+	*o = (struct sw_out){.hard = o->hard};
+}
+
+static size_t hard_of(const struct sw_out *o)
+{
+	return o->hard ? o->hard : SW_OUT_HARD;
 }
 
 int sw_out_flush(struct sw_out *o, int fd, uint64_t now)
@@ -61,7 +66,7 @@ static int reserve(struct sw_out *o, size_t n)
 	size_t cap = o->cap ? o->cap : SW_OUT_MIN;
 	while (cap < o->len + n)
 		cap *= 2;
-	cap = cap > SW_OUT_MAX ? SW_OUT_MAX : cap; /* the caller checked len + n <= SW_OUT_MAX */
+	cap = cap > hard_of(o) ? hard_of(o) : cap; /* the caller checked len + n <= hard */
 	uint8_t *p = realloc(o->buf, cap);
 	if (!p)
 		return -ENOMEM;
@@ -81,14 +86,14 @@ int sw_out_send(struct sw_out *o, int fd, const uint8_t *b, size_t n, uint64_t n
 		if (done == n)
 			return 0;
 		o->progress_ns = now; /* the queue starts now */
-	} else if (o->len + n > SW_OUT_MAX) { /* full: the socket may have taken some since */
+	} else if (o->len + n > hard_of(o)) { /* full: the socket may have taken some since */
 		int rc = sw_out_flush(o, fd, now);
 		if (rc)
 			return rc;
 		if (!o->len)
 			return sw_out_send(o, fd, b, n, now);
 	}
-	if (o->len + (n - done) > SW_OUT_MAX)
+	if (o->len + (n - done) > hard_of(o))
 		return -ENOBUFS;
 	int rc = reserve(o, n - done);
 	if (rc)

@@ -5,12 +5,14 @@
  * namespace and the pair go with the test's processes); it skips without root.
  *   - Controller A never reads while the test floods it with 16 KiB ECHO_REQUESTs;
  *     controller B's ECHO and BARRIER must still be answered within 5 s each, all through
- *     the flood (the echo interval is 30 s: an agent blocked on A's socket misses that by
- *     far). A is then closed by the switch (its writes fail, and the switch connects to A's
- *     port again), the exit line counts exactly one `closed unread`, its log names the
+ *     the flood (the echo interval is 8 s: an agent blocked on A's socket for it misses
+ *     that). The switch stops reading A once SW_OUT_MAX waits for it, and closes A when its
+ *     output has not moved for an echo interval (A's writes fail, and the switch connects to
+ *     A's port again); the exit line counts exactly one `closed unread`, its log names the
  *     reason, and the switch exits 0.
- *   - A controller that reads only after sending ~2 MiB more requests than the kernel's
- *     buffers hold gets every reply, whole and in order (ECHOs and BARRIERs by xid).
+ *   - A controller that starts reading only a second after sending 12 MiB more requests than
+ *     the kernel's buffers hold (so the switch stops reading it for a while: back-pressure)
+ *     gets every reply, whole and in order (ECHOs and BARRIERs by xid), and is not closed.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,7 +88,7 @@ static void sw_start(const uint16_t *ports, unsigned n)
 {
 	char ctl[4][40];
 	const char *argv[16] = {RF_SWITCH_BIN, "--port", "packet:dev=swo0,frames=1", "--cores", "0",
-				"--echo-interval", "30"};
+				"--echo-interval", "8"};
 	unsigned k = 7;
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(ctl[i], sizeof(ctl[i]), "tcp:127.0.0.1:%u", ports[i]);
@@ -235,14 +238,14 @@ Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kil
 	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
 
 	/* Flood A, never reading it; B asks after every MiB sent to A and every 100 ms. A's end:
-	 * closed by the switch, or (an agent that waits for A) no byte taken for 3 s, or 60 s. */
+	 * closed by the switch (its writes fail), or 60 s. */
 	static uint8_t req[8 + PAYLOAD];
 	put_hdr(req, T_ECHO_REQ, sizeof(req), 7);
 	size_t sent = 0, off = 0, sent_ask = 0;
 	unsigned asked = 0;
 	double worst = 0, t_end = now_s() + 60, t_moved = now_s(), t_ask = 0;
 	int a_err = 0;
-	while (now_s() < t_end && now_s() - t_moved < 3) {
+	while (now_s() < t_end) {
 		ssize_t w = send(a, req + off, sizeof(req) - off, MSG_NOSIGNAL);
 		if (w > 0) {
 			sent += (size_t)w;
@@ -265,11 +268,12 @@ Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kil
 			asked++;
 		}
 	}
-	fprintf(stderr, "A: %zu bytes of ECHO_REQUEST sent, then %s; B: %u requests answered, "
-		"the slowest in %.3f s\n", sent, a_err ? strerror(a_err) : "no progress", asked, worst);
+	fprintf(stderr, "A: %zu bytes of ECHO_REQUEST sent (the last %.1f s before its end), then "
+		"%s; B: %u requests answered, the slowest in %.3f s\n", sent, now_s() - t_moved,
+		a_err ? strerror(a_err) : "no end", asked, worst);
 	cr_assert(a_err == EPIPE || a_err == ECONNRESET,
 		  "A is closed by the switch (%zu bytes sent, then: %s)", sent,
-		  a_err ? strerror(a_err) : "the switch stopped reading A");
+		  a_err ? strerror(a_err) : "A was never closed");
 	cr_assert_gt(sent, (size_t)8 << 20, "more than SW_OUT_MAX was asked of A before it closed");
 	cr_assert_geq(asked, 1);
 	int a2 = accept_within(la, 10000);
@@ -295,11 +299,39 @@ Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kil
 	close(b);
 }
 
+/* The order test's writer: n requests on fd, every 8th a BARRIER, blocking sends (the switch
+ * stops reading us while SW_OUT_MAX waits for us; the main thread's reads let it go on). */
+struct writer {
+	int fd;
+	unsigned n;
+	int err; /* errno of a failed send, 0 */
+};
+
+static void *write_requests(void *p)
+{
+	struct writer *w = p;
+	static uint8_t req[8 + PAYLOAD];
+	for (unsigned i = 0; i < w->n && !w->err; i++) {
+		bool barrier = i % 8 == 7;
+		size_t len = barrier ? 8 : sizeof(req);
+		put_hdr(req, barrier ? T_BARRIER_REQ : T_ECHO_REQ, (uint16_t)len, 1000 + i);
+		for (size_t off = 0; off < len && !w->err;) {
+			ssize_t s = send(w->fd, req + off, len - off, MSG_NOSIGNAL);
+			if (s > 0)
+				off += (size_t)s;
+			else if (s < 0 && errno != EINTR)
+				w->err = errno;
+		}
+	}
+	return NULL;
+}
+
 Test(sw_agent_out, replies_keep_their_order_behind_a_slow_reader, .fini = sw_kill, .timeout = 120)
 {
 	own_netns();
 	/* What the kernel may hold of the switch's replies: its send buffer's limit (tcp_wmem,
-	 * per namespace) and our fixed receive buffer; 2 MiB more waits in the switch's queue. */
+	 * per namespace) and our fixed receive buffer; 12 MiB more waits in the switch's queue,
+	 * past SW_OUT_MAX, so the switch stops reading us until we read. */
 	long wmem[3] = {0, 0, 4 << 20};
 	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
 	if (f) {
@@ -307,7 +339,7 @@ Test(sw_agent_out, replies_keep_their_order_behind_a_slow_reader, .fini = sw_kil
 			wmem[2] = 4 << 20;
 		fclose(f);
 	}
-	size_t total = (size_t)wmem[2] + (256u << 10) + (2u << 20);
+	size_t total = (size_t)wmem[2] + (256u << 10) + (12u << 20);
 	unsigned n = (unsigned)(total / (8 + PAYLOAD)) + 1;
 	uint16_t port;
 	int l = listener(65536, &port);
@@ -316,35 +348,23 @@ Test(sw_agent_out, replies_keep_their_order_behind_a_slow_reader, .fini = sw_kil
 	cr_assert_geq(c, 0);
 	hello(c);
 	cr_assert_geq(ask(c, T_BARRIER_REQ, T_BARRIER_REP, 2), 0, "the session is up");
-	/* n requests, every 8th a BARRIER; written without reading (non-blocking: an agent that
-	 * waits for our reads cannot hold us for ever) */
-	static uint8_t req[8 + PAYLOAD];
-	fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK);
-	for (unsigned i = 0; i < n; i++) {
-		bool barrier = i % 8 == 7;
-		size_t len = barrier ? 8 : sizeof(req);
-		put_hdr(req, barrier ? T_BARRIER_REQ : T_ECHO_REQ, (uint16_t)len, 1000 + i);
-		for (size_t off = 0; off < len;) {
-			ssize_t w = send(c, req + off, len - off, MSG_NOSIGNAL);
-			if (w > 0)
-				off += (size_t)w;
-			else
-				cr_assert(w < 0 && errno == EAGAIN, "send: %s", strerror(errno));
-			if (w <= 0)
-				usleep(1000);
-		}
-	}
-	sleep(1); /* the switch has read them all and queued what the kernel does not hold */
-	fcntl(c, F_SETFL, fcntl(c, F_GETFL) & ~O_NONBLOCK);
+	/* n requests, every 8th a BARRIER, from a thread; we read nothing for a second */
+	struct writer w = {.fd = c, .n = n};
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, write_requests, &w), 0);
+	sleep(1); /* the switch queued SW_OUT_MAX for us and stopped reading our requests */
 	uint8_t h[8];
+	const size_t sizeof_req = 8 + PAYLOAD;
 	for (unsigned i = 0; i < n; i++) {
 		bool barrier = i % 8 == 7;
 		cr_assert(get_msg(c, h, now_s() + 10), "reply %u of %u arrived", i, n);
 		cr_assert_eq(h[1], barrier ? T_BARRIER_REP : T_ECHO_REP, "reply %u: type %u", i, h[1]);
 		cr_assert_eq(xid_of(h), 1000 + i, "reply %u in order (xid %u)", i, xid_of(h));
 		size_t len = (size_t)h[2] << 8 | h[3];
-		cr_assert_eq(len, barrier ? 8 : sizeof(req), "reply %u whole", i);
+		cr_assert_eq(len, barrier ? 8 : sizeof_req, "reply %u whole", i);
 	}
+	pthread_join(th, NULL);
+	cr_assert_eq(w.err, 0, "the requests went out: %s", strerror(w.err));
 	int st;
 	char *log = sw_stop(&st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "switch exit status %d", st);

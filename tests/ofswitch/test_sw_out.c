@@ -2,7 +2,7 @@
  * tests/ofswitch/test_sw_out.c: a controller connection's queued output (sw_out.c) on a
  * socketpair whose reader the test drives: nothing is queued while the socket takes it,
  * what it does not take is queued in order and comes out whole after the reader drains,
- * the queue refuses (-ENOBUFS) a message that would pass SW_OUT_MAX and nothing of it goes
+ * the queue refuses (-ENOBUFS) a message that would pass its hard bound and nothing of it goes
  * out, and a closed peer is the socket's error. Content is checked byte by byte.
  */
 #include <criterion/criterion.h>
@@ -93,7 +93,7 @@ Test(sw_out, refuses_what_would_pass_the_bound)
 {
 	int sv[2];
 	pair(sv);
-	struct sw_out o = {0};
+	struct sw_out o = {.hard = SW_OUT_MAX}; /* the hard bound, small enough for a test */
 	uint8_t b[MSG];
 	unsigned i = 0;
 	int rc;
