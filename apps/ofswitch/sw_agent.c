@@ -431,7 +431,12 @@ static void timers(struct sw_agent *a, uint64_t now)
 		struct sw_conn *c = &a->conns[i];
 		if (c->fd < 0 || c->connecting)
 			continue;
-		if (now - c->last_rx_ns > 3 * every)
+		/* While its requests are not read (back-pressure), the controller's reading of
+		 * its replies is its sign of life: a slow reader of a big dump is not dropped. */
+		uint64_t alive = c->last_rx_ns;
+		if (sw_out_backlogged(&c->out) && c->out.progress_ns > alive)
+			alive = c->out.progress_ns;
+		if (now - alive > 3 * every)
 			conn_close(a, c, "no answer to ECHO: dropped");
 		else if (sw_out_pending(&c->out) && now - c->out.progress_ns >= every)
 			conn_close_unread(a, c, "its output did not move for an echo interval");
