@@ -13,6 +13,12 @@
  * (EQUAL until a ROLE_REQUEST; sw_role.c), its async config and miss_send_len; PACKET_IN
  * and FLOW_REMOVED go to every connection whose role and config want them, PORT_STATUS to
  * all by default. A SLAVE's state-changing requests get BAD_REQUEST/IS_SLAVE.
+ *
+ * The agent never waits for a controller: sockets are non-blocking, what one does not take
+ * is queued whole, in order, on its connection (sw_out.h) and flushed on POLLOUT. A
+ * connection with SW_OUT_MAX queued is not read until it drains (back-pressure); one whose
+ * queue did not move for an echo interval, or would pass the hard bound, is a controller
+ * that does not read: closed, with one line, and counted (closed_unread).
  */
 #include "sw_agent_pvt.h"
 
@@ -37,10 +43,12 @@ void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
 		if (c->ctl >= 0 && !c->connecting)
 			fprintf(stderr, "ringflow-switch: controller %s: connection closed: %s\n",
 				a->cfg.controllers[c->ctl], why);
+		sw_out_flush(&c->out, c->fd, 0); /* best effort: what the socket takes now */
 		close(c->fd);
 		if (c->ctl >= 0)
 			schedule_retry(a, c, now_ns());
 	}
+	sw_out_reset(&c->out);
 	c->fd = -1;
 	c->version = 0;
 	c->connecting = false;
@@ -48,21 +56,39 @@ void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
 	a->roles[c - a->conns] = 0;
 }
 
+/* Closes c, a peer that does not read (its output queue is full or stuck): one line saying
+ * so (--listen clients too, whose other closes are quiet) and closed_unread counts it. */
+static void conn_close_unread(struct sw_agent *a, struct sw_conn *c, const char *what)
+{
+	char why[160];
+	snprintf(why, sizeof(why), "the controller does not read: %s (%zu bytes queued)", what,
+		 c->out.len);
+	if (c->ctl < 0)
+		fprintf(stderr, "ringflow-switch: --listen client (slot %u): connection closed: %s\n",
+			(unsigned)(c - a->conns), why);
+	atomic_fetch_add_explicit(&c->closed_unread, 1, memory_order_relaxed); /* see sw_conn */
+	conn_close(a, c, why);
+}
+
+/* Message b[0, n) to c, whole: sent now or queued behind what waits (sw_out.h); never
+ * waited for. */
 void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t n)
 {
 	if (n <= 0 || c->fd < 0)
 		return;
-	size_t off = 0;
-	while (off < (size_t)n) {
-		ssize_t w = send(c->fd, b + off, (size_t)n - off, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			conn_close(a, c, strerror(errno));
-			return;
-		}
-		off += (size_t)w;
-	}
+	int rc = sw_out_send(&c->out, c->fd, b, (size_t)n, now_ns());
+	if (rc == -ENOBUFS)
+		conn_close_unread(a, c, "a message would pass the hard bound of its queue");
+	else if (rc)
+		conn_close(a, c, strerror(-rc));
+}
+
+/* POLLOUT on c: as much of its queue as the socket takes. */
+static void conn_flush(struct sw_agent *a, struct sw_conn *c)
+{
+	int rc = sw_out_flush(&c->out, c->fd, now_ns());
+	if (rc)
+		conn_close(a, c, strerror(-rc));
 }
 
 void send_error(struct sw_agent *a, struct sw_conn *c, uint32_t xid, uint16_t type, uint16_t code,
@@ -321,10 +347,8 @@ static void conn_start(struct sw_agent *a, struct sw_conn *c, int fd)
 {
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/* Sends block (whole messages) but not for ever: a peer that stops reading for an echo
-	 * interval is dropped like one that stops answering ECHO, and the others go on. */
-	struct timeval tv = {.tv_sec = a->cfg.echo_interval_s ? a->cfg.echo_interval_s : 5};
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* Non-blocking: sends are queued (c->out) when the socket is full, reads wait for poll. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	c->fd = fd;
 	c->version = 0;
 	c->connecting = false;
@@ -356,8 +380,7 @@ static void conn_open(struct sw_agent *a, struct sw_conn *c, uint64_t now)
 		conn_close(a, c, strerror(errno));
 }
 
-/* The connect of c finished (POLLOUT): connected, or failed (closed, retried later). The
- * socket goes back to blocking: sends are whole messages, reads wait for poll. */
+/* The connect of c finished (POLLOUT): connected, or failed (closed, retried later). */
 static void conn_connected(struct sw_agent *a, struct sw_conn *c)
 {
 	int err = 0;
@@ -369,7 +392,6 @@ static void conn_connected(struct sw_agent *a, struct sw_conn *c)
 		return;
 	}
 	int fd = c->fd;
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	fprintf(stderr, "ringflow-switch: connected to controller %s\n",
 		a->cfg.controllers[c->ctl]);
 	conn_start(a, c, fd);
@@ -409,8 +431,15 @@ static void timers(struct sw_agent *a, uint64_t now)
 		struct sw_conn *c = &a->conns[i];
 		if (c->fd < 0 || c->connecting)
 			continue;
-		if (now - c->last_rx_ns > 3 * every)
+		/* While its requests are not read (back-pressure), the controller's reading of
+		 * its replies is its sign of life: a slow reader of a big dump is not dropped. */
+		uint64_t alive = c->last_rx_ns;
+		if (sw_out_backlogged(&c->out) && c->out.progress_ns > alive)
+			alive = c->out.progress_ns;
+		if (now - alive > 3 * every)
 			conn_close(a, c, "no answer to ECHO: dropped");
+		else if (sw_out_pending(&c->out) && now - c->out.progress_ns >= every)
+			conn_close_unread(a, c, "its output did not move for an echo interval");
 		else if (c->version && now - c->last_rx_ns >= every &&
 			 now - c->last_echo_ns >= every) {
 			c->last_echo_ns = now;
@@ -541,9 +570,16 @@ void *sw_agent_run(void *arg)
 			else if (c->connecting && now - c->connect_ns > CONNECT_TIMEOUT_NS)
 				conn_close(a, c, "connect timed out");
 		}
-		for (unsigned i = 0; i < SW_MAX_CONNS; i++)
-			pfd[i] = (struct pollfd){.fd = a->conns[i].fd,
-						 .events = a->conns[i].connecting ? POLLOUT : POLLIN};
+		/* POLLOUT: connecting, or output queued; POLLIN unless SW_OUT_MAX is queued
+		 * (back-pressure: its requests wait in the socket until it reads its replies). */
+		for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
+			struct sw_conn *c = &a->conns[i];
+			pfd[i] = (struct pollfd){.fd = c->fd, .events = c->connecting ? POLLOUT : 0};
+			if (!c->connecting && !sw_out_backlogged(&c->out))
+				pfd[i].events |= POLLIN;
+			if (!c->connecting && sw_out_pending(&c->out))
+				pfd[i].events |= POLLOUT;
+		}
 		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
 		rf_qsbr_offline(); /* blocking: delay no grace period */
 		int pr = poll(pfd, SW_MAX_CONNS + 1, 1); /* 1 ms: PACKET_IN latency bound */
@@ -552,9 +588,14 @@ void *sw_agent_run(void *arg)
 			struct sw_conn *c = &a->conns[i];
 			if (c->fd < 0 || pfd[i].fd != c->fd)
 				continue; /* closed (or reopened) by an earlier one's handling */
-			if (c->connecting && (pfd[i].revents & (POLLOUT | POLLHUP | POLLERR)))
-				conn_connected(a, c);
-			else if (!c->connecting && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (c->connecting) {
+				if (pfd[i].revents & (POLLOUT | POLLHUP | POLLERR))
+					conn_connected(a, c);
+				continue;
+			}
+			if (pfd[i].revents & POLLOUT)
+				conn_flush(a, c);
+			if (c->fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				conn_read(a, c);
 		}
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))

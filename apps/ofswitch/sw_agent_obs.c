@@ -1,7 +1,9 @@
 /*
  * apps/ofswitch/sw_agent_obs.c: what the agent shows the control socket and --metrics
  * (docs/observing.md): per connection slot, the PACKET_INs sent and dropped (by the rate
- * limit, sw_pinrate.h, or because the connection's socket was full), and the classifier's
+ * limit, sw_pinrate.h, or because the connection's socket was full), the sessions closed
+ * because the controller did not read (its output queue full or stuck, sw_out.h), and the
+ * classifier's
  * subtables and the flows as gauges; the same in one line every --stats-interval and when
  * the switch stops. The agent is their only writer; the control thread reads them through
  * the registry, so they are relaxed atomics (snapshots of counters).
@@ -48,9 +50,34 @@ static void pin_samples(struct rf_stat_set *s, void *arg)
 	}
 }
 
+/* app/conn/<slot>/closed_unread (every slot that ever had a session closed so, and the
+ * --controller slots) and the total app/conn/closed_unread. */
+static void conn_samples(struct rf_stat_set *s, void *arg)
+{
+	const struct sw_agent *a = arg;
+	static const char help[] = "Sessions closed because the controller did not read "
+				   "(queued output over its bound or stuck for an echo interval)";
+	uint64_t tot = 0;
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
+		/* relaxed: a counter of one writer, read as a snapshot */
+		uint64_t v = atomic_load_explicit(&a->conns[i].closed_unread, memory_order_relaxed);
+		tot += v;
+		if (!v && i >= a->cfg.ncontrollers)
+			continue;
+		char path[96], lab[32];
+		snprintf(path, sizeof(path), "app/conn/conn%u/closed_unread", i);
+		snprintf(lab, sizeof(lab), "conn=%u", i);
+		rf_stats_emit_u64(s, RF_STAT_COUNTER, path, "switch_conn_closed_unread_total", lab,
+				  help, v);
+	}
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, "app/conn/closed_unread", NULL, NULL, help, tot);
+}
+
 int sw_agent_obs_register(struct sw_agent *a, struct rf_stats *reg)
 {
 	int rc = rf_stats_add_fn(reg, "packet_in", pin_samples, a);
+	if (rc == 0)
+		rc = rf_stats_add_fn(reg, "conn", conn_samples, a);
 	if (rc == 0)
 		rc = rf_stats_add_gauge(reg, "switch_subtables",
 					"Subtables (distinct masks) of the classifier", &a->g_subtables);
@@ -72,13 +99,14 @@ void agent_obs_print(const struct sw_agent *a)
 	fprintf(stderr, "ringflow-switch: flows %" PRIu64 " subtables %" PRIu64 "; ",
 		atomic_load_explicit(&a->g_flows, memory_order_relaxed),
 		atomic_load_explicit(&a->g_subtables, memory_order_relaxed));
-	uint64_t v[3] = {0, 0, 0};
+	uint64_t v[4] = {0, 0, 0, 0};
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
+		v[3] += atomic_load_explicit(&a->conns[i].closed_unread, memory_order_relaxed);
 		v[0] += atomic_load_explicit(&a->conns[i].pin_sent, memory_order_relaxed);
 		v[1] += atomic_load_explicit(&a->conns[i].pin_drop_rate, memory_order_relaxed);
 		v[2] += atomic_load_explicit(&a->conns[i].pin_drop_busy, memory_order_relaxed);
 	}
 	fprintf(stderr, "packet_in: sent %" PRIu64 " drop: rate %" PRIu64
-		" busy %" PRIu64 " (--packet-in-rate %" PRIu32 ",%" PRIu32 ")\n", v[0], v[1], v[2],
-		a->cfg.pin_rate, a->cfg.pin_burst);
+		" busy %" PRIu64 " (--packet-in-rate %" PRIu32 ",%" PRIu32 "); closed unread %" PRIu64
+		"\n", v[0], v[1], v[2], a->cfg.pin_rate, a->cfg.pin_burst, v[3]);
 }

@@ -5,8 +5,8 @@
  *
  * Every connection has its PACKET_IN rate limit (sw_pinrate.h, --packet-in-rate, off by
  * default as in OVS) and a PACKET_IN is never waited for: one the bucket refuses, or that
- * does not fit the connection's socket now (a controller that stops reading), is dropped
- * and counted per connection (sw_agent_obs.c). The frames come off the bounded to_ctl
+ * does not fit the connection's socket now (a controller that stops reading, or replies
+ * already queued for it, sw_out.h), is dropped and counted per connection (sw_agent_obs.c). The frames come off the bounded to_ctl
  * ring either way, so a flood of table-miss frames costs no memory: pollers drop (and
  * count) what the full ring cannot take.
  */
@@ -117,9 +117,11 @@ bool conn_has_room(const struct sw_conn *c, size_t n)
 {
 	int queued = 0, sndbuf = 0;
 	socklen_t sl = sizeof(sndbuf);
+	if (sw_out_pending(&c->out))
+		return false; /* the socket is full already: replies wait in c->out */
 	if (ioctl(c->fd, SIOCOUTQ, &queued) != 0 ||
 	    getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) != 0)
-		return true; /* cannot tell: the blocking send (SO_SNDTIMEO) decides */
+		return true; /* cannot tell: what the socket does not take waits in c->out */
 	/* The kernel doubles SO_SNDBUF for its bookkeeping: half of it is payload room. */
 	return (size_t)queued + n <= (size_t)sndbuf / 2;
 }

@@ -3,7 +3,8 @@
  * OpenFlow side of ringflow-switch). sw_agent.c has the connections and the message
  * dispatch, sw_agent_flow.c FLOW_MOD, the master list and expiry, sw_agent_stats.c the
  * multipart replies and PORT_STATUS, sw_agent_pkt.c PACKET_IN and PACKET_OUT (rate limited:
- * sw_pinrate.c), sw_agent_obs.c its counters for the control socket. Everything
+ * sw_pinrate.c), sw_agent_obs.c its counters for the control socket; each connection's
+ * output waits in its bounded queue (sw_out.c) when the socket is full. Everything
  * here runs on the agent thread only (the control thread reads only the relaxed counters
  * and gauges, through sw_agent_obs.c); the pollers share nothing with it but struct sw_dp
  * (sw.h).
@@ -33,6 +34,7 @@
 #include "sw_pinrate.h"
 #include "sw_group.h"
 #include "sw_offload.h"
+#include "sw_out.h"
 
 
 /* Error types/codes not in of.h (OpenFlow 1.3 wire values). */
@@ -85,6 +87,11 @@ struct sw_conn {
 	 * and --metrics read them, sw_agent_obs.c). */
 	struct sw_pinrate pin;
 	_Atomic uint64_t pin_sent, pin_drop_rate, pin_drop_busy;
+	/* Sessions of this slot closed because the controller did not read: its queued output
+	 * would pass its hard bound, or did not move for an echo interval (same writer and readers
+	 * as the PACKET_IN counters). */
+	_Atomic uint64_t closed_unread;
+	struct sw_out out; /* what the socket did not take yet (sw_out.h) */
 	uint8_t rbuf[RBUF];
 };
 
@@ -124,7 +131,9 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* sw_agent.c: sending and the connections' async config. */
+/* sw_agent.c: sending and the connections' async config. send_bytes never waits: what the
+ * socket does not take is queued (c->out); a connection whose queue would pass its hard
+ * bound is closed and counted (closed_unread). */
 void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why);
 void send_bytes(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, ssize_t n);
 void send_error(struct sw_agent *a, struct sw_conn *c, uint32_t xid, uint16_t type, uint16_t code,
@@ -159,8 +168,9 @@ void port_status_check(struct sw_agent *a);
 void packet_out(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, const uint8_t *raw,
 		size_t len);
 void drain_to_ctl(struct sw_agent *a);
-/* Room in c's socket for n more bytes now, without blocking (its send queue below half
- * of the send buffer): a PACKET_IN that does not fit is dropped, not waited for. */
+/* Room in c's socket for n more bytes now, without blocking (nothing queued in c->out, the
+ * socket's send queue below half of its buffer): a PACKET_IN that does not fit is dropped,
+ * not waited for, and never queues behind replies. */
 bool conn_has_room(const struct sw_conn *c, size_t n);
 
 /* sw_agent_obs.c: the counters and gauges above, for the control socket and --metrics;
