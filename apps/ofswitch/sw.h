@@ -259,6 +259,10 @@ struct sw_meter;
  * op[n + nwrite - 1]: read it through a pointer, never copy it as a whole struct. */
 #define SW_INST_CLEAR 0x1 /* clear_actions: empty the action set */
 #define SW_INST_META 0x2  /* write_metadata: md under md_mask */
+#define SW_INST_TUN 0x4   /* the apply-actions set tunnel_id (sw_actions_decode sets it): the
+			     frame goes through sw_pipe_run, which forgets the value after it
+			     (the PACKET_IN's tunnel_id, struct sw_core), so the single-table
+			     path never pays for it */
 struct sw_actions {
 	uint8_t n;
 	uint8_t last_out;   /* index of the last OUTPUT or GROUP, n if none: nothing after
@@ -470,8 +474,6 @@ static inline bool sw_flow_matches(const struct sw_flow *f, const struct sw_key 
 	return true;
 }
 
-/* A frame going to the controller (poller -> agent) or from it (agent -> poller 0). Carried
- * in a pktbuf: flow = (reason << 32 | out port) / cookie side data kept in struct sw_pin. */
 struct sw_port {
 	struct rf_io_dev *dev;
 	uint32_t of_no; /* OpenFlow port number: index + 1 */
@@ -500,6 +502,11 @@ struct sw_core {
 	_Atomic uint64_t tlookup[SW_N_TABLES], tmatch[SW_N_TABLES];
 	_Atomic uint64_t drop_group; /* group chains deeper than SW_GROUP_MAX_DEPTH, no live bucket */
 	unsigned group_depth; /* this poller's nesting of group buckets (sw_group_dp.c) */
+	/* The pipeline fields of the frame in hand, for its PACKET_INs (struct sw_pin_fields):
+	 * poller-private, zero outside sw_pipe_run, which sets them (write_metadata; set_field
+	 * tunnel_id through rewrite()) and zeroes them when the frame is done. A group bucket
+	 * restores pin_tun after it (its set_field is its copy's only). */
+	uint64_t pin_md, pin_tun;
 };
 
 /* What one poll function serves: rx queue `core` of port `port`. */
@@ -536,6 +543,22 @@ struct sw_dp {
 /* What travels with a frame on to_ctl / from_ctl (in the pktbuf's `flow` and `timestamp_ns`
  * fields, which frame mode leaves to the app): */
 #define SW_META(out_port, max_len) ((uint64_t)(max_len) << 32 | (out_port))
+/* A frame on to_ctl: flow = table_id << 56 | SW_PIN_HAS_FIELDS (when it has them) |
+ * no_match << 48 | max_len << 32 | in_port, timestamp_ns = the flow's cookie. A frame whose pipeline fields
+ * are not all zero (sw_core.pin_md / pin_tun) also carries them, for the PACKET_IN's match
+ * (OpenFlow 1.3.5 section 7.4.1), in the first bytes of its buffer's headroom (which frame
+ * mode leaves unused: the frame starts at data_off and never grows to the front), and
+ * SW_PIN_HAS_FIELDS says so; the others pay nothing. in_phy_port is not carried: every port
+ * of this switch is physical, so it always equals in_port and the PACKET_IN leaves it out
+ * (1.3.5: only when it differs). */
+struct sw_pin_fields {
+	uint64_t metadata;  /* write_metadata so far; 0: unset (as OVS: no OXM then) */
+	uint64_t tunnel_id; /* set_field tunnel_id so far; 0: unset */
+};
+#define SW_PIN_HAS_FIELDS (1ull << 49)
+/* The agent's side: the pipeline fields of a frame taken off to_ctl (all zero when it
+ * carries none). */
+void sw_pin_fields_of(const struct rf_pktbuf *b, struct sw_pin_fields *pf);
 
 /* The poll function of a unit (struct sw_unit: rx on queue c of one port; every port's
  * batch of core c is flushed at the end). */

@@ -276,6 +276,7 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 			o->arg = (uint32_t)id;
 			o[1].code = SW_OP_CONT;
 			o[1].arg = (uint32_t)(id >> 32);
+			out->inst |= SW_INST_TUN; /* through sw_pipe_run (sw.h) */
 			ok = true; /* no prerequisite (1.3.5 table 12) */
 			k++;
 		} else if (x->type == OF_ACT_SET_FIELD && (x->field == OF_OXM_IPV6_ND_SLL ||

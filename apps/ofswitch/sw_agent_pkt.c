@@ -2,6 +2,8 @@
  * apps/ofswitch/sw_agent_pkt.c: frames between the pollers and the controller: PACKET_IN
  * (the pollers' frames on dp->to_ctl, to every connection that wants them) and PACKET_OUT
  * (checked against the frame, then handed to poller 0 on dp->from_ctl with its program).
+ * A PACKET_IN's match carries the frame's pipeline fields: in_port, and the metadata and
+ * tunnel_id when the pipeline set them (what travels with the frame: sw.h, sw_pin_fields).
  *
  * Every connection has its PACKET_IN rate limit (sw_pinrate.h, --packet-in-rate, off by
  * default as in OVS) and a PACKET_IN is never waited for: one the bucket refuses, or that
@@ -85,8 +87,23 @@ void drain_to_ctl(struct sw_agent *a)
 			pi->reason = (b->flow >> 48) & 1 ? OFPR_NO_MATCH : OFPR_ACTION;
 			pi->table_id = (uint8_t)(b->flow >> 56); /* the flow's table (sw_dp.c) */
 			pi->cookie = b->timestamp_ns;
+			/* The pipeline fields (1.3.5 section 7.4.1): in_port always; metadata and
+			 * tunnel_id when set (non-zero, as OVS); never in_phy_port, which equals
+			 * in_port on this switch (sw.h, struct sw_pin_fields). */
+			struct sw_pin_fields pf;
+			sw_pin_fields_of(b, &pf);
 			pi->match.fields = OF_MATCH_IN_PORT;
 			pi->match.in_port = (uint32_t)b->flow;
+			if (pf.metadata) {
+				pi->match.has_metadata = true;
+				pi->match.metadata = pf.metadata;
+				pi->match.metadata_mask = ~0ull;
+			}
+			if (pf.tunnel_id) {
+				pi->match.fields |= OF_MATCH_TUNNEL_ID;
+				pi->match.tunnel_id = pf.tunnel_id;
+				pi->match.tunnel_id_mask = ~0ull;
+			}
 			pi->data = rf_pktbuf_data(b);
 			pi->data_len = (uint16_t)dl;
 			ssize_t len = -1;

@@ -44,11 +44,31 @@ static void push(struct sw_core *c, unsigned pi, struct rf_pktbuf *b)
 	c->tx[pi][c->ntx[pi]++] = b;
 }
 
+/* The frame for a PACKET_IN onto to_ctl (sw.h: what travels with it). Only a frame with
+ * pipeline fields set (sw_pipe.c) writes them in front of itself; one without room there
+ * (a driver that hands out frames at the start of their buffer) goes as a copy from the
+ * pool, which has the headroom. */
 static void to_controller(struct sw_core *c, struct rf_pktbuf *b, uint32_t in_no,
 			  uint16_t max_len, bool no_match, uint64_t cookie, uint8_t table_id)
 {
-	b->flow = (uint64_t)table_id << 56 | (uint64_t)no_match << 48 | (uint64_t)max_len << 32 |
-		  in_no;
+	uint64_t has = 0;
+	if (c->pin_md | c->pin_tun) {
+		struct sw_pin_fields pf = {.metadata = c->pin_md, .tunnel_id = c->pin_tun};
+		if (b->data_off < sizeof(pf)) {
+			struct rf_pktbuf *n = sw_dp_frame_copy(c->dp, b);
+			rf_pktbuf_free(b);
+			b = n;
+			if (!b || b->data_off < sizeof(pf)) {
+				rf_pktbuf_free(b);
+				rf_counter_add(&c->drop_ctl, 1);
+				return;
+			}
+		}
+		memcpy(b->buf_addr, &pf, sizeof(pf));
+		has = SW_PIN_HAS_FIELDS;
+	}
+	b->flow = (uint64_t)table_id << 56 | has | (uint64_t)no_match << 48 |
+		  (uint64_t)max_len << 32 | in_no;
 	b->timestamp_ns = cookie;
 	if (rf_ring_enqueue_burst(c->dp->to_ctl, (void **)&b, 1, NULL) != 1) {
 		rf_pktbuf_free(b);
@@ -56,6 +76,14 @@ static void to_controller(struct sw_core *c, struct rf_pktbuf *b, uint32_t in_no
 		return;
 	}
 	rf_counter_add(&c->to_ctl, 1);
+}
+
+void sw_pin_fields_of(const struct rf_pktbuf *b, struct sw_pin_fields *pf)
+{
+	if (b->flow & SW_PIN_HAS_FIELDS)
+		memcpy(pf, b->buf_addr, sizeof(*pf)); /* to_controller put them there */
+	else
+		memset(pf, 0, sizeof(*pf));
 }
 
 struct rf_pktbuf *sw_dp_frame_copy(struct sw_dp *dp, const struct rf_pktbuf *b)
@@ -220,8 +248,13 @@ static int rewrite(struct sw_core *c, struct rf_pktbuf *b, const struct sw_op *o
 	case SW_OP_SET_PBB_ISID:
 		rc = sw_act_set_pbb_isid(d, len, o->arg);
 		break;
+	case SW_OP_SET_TUNNEL_ID: /* metadata for a tunnel port; none here (as OVS): the frame
+				     stays as it is, later tables and PACKET_INs see the value.
+				     Only in sw_pipe_run (SW_INST_TUN), a PACKET_OUT or a group
+				     bucket, which all forget it afterwards (struct sw_core). */
+		c->pin_tun = (uint64_t)o[1].arg << 32 | o->arg;
+		return 0;
 	case SW_OP_SET_QUEUE: /* one queue per port */
-	case SW_OP_SET_TUNNEL_ID: /* metadata for a tunnel port; none here (as OVS) */
 	case SW_OP_CONT:
 		return 0;
 	case SW_OP_DEC_MPLS_TTL:
@@ -413,6 +446,7 @@ unsigned sw_dp_poll_ctl(struct rf_poller *p, void *arg)
 		const struct sw_actions *prog = (const struct sw_actions *)(uintptr_t)b->timestamp_ns;
 		int in = in_no >= 1 && in_no <= dp->nports ? (int)in_no - 1 : -1;
 		sw_dp_apply(c, b, in, prog, NULL);
+		c->pin_tun = 0; /* its set_field tunnel_id, if any, was this frame's only */
 		/* Pairs with the agent's acquire load in sw_dp_po_slot(): our reads of the slot
 		 * are done before it may write the slot again. */
 		atomic_fetch_add_explicit(&dp->po_done, 1, memory_order_release);

@@ -98,7 +98,13 @@ static void run_bucket(struct sw_core *c, struct rf_pktbuf *x, int in,
 	rf_counter_add(&ctr->bpkts[i], 1);
 	rf_counter_add(&ctr->bbytes[i], x->data_len);
 	c->group_depth++;
-	sw_dp_apply(c, x, in, &grp->b[i].acts, f);
+	if (grp->b[i].acts.inst & SW_INST_TUN) { /* its set_field tunnel_id is its copy's only */
+		uint64_t tun = c->pin_tun;
+		sw_dp_apply(c, x, in, &grp->b[i].acts, f);
+		c->pin_tun = tun;
+	} else {
+		sw_dp_apply(c, x, in, &grp->b[i].acts, f);
+	}
 	c->group_depth--;
 }
 

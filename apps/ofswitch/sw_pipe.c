@@ -13,10 +13,11 @@
  * push-PBB, push-VLAN, copy TTL outwards, decrement TTL, set-field and set-TTL, qos, group,
  * output; one action of each type, a later write replacing an earlier one of its type.
  *
- * The pipeline state (metadata, the action set) lives on the poller's stack for one frame:
- * nothing here is shared. Lookups after table 0 go to the classifier without the EMC (an
- * answer there depends on the metadata, which the EMC's key does not hold), so they are
- * exact under any FLOW_MOD churn, as sw_table_classify is.
+ * The pipeline state lives with the poller for one frame: the action set on its stack, the
+ * metadata and tunnel_id in its struct sw_core (pin_md, pin_tun), where an OUTPUT:CONTROLLER
+ * finds them for the PACKET_IN's match; nothing here is shared. Lookups after table 0 go to
+ * the classifier without the EMC (an answer there depends on the metadata, which the EMC's
+ * key does not hold), so they are exact under any FLOW_MOD churn, as sw_table_classify is.
  */
 #include <string.h>
 
@@ -117,11 +118,12 @@ static bool rewrites(const struct sw_actions *x)
 	return false;
 }
 
-void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int in,
-		 struct sw_key *k, struct sw_flow *f, const struct sw_actions *acts)
+/* sw_pipe_run's work. The frame's metadata and tunnel_id are c->pin_md and c->pin_tun
+ * (zero as it enters): the later tables match them and its PACKET_INs carry them. */
+static void pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int in,
+		     struct sw_key *k, struct sw_flow *f, const struct sw_actions *acts)
 {
 	struct aset set;
-	uint64_t md = 0, tun = 0; /* tun: the tunnel_id set-fields gave (frames enter with 0) */
 	set.n = 0;
 	for (;;) {
 		unsigned next = acts->goto_table;
@@ -132,10 +134,8 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 			sw_dp_apply(c, b, in, acts, f); /* no action set: b goes with the last output */
 			return;
 		}
-		for (unsigned i = 0; i + 1 < acts->n; i++) /* later tables match it (as OVS) */
-			if (acts->op[i].code == SW_OP_SET_TUNNEL_ID)
-				tun = (uint64_t)acts->op[i + 1].arg << 32 | acts->op[i].arg;
-		if (acts->n) {
+		if (acts->n) { /* a set_field tunnel_id here sets c->pin_tun (rewrite() in
+				  sw_dp.c): later tables match it (as OVS) */
 			b = sw_dp_apply_keep(c, b, in, acts, f);
 			if (!b)
 				return;
@@ -145,7 +145,7 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 		if (acts->write)
 			aset_write(&set, &acts->op[acts->n], acts->nwrite);
 		if (acts->inst & SW_INST_META)
-			md = (md & ~acts->md_mask) | (acts->md & acts->md_mask);
+			c->pin_md = (c->pin_md & ~acts->md_mask) | (acts->md & acts->md_mask);
 		if (last)
 			break;
 		if (rewrites(acts) &&
@@ -155,13 +155,13 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 			return;
 		}
 		rf_counter_add(&c->tlookup[next], 1);
-		if (tun || sw_key_is_nd(k)) { /* fields outside the key (sw_xmatch.c) */
+		if (c->pin_tun || sw_key_is_nd(k)) { /* fields outside the key (sw_xmatch.c) */
 			struct sw_xkey x;
 			sw_xkey_parse(rf_pktbuf_data(b), b->data_len, k, &x);
-			x.tunnel_id = tun;
-			f = sw_table_lookup_x(t, c->idx, next, md, k, &x);
+			x.tunnel_id = c->pin_tun;
+			f = sw_table_lookup_x(t, c->idx, next, c->pin_md, k, &x);
 		} else {
-			f = sw_table_lookup_md(t, c->idx, next, md, k);
+			f = sw_table_lookup_md(t, c->idx, next, c->pin_md, k);
 		}
 		if (!f) { /* no table-miss flow in that table: drop (1.3); counted as
 			     tlookup - tmatch */
@@ -182,4 +182,11 @@ void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int
 	struct sw_actions prog;
 	aset_program(&set, &prog);
 	sw_dp_apply(c, b, in, &prog, f);
+}
+
+void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int in,
+		 struct sw_key *k, struct sw_flow *f, const struct sw_actions *acts)
+{
+	pipe_run(c, t, b, in, k, f, acts);
+	c->pin_md = c->pin_tun = 0; /* the next frame enters the pipeline with neither */
 }

@@ -117,6 +117,20 @@ int main(int argc, char **argv)
 		return 1;
 	rc |= write_file(dir, "packet_in13_lldp", msg, (size_t)ml);
 
+	/* The same from a later table with the pipeline fields a switch sends (1.3.5 section
+	 * 7.4.1): in_port, tunnel_id, metadata (ringflow-switch's order, as OVS's). */
+	pi.u.packet_in.table_id = 1;
+	pi.u.packet_in.match.fields |= OF_MATCH_TUNNEL_ID;
+	pi.u.packet_in.match.tunnel_id = 0x0a0b0c0d;
+	pi.u.packet_in.match.tunnel_id_mask = ~0ull;
+	pi.u.packet_in.match.has_metadata = true;
+	pi.u.packet_in.match.metadata = 0x8877665544332211ull;
+	pi.u.packet_in.match.metadata_mask = ~0ull;
+	ml = of_serialize(&pi, msg, sizeof(msg));
+	if (ml < 0)
+		return 1;
+	rc |= write_file(dir, "packet_in13_pipeline", msg, (size_t)ml);
+
 	/* FLOW_MODs and a PACKET_OUT with every action modelled (rewrites, VLAN, TTL). */
 	struct of_msg fm = {.version = OF_VERSION_1_3, .type = OF_FLOW_MOD, .xid = 2};
 	fm.u.flow_mod.buffer_id = OFP_NO_BUFFER;

@@ -12,7 +12,8 @@
  *     flow, a table without a matching flow drops, apply-actions rewrite before the next
  *     lookup, write/clear build the action set, which runs in the specification's order
  *     (push before set-field, decrement TTL before set TTL) whatever the written order;
- *     PACKET_IN from a later table carries its table and cookie; per-table counters; the EMC
+ *     PACKET_IN from a later table carries its table and cookie, and the metadata and
+ *     tunnel_id the pipeline set (only those); per-table counters; the EMC
  *     in front of table 0 stays exact while later tables change. No buffer is lost.
  */
 #include "rf_test.h"
@@ -539,6 +540,92 @@ Test(pipe_run, packet_in_from_a_later_table, .init = pipe_setup, .fini = pipe_te
 	cr_assert_eq((b->flow >> 48) & 1, 1, "table 6's table-miss flow: reason NO_MATCH");
 	cr_assert_eq(b->timestamp_ns, miss->cookie);
 	rf_pktbuf_free(b);
+	release_all();
+}
+
+/* The frame that pipeline sent to the controller next: its pipeline fields (sw.h). */
+static struct sw_pin_fields next_pin(uint64_t *flow)
+{
+	void *x = NULL;
+	cr_assert_eq(rf_ring_dequeue_burst(dp.to_ctl, &x, 1, NULL), 1, "a frame for the controller");
+	struct rf_pktbuf *b = x;
+	struct sw_pin_fields pf;
+	sw_pin_fields_of(b, &pf);
+	*flow = b->flow;
+	rf_pktbuf_free(b);
+	return pf;
+}
+
+/* PACKET_IN's pipeline fields (1.3.5 section 7.4.1): the metadata write_metadata left and the
+ * tunnel_id a set_field gave go with the frame to the agent; a frame with neither carries
+ * none (not even a stale one of the frame before), and the poller keeps no trace. */
+Test(pipe_run, packet_in_carries_metadata_and_tunnel_id, .init = pipe_setup,
+     .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_match m1 = in_port(1), m2 = in_port(2), m3 = in_port(3);
+	struct of_actions tun = {0};
+	uint8_t id[16] = {0, 0, 0, 0, 0, 0, 0x12, 0x34};
+	cr_assert(of_act_set_ipv6(&tun, OF_OXM_TUNNEL_ID, id));
+	struct of_insts wg = {.present = OF_INST_WRITE_METADATA | OF_INST_GOTO_TABLE,
+			      .goto_table = 1, .metadata = 0xfedcba9876543210ull,
+			      .metadata_mask = ~0ull};
+	add(0, &m1, 1, &tun, &wg); /* port 1: tunnel_id and metadata, then table 1 */
+	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 1};
+	add(0, &m2, 1, NULL, &g); /* port 2: neither */
+	struct of_actions tc = tun; /* port 3: tunnel_id, to the controller from table 0 */
+	of_act_output(&tc, OFPP_CONTROLLER, 0xffff);
+	struct sw_flow *f3 = add(0, &m3, 1, &tc, NULL);
+	cr_assert(sw_actions_pipeline(atomic_load(&f3->actions)), "set_field tunnel_id: sw_pipe_run");
+	struct of_actions c = out_to(OFPP_CONTROLLER);
+	add(1, NULL, 0, &c, NULL);
+
+	uint64_t flow;
+	run(fr, n, 0);
+	struct sw_pin_fields pf = next_pin(&flow);
+	cr_assert(flow & SW_PIN_HAS_FIELDS);
+	cr_assert_eq((uint32_t)flow, 1, "in_port");
+	cr_assert_eq(flow >> 56, 1, "table_id");
+	cr_assert_eq(pf.metadata, 0xfedcba9876543210ull);
+	cr_assert_eq(pf.tunnel_id, 0x1234);
+	cr_assert_eq(core->pin_md | core->pin_tun, 0, "the poller forgets them after the frame");
+
+	run(fr, n, 1);
+	pf = next_pin(&flow);
+	cr_assert_eq(flow & SW_PIN_HAS_FIELDS, 0, "no pipeline field set: none carried");
+	cr_assert_eq(pf.metadata | pf.tunnel_id, 0);
+
+	run(fr, n, 2);
+	pf = next_pin(&flow);
+	cr_assert_eq(flow >> 56, 0, "from table 0");
+	cr_assert_eq(pf.metadata, 0);
+	cr_assert_eq(pf.tunnel_id, 0x1234);
+	run(fr, n, 1);
+	pf = next_pin(&flow);
+	cr_assert_eq(pf.metadata | pf.tunnel_id, 0, "the next frame does not inherit it");
+	release_all();
+}
+
+/* A write_metadata under a mask keeps the bits outside it, and the value sent with the
+ * PACKET_IN is the metadata as the frame left the last table. */
+Test(pipe_run, packet_in_metadata_is_the_masked_sum, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	struct of_insts w0 = {.present = OF_INST_WRITE_METADATA | OF_INST_GOTO_TABLE,
+			      .goto_table = 2, .metadata = 0xaa00, .metadata_mask = 0xff00};
+	add(0, NULL, 0, NULL, &w0);
+	struct of_insts w2 = {.present = OF_INST_WRITE_METADATA | OF_INST_WRITE_ACTIONS,
+			      .metadata = 0x55, .metadata_mask = 0xff};
+	of_act_output(&w2.write, OFPP_CONTROLLER, 0xffff); /* from the action set */
+	add(2, NULL, 0, NULL, &w2);
+	run(fr, n, 0);
+	uint64_t flow;
+	struct sw_pin_fields pf = next_pin(&flow);
+	cr_assert_eq(flow >> 56, 2, "table_id");
+	cr_assert_eq(pf.metadata, 0xaa55);
+	cr_assert_eq(pf.tunnel_id, 0);
 	release_all();
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "of.h"
+#include "of_wire.h"
 #include "openflow/of_samples.h"
 
 static void match_eq(const struct of_match *a, const struct of_match *b)
@@ -22,6 +23,15 @@ static void match_eq(const struct of_match *a, const struct of_match *b)
 		cr_assert_arr_eq(a->eth_dst, b->eth_dst, 6);
 	if (a->fields & OF_MATCH_ETH_TYPE)
 		cr_assert_eq(a->eth_type, b->eth_type);
+	if (a->fields & OF_MATCH_TUNNEL_ID) {
+		cr_assert_eq(a->tunnel_id, b->tunnel_id);
+		cr_assert_eq(a->masked & OF_MATCH_TUNNEL_ID, b->masked & OF_MATCH_TUNNEL_ID);
+	}
+	cr_assert_eq(a->has_metadata, b->has_metadata);
+	if (a->has_metadata) {
+		cr_assert_eq(a->metadata, b->metadata);
+		cr_assert_eq(a->metadata_mask, b->metadata_mask);
+	}
 	cr_assert_eq(b->n_other, 0);
 }
 
@@ -316,4 +326,51 @@ Test(of_roundtrip, oversized_message_is_refused)
 	cr_assert_eq(of_serialize(&m, out, sizeof(out)), -EINVAL);
 	m.u.echo.data_len = 65527;
 	cr_assert_eq(of_serialize(&m, out, sizeof(out)), 65535);
+}
+
+/* A PACKET_IN with the pipeline fields a switch puts in its match (1.3.5 section 7.4.1:
+ * in_port, metadata, tunnel_id) comes back whole, in_port the first OXM and metadata the
+ * last, as Open vSwitch sends them. */
+Test(of_roundtrip, packet_in_pipeline_fields)
+{
+	static const uint8_t frame[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x88, 0xb5};
+	struct of_msg m = {.version = OF_VERSION_1_3, .type = OF_PACKET_IN, .xid = 3};
+	struct of_packet_in *pi = &m.u.packet_in;
+	pi->buffer_id = OFP_NO_BUFFER;
+	pi->total_len = sizeof(frame);
+	pi->reason = 1;
+	pi->table_id = 1;
+	pi->cookie = 0x77;
+	pi->match.fields = OF_MATCH_IN_PORT | OF_MATCH_TUNNEL_ID;
+	pi->match.in_port = 2;
+	pi->match.tunnel_id = 0x0102030405060708ull;
+	pi->match.tunnel_id_mask = ~0ull;
+	pi->match.has_metadata = true;
+	pi->match.metadata = 0xfedcba9876543210ull;
+	pi->match.metadata_mask = ~0ull;
+	pi->data = frame;
+	pi->data_len = sizeof(frame);
+	roundtrip(&m);
+
+	uint8_t buf[256];
+	ssize_t n = of_serialize(&m, buf, sizeof(buf));
+	/* header 8, buffer_id 4, total_len 2, reason, table_id, cookie 8: the match at 24 */
+	cr_assert_eq(of_get16(buf + 24), 1, "OFPMT_OXM");
+	cr_assert_eq(of_get16(buf + 26), 4 + 8 + 12 + 12, "in_port, tunnel_id, metadata");
+	cr_assert_eq(of_get32(buf + 28), 0x80000004u, "in_port first");
+	cr_assert_eq(of_get32(buf + 32), 2);
+	cr_assert_eq(of_get32(buf + 36), 0x80004c08u, "tunnel_id, exact");
+	cr_assert_eq(of_get64(buf + 40), 0x0102030405060708ull);
+	cr_assert_eq(of_get32(buf + 48), 0x80000408u, "metadata last, exact");
+	cr_assert_eq(of_get64(buf + 52), 0xfedcba9876543210ull);
+	cr_assert_eq(n, 24 + 40 + 2 + sizeof(frame), "match padded to 40, 2 bytes pad, the frame");
+
+	/* Without the metadata: none comes back. */
+	pi->match.has_metadata = false;
+	struct of_msg back;
+	struct of_fault f;
+	n = of_serialize(&m, buf, sizeof(buf));
+	cr_assert_eq(of_parse(buf, (size_t)n, &back, &f), 0, "%s", f.why);
+	cr_assert(!back.u.packet_in.match.has_metadata);
+	cr_assert_eq(back.u.packet_in.match.tunnel_id, 0x0102030405060708ull);
 }

@@ -371,14 +371,8 @@ void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
 	size_t start = w->len;
 	of_put16(w, OFPMT_OXM);
 	of_put16(w, 0); /* length, set below */
-	if (m->has_metadata) {
-		bool hasmask = m->metadata_mask != ~0ull;
-		of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | OXM_METADATA << 9 |
-				    (hasmask ? 0x100u : 0) | (hasmask ? 16u : 8u));
-		of_put64(w, m->metadata);
-		if (hasmask)
-			of_put64(w, m->metadata_mask);
-	}
+	/* in_port first, metadata last, as Open vSwitch orders them (nx_put_raw): controllers
+	 * that read a PACKET_IN's in_port as its first OXM get it there. */
 	for (size_t i = 0; i < N_OXM; i++) {
 		const struct oxm_def *d = &oxm_defs[i];
 		if (!(m->fields & d->bit))
@@ -394,6 +388,14 @@ void of_match_put(struct of_wbuf *w, uint8_t version, const struct of_match *m)
 		oxm_store(q, cv, d->len);
 		if (hasmask)
 			oxm_store(q + d->len, cmk, d->len);
+	}
+	if (m->has_metadata) {
+		bool hasmask = m->metadata_mask != ~0ull;
+		of_put32(w, (uint32_t)OFPXMC_OPENFLOW_BASIC << 16 | OXM_METADATA << 9 |
+				    (hasmask ? 0x100u : 0) | (hasmask ? 16u : 8u));
+		of_put64(w, m->metadata);
+		if (hasmask)
+			of_put64(w, m->metadata_mask);
 	}
 	if (w->overflow)
 		return;
