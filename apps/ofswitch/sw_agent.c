@@ -570,15 +570,16 @@ void *sw_agent_run(void *arg)
 			else if (c->connecting && now - c->connect_ns > CONNECT_TIMEOUT_NS)
 				conn_close(a, c, "connect timed out");
 		}
-		/* POLLOUT: connecting, or output queued; POLLIN unless SW_OUT_MAX is queued
-		 * (back-pressure: its requests wait in the socket until it reads its replies). */
+		/* Connecting: POLLOUT (the connect's end). Connected: POLLOUT when output is
+		 * queued, POLLIN unless SW_OUT_MAX is (back-pressure: its requests wait in the
+		 * socket until it reads its replies). */
 		for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
-			struct sw_conn *c = &a->conns[i];
-			pfd[i] = (struct pollfd){.fd = c->fd, .events = c->connecting ? POLLOUT : 0};
-			if (!c->connecting && !sw_out_backlogged(&c->out))
-				pfd[i].events |= POLLIN;
-			if (!c->connecting && sw_out_pending(&c->out))
-				pfd[i].events |= POLLOUT;
+			const struct sw_conn *c = &a->conns[i];
+			short ev = POLLOUT;
+			if (!c->connecting)
+				ev = (short)((sw_out_backlogged(&c->out) ? 0 : POLLIN) |
+					     (sw_out_pending(&c->out) ? POLLOUT : 0));
+			pfd[i] = (struct pollfd){.fd = c->fd, .events = ev};
 		}
 		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
 		rf_qsbr_offline(); /* blocking: delay no grace period */
