@@ -480,9 +480,9 @@ static void xdp_close(struct rf_io_dev *dev)
  * each port opened later on the same pool take a quarter of what is left), at least 1024 and
  * at most 4096; rx, tx and completion are as big as the fill ring, at most 2048. A fresh pool
  * of 16384 buffers on one queue gets testpmd's net_af_xdp shape (fill 4096, the others 2048);
- * 8192 gets 2048 throughout; 4096 or fewer, 1024 (the size before). Rings of 1024 cost ringflow-l2fwd half its zero-loss rate on the veth bed:
- * a poller off its CPU for a moment loses whatever does not fit
- * (docs/forwarding-benchmark.md).
+ * 8192 gets 2048 throughout; 4096 or fewer, 1024 (the size before). Rings of 1024 cost
+ * ringflow-l2fwd half its zero-loss rate on the veth bed: a poller off its CPU for a moment
+ * loses whatever does not fit (docs/forwarding-benchmark.md).
  */
 #define FILL_DEFAULT_MIN 1024u
 #define FILL_DEFAULT_MAX 4096u

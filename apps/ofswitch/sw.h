@@ -544,8 +544,8 @@ struct sw_dp {
  * fields, which frame mode leaves to the app): */
 #define SW_META(out_port, max_len) ((uint64_t)(max_len) << 32 | (out_port))
 /* A frame on to_ctl: flow = table_id << 56 | SW_PIN_HAS_FIELDS (when it has them) |
- * no_match << 48 | max_len << 32 | in_port, timestamp_ns = the flow's cookie. A frame whose pipeline fields
- * are not all zero (sw_core.pin_md / pin_tun) also carries them, for the PACKET_IN's match
+ * no_match << 48 | max_len << 32 | in_port, timestamp_ns = the flow's cookie. A frame whose
+ * pipeline fields are not all zero (sw_core.pin_md / pin_tun) also carries them, for the PACKET_IN's match
  * (OpenFlow 1.3.5 section 7.4.1), in the first bytes of its buffer's headroom (which frame
  * mode leaves unused: the frame starts at data_off and never grows to the front), and
  * SW_PIN_HAS_FIELDS says so; the others pay nothing. in_phy_port is not carried: every port

@@ -8,8 +8,8 @@
  * Every connection has its PACKET_IN rate limit (sw_pinrate.h, --packet-in-rate, off by
  * default as in OVS) and a PACKET_IN is never waited for: one the bucket refuses, or that
  * does not fit the connection's socket now (a controller that stops reading, or replies
- * already queued for it, sw_out.h), is dropped and counted per connection (sw_agent_obs.c). The frames come off the bounded to_ctl
- * ring either way, so a flood of table-miss frames costs no memory: pollers drop (and
+ * already queued for it, sw_out.h), is dropped and counted per connection
+ * (sw_agent_obs.c). The frames come off the bounded to_ctl ring either way, so a flood of table-miss frames costs no memory: pollers drop (and
  * count) what the full ring cannot take.
  */
 #include <linux/sockios.h>

@@ -266,8 +266,9 @@ static void report(const struct pg_opts *o, const struct pg_stats *st, double se
 		       "\"timestamps\":%s,\"stopped_by\":\"%s\"}\n",
 		       o->dev, mpps, (unsigned long long)st->sent, (unsigned long long)st->runs,
 		       (unsigned long long)st->drops, (unsigned long long)lost, secs,
-		       secs > 0 ? (double)st->sent / secs : 0, secs > 0 ? (double)st->runs / secs : 0, o->rate, slipped, o->size, o->flows, mode,
-		       o->threads, o->timestamps ? "true" : "false", why);
+		       secs > 0 ? (double)st->sent / secs : 0,
+		       secs > 0 ? (double)st->runs / secs : 0, o->rate, slipped, o->size, o->flows,
+		       mode, o->threads, o->timestamps ? "true" : "false", why);
 	} else {
 		printf("ringflow-pktgen: %s: %llu frames of %u B left the device in %.3f s: %.3f Mpps "
 		       "offered (%u flow%s %s, %u thread%s, stopped by %s)\n",

@@ -172,7 +172,8 @@ Test(xdp, default_rings_follow_the_pool)
 		  rings_line);
 	cr_expect(strstr(rings_for(65536, ""), "rings fill=4096 comp=2048 rx=2048 tx=2048"), "%s",
 		  rings_line);
-	cr_expect(strstr(rings_for(16384, ",rx=512,fill=1024"), "rings fill=1024 comp=2048 rx=512 tx=2048"),
+	cr_expect(strstr(rings_for(16384, ",rx=512,fill=1024"),
+			 "rings fill=1024 comp=2048 rx=512 tx=2048"),
 		  "%s", rings_line);
 }
 
