@@ -9,12 +9,15 @@
  *   1k_exact       1000 exact-match flows, their 1000 keys (fit the EMC)
  *   100k_10masks   100000 flows over 10 masks (eth_type IPv4 + ipv4_dst /18 .. /27, one
  *                  priority) + a table-miss flow; emc_hit: 4096 of their keys, emc_miss:
- *                  500000 keys (far more than the 8192-entry EMC holds)
+ *                  500000 keys (far more than the 8192-entry EMC holds, and more megaflows
+ *                  than the 65536-entry megaflow cache holds), 50k_keys: 50000 of them
+ *                  (as bench-switch's wild100k: more than the EMC, fewer than the megaflow
+ *                  cache holds)
  *   100k_10masks_churn  as emc_hit, while a second thread (--cpus B) adds and deletes flows
  *                  at 10000 changes/s, each add a new highest-priority flow of its mask (the
  *                  worst case for the cache: every add invalidates it); impls: ringflow
  *                  (under churn) and no_churn (the same lookups, writer idle)
- * Impls: ringflow (sw_table_lookup: EMC, then tuple-space search), tss_only
+ * Impls: ringflow (sw_table_lookup: EMC, megaflow cache, then tuple-space search), tss_only
  * (sw_table_classify), linear_scan (the old design's miss path). Unit: million lookups/s.
  */
 #include <errno.h>
@@ -314,6 +317,7 @@ static int lk_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	sw_table_rerank(tab->t);
 	lk_case(opts, "100k_10masks_emc_hit", tab, keys, want, 4096, true);
 	lk_case(opts, "100k_10masks_emc_miss", tab, keys, want, nmiss, false);
+	lk_case(opts, "100k_10masks_50k_keys", tab, keys, want, nmiss / 10, false);
 	/* churn */
 	struct rf_bench_thread *th = rf_bench_thread_start(opts->cpu[1], churner, tab);
 	if (th) {

@@ -16,7 +16,7 @@
  *   sw_main.c          options, ports, pollers, the agent thread, the stats line
  *   datapath (the pollers):
  *   sw_key.c           a frame -> struct sw_key
- *   sw_emc.c           the exact-match cache per core
+ *   sw_emc.c           the per-core caches (exact-match, megaflow) and sw_table_lookup
  *   sw_table.c         the classifier (tuple space on the lock-free hash), updated in place
  *   sw_dp.c            the poll functions: key, EMC, classifier, action program, tx batches
  *   sw_pipe.c          tables 1.., goto_table, metadata, the action set
@@ -60,7 +60,8 @@
 #define SW_MAX_PORTS 15      /* one poll function per port per core, + 1 on core 0 */
 #define SW_MAX_CORES 8
 #define SW_MAX_FLOWS 131072  /* TABLE_FULL beyond this (a power of two) */
-#define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (2-way, a power of two) */
+#define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (4-way, a power of two) */
+#define SW_MFC_ENTRIES 65536 /* megaflow cache entries per core (4-way, a power of two) */
 #define SW_BURST 32
 #define SW_PO_SLOTS 256      /* PACKET_OUTs in flight to poller 0 */
 #define SW_N_TABLES 8        /* flow tables of the pipeline (sw_pipe.c), 0..SW_N_TABLES-1 */
@@ -380,9 +381,10 @@ _Static_assert(offsetof(struct sw_flow, has_md) + sizeof(bool) <= RF_CACHE_LINE,
 /* A zeroed flow with counters for ncores cores (1..SW_MAX_CORES), or NULL. free() frees it. */
 struct sw_flow *sw_flow_alloc(unsigned ncores);
 
-/* The flow table: a tuple-space-search classifier plus a per-core exact-match cache
- * (sw_table.c has the design). One writer (the agent) with any number of readers (pollers,
- * one per core index); readers call sw_table_lookup between two quiescent states. */
+/* The flow table: a tuple-space-search classifier behind two per-core caches, exact-match
+ * and megaflow (sw_table.c and sw_emc.c have the design). One writer (the agent) with any
+ * number of readers (pollers, one per core index); readers call sw_table_lookup between two
+ * quiescent states. */
 struct sw_table;
 
 /* An empty table for pollers 0..ncores-1. NULL on no memory. The creating thread and the
@@ -393,9 +395,9 @@ struct sw_table *sw_table_create(unsigned ncores);
 void sw_table_free(struct sw_table *t);
 
 /* The highest-priority flow matching k, or NULL (equal priorities: any one of them, as
- * OpenFlow leaves it undefined). Poller `core` only (its private EMC first); wait-free. */
+ * OpenFlow leaves it undefined). Poller `core` only (its private caches first); wait-free. */
 struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k);
-/* The same without the EMC (tests, benchmarks); any registered reader. */
+/* The same without the caches (tests, benchmarks); any registered reader. */
 struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k);
 /* Table 0 is what sw_table_lookup and sw_table_classify answer (metadata 0, as a frame
  * enters the pipeline); a flow's table_id, md and md_mask put it in another table or make it
@@ -545,9 +547,10 @@ struct sw_dp {
 #define SW_META(out_port, max_len) ((uint64_t)(max_len) << 32 | (out_port))
 /* A frame on to_ctl: flow = table_id << 56 | SW_PIN_HAS_FIELDS (when it has them) |
  * no_match << 48 | max_len << 32 | in_port, timestamp_ns = the flow's cookie. A frame whose
- * pipeline fields are not all zero (sw_core.pin_md / pin_tun) also carries them, for the PACKET_IN's match
- * (OpenFlow 1.3.5 section 7.4.1), in the first bytes of its buffer's headroom (which frame
- * mode leaves unused: the frame starts at data_off and never grows to the front), and
+ * pipeline fields are not all zero (sw_core.pin_md / pin_tun) also carries them, for the
+ * PACKET_IN's match (OpenFlow 1.3.5 section 7.4.1), in the first bytes of its buffer's
+ * headroom (which frame mode leaves unused: the frame starts at data_off and never grows
+ * to the front), and
  * SW_PIN_HAS_FIELDS says so; the others pay nothing. in_phy_port is not carried: every port
  * of this switch is physical, so it always equals in_port and the PACKET_IN leaves it out
  * (1.3.5: only when it differs). */

@@ -1,19 +1,30 @@
 /*
- * apps/ofswitch/sw_emc.c: the per-core exact-match cache (EMC) in front of the classifier,
- * and sw_table_lookup, the one call the pollers make per frame.
+ * apps/ofswitch/sw_emc.c: the per-core caches in front of the classifier, exact-match (EMC)
+ * and megaflow, and sw_table_lookup, the one call the pollers make per frame.
  *
- * Each poller has its own cache (struct sw_emc, 8192 entries in 4-way sets; a key may sit
- * in either of two sets picked by its hash, and a fill takes a free way of the two first),
- * so a hit writes nothing and a fill writes only memory of its own core. (With one place
- * or one set per key, as OVS's 2-way EMC, 4096 hot keys in 8192 entries kept evicting each
- * other in the fullest sets: 6.5 % of lookups missed.) As in OVS (emc-insert-inv-prob), a
- * key that is not cached is cached only on a random 1 miss in SW_EMC_INSERT_INV, so traffic
- * with far more flows than the cache holds does not pay a fill (and the filter stores
- * below) on every frame; a hot key gets in after a few frames, and a key whose entry went
- * stale is refilled at once. An entry maps the whole 64-byte flow key to the classifier's
- * answer (a flow, or "none").
+ * Each poller has its own two caches (struct sw_pcache; each 4-way sets, a key may sit in
+ * either of two sets picked by its hash, and a fill takes a free way of the two first), so
+ * a hit writes nothing and a fill writes only memory of its own core. (With one place or
+ * one set per key, as OVS's 2-way EMC, 4096 hot keys in 8192 entries kept evicting each
+ * other in the fullest sets: 6.5 % of lookups missed.)
+ *   - The EMC (SW_EMC_ENTRIES) maps the whole 64-byte key to the classifier's answer (a
+ *     flow, or "none"). As in OVS (emc-insert-inv-prob), a key not in it goes in only on a
+ *     random 1 miss in SW_EMC_INSERT_INV, so traffic with far more flows than it holds does
+ *     not pay a fill on every frame; a hot key gets in after a few frames, and a key whose
+ *     entry went stale is refilled at once.
+ *   - The megaflow cache (SW_MFC_ENTRIES, 8 times more) is probed on an EMC miss, keyed by
+ *     k & umask, where umask is the union of the masks of table 0's subtables in the order
+ *     (struct sw_pvec): every bit any flow of table 0 looks at. Two keys equal under umask
+ *     are equal under every subtable's mask, so the classifier gives them the same answer:
+ *     one entry answers every microflow of a megaflow, a new microflow included, with one
+ *     probe instead of a walk over the subtables. Every classification fills it. This is a
+ *     coarser megaflow than OVS's (which un-wildcards only the masks its walk visited, one
+ *     megaflow mask per walk shape, one probe per mask): here there is one mask, so one
+ *     probe, and no traffic can make more (the tuple-space explosion of Csikor et al. needs
+ *     many); the price is that a table whose masks together cover fields most flows ignore
+ *     splits megaflows finer than OVS would (docs/switch.md "The caches").
  *
- * Why it stays correct while the agent changes the table, without a flush per change:
+ * Why both stay correct while the agent changes the table, without a flush per change:
  *   - Removal (delete, expiry, replacement): every flow owns a slot; the table's
  *     slot_gen[slot] is bumped when the flow is removed, and an entry remembers the
  *     generation it saw. A hit checks slot_gen[slot] == entry's (one load from a 512 KiB
@@ -39,10 +50,18 @@
  *     under a generation no one bumps (issue 25; tests/ofswitch/test_sw_emc_stale.c). A
  *     subtable in the reloaded order but not in the one whose bits were noted joined the
  *     order after the poller loaded its generation; a join bumps every core, so that
- *     entry is stale at once. An add that cannot win anywhere (below a flow with the same mask and masked
- *     key) checks nothing.
+ *     entry is stale at once. An add that cannot win anywhere (below a flow with the same
+ *     mask and masked key) checks nothing.
  *     Stale bits (keys since evicted) only cause extra bumps; a poller starts a clean filter
- *     (and an empty cache, its epoch) every SW_SHADOW_REFRESH fills.
+ *     (and empty caches, its epoch) every SW_SHADOW_REFRESH fills.
+ *   - The megaflow entry for m = k0 & umask, filled by key k0, answers a key k with
+ *     k & umask == m. For every subtable st of that order, k & st.mask == k0 & st.mask (st's
+ *     mask is inside umask), so the bits noted for k0 are the bits for k, and the argument
+ *     above holds for k unchanged. A subtable that joins the order later may widen umask;
+ *     the join bumps every core, so entries of the narrower mask stop counting. One that
+ *     leaves it (empty) narrows umask; an entry of the wider mask can then still be found
+ *     (its key has zeros where the narrower mask has), and its answer is still right: k
+ *     agrees with k0 on every mask of the old order, and the subtable that left has no flow.
  * So churn in flows the traffic does not hit costs the pollers nothing but their misses'
  * filter stores (one word per subtable); `ringflow-bench switch-lookup` measures it
  * (docs/switch.md). The simpler scheme, one table generation bumped by every add, made
@@ -69,17 +88,17 @@ static inline bool key_eq(const struct sw_key *a, const struct sw_key *b)
 }
 
 /* Record key k in poller m's shadow filter for every subtable of order v (before it is
- * classified in v: see the top of the file). A filter grown stale is restarted with an
- * empty cache first. */
-static void shadow_note(struct sw_emc *m, const struct sw_pvec *v, const struct sw_key *k)
+ * classified in v: see the top of the file). A filter grown stale is restarted with empty
+ * caches first. */
+static void shadow_note(struct sw_pcache *m, const struct sw_pvec *v, const struct sw_key *k)
 {
 	if (++m->fills >= SW_SHADOW_REFRESH) {
 		m->fills = 0;
-		m->epoch++; /* every entry of this cache is stale now, then the filter goes */
+		m->epoch++; /* every entry of both caches is stale now, then the filter goes */
 		for (size_t i = 0; i < SW_SHADOW_BITS / 64; i++) /* relaxed: the only writer */
 			atomic_store_explicit(&m->shadow[i], 0, memory_order_relaxed);
 	}
-	for (unsigned i = v->start[0]; i < v->start[1]; i++) { /* the EMC answers table 0 */
+	for (unsigned i = v->start[0]; i < v->start[1]; i++) { /* the caches answer table 0 */
 		struct sw_key mk;
 		sw_mask_key(k, &v->e[i].st->mask, &mk);
 		uint64_t bits;
@@ -90,38 +109,90 @@ static void shadow_note(struct sw_emc *m, const struct sw_pvec *v, const struct 
 	}
 }
 
+/* Where a key with hash h64 is or would go in cache c: its two sets, its tag, and the way
+ * holding it (x = set choice * SW_EMC_WAYS + way), stale or not, or -1. */
+struct probe {
+	uint64_t h64;
+	uint32_t si[2], tag;
+	int mine;
+};
+
+static struct sw_emc_way *cache_find(const struct sw_cache *c, uint32_t epoch, uint64_t h64,
+				     const struct sw_key *k, struct probe *p)
+{
+	p->h64 = h64;
+	p->tag = (uint32_t)(h64 >> 32);
+	p->si[0] = (uint32_t)h64 & (c->nsets - 1);
+	p->si[1] = (uint32_t)(h64 >> 16) & (c->nsets - 1);
+	p->mine = -1;
+	for (unsigned x = 0; x < 2 * SW_EMC_WAYS; x++) {
+		unsigned s = x / SW_EMC_WAYS, w = x % SW_EMC_WAYS;
+		struct sw_emc_way *e = &c->set[p->si[s]].w[w];
+		if (e->hash == p->tag && e->epoch == epoch && key_eq(&c->key[p->si[s]][w], k)) {
+			p->mine = (int)x;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* Whether the answer of way e still counts under the core's generation gen. */
+static inline bool way_valid(const struct sw_table *t, const struct sw_emc_way *e, uint64_t gen)
+{
+	if (e->tgen != gen)
+		return false;
+	/* relaxed: see sw_table_remove; a matching generation means the flow is still in the
+	 * table, or was removed so recently that this read-side section started before it:
+	 * either way it stays allocated until our next quiescent state. */
+	return !e->flow ||
+	       atomic_load_explicit(&t->slot_gen[e->slot], memory_order_relaxed) == e->fgen;
+}
+
+/* Put key k (probed into p) in cache c with the answer of `ans` (flow, slot, fgen, tgen):
+ * into its own way if it has one, else a free or stale way of its two sets, else a
+ * pseudo-random one of the eight. */
+static void cache_fill(struct sw_cache *c, const struct probe *p, uint32_t epoch, uint64_t gen,
+		       const struct sw_key *k, const struct sw_emc_way *ans)
+{
+	int x = p->mine;
+	for (unsigned y = 0; x < 0 && y < 2 * SW_EMC_WAYS; y++) {
+		const struct sw_emc_way *e = &c->set[p->si[y / SW_EMC_WAYS]].w[y % SW_EMC_WAYS];
+		if (e->epoch != epoch || e->tgen != gen)
+			x = (int)y;
+	}
+	if (x < 0)
+		x = (int)(p->h64 >> 40 & (2 * SW_EMC_WAYS - 1));
+	uint32_t s = p->si[x / SW_EMC_WAYS], w = (uint32_t)x % SW_EMC_WAYS;
+	struct sw_emc_way *e = &c->set[s].w[w];
+	c->key[s][w] = *k;
+	*e = *ans;
+	e->hash = p->tag;
+	e->epoch = epoch;
+}
+
+#define MEGA_SEED 0x5bd1e9955bd1e995ull /* the megaflow cache's hash seed (the EMC's: 0) */
+
 struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k)
 {
 	/* acquire: pairs with the writer's release bump in shadow_check (sw_table.c): a bump
 	 * seen here comes with the flow that caused it. Loaded before the order (below). */
 	uint64_t gen = atomic_load_explicit(&t->cgen[core].v, memory_order_acquire);
-	struct sw_emc *m = t->emc[core];
-	uint64_t h64 = sw_key_hash64(k, 0);
-	uint32_t h = (uint32_t)(h64 >> 32);
-	uint32_t si[2] = {(uint32_t)h64 & (SW_EMC_SETS - 1), (uint32_t)(h64 >> 16) & (SW_EMC_SETS - 1)};
-	int mine = -1; /* the way holding this key, stale or not: set * WAYS + way */
-	for (unsigned x = 0; x < 2 * SW_EMC_WAYS && mine < 0; x++) {
-		unsigned s = x / SW_EMC_WAYS, w = x % SW_EMC_WAYS;
-		struct sw_emc_way *e = &m->set[si[s]].w[w];
-		if (e->hash != h || e->epoch != m->epoch || !key_eq(&m->key[si[s]][w], k))
-			continue;
-		mine = (int)x;
-		if (e->tgen != gen)
-			break;
-		if (!e->flow)
-			return NULL;
-		/* relaxed: see sw_table_remove; a matching generation means the flow is still
-		 * in the table, or was removed so recently that this read-side section started
-		 * before it: either way it stays allocated until our next quiescent state. */
-		if (atomic_load_explicit(&t->slot_gen[e->slot], memory_order_relaxed) == e->fgen)
-			return e->flow;
-	}
+	struct sw_pcache *m = t->pc[core];
+	struct probe pe, pm;
+	const struct sw_emc_way *e = cache_find(&m->exact, m->epoch, sw_key_hash64(k, 0), k, &pe);
+	if (e && way_valid(t, e, gen))
+		return e->flow;
 	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
 	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	if (mine < 0) { /* not cached at all: cache it on 1 miss in SW_EMC_INSERT_INV */
+	struct sw_key mk;
+	sw_mask_key(k, &v->umask, &mk);
+	e = cache_find(&m->mega, m->epoch, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
+	if (e && way_valid(t, e, gen)) {
+		/* The megaflow's answer is k's: into the EMC as a classification would go. */
 		m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
-		if (m->rng & (SW_EMC_INSERT_INV - 1))
-			return sw_table_classify_in(v, (int)core, 0, 0, k, NULL);
+		if (pe.mine >= 0 || !(m->rng & (SW_EMC_INSERT_INV - 1)))
+			cache_fill(&m->exact, &pe, m->epoch, gen, k, e);
+		return e->flow;
 	}
 	uint32_t epoch = m->epoch;
 	shadow_note(m, v, k);
@@ -134,26 +205,20 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	 * it). acquire: pairs with the writer's release in publish_vec. Subtables in it that
 	 * were not in v joined the order after our generation load, and such a join bumps
 	 * every core (shadow_check's was_listed). */
-	v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	struct sw_flow *f = sw_table_classify_in(v, (int)core, 0, 0, k, NULL);
-	if (epoch != m->epoch) /* a restart emptied the cache */
-		mine = -1;
-	for (unsigned x = 0; mine < 0 && x < 2 * SW_EMC_WAYS; x++) { /* a free or stale way */
-		const struct sw_emc_way *e = &m->set[si[x / SW_EMC_WAYS]].w[x % SW_EMC_WAYS];
-		if (e->epoch != m->epoch || e->tgen != gen)
-			mine = (int)x;
+	const struct sw_pvec *v2 = atomic_load_explicit(&t->vec, memory_order_acquire);
+	struct sw_flow *f = sw_table_classify_in(v2, (int)core, 0, 0, k, NULL);
+	struct sw_emc_way ans = {.flow = f, .tgen = gen, .slot = f ? f->slot : 0,
+				 .fgen = f ? f->gen : 0};
+	if (epoch != m->epoch) /* a restart emptied the caches */
+		pe.mine = pm.mine = -1;
+	if (v2 != v && memcmp(&v2->umask, &v->umask, sizeof(mk)) != 0) {
+		sw_mask_key(k, &v2->umask, &mk); /* the megaflow of the order classified in */
+		cache_find(&m->mega, m->epoch, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
 	}
-	if (mine < 0) /* else a pseudo-random one of the eight */
-		mine = (int)(h64 >> 40 & (2 * SW_EMC_WAYS - 1));
-	uint32_t ms = si[mine / SW_EMC_WAYS], mw = (uint32_t)mine % SW_EMC_WAYS;
-	struct sw_emc_way *e = &m->set[ms].w[mw];
-	m->key[ms][mw] = *k;
-	e->hash = h;
-	e->flow = f;
-	e->slot = f ? f->slot : 0;
-	e->fgen = f ? f->gen : 0;
-	e->tgen = gen;
-	e->epoch = m->epoch;
+	cache_fill(&m->mega, &pm, m->epoch, gen, &mk, &ans);
+	m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
+	if (pe.mine >= 0 || !(m->rng & (SW_EMC_INSERT_INV - 1)))
+		cache_fill(&m->exact, &pe, m->epoch, gen, k, &ans);
 	return f;
 }
 

@@ -23,8 +23,9 @@
  * per message. A full subtable hash is replaced by one twice its size (copied by the writer
  * while readers keep using the old one), so a subtable costs memory for what it holds.
  *
- * The per-core exact-match cache in front is in sw_emc.c; it stays correct through the slot
- * generations and the add generation kept here (see sw_emc.c for why these two).
+ * The per-core caches in front (exact-match and megaflow) are in sw_emc.c; they stay correct
+ * through the slot generations and the add generation kept here (see sw_emc.c for why these
+ * two), and the megaflow cache through the order's umask, made in publish_vec.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +39,8 @@
 
 #define SUB_MIN_CAP 256u           /* a new subtable's hash holds this many before it grows */
 #define RETIRE_MAX 65536u          /* a longer retire list forces a grace period at once */
-enum { RETIRE_HASH = 100, RETIRE_SUB, RETIRE_REPLACED }; /* private kinds beside enum sw_retire_kind */
+/* private kinds beside enum sw_retire_kind */
+enum { RETIRE_HASH = 100, RETIRE_SUB, RETIRE_REPLACED };
 
 struct sw_flow *sw_flow_alloc(unsigned ncores)
 {
@@ -122,6 +124,44 @@ struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t 
 
 /* ---- create / free ---- */
 
+/* One cache of n entries, every way empty (epoch 0). */
+static bool cache_init(struct sw_cache *c, uint32_t n)
+{
+	c->nsets = n / SW_EMC_WAYS;
+	c->set = aligned_alloc(RF_CACHE_LINE, c->nsets * sizeof(*c->set));
+	c->key = calloc(c->nsets, sizeof(*c->key));
+	if (c->set)
+		memset(c->set, 0, c->nsets * sizeof(*c->set));
+	return c->set && c->key;
+}
+
+static void pcache_free(struct sw_pcache *p)
+{
+	if (!p)
+		return;
+	free(p->exact.set);
+	free(p->exact.key);
+	free(p->mega.set);
+	free(p->mega.key);
+	free(p);
+}
+
+/* Poller c's caches, empty, at epoch 1; NULL on no memory. */
+static struct sw_pcache *pcache_new(unsigned c)
+{
+	struct sw_pcache *p = aligned_alloc(RF_CACHE_LINE, sizeof(*p));
+	if (!p)
+		return NULL;
+	memset(p, 0, sizeof(*p));
+	p->epoch = 1;
+	p->rng = 0x9e3779b9u * (c + 1);
+	if (!cache_init(&p->exact, SW_EMC_ENTRIES) || !cache_init(&p->mega, SW_MFC_ENTRIES)) {
+		pcache_free(p);
+		return NULL;
+	}
+	return p;
+}
+
 struct sw_table *sw_table_create(unsigned ncores)
 {
 	if (ncores == 0 || ncores > SW_MAX_CORES) {
@@ -138,13 +178,8 @@ struct sw_table *sw_table_create(unsigned ncores)
 	struct sw_pvec *v = calloc(1, sizeof(*v));
 	bool ok = t->slot_gen && t->free_slots && v;
 	for (unsigned c = 0; ok && c < ncores; c++) {
-		t->emc[c] = aligned_alloc(RF_CACHE_LINE, sizeof(struct sw_emc));
-		ok = t->emc[c] != NULL;
-		if (ok) {
-			memset(t->emc[c], 0, sizeof(struct sw_emc)); /* entries' epoch 0: empty */
-			t->emc[c]->epoch = 1;
-			t->emc[c]->rng = 0x9e3779b9u * (c + 1);
-		}
+		t->pc[c] = pcache_new(c);
+		ok = t->pc[c] != NULL;
 		atomic_init(&t->cgen[c].v, 1);
 	}
 	if (!ok) {
@@ -211,7 +246,7 @@ void sw_table_free(struct sw_table *t)
 	}
 	free(atomic_load_explicit(&t->vec, memory_order_relaxed));
 	for (unsigned c = 0; c < SW_MAX_CORES; c++)
-		free(t->emc[c]);
+		pcache_free(t->pc[c]);
 	free(t->slot_gen);
 	free(t->free_slots);
 	free(t);
@@ -319,6 +354,14 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 		while (i < v->n && v->e[i].st->table_id < tb)
 			i++;
 		v->start[tb] = tb == SW_N_TABLES ? v->n : i;
+	}
+	memset(&v->umask, 0, sizeof(v->umask)); /* the megaflow cache's mask (sw_emc.c) */
+	for (unsigned i = v->start[0]; i < v->start[1]; i++) {
+		const struct sw_subtable *st = v->e[i].st;
+		for (size_t b = 0; b < sizeof(v->umask); b++)
+			((uint8_t *)&v->umask)[b] |= ((const uint8_t *)&st->mask)[b];
+		if (st->has_x)
+			v->umask.in_port = 0xffffffffu;
 	}
 	/* release: pairs with the readers' acquires of t->vec: the array, and the
 	 * subtables and flows it reaches, are complete before a reader sees it. */
@@ -512,7 +555,7 @@ static void shadow_check(struct sw_table *t, struct sw_subtable *st, struct sw_f
 	for (unsigned c = 0; c < t->ncores; c++) {
 		bool hit = !was_listed;
 		if (!hit) /* relaxed: ordered by the fence above */
-			hit = (atomic_load_explicit(&t->emc[c]->shadow[word], memory_order_relaxed) &
+			hit = (atomic_load_explicit(&t->pc[c]->shadow[word], memory_order_relaxed) &
 			       bits) == bits;
 		/* release: pairs with the poller's acquire of its generation: a poller that sees
 		 * the bump also sees f (and the order naming st). */

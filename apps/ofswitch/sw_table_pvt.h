@@ -1,11 +1,11 @@
 /*
  * apps/ofswitch/sw_table_pvt.h: the inside of struct sw_table, shared by the classifier
- * (sw_table.c: subtables, updates, reclamation) and the per-core exact-match cache
- * (sw_emc.c: sw_table_lookup). Nothing outside those two files reads it.
+ * (sw_table.c: subtables, updates, reclamation) and the per-core caches (sw_emc.c:
+ * sw_table_lookup). Nothing outside those two files reads it.
  *
  * Who writes what: the agent (one writer thread) owns every field marked "writer"; pollers
- * only load `vec`, a subtable's `h`, their `cgen` and `slot_gen`, and write only their own EMC
- * and their own line of each subtable's `hits`.
+ * only load `vec`, a subtable's `h`, their `cgen` and `slot_gen`, and write only their own
+ * caches and their own line of each subtable's `hits`.
  */
 #ifndef RINGFLOW_APPS_SW_TABLE_PVT_H
 #define RINGFLOW_APPS_SW_TABLE_PVT_H
@@ -53,8 +53,12 @@ struct sw_subtable {
 
 /* The published order of the non-empty subtables: by table, then max priority descending
  * (the value recorded here, which a reader uses to stop early), then most hits first; table
- * i's are e[start[i] .. start[i + 1]). Immutable once published; replaced as a whole. */
+ * i's are e[start[i] .. start[i + 1]). umask: the union of table 0's masks (and in_port
+ * whole if one of them matches fields outside the key: sw_xmatch_ok reads k->in_port), so
+ * table 0's answer for a key k is a function of k & umask. Immutable once published;
+ * replaced as a whole. */
 struct sw_pvec {
+	struct sw_key umask;
 	unsigned n;
 	unsigned start[SW_N_TABLES + 1];
 	struct sw_pvec_ent {
@@ -63,13 +67,15 @@ struct sw_pvec {
 	} e[];
 };
 
-/* A poller's exact-match cache: 4-way sets, a key in one of two sets its hash picks. A way
- * maps the whole key to the classifier's answer, valid while its core's generation is still
- * `tgen`, the cache's own epoch still `epoch`, and (for a flow) the flow's slot still
- * carries its generation `fgen`. The ways' metadata fill two lines, the keys a line each. */
+/* A poller's two caches have one shape (struct sw_cache): 4-way sets, a key in one of two
+ * sets its hash picks. A way maps a 64-byte key to the classifier's answer, valid while its
+ * core's generation is still `tgen`, the core's cache epoch still `epoch`, and (for a flow)
+ * the flow's slot still carries its generation `fgen`. A set's ways fill two lines, its keys
+ * four. The exact-match cache (EMC) is keyed by the whole key; the megaflow cache by the
+ * key under the order's union mask (struct sw_pvec's umask: sw_emc.c says why that is
+ * exact). */
 #define SW_EMC_WAYS 4
-#define SW_EMC_SETS (SW_EMC_ENTRIES / SW_EMC_WAYS)
-#define SW_EMC_INSERT_INV 8 /* a key not in the cache is cached on 1 miss in 8 (random) */
+#define SW_EMC_INSERT_INV 8 /* a key not in the EMC is put there on 1 miss in 8 (random) */
 
 struct sw_emc_way {
 	struct sw_flow *flow; /* NULL: no flow matches */
@@ -82,18 +88,25 @@ struct sw_emc_set {
 	RF_CACHE_ALIGNED struct sw_emc_way w[SW_EMC_WAYS];
 };
 
-/* The shadow filter: a Bloom filter of (subtable, masked key) for every key the cache
+struct sw_cache {
+	struct sw_emc_set *set;            /* [nsets] */
+	struct sw_key (*key)[SW_EMC_WAYS]; /* [nsets] */
+	uint32_t nsets;                    /* a power of two */
+};
+
+/* The shadow filter: a Bloom filter of (subtable, masked key) for every key the caches
  * answered, two bits in one 64-bit word each (one cache line touched per item); the poller
  * sets bits (relaxed stores: it is the only writer), the writer tests them (sw_emc.c
  * explains the protocol). */
-#define SW_SHADOW_BITS (1u << 22) /* 512 KiB per core */
-#define SW_SHADOW_REFRESH (1u << 14) /* fills before the poller starts a clean filter */
+#define SW_SHADOW_BITS (1u << 24) /* 2 MiB per core */
+#define SW_SHADOW_REFRESH (1u << 16) /* fills before the poller starts a clean filter */
 
-struct sw_emc {
-	struct sw_emc_set set[SW_EMC_SETS];
-	struct sw_key key[SW_EMC_SETS][SW_EMC_WAYS];
+/* A poller's caches: only that poller writes them (the writer reads `shadow`). */
+struct sw_pcache {
+	struct sw_cache exact; /* SW_EMC_ENTRIES: the whole key */
+	struct sw_cache mega;  /* SW_MFC_ENTRIES: the key under the order's umask */
 	uint32_t epoch, fills; /* the poller's own */
-	uint32_t rng;          /* xorshift state: which misses are cached (sw_emc.c) */
+	uint32_t rng;          /* xorshift state: which misses go into the EMC (sw_emc.c) */
 	_Atomic uint64_t shadow[SW_SHADOW_BITS / 64];
 };
 
@@ -156,7 +169,7 @@ struct sw_table {
 	RF_CACHE_ALIGNED _Atomic(struct sw_pvec *) vec; /* acquire by readers, release by writer */
 	_Atomic uint32_t *slot_gen; /* [SW_MAX_FLOWS]: bumped when the slot's flow is removed */
 	unsigned ncores;
-	struct sw_emc *emc[SW_MAX_CORES]; /* each written by its poller only */
+	struct sw_pcache *pc[SW_MAX_CORES]; /* each written by its poller only */
 	struct sw_cgen cgen[SW_MAX_CORES];
 	/* Writer. */
 	RF_CACHE_ALIGNED struct sw_subtable *subs;
