@@ -63,8 +63,9 @@
 #                       [--install-timeout S] [--wild-rounds N] [--switch-bin PATH]
 #                       [--out DIR] [--quiet]
 # --switch-bin: another build of ringflow-switch (e.g. a branch's), the rest from --build.
-# --quick: 1 round of 1 s, ringflow-packet and ovs-system, cases one exact1k churn setup, 200
-# setup flows (options given explicitly win): a smoke test (ctest switch_bed), under 90 s.
+# --quick: 1 round of 1 s, ringflow-packet and ovs-system, cases one exact1k churn pipe3 select
+# setup, 200 setup flows (options given explicitly win): a smoke test (ctest switch_bed), under
+# 90 s.
 # Needs root. Touches nothing in the root namespace; the bed's teardown removes everything.
 set -euo pipefail
 
@@ -109,7 +110,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$quick" = 1 ]; then # the options given explicitly still win for impls and cases
   rounds=1 duration=1 warmup=0.5 setup_flows=${setup_flows:-200}
-  impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn setup}
+  impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn pipe3 select setup}
 fi
 impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp}
 cases=${cases:-one exact1k churn pipe3 select wild100k setup}
