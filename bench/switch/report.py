@@ -21,6 +21,10 @@ base of a ratio. A switch is "near the generator's rate" when
 most of its rounds were generator-limited or its median passed >= 90 % of the offer; a ratio
 with such a side says so (both: it says nothing about the switches). Churn is
 judged per switch against its own exact1k point of the same round (same flows, same traffic).
+pipe3 (a 3-table pipeline) and select (a select group) have no goal of their own (issue 25 asks
+them beside OVS): their ratio is printed with the goal "-". Their check lines say where the
+frames went by the switch's counters: pipe3, the flows that took frames per table and the
+packets drop flows took (table-miss included: 0 expected); select, the packets per bucket.
 """
 import json
 import os
@@ -32,7 +36,8 @@ import sys
 GOALS = {"fwd": 2.0, "setup": 2.0, "churn": 0.95}
 PAIRS = [("AF_PACKET", "ringflow-packet", "ovs-system"), ("AF_XDP", "ringflow-xdp", "ovs-afxdp"),
          ("offload", "ringflow-xdp-offload", "ovs-afxdp")]  # --offload: the XDP fast path
-FWD_CASES = ["one", "exact1k", "churn", "wild100k"]
+FWD_CASES = ["one", "exact1k", "churn", "wild100k", "pipe3", "select"]
+NO_GOAL = ("pipe3", "select")  # measured beside OVS, no ratio goal
 
 out = sys.argv[1]
 path = os.path.join(out, "results.jsonl")
@@ -120,6 +125,7 @@ for case in FWD_CASES:
                             **({"held_back": round(m["held_back"], 3)} if "held_back" in m else {})})
         ra, rb = s.get(ours), s.get(peer)
         note, rv = "", None
+        goal = None if case in NO_GOAL else GOALS["fwd"]
         if ra and rb and rb["median"] > 0:
             rv = ra["median"] / rb["median"]
             # near the generator: most rounds kept up, or the median passed >= 90 % of the offer
@@ -130,7 +136,7 @@ for case in FWD_CASES:
             elif near[ours]:
                 note = "ringflow near the generator's rate: at least this"
             ratios.append({"bench": "switch", "impl": "ratio", "case": case, "ports": kind,
-                           "value": round(rv, 3), "unit": "x", "goal": GOALS["fwd"],
+                           "value": round(rv, 3), "unit": "x", "goal": goal,
                            "ours_mpps": round(ra["median"], 4), "peer_mpps": round(rb["median"], 4),
                            "note": note})
         for i in (ours, peer):  # a table that did not take all the case's flows
@@ -147,7 +153,8 @@ for case in FWD_CASES:
                 if why:
                     note += f" ({why[:90]})"
         lines.append(f"{case:9s} {kind:9s} {cells[0]} {cells[1]} {cells[2]} {cells[3]} "
-                     f"{(f'{rv:5.2f}x' if rv is not None else '   -  '):>6s} {GOALS['fwd']:4.1f}x  {note}")
+                     f"{(f'{rv:5.2f}x' if rv is not None else '   -  '):>6s} "
+                     f"{(f'{goal:4.1f}x' if goal else '-'):>5s}  {note}")
         fig.append((f"{case} {kind}", ra, rb))
 
 # ---- headroom: the generator alone against the best userspace switch's median (any case);
@@ -171,6 +178,23 @@ if hit:
     lines.append("exact1k flows that matched frames (n_packets > 0) / flows in the table: " + ";  ".join(
         f"{r['impl']} {r['value']}/{r['flows_in_table']}" for r in hit if r.get("round") == 1))
 
+# ---- pipe3 and select: where the frames went, by the switch's own counters (round 1) ----
+for r in rows:
+    if r.get("case") == "check_pipe3" and r.get("round") == 1:
+        ok = r["flows_hit"] == [4, 1, 1] and r["value"] == 0 and r["out_flow_priority"] == 124
+        lines.append(f"pipe3 {r['impl']}: flows that took frames per table {r['flows_hit']} (expected "
+                     f"[4, 1, 1]), table 2's longest taken priority {r['out_flow_priority']} (124: the "
+                     f"/24) with {r['out_flow_packets']} packets; packets a drop flow took "
+                     f"{r['value']} (table-miss {r['table_miss_packets']}): "
+                     + ("as expected" if ok else "UNEXPECTED"))
+    if r.get("case") == "check_select" and r.get("round") == 1:
+        b = r.get("bucket_packets") or []
+        share = "/".join(f"{100 * x / sum(b):.0f}" for x in b) if sum(b) else "-"
+        ok = len(b) == 4 and min(b) > 0 and sum(b) == r["value"] == r["flow_packets"]
+        lines.append(f"select {r['impl']}: group packets {r['value']}, flow packets {r['flow_packets']}, "
+                     f"per bucket {b} = {share} % (weights 40/30/20/10): "
+                     + ("every bucket used" if ok else "UNEXPECTED"))
+
 # ---- flows installed (the wild100k table may not fit) ----
 inst = [r for r in rows if str(r.get("case", "")).startswith("install_")]
 if inst:
@@ -178,7 +202,7 @@ if inst:
     lines.append("flow install through ovs-ofctl add-flows (del-flows first): seconds, median; flows in the table")
     for impl in sorted({r["impl"] for r in inst}):
         cells = []
-        for c in ("one", "exact1k", "wild100k"):
+        for c in ("one", "exact1k", "wild100k", "pipe3", "select"):
             ps = [r for r in inst if r["impl"] == impl and r["case"] == "install_" + c]
             if ps:
                 m = summ(ps)

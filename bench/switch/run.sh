@@ -38,6 +38,16 @@
 #             (pktgen --flows 50000 --flows-mode random); what fits in --install-timeout s (100)
 #             is installed and measured (the count and any TABLE_FULL are recorded); only in
 #             the first --wild-rounds rounds (default 1: the install is the slow part)
+#   pipe3     a 3-table pipeline, ACL (table 0, 301 flows: drops on 5-tuple wildcards, allows
+#             -> goto_table:1) -> L2 (table 1: eth_dst -> write_metadata, goto_table:2) ->
+#             L3-style (table 2: nw_dst prefixes /8../32 by priority -> set_field eth_src and
+#             eth_dst, dec_ttl, output:2), each table ending in a priority-0 drop; exact1k's
+#             traffic. After the point the flows' counters are read (check_pipe3): the flows
+#             taken per table and the packets any drop flow (table-miss included) took
+#   select    in_port=1 -> group:1, a select group of 4 buckets (weights 40 30 20 10, each its
+#             own set_field eth_src, output:2), added by `ovs-ofctl add-groups` before the flow;
+#             exact1k's traffic; the group's bucket counters are read after the point
+#             (check_select)
 #   setup     new flows per second under ringflow-controller (learning app, CPU 0, adaptive):
 #             bench/switch/flowsetup, --setup-flows flows (2000), --setup-window in flight
 #             (32); packet/system ports only; ringflow-switch with --idle --setup-idle
@@ -53,8 +63,9 @@
 #                       [--install-timeout S] [--wild-rounds N] [--switch-bin PATH]
 #                       [--out DIR] [--quiet]
 # --switch-bin: another build of ringflow-switch (e.g. a branch's), the rest from --build.
-# --quick: 1 round of 1 s, ringflow-packet and ovs-system, cases one exact1k churn setup, 200
-# setup flows (options given explicitly win): a smoke test (ctest switch_bed), under 90 s.
+# --quick: 1 round of 1 s, ringflow-packet and ovs-system, cases one exact1k churn pipe3 select
+# setup, 200 setup flows (options given explicitly win): a smoke test (ctest switch_bed), under
+# 90 s.
 # Needs root. Touches nothing in the root namespace; the bed's teardown removes everything.
 set -euo pipefail
 
@@ -93,16 +104,16 @@ while [ $# -gt 0 ]; do
     --switch-bin) sw_bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^# Needs root/p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$quick" = 1 ]; then # the options given explicitly still win for impls and cases
   rounds=1 duration=1 warmup=0.5 setup_flows=${setup_flows:-200}
-  impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn setup}
+  impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn pipe3 select setup}
 fi
 impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp}
-cases=${cases:-one exact1k churn wild100k setup}
+cases=${cases:-one exact1k churn pipe3 select wild100k setup}
 setup_flows=${setup_flows:-2000}
 die() { echo "bench-switch: $*" >&2; exit 1; }
 log() { [ "$quiet" = 1 ] || echo "bench-switch: $*" >&2; }
@@ -116,7 +127,9 @@ case "$setup_idle" in busy|adaptive) ;; *) die "--setup-idle: busy or adaptive" 
 [[ "$churn_rate" =~ ^[0-9]+$ ]] && [ "$churn_rate" -ge 1 ] && [ "$churn_rate" -le 100000 ] || die "--churn-rate: 1..100000"
 awk -v d="$duration" -v w="$warmup" 'BEGIN { exit !(d > 0 && d <= 60 && w >= 0 && w <= 30) }' 2>/dev/null \
   || die "--duration in (0, 60], --warmup in [0, 30]"
-for c in $cases; do case "$c" in one|exact1k|churn|wild100k|setup) ;; *) die "unknown case '$c'" ;; esac; done
+for c in $cases; do
+  case "$c" in one|exact1k|churn|pipe3|select|wild100k|setup) ;; *) die "unknown case '$c'" ;; esac
+done
 for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ringflow-xdp-offload|ovs-system|ovs-afxdp) ;; *) die "unknown switch '$i'" ;; esac; done
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
@@ -154,7 +167,9 @@ sink_rx() {
   if [ "$ceiling" = 1 ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
   else devpk "$apid_s" "$sdev" | cut -d' ' -f1; fi
 }
-for c in one exact1k wild100k; do python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"; done
+for c in one exact1k wild100k pipe3 select; do
+  python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"
+done
 # fwd_probe sends 20 frames of the case's traffic ($tg_conf for trafgen, $pktgen_args for pktgen)
 stat0=$(cpu_sample)
 printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","placement":"P2","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
@@ -248,12 +263,18 @@ note() { # impl case round reason: a point that could not be measured
   log "$1 $2: $4"
 }
 
-# Replaces the switch's flows with a case's file; records the time and how many went in.
+# Replaces the switch's flows (and groups) with a case's files, the groups (CASE.groups, if the
+# case has one) before the flows that use them; records the time and how many went in.
 install() { # impl case round
   local impl=$1 c=$2 r=$3 t0 t1 n rc=0 want
   want=$(wc -l < "$state/$c.flows")
+  ofctl del-groups "$OF" >> "$fwd_log" 2>&1 \
+    || log "$impl: del-groups failed: $(tail -n 1 "$fwd_log")"
   t0=$(now_ns)
   ofctl del-flows "$OF" >> "$fwd_log" 2>&1 || rc=$?
+  if [ "$rc" = 0 ] && [ -e "$state/$c.groups" ]; then
+    ofctl add-groups "$OF" "$state/$c.groups" >> "$out/install-$impl.log" 2>&1 || rc=$?
+  fi
   [ "$rc" = 0 ] && { in_f timeout "$install_timeout" ovs-ofctl -O OpenFlow13 add-flows "$OF" "$state/$c.flows" >> "$out/install-$impl.log" 2>&1 || rc=$?; }
   t1=$(now_ns)
   n=$(ofctl dump-flows "$OF" 2>/dev/null | grep -c 'actions=' || true)
@@ -295,6 +316,7 @@ fwd_cases() { # impl round: every forwarding case on one running switch
     fwd_probe || note "$impl" "probe_$c" "$r" "fewer than 10 of 20 probe frames reached SINK within 15 s"
     if [ "$c" = churn ]; then churn_point "$impl" "$r"; else point "$impl" "$c" 0 "$r" || true; fi
     if [ "$c" = exact1k ]; then flows_hit "$impl" "$r"; fi
+    case "$c" in pipe3|select) path_check "$impl" "$c" "$r" ;; esac
   done
 }
 
@@ -313,6 +335,57 @@ flows_hit() { # impl round
   done
   printf '{"bench":"switch","impl":"%s","case":"flows_hit_exact1k","round":%d,"value":%d,"unit":"flows","flows_in_table":%d,"poll_s":%s}\n' \
     "$1" "$2" "$n" "$want" "$(awk -v a="$t0" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" >> "$res"
+}
+
+# Where a case's frames went, from the switch's own counters after the point (the probe's frames
+# included): pipe3, per table the flows that took frames and the packets that drop flows took
+# (the table-miss entries included: any is a frame that left the pipeline early); select, the
+# group's and each bucket's packets. OVS folds its counters in late: read until two reads 0.5 s
+# apart agree (10 s at most; the generator has stopped).
+path_check() { # impl case round
+  local impl=$1 c=$2 r=$3 i prev='' cur='' j
+  for i in $(seq 20); do
+    if [ "$c" = select ]; then
+      cur=$(in_f timeout 10 ovs-ofctl -O OpenFlow13 dump-group-stats "$OF" 2>/dev/null || true)
+    else
+      cur=$(ofdump || true)
+    fi
+    cur=$(echo "$cur" | sed -E 's/(duration|idle_age|hard_age)=[0-9.]+s?, ?//g')
+    [ -n "$cur" ] && [ "$cur" = "$prev" ] && break
+    prev=$cur
+    sleep 0.5
+  done
+  if [ "$c" = select ]; then
+    local buckets total
+    buckets=$(echo "$cur" | grep -o 'bucket[0-9]*:packet_count=[0-9]*' | sed 's/.*=//' \
+      | paste -sd, -)
+    total=$(echo "$cur" | grep -o 'ref_count=[0-9]*,packet_count=[0-9]*' | sed 's/.*=//' \
+      | head -n 1)
+    j=$(ofdump | grep 'actions=group:1' | grep -o 'n_packets=[0-9]*' | sed 's/.*=//' | head -n 1)
+    printf '{"bench":"switch","impl":"%s","case":"check_select","round":%d,"value":%s,' \
+      "$impl" "$r" "${total:-null}" >> "$res"
+    printf '"unit":"packets","bucket_packets":[%s],"flow_packets":%s}\n' "$buckets" "${j:-null}" \
+      >> "$res"
+  else
+    echo "$cur" | awk -v impl="$impl" -v r="$r" '
+      /actions=/ {
+        t = 0; n = 0; p = 32768
+        if (match($0, /table=[0-9]+/)) t = substr($0, RSTART + 6, RLENGTH - 6)
+        if (match($0, /n_packets=[0-9]+/)) n = substr($0, RSTART + 10, RLENGTH - 10)
+        if (match($0, /priority=[0-9]+/)) p = substr($0, RSTART + 9, RLENGTH - 9)
+        if (n > 0) hit[t]++
+        if ($0 ~ /actions=drop/) { dropped += n; if (p == 0) miss += n }
+        if (t == 2 && n > 0 && p > maxp) { maxp = p; out = n }
+        tables[t] = 1
+      }
+      END {
+        printf "{\"bench\":\"switch\",\"impl\":\"%s\",\"case\":\"check_pipe3\",", impl
+        printf "\"round\":%d,\"value\":%d,\"unit\":\"packets\",", r, dropped
+        printf "\"table_miss_packets\":%d,\"flows_hit\":[%d,%d,%d],", miss, hit[0], hit[1], hit[2]
+        printf "\"out_flow_priority\":%d,\"out_flow_packets\":%d}\n", maxp, out
+      }' >> "$res"
+  fi
+  log "  $(tail -n 1 "$res")"
 }
 
 setup_case() { # impl round
@@ -369,7 +442,7 @@ for ((r = 1; r <= rounds; r++)); do
   fi
   for ((j = 0; j < n; j++)); do
     impl=${impl_list[$(( (j + r - 1) % n ))]}
-    if [[ " $cases " =~ \ (one|exact1k|churn|wild100k)\  ]]; then
+    if [[ " $cases " =~ \ (one|exact1k|churn|pipe3|select|wild100k)\  ]]; then
       log "[round $r/$rounds] $impl"
       last_installed=
       if sw_start "$impl"; then fwd_cases "$impl" "$r"; else note "$impl" start "$r" "$fwd_err"; fi

@@ -1,9 +1,12 @@
 /*
  * tests/bench/test_switch_bed.c: the switch benchmark (bench/switch/run.sh, `make
  * bench-switch`) end to end in its quick mode: ringflow-switch and OVS userspace on packet /
- * system ports, cases one, exact1k, churn and setup. Checks that the script exits 0; that
- * frames reached SINK through each switch with its flows installed by ovs-ofctl (the `one`
- * and `exact1k` points forwarded > 0, all 1000 exact flows in each table); that the churn
+ * system ports, cases one, exact1k, churn, pipe3, select and setup. Checks that the script
+ * exits 0; that frames reached SINK through each switch with its flows installed by ovs-ofctl
+ * (the `one` and `exact1k` points forwarded > 0, all 1000 exact flows in each table); that
+ * the pipe3 and select points forwarded > 0 the way the flows say (pipe3: 4, 1 and 1 flows
+ * taken in tables 0, 1, 2 and no packet to a drop or table-miss flow; select: the group's
+ * packets are the flow's, split over all 4 buckets); that the churn
  * client's FLOW_MODs were all answered without an ERROR; that every new flow of the setup
  * case reached SINK and its flow is in the switch's table; that the summary and ratio lines
  * are there; that ringflow-pktgen was the generator when it is built (then the exact1k points
@@ -41,7 +44,9 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 	double one[2] = {-1, -1}, exact[2] = {-1, -1}, installed[2] = {-1, -1};
 	double applied[2] = {-1, -1}, sent[2] = {-1, -1}, errors[2] = {-1, -1};
 	double setup_flows[2] = {-1, -1}, set_up[2] = {-1, -1}, in_table[2] = {-1, -1};
-	double hit[2] = {-1, -1};
+	double hit[2] = {-1, -1}, pipe3[2] = {-1, -1}, sel[2] = {-1, -1};
+	double pipe_drop[2] = {-1, -1}, sel_group[2] = {-1, -1}, sel_flow[2] = {-1, -1};
+	int pipe_path[2] = {0, 0}, sel_buckets[2] = {0, 0};
 	char setup_why[2][160] = {"", ""}; /* a setup point's reason when it was not measured */
 	int summary = 0, ratio = 0, tag = 0, pktgen = 0, headroom = 0;
 	double ceiling = -1;
@@ -55,6 +60,24 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 				exact[i] = bed_field(line, "forwarded");
 			if (is(line, impls[i], "flows_hit_exact1k"))
 				hit[i] = bed_field(line, "value");
+			if (point && is(line, impls[i], "pipe3"))
+				pipe3[i] = bed_field(line, "forwarded");
+			if (point && is(line, impls[i], "select"))
+				sel[i] = bed_field(line, "forwarded");
+			if (is(line, impls[i], "check_pipe3")) {
+				pipe_drop[i] = bed_field(line, "value");
+				pipe_path[i] = strstr(line, "\"flows_hit\":[4,1,1]") &&
+					       bed_field(line, "out_flow_priority") == 124;
+			}
+			if (is(line, impls[i], "check_select")) {
+				const char *b = strstr(line, "\"bucket_packets\":[");
+				double n[4] = {0, 0, 0, 0};
+				sel_group[i] = bed_field(line, "value");
+				sel_flow[i] = bed_field(line, "flow_packets");
+				sel_buckets[i] = b && sscanf(b + 18, "%lf,%lf,%lf,%lf]", &n[0], &n[1], &n[2],
+							   &n[3]) == 4 && n[0] > 0 && n[1] > 0 && n[2] > 0 &&
+						 n[3] > 0 && n[0] + n[1] + n[2] + n[3] == sel_group[i];
+			}
 			if (is(line, impls[i], "install_exact1k"))
 				installed[i] = bed_field(line, "flows_installed");
 			if (is(line, impls[i], "churn_client")) {
@@ -99,6 +122,16 @@ Test(switch_bed, quick_run_forwards_churns_sets_up_and_cleans_up, .timeout = 240
 		if (exact[i] >= 50000)
 			cr_expect_eq(hit[i], 1000, "%s: %.0f of the 1000 exact flows matched a frame "
 				     "after %.0f frames forwarded", impls[i], hit[i], exact[i]);
+		cr_expect_gt(pipe3[i], 0, "%s: no frame reached SINK through the 3 tables", impls[i]);
+		cr_expect(pipe_path[i], "%s: pipe3's frames did not take the 4, 1, 1 flows and the /24",
+			  impls[i]);
+		cr_expect_eq(pipe_drop[i], 0, "%s: %.0f pipe3 packets went to a drop or table-miss "
+			     "flow", impls[i], pipe_drop[i]);
+		cr_expect_gt(sel[i], 0, "%s: no frame reached SINK through the select group", impls[i]);
+		cr_expect(sel_group[i] > 0 && sel_group[i] == sel_flow[i], "%s: group 1 counted %.0f "
+			  "packets, its flow %.0f", impls[i], sel_group[i], sel_flow[i]);
+		cr_expect(sel_buckets[i], "%s: the select group's 4 buckets did not all take packets "
+			  "adding up to the group's", impls[i]);
 		cr_expect_gt(sent[i], 0, "%s: the churn client sent no FLOW_MOD", impls[i]);
 		cr_expect_eq(applied[i], sent[i], "%s: %.0f of %.0f churn FLOW_MODs answered",
 			     impls[i], applied[i], sent[i]);
