@@ -117,8 +117,8 @@ struct probe {
 	int mine;
 };
 
-static struct sw_emc_way *cache_find(const struct sw_cache *c, uint32_t epoch, uint64_t h64,
-				     const struct sw_key *k, struct probe *p)
+static inline struct sw_emc_way *cache_find(const struct sw_cache *c, uint32_t epoch,
+					    uint64_t h64, const struct sw_key *k, struct probe *p)
 {
 	p->h64 = h64;
 	p->tag = (uint32_t)(h64 >> 32);
