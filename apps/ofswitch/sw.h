@@ -550,10 +550,9 @@ struct sw_dp {
  * pipeline fields are not all zero (sw_core.pin_md / pin_tun) also carries them, for the
  * PACKET_IN's match (OpenFlow 1.3.5 section 7.4.1), in the first bytes of its buffer's
  * headroom (which frame mode leaves unused: the frame starts at data_off and never grows
- * to the front), and
- * SW_PIN_HAS_FIELDS says so; the others pay nothing. in_phy_port is not carried: every port
- * of this switch is physical, so it always equals in_port and the PACKET_IN leaves it out
- * (1.3.5: only when it differs). */
+ * to the front), and SW_PIN_HAS_FIELDS says so; the others pay nothing. in_phy_port is not
+ * carried: every port of this switch is physical, so it always equals in_port and the
+ * PACKET_IN leaves it out (1.3.5: only when it differs). */
 struct sw_pin_fields {
 	uint64_t metadata;  /* write_metadata so far; 0: unset (as OVS: no OXM then) */
 	uint64_t tunnel_id; /* set_field tunnel_id so far; 0: unset */
