@@ -24,6 +24,8 @@
 #                     directory there), e.g. "group meter match/00_OUT_PORT.json"
 #   CONFORMANCE_TARGETS  "ringflow ovs" (default), or either one
 #   CONFORMANCE_SET_TIMEOUT  seconds one set may take on one target (default 1200)
+#   CONFORMANCE_KEEP  a directory to copy each set's os-ken and switch logs into (the bed's
+#                     own go with it)
 case ${1:-} in
 -h | --help)
 	# the header above, without its first line and the comment marks
@@ -147,6 +149,10 @@ run_set() {
 	local n0 n1
 	n0=$(wc -l <"$RES")
 	parse_log "$tgt" "$set" "$log"
+	if [ -n "${CONFORMANCE_KEEP:-}" ]; then
+		mkdir -p "$CONFORMANCE_KEEP" && cp "$log" "$CONFORMANCE_KEEP/" &&
+			{ [ "$tgt" != ringflow ] || cp "$BED_TMP/sw-${set//\//_}.log" "$CONFORMANCE_KEEP/"; }
+	fi
 	n1=$(wc -l <"$RES")
 	[ "$n1" -gt "$n0" ] || { fail "$tgt/$set: the tool ran no test"; tail -5 "$log" | sed 's/^/  os-ken: /'; rc=1; }
 	local unnamed
