@@ -170,6 +170,10 @@ if how:
     lines.append("placements: P1 = FWD's receive work for its first veth on the forwarder's CPU "
                  "(threaded NAPI pinned there, else RPS), P2 = the veth default (the generator's CPU); "
                  "P1 done by: " + ", ".join(sorted({f"{v}" for k, v in how.items() if k.endswith('/P1')})))
+idle = {r["impl"]: r.get("idle") for r in rows if r.get("case") == "placement"
+        and r.get("idle") not in (None, "-")}
+if idle:  # ringflow's rows: busy or adaptive polling, per placement
+    lines.append("ringflow idle policy: " + ", ".join(f"{k} {v}" for k, v in sorted(idle.items())))
 
 
 def best_user(prefix):

@@ -38,7 +38,8 @@
 #        ringflow-dpdk-af_packet ringflow-dpdk-af_xdp (default: all; one that cannot start is
 #        reported and skipped). ringflow-xdp-offload is ringflow-l2fwd --offload on the native
 #        xdp ports: the port pair forwarded by its XDP program (docs/dataplane-app.md §11), its
-#        poller on adaptive idle (every other ringflow row spins: --idle busy).
+#        poller on adaptive idle. The other ringflow rows spin (--idle busy) in P2 and run
+#        adaptive in P1, where the receive NAPI shares their CPU (the placement line's "idle").
 # --placements "P1 P2" (both by default): P1 all of FWD's receive work on the forwarder's CPU
 # (fa's NAPI threaded and its kthread pinned there; RPS where that cannot be), P2 the veth
 # default. Every forwarder runs in each, the order alternating by round.
@@ -208,11 +209,15 @@ fwd_start() {
         dpdk-af_xdp) spec0="dpdk:vdev=net_af_xdp0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_xdp1,iface=$fb,frames=1" ;;
         *) fwd_err="unknown ringflow backend"; return 1 ;;
       esac
-      # --offload: the kernel forwards and the poller sees (almost) nothing, so it runs with the
-      # app's default adaptive idle: a spinning poller would take the CPU from the receive NAPI
-      # that runs the XDP program (P1 puts both on the forwarder's CPU).
+      # Idle policy: busy in P2 (the receive NAPI runs elsewhere); the app's default adaptive
+      # in P1, where the NAPI that fills the poller's rings runs on the poller's own CPU and a
+      # spinning poller takes the CPU from it (busy gave half the rate there:
+      # docs/forwarding-benchmark.md); and with --offload (the kernel forwards, the poller
+      # sees almost nothing), in both placements.
       local off= idle=busy
+      [ "$pl" = P1 ] && idle=adaptive
       [ "$impl" = ringflow-xdp-offload ] && off=--offload idle=adaptive
+      fwd_idle=$idle
       ip netns exec "$F" "$l2fwd_bin" --port "$spec0" --port "$spec1" $off \
         --cores "$cpu_fwd" --idle $idle --buffers 16384 </dev/null >> "$fwd_log" 2>&1 &
       fwd_pid=$! ;;
@@ -431,7 +436,7 @@ for ((r = 1; r <= rounds; r++)); do
     for ((k = 0; k < np; k++)); do # the placements' order alternates by round too
       pl=${pl_list[$(( (k + r - 1) % np ))]}
       [ -z "${broken[$impl]:-}" ] || continue
-      cur_impl=$impl
+      cur_impl=$impl fwd_idle=-
       gen_kind=$main_gen gen_limit=$main_limit
       [ "$impl" = gen-only-trafgen ] && gen_kind=trafgen gen_limit=0.97
       log "[round $r/$rounds] $impl $pl"
@@ -444,8 +449,8 @@ for ((r = 1; r <= rounds; r++)); do
         continue
       fi
       placement_apply "$pl"
-      printf '{"bench":"fwd","impl":"%s","case":"placement","round":%d,"placement":"%s","how":"%s","value":0,"unit":""}\n' \
-        "$impl" "$r" "$pl" "$placement_how" >> "$res"
+      printf '{"bench":"fwd","impl":"%s","case":"placement","round":%d,"placement":"%s","how":"%s","idle":"%s","value":0,"unit":""}\n' \
+        "$impl" "$r" "$pl" "$placement_how" "$fwd_idle" >> "$res"
       if point "$impl" max_64B 0 "$r"; then
         maxf=$(tail -n 1 "$res" | grep -o '"value":[0-9.]*' | cut -d: -f2)
         if [ "$gen_kind" = pktgen ] && [ "$r" -le "$zl_rounds" ] \
