@@ -3,13 +3,13 @@
  *
  * Core c receives on queue c of every port (one poll function per port, so an adaptive
  * poller wakes on any port's fd) and sends on queue c of every port, so no queue is shared
- * between threads. Per frame: parse the flow key once (sw_key.c), look it up in
- * the table (sw_emc.c: this core's EMC, then sw_table.c: tuple-space search), count it on the
- * flow's line for this core, and apply the flow's actions: each output appends the frame to
- * this core's batch for that port, rewrites change the frame in place (a copy for every
- * output but the last, so a queued frame never changes); batches go out
- * with one rf_io_tx_burst per port at the end of the round. OUTPUT:CONTROLLER hands the
- * frame to the agent over an MPSC ring (PACKET_IN); no flow means drop (OpenFlow 1.3).
+ * between threads. Per frame: parse the flow key once (sw_key.c), look it up in the table
+ * (sw_emc.c: this core's EMC and megaflow cache, then sw_table.c: tuple-space search), count
+ * it on the flow's line for this core, and apply the flow's actions: each output appends the
+ * frame to this core's batch for that port, rewrites change the frame in place (a copy for
+ * every output but the last, so a queued frame never changes); batches go out with one
+ * rf_io_tx_burst per port at the end of the round. OUTPUT:CONTROLLER hands the frame to the
+ * agent over an MPSC ring (PACKET_IN); no flow means drop (OpenFlow 1.3).
  */
 #include <string.h>
 
