@@ -170,6 +170,14 @@ static void cache_fill(struct sw_cache *c, const struct probe *p, uint32_t epoch
 	e->epoch = epoch;
 }
 
+/* Whether a key's answer goes into the EMC now (probed into pe): at once when it holds a
+ * way there (a stale one), else on a random 1 miss in SW_EMC_INSERT_INV. */
+static inline bool emc_admits(struct sw_pcache *m, const struct probe *pe)
+{
+	m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
+	return pe->mine >= 0 || !(m->rng & (SW_EMC_INSERT_INV - 1));
+}
+
 #define MEGA_SEED 0x5bd1e9955bd1e995ull /* the megaflow cache's hash seed (the EMC's: 0) */
 
 struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k)
@@ -189,8 +197,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	e = cache_find(&m->mega, m->epoch, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
 	if (e && way_valid(t, e, gen)) {
 		/* The megaflow's answer is k's: into the EMC as a classification would go. */
-		m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
-		if (pe.mine >= 0 || !(m->rng & (SW_EMC_INSERT_INV - 1)))
+		if (emc_admits(m, &pe))
 			cache_fill(&m->exact, &pe, m->epoch, gen, k, e);
 		return e->flow;
 	}
@@ -216,8 +223,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 		cache_find(&m->mega, m->epoch, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
 	}
 	cache_fill(&m->mega, &pm, m->epoch, gen, &mk, &ans);
-	m->rng ^= m->rng << 13, m->rng ^= m->rng >> 17, m->rng ^= m->rng << 5;
-	if (pe.mine >= 0 || !(m->rng & (SW_EMC_INSERT_INV - 1)))
+	if (emc_admits(m, &pe))
 		cache_fill(&m->exact, &pe, m->epoch, gen, k, &ans);
 	return f;
 }

@@ -113,7 +113,8 @@ if [ "$quick" = 1 ]; then # the options given explicitly still win for impls and
   impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn pipe3 select setup}
 fi
 impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp}
-cases=${cases:-one exact1k churn pipe3 select wild100k setup}
+all_cases="one exact1k churn pipe3 select wild100k setup"
+cases=${cases:-$all_cases}
 setup_flows=${setup_flows:-2000}
 die() { echo "bench-switch: $*" >&2; exit 1; }
 log() { [ "$quiet" = 1 ] || echo "bench-switch: $*" >&2; }
@@ -127,9 +128,7 @@ case "$setup_idle" in busy|adaptive) ;; *) die "--setup-idle: busy or adaptive" 
 [[ "$churn_rate" =~ ^[0-9]+$ ]] && [ "$churn_rate" -ge 1 ] && [ "$churn_rate" -le 100000 ] || die "--churn-rate: 1..100000"
 awk -v d="$duration" -v w="$warmup" 'BEGIN { exit !(d > 0 && d <= 60 && w >= 0 && w <= 30) }' 2>/dev/null \
   || die "--duration in (0, 60], --warmup in [0, 30]"
-for c in $cases; do
-  case "$c" in one|exact1k|churn|pipe3|select|wild100k|setup) ;; *) die "unknown case '$c'" ;; esac
-done
+for c in $cases; do [[ " $all_cases " == *" $c "* ]] || die "unknown case '$c'"; done
 for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ringflow-xdp-offload|ovs-system|ovs-afxdp) ;; *) die "unknown switch '$i'" ;; esac; done
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
