@@ -57,12 +57,19 @@
  * Growth (and rebuilds at the same size that drop dead slots and stuck counts) is the one
  * coordinated step, done by all writers together: a writer that finds the table over its
  * load limit (or with no free slot near the key) allocates the next table, links it as
- * t->next and sets FROZEN in t->ctl[]. Each writer call counts itself in t->ctl[] while it
- * works in t, and no new call enters a frozen table. Once the calls already inside have
- * left, the writers that arrive copy t into the new table in chunks claimed with fetch_add
- * (entries never move inside a table, so the copy is of a quiescent t), and the first to see
- * every chunk copied publishes it (CAS on h->tab) and retires t through call_rcu. Readers are
- * never stopped: they read the frozen t until the new table is published, then the new one.
+ * t->next and sets FROZEN in every stripe of t->ctl[] (so does every writer it sends to
+ * help, before it waits: none may find a stripe open that another will still freeze). Each
+ * writer call counts itself in t->ctl[] while it works in t, and no new call enters a frozen
+ * table. Once the calls already inside have left, the writers that arrive copy t into the
+ * new table in chunks claimed with fetch_add (entries never move inside a table, so the copy
+ * is of a quiescent t), and the first to see every chunk copied publishes it (CAS on h->tab)
+ * and retires t through call_rcu. Readers are never stopped: they read the frozen t until the
+ * new table is published, then the new one. An insert that still finds no free slot after 8
+ * growths or rebuilds fails: -ENOSPC when memory ran out, else -EAGAIN, since then the slots
+ * near its key are dead ones still in their grace period (a stalled grace period, or a few
+ * keys deleted and inserted again faster than grace periods end: their dead slots pile up
+ * around their home buckets, whatever the table's size); a retry after a quiescent state
+ * may succeed.
  *
  * Single-writer mode (RF_HASH_SINGLE_WRITER, the app promises writer calls never overlap):
  * the same table, slots and grace periods, without the protocol that lets writers race. An
@@ -94,6 +101,15 @@
 #include <sys/mman.h>
 
 #include <urcu-qsbr.h>
+
+/* Tests only: tests/hash/test_hash_grow_race compiles its own copy of this file with
+ * RF_HASH_FREEZE_PAUSE defined (a yield), to widen the window between the stripes a growth
+ * freezes, where a helper once started copying while a stripe was still open. */
+#ifdef RF_HASH_FREEZE_PAUSE
+#define FREEZE_PAUSE() RF_HASH_FREEZE_PAUSE()
+#else
+#define FREEZE_PAUSE() ((void)0)
+#endif
 
 /* Debug builds (RF_DEBUG_CHECKS): every lookup and write checks that its thread is a
  * registered, online QSBR reader (qsbr.h rule 1), so a forgotten rf_qsbr_register aborts
@@ -985,6 +1001,17 @@ static void copy_chunk(struct rf_hash *h, struct table *t, struct table *n, uint
  * chunks until none is left, waits for the other copiers, publishes the new table. */
 static void grow_help(struct rf_hash *h, struct table *t)
 {
+	/* Every helper freezes every stripe itself before it waits: a helper sent here by one
+	 * stripe's FROZEN must not find another stripe empty that the first freezer has not
+	 * reached yet (a writer could still enter t there and change a chunk after it was
+	 * copied; hash_stress caught that as a value deleted twice, once in t and once in its
+	 * copy). acq_rel: release, pairs with the acquire of the next helper's fetch_or on the
+	 * stripe that sends it here (our load of next, or grow's CAS of it, comes before);
+	 * acquire, the same pairing from the other side. */
+	for (unsigned i = 0; i < STRIPES; i++) {
+		atomic_fetch_or_explicit(&t->ctl[i].v, FROZEN, memory_order_acq_rel);
+		FREEZE_PAUSE();
+	}
 	/* acquire: pairs with grow's CAS of next (n's zeroed memory). */
 	struct table *n = atomic_load_explicit(&t->next, memory_order_acquire);
 	unsigned spins = 0;
@@ -1038,11 +1065,7 @@ static int grow(struct rf_hash *h, struct table *t, uint64_t nb)
 			rf_qsbr_defer_release();
 		}
 	}
-	/* relaxed: FROZEN only stops new entries (their CAS fails); the waiting is on the
-	 * count, with acquire, in grow_help. */
-	for (unsigned i = 0; i < STRIPES; i++)
-		atomic_fetch_or_explicit(&t->ctl[i].v, FROZEN, memory_order_relaxed);
-	grow_help(h, t);
+	grow_help(h, t); /* freezes t, after our CAS of next */
 	return 0;
 }
 
@@ -1304,7 +1327,7 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	void *copy = NULL; /* long keys: our copy, made once */
 	unsigned growths = 0;
-	bool stalled = false; /* grow found no room under the QSBR defer limit */
+	bool nomem = false; /* a key copy or a bigger table could not be allocated */
 	for (;;) {
 		struct table *t = w_enter(h);
 		recycle(h);
@@ -1358,11 +1381,11 @@ static int put(struct rf_hash *h, const void *key, void *value, bool replace, vo
 				if (g == 0)
 					continue;
 				growths = 8; /* no memory (or no room to retire t): use the free slots left */
-				stalled = g == -EAGAIN;
+				nomem = g == -ENOMEM;
 				continue;
 			}
 			key_free(h, copy);
-			return stalled ? -EAGAIN : -ENOSPC;
+			return nomem || !keyed ? -ENOSPC : -EAGAIN; /* see the file comment */
 		}
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1, false);
 		struct slot *sl = slot_at(t, (uint64_t)at);
@@ -1445,7 +1468,7 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 	uint64_t ukw = h->inline_keys ? inline_kw(h, key) : 0;
 	void *copy = NULL;
 	unsigned growths = 0;
-	bool stalled = false; /* grow found no room under the QSBR defer limit */
+	bool nomem = false; /* a key copy or a bigger table could not be allocated */
 	for (;;) {
 		/* relaxed: only this writer publishes tables. */
 		struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
@@ -1486,12 +1509,12 @@ static int one_put(struct rf_hash *h, const void *key, void *value, bool replace
 				int g = grow(h, t, to);
 				if (g != 0) {
 					growths = 8; /* no memory or no room to retire t: use */
-					stalled = g == -EAGAIN; /* the free slots left */
+					nomem = g == -ENOMEM; /* the free slots left */
 				}
 				continue;
 			}
 			key_free(h, copy);
-			return stalled ? -EAGAIN : -ENOSPC;
+			return nomem || !keyed ? -ENOSPC : -EAGAIN; /* as in put */
 		}
 		ovf_adjust(t, hv & t->mask, (uint64_t)at / SLOTS, +1, true);
 		struct slot *sl = slot_at(t, (uint64_t)at);

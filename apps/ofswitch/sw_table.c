@@ -598,7 +598,7 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 	if (new_head) {
 		f->snext = head;
 		int rc = head ? rf_hash_upsert(h, &f->match, f, NULL) : rf_hash_insert(h, &f->match, f);
-		if (rc == -ENOSPC) {
+		if (rc == -ENOSPC || rc == -EAGAIN) { /* full, or its free slots wait: a new table */
 			rc = grow(st, t);
 			h = atomic_load_explicit(&st->h, memory_order_relaxed);
 			if (rc == 0)
@@ -606,7 +606,7 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 		}
 		if (rc < 0) {
 			free(v);
-			return rc == -ENOSPC ? -ENOSPC : -ENOMEM;
+			return rc == -ENOSPC || rc == -EAGAIN ? -ENOSPC : -ENOMEM;
 		}
 	} else { /* below the head: the writer's chain only, no reader can tell */
 		struct sw_flow *p = head;

@@ -55,9 +55,11 @@
  * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
  * after its delete, and when the pool is empty meanwhile a copy comes from malloc instead
  * (rf_hash_overflow_allocs counts them). -ENOSPC means max_entries entries are present (or
- * no memory was left to grow). -EAGAIN means a grace period is stalled (qsbr.h rule 2): the
- * hash's deferred frees reached the QSBR defer limit and the table is full of slots waiting
- * for it; inserts work again once the stalled thread passes a quiescent state. A deleted slot
+ * no memory was left to grow). -EAGAIN means the slots near the key are deleted ones still
+ * waiting for their grace period: either a grace period is stalled (qsbr.h rule 2: the hash's
+ * deferred frees reached the QSBR defer limit; inserts work again once the stalled thread
+ * passes a quiescent state), or a few keys are deleted and inserted again faster than grace
+ * periods end (a retry after a quiescent state succeeds). A deleted slot
  * is stamped with the reclamation epoch it died in and reused in place by a later insert once
  * that epoch's grace period is over (no allocation per delete); long keys' copies wait in
  * batches of 64 (one malloc per batch).
@@ -107,8 +109,9 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
- * (NULL value, or one of the 4 KiB of addresses private to the hash that mark slot states), -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (a stalled
- * grace period: see Memory above). Debug builds abort when the caller is not a registered,
+ * (NULL value, or one of the 4 KiB of addresses private to the hash that mark slot states),
+ * -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (the slots near the key
+ * wait for a grace period; retry after a quiescent state: see Memory above). Debug builds abort when the caller is not a registered,
  * online QSBR reader (also for upsert, delete and the lookups). Thread-safe,
  * lock-free (see the contract for growth). */
 int rf_hash_insert(struct rf_hash *h, const void *key, void *value);
