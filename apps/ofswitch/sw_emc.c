@@ -1,6 +1,7 @@
 /*
  * apps/ofswitch/sw_emc.c: the per-core caches in front of the classifier, exact-match (EMC)
- * and megaflow, and sw_table_lookup, the one call the pollers make per frame.
+ * and megaflow, and sw_table_lookup / sw_table_lookup_md, the calls the pollers make per
+ * frame and per pipeline table.
  *
  * Each poller has its own two caches (struct sw_pcache; each 4-way sets, a key may sit in
  * either of two sets picked by its hash, and a fill takes a free way of the two first), so
@@ -13,8 +14,8 @@
  *     not pay a fill on every frame; a hot key gets in after a few frames, and a key whose
  *     entry went stale is refilled at once.
  *   - The megaflow cache (SW_MFC_ENTRIES, 8 times more) is probed on an EMC miss, keyed by
- *     k & umask, where umask is the union of the masks of table 0's subtables in the order
- *     (struct sw_pvec): every bit any flow of table 0 looks at. Two keys equal under umask
+ *     k & umask, where umask is the union of the masks of the table's subtables in the order
+ *     (struct sw_pvec): every bit any flow of that table looks at. Two keys equal under umask
  *     are equal under every subtable's mask, so the classifier gives them the same answer:
  *     one entry answers every microflow of a megaflow, a new microflow included, with one
  *     probe instead of a walk over the subtables. Every classification fills it. This is a
@@ -23,6 +24,14 @@
  *     probe, and no traffic can make more (the tuple-space explosion of Csikor et al. needs
  *     many); the price is that a table whose masks together cover fields most flows ignore
  *     splits megaflows finer than OVS would (docs/switch.md "The caches").
+ *   - Every table of the pipeline is cached so: a way's tag carries the table's number, so
+ *     an entry answers only its own table, and what follows holds per table. The later
+ *     tables see the frame's metadata, which is not in the key; a table's lookups go
+ *     through the caches only while md has no bit any of its subtables matches (md &
+ *     md_umask[tbl] == 0), since then every subtable is skipped or not alike for every such
+ *     frame and the answer depends on the key alone. A frame whose metadata a flow of the
+ *     table matches is classified uncached. A subtable that joins with a metadata match
+ *     bumps every core, so entries filled before it stop counting.
  *
  * Why both stay correct while the agent changes the table, without a flush per change:
  *   - Removal (delete, expiry, replacement): every flow owns a slot; the table's
@@ -87,10 +96,11 @@ static inline bool key_eq(const struct sw_key *a, const struct sw_key *b)
 	return d == 0;
 }
 
-/* Record key k in poller m's shadow filter for every subtable of order v (before it is
- * classified in v: see the top of the file). A filter grown stale is restarted with empty
- * caches first. */
-static void shadow_note(struct sw_pcache *m, const struct sw_pvec *v, const struct sw_key *k)
+/* Record key k in poller m's shadow filter for every subtable of table tbl in order v
+ * (before it is classified in v: see the top of the file). A filter grown stale is restarted
+ * with empty caches first. */
+static void shadow_note(struct sw_pcache *m, const struct sw_pvec *v, unsigned tbl,
+			const struct sw_key *k)
 {
 	if (++m->fills >= SW_SHADOW_REFRESH) {
 		m->fills = 0;
@@ -98,7 +108,7 @@ static void shadow_note(struct sw_pcache *m, const struct sw_pvec *v, const stru
 		for (size_t i = 0; i < SW_SHADOW_BITS / 64; i++) /* relaxed: the only writer */
 			atomic_store_explicit(&m->shadow[i], 0, memory_order_relaxed);
 	}
-	for (unsigned i = v->start[0]; i < v->start[1]; i++) { /* the caches answer table 0 */
+	for (unsigned i = v->start[tbl]; i < v->start[tbl + 1]; i++) {
 		struct sw_key mk;
 		sw_mask_key(k, &v->e[i].st->mask, &mk);
 		uint64_t bits;
@@ -109,8 +119,9 @@ static void shadow_note(struct sw_pcache *m, const struct sw_pvec *v, const stru
 	}
 }
 
-/* Where a key with hash h64 is or would go in cache c: its two sets, its tag, and the way
- * holding it (x = set choice * SW_EMC_WAYS + way), stale or not, or -1. */
+/* Where table tbl's key with hash h64 is or would go in cache c: its two sets, its tag (24
+ * bits of the hash above the table's number), and the way holding it (x = set choice *
+ * SW_EMC_WAYS + way), stale or not, or -1. */
 struct probe {
 	uint64_t h64;
 	uint32_t si[2], tag;
@@ -118,10 +129,11 @@ struct probe {
 };
 
 static inline struct sw_emc_way *cache_find(const struct sw_cache *c, uint32_t epoch,
-					    uint64_t h64, const struct sw_key *k, struct probe *p)
+					    unsigned tbl, uint64_t h64, const struct sw_key *k,
+					    struct probe *p)
 {
 	p->h64 = h64;
-	p->tag = (uint32_t)(h64 >> 32);
+	p->tag = (uint32_t)(h64 >> 40) << 8 | tbl;
 	p->si[0] = (uint32_t)h64 & (c->nsets - 1);
 	p->si[1] = (uint32_t)(h64 >> 16) & (c->nsets - 1);
 	p->mine = -1;
@@ -180,21 +192,28 @@ static inline bool emc_admits(struct sw_pcache *m, const struct probe *pe)
 
 #define MEGA_SEED 0x5bd1e9955bd1e995ull /* the megaflow cache's hash seed (the EMC's: 0) */
 
-struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k)
+/* Table tbl's answer for key k and metadata md through core's caches. gen: the core's
+ * generation, loaded (acquire) before any order; v: the order, loaded after gen, or NULL to
+ * load it only on an EMC miss (table 0, where md is 0). The caller has checked that md has
+ * no bit a subtable of tbl matches (md & md_umask[tbl] == 0), so the answer depends on k
+ * alone, and the caches need no metadata in their keys. */
+__attribute__((always_inline)) /* the EMC hit path stays in sw_table_lookup's body */
+static inline struct sw_flow *lookup(struct sw_table *t, unsigned core, unsigned tbl,
+				     uint64_t md, const struct sw_key *k, uint64_t gen,
+				     const struct sw_pvec *v)
 {
-	/* acquire: pairs with the writer's release bump in shadow_check (sw_table.c): a bump
-	 * seen here comes with the flow that caused it. Loaded before the order (below). */
-	uint64_t gen = atomic_load_explicit(&t->cgen[core].v, memory_order_acquire);
 	struct sw_pcache *m = t->pc[core];
 	struct probe pe, pm;
-	const struct sw_emc_way *e = cache_find(&m->exact, m->epoch, sw_key_hash64(k, 0), k, &pe);
+	const struct sw_emc_way *e =
+		cache_find(&m->exact, m->epoch, tbl, sw_key_hash64(k, 0), k, &pe);
 	if (e && way_valid(t, e, gen))
 		return e->flow;
-	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
-	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	if (!v) /* acquire: pairs with the writer's release in publish_vec (the order, its
+		   subtables). */
+		v = atomic_load_explicit(&t->vec, memory_order_acquire);
 	struct sw_key mk;
-	sw_mask_key(k, &v->umask, &mk);
-	e = cache_find(&m->mega, m->epoch, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
+	sw_mask_key(k, &v->umask[tbl], &mk);
+	e = cache_find(&m->mega, m->epoch, tbl, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
 	if (e && way_valid(t, e, gen)) {
 		/* The megaflow's answer is k's: into the EMC as a classification would go. */
 		if (emc_admits(m, &pe))
@@ -202,7 +221,7 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 		return e->flow;
 	}
 	uint32_t epoch = m->epoch;
-	shadow_note(m, v, k);
+	shadow_note(m, v, tbl, k);
 	/* seq_cst: our filter stores before the classifier's loads; pairs with the fence in
 	 * shadow_check (sw_table.c). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -213,14 +232,16 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	 * were not in v joined the order after our generation load, and such a join bumps
 	 * every core (shadow_check's was_listed). */
 	const struct sw_pvec *v2 = atomic_load_explicit(&t->vec, memory_order_acquire);
-	struct sw_flow *f = sw_table_classify_in(v2, (int)core, 0, 0, k, NULL);
+	struct sw_flow *f = sw_table_classify_in(v2, (int)core, tbl, md, k, NULL);
+	if (md & v2->md_umask[tbl])
+		return f; /* a subtable matching md joined (and bumped us): nothing to cache */
 	struct sw_emc_way ans = {.flow = f, .tgen = gen, .slot = f ? f->slot : 0,
 				 .fgen = f ? f->gen : 0};
 	if (epoch != m->epoch) /* a restart emptied the caches */
 		pe.mine = pm.mine = -1;
-	if (v2 != v && memcmp(&v2->umask, &v->umask, sizeof(mk)) != 0) {
-		sw_mask_key(k, &v2->umask, &mk); /* the megaflow of the order classified in */
-		cache_find(&m->mega, m->epoch, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
+	if (v2 != v && memcmp(&v2->umask[tbl], &v->umask[tbl], sizeof(mk)) != 0) {
+		sw_mask_key(k, &v2->umask[tbl], &mk); /* the megaflow of the order classified in */
+		cache_find(&m->mega, m->epoch, tbl, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
 	}
 	cache_fill(&m->mega, &pm, m->epoch, gen, &mk, &ans);
 	if (emc_admits(m, &pe))
@@ -228,14 +249,28 @@ struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct 
 	return f;
 }
 
+struct sw_flow *sw_table_lookup(struct sw_table *t, unsigned core, const struct sw_key *k)
+{
+	/* acquire: pairs with the writer's release bump in shadow_check (sw_table.c): a bump
+	 * seen here comes with the flow that caused it. Loaded before the order (in lookup). */
+	uint64_t gen = atomic_load_explicit(&t->cgen[core].v, memory_order_acquire);
+	return lookup(t, core, 0, 0, k, gen, NULL);
+}
+
 struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
 				   const struct sw_key *k)
 {
 	if (tbl == 0 && md == 0)
 		return sw_table_lookup(t, core, k);
+	if (tbl >= SW_N_TABLES)
+		return NULL;
+	/* acquire: as in sw_table_lookup, before the order. */
+	uint64_t gen = atomic_load_explicit(&t->cgen[core].v, memory_order_acquire);
 	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
 	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	return sw_table_classify_in(v, (int)core, tbl, md, k, NULL);
+	if (md & v->md_umask[tbl]) /* flows of tbl match this metadata: not cached */
+		return sw_table_classify_in(v, (int)core, tbl, md, k, NULL);
+	return lookup(t, core, tbl, md, k, gen, v);
 }
 
 struct sw_flow *sw_table_lookup_x(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,

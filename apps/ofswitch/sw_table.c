@@ -355,14 +355,18 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 			i++;
 		v->start[tb] = tb == SW_N_TABLES ? v->n : i;
 	}
-	memset(&v->umask, 0, sizeof(v->umask)); /* the megaflow cache's mask (sw_emc.c) */
-	for (unsigned i = v->start[0]; i < v->start[1]; i++) {
-		const struct sw_subtable *st = v->e[i].st;
-		for (size_t b = 0; b < sizeof(v->umask); b++)
-			((uint8_t *)&v->umask)[b] |= ((const uint8_t *)&st->mask)[b];
-		if (st->has_x)
-			v->umask.in_port = 0xffffffffu;
-	}
+	/* the megaflow cache's masks (sw_emc.c), per table */
+	memset(v->umask, 0, sizeof(v->umask));
+	memset(v->md_umask, 0, sizeof(v->md_umask));
+	for (unsigned tb = 0; tb < SW_N_TABLES; tb++)
+		for (unsigned i = v->start[tb]; i < v->start[tb + 1]; i++) {
+			const struct sw_subtable *st = v->e[i].st;
+			for (size_t b = 0; b < sizeof(v->umask[tb]); b++)
+				((uint8_t *)&v->umask[tb])[b] |= ((const uint8_t *)&st->mask)[b];
+			if (st->has_x)
+				v->umask[tb].in_port = 0xffffffffu;
+			v->md_umask[tb] |= st->md_mask;
+		}
 	/* release: pairs with the readers' acquires of t->vec: the array, and the
 	 * subtables and flows it reaches, are complete before a reader sees it. */
 	struct sw_pvec *old = atomic_exchange_explicit(&t->vec, v, memory_order_acq_rel);
@@ -621,7 +625,7 @@ int sw_table_add(struct sw_table *t, struct sw_flow *f)
 	t->nflows++;
 	if (v)
 		publish_vec(t, v);
-	if (new_head && st->table_id == 0) /* the EMC caches table 0's answers only */
+	if (new_head) /* the caches answer every table */
 		shadow_check(t, st, f, was_listed);
 	return 0;
 }

@@ -53,12 +53,14 @@ struct sw_subtable {
 
 /* The published order of the non-empty subtables: by table, then max priority descending
  * (the value recorded here, which a reader uses to stop early), then most hits first; table
- * i's are e[start[i] .. start[i + 1]). umask: the union of table 0's masks (and in_port
- * whole if one of them matches fields outside the key: sw_xmatch_ok reads k->in_port), so
- * table 0's answer for a key k is a function of k & umask. Immutable once published;
- * replaced as a whole. */
+ * i's are e[start[i] .. start[i + 1]). umask[i]: the union of table i's masks (and in_port
+ * whole if one of them matches fields outside the key: sw_xmatch_ok reads k->in_port);
+ * md_umask[i]: the union of the metadata masks its subtables match. Table i's answer for a
+ * key k and metadata md is a function of k & umask[i] and md & md_umask[i]. Immutable once
+ * published; replaced as a whole. */
 struct sw_pvec {
-	struct sw_key umask;
+	struct sw_key umask[SW_N_TABLES];
+	uint64_t md_umask[SW_N_TABLES];
 	unsigned n;
 	unsigned start[SW_N_TABLES + 1];
 	struct sw_pvec_ent {
@@ -68,19 +70,20 @@ struct sw_pvec {
 };
 
 /* A poller's two caches have one shape (struct sw_cache): 4-way sets, a key in one of two
- * sets its hash picks. A way maps a 64-byte key to the classifier's answer, valid while its
- * core's generation is still `tgen`, the core's cache epoch still `epoch`, and (for a flow)
- * the flow's slot still carries its generation `fgen`. A set's ways fill two lines, its keys
- * four. The exact-match cache (EMC) is keyed by the whole key; the megaflow cache by the
- * key under the order's union mask (struct sw_pvec's umask: sw_emc.c says why that is
- * exact). */
+ * sets its hash picks. A way maps a pipeline table and a 64-byte key to the classifier's
+ * answer, valid while its core's generation is still `tgen`, the core's cache epoch still
+ * `epoch`, and (for a flow) the flow's slot still carries its generation `fgen`; `hash` is
+ * 24 bits of the key's hash above the table's number (8 bits), so a way of another table
+ * never matches. A set's ways fill two lines, its keys four. The exact-match cache (EMC) is
+ * keyed by the whole key; the megaflow cache by the key under the table's union mask
+ * (struct sw_pvec's umask: sw_emc.c says why that is exact). */
 #define SW_EMC_WAYS 4
 #define SW_EMC_INSERT_INV 8 /* a key not in the EMC is put there on 1 miss in 8 (random) */
 
 struct sw_emc_way {
 	struct sw_flow *flow; /* NULL: no flow matches */
 	uint64_t tgen;
-	uint32_t hash, epoch; /* epoch 0: empty (a cache starts at 1) */
+	uint32_t hash, epoch; /* hash: key hash << 8 | table; epoch 0: empty (a cache starts at 1) */
 	uint32_t slot, fgen;
 };
 

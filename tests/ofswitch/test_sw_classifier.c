@@ -391,36 +391,65 @@ struct ref {
 	unsigned n;
 };
 
-/* Highest priority of the reference flows matching k, or -1. */
-static int ref_best(const struct ref *r, const struct sw_key *k)
+/* Whether reference flow f is in table tbl and matches metadata md and key k. */
+static bool ref_matches(const struct sw_flow *f, unsigned tbl, uint64_t md, const struct sw_key *k)
+{
+	return f->table_id == tbl && (md & f->md_mask) == f->md && sw_flow_matches(f, k);
+}
+
+/* Highest priority of the reference flows of table tbl matching (k, md), or -1. */
+static int ref_best(const struct ref *r, unsigned tbl, uint64_t md, const struct sw_key *k)
 {
 	int best = -1;
 	for (unsigned i = 0; i < r->n; i++)
-		if (sw_flow_matches(r->v[i], k) && r->v[i]->priority > best)
+		if (ref_matches(r->v[i], tbl, md, k) && r->v[i]->priority > best)
 			best = r->v[i]->priority;
 	return best;
 }
 
-static void check_key(struct sw_table *t, const struct ref *r, const struct sw_key *k)
+/* Table tbl's answer for (k, md), through the caches and through the classifier alone,
+ * against the reference. */
+static void check_key_in(struct sw_table *t, const struct ref *r, unsigned tbl, uint64_t md,
+			 const struct sw_key *k)
 {
-	int want = ref_best(r, k);
-	struct sw_flow *f = sw_table_lookup(t, 0, k);
-	struct sw_flow *g = sw_table_classify(t, k);
+	int want = ref_best(r, tbl, md, k);
+	struct sw_flow *f = tbl == 0 && md == 0 ? sw_table_lookup(t, 0, k)
+						: sw_table_lookup_md(t, 0, tbl, md, k);
+	struct sw_flow *g = sw_table_classify_md(t, tbl, md, k);
 	if (want < 0) {
 		cr_assert_null(f, "a flow answered a key nothing matches");
 		cr_assert_null(g);
 		return;
 	}
-	cr_assert_not_null(f, "no answer, priority %d matches", want);
-	cr_assert(sw_flow_matches(f, k), "the answer does not match the key");
-	cr_assert_eq(f->priority, want, "priority %u answered, %d is the highest", f->priority, want);
+	cr_assert_not_null(f, "table %u md %#lx: no answer, priority %d matches", tbl,
+			   (unsigned long)md, want);
+	cr_assert(ref_matches(f, tbl, md, k), "table %u md %#lx: the answer does not match", tbl,
+		  (unsigned long)md);
+	cr_assert_eq(f->priority, want, "table %u md %#lx: priority %u answered, %d is the highest",
+		     tbl, (unsigned long)md, f->priority, want);
 	cr_assert_not_null(g);
-	cr_assert(sw_flow_matches(g, k));
+	cr_assert(ref_matches(g, tbl, md, k));
 	cr_assert_eq(g->priority, want);
 	bool live = false;
 	for (unsigned i = 0; i < r->n && !live; i++)
 		live = r->v[i] == f;
-	cr_assert(live, "the EMC answered a flow that was removed");
+	cr_assert(live, "the caches answered a flow that was removed");
+}
+
+/* Table 0's answer for k, and table 1's with one of a few metadata values (n picks it). */
+static void check_key(struct sw_table *t, const struct ref *r, const struct sw_key *k,
+		      unsigned n)
+{
+	static const uint64_t mds[] = {0, 0x10, 0x20, 0x30, 0x100};
+	check_key_in(t, r, 0, 0, k);
+	check_key_in(t, r, 1, mds[n % 5], k);
+}
+
+/* Whether flows f and g share a subtable: mask, table and metadata match. */
+static bool same_sub(const struct sw_flow *f, const struct sw_flow *g)
+{
+	return !memcmp(&f->mask, &g->mask, sizeof(struct sw_key)) && f->table_id == g->table_id &&
+	       f->md == g->md && f->md_mask == g->md_mask;
 }
 
 static unsigned distinct_masks(const struct ref *r)
@@ -429,7 +458,7 @@ static unsigned distinct_masks(const struct ref *r)
 	for (unsigned i = 0; i < r->n; i++) {
 		bool seen = false;
 		for (unsigned j = 0; j < i && !seen; j++)
-			seen = memcmp(&r->v[i]->mask, &r->v[j]->mask, sizeof(struct sw_key)) == 0;
+			seen = same_sub(r->v[i], r->v[j]);
 		n += !seen;
 	}
 	return n;
@@ -460,10 +489,14 @@ Test(sw_classifier, random_flows_match_brute_force)
 			and_key(&k, &f->mask, &f->match);
 			f->priority = (uint16_t)(rnd(4) == 0 ? rnd(65536) : rnd(12));
 			f->cookie = op;
+			f->table_id = (uint8_t)rnd(2); /* tables 0 and 1, both cached */
+			if (f->table_id == 1 && rnd(4) == 0) { /* a metadata match */
+				f->md_mask = 0x30;
+				f->md = (uint64_t)rnd(4) << 4;
+			}
 			for (unsigned i = 0; i < r.n; i++) {
 				struct sw_flow *g = r.v[i];
-				if (g->priority == f->priority &&
-				    !memcmp(&g->mask, &f->mask, sizeof(f->mask)) &&
+				if (g->priority == f->priority && same_sub(g, f) &&
 				    !memcmp(&g->match, &f->match, sizeof(f->match))) {
 					sw_table_remove(t, g);
 					sw_table_retire(t, g, SW_RETIRE_FLOW);
@@ -483,15 +516,15 @@ Test(sw_classifier, random_flows_match_brute_force)
 			dels++;
 		}
 		for (unsigned i = op % 2; i < 64; i += 2) { /* half of them each time */
-			check_key(t, &r, &hot[i]);
+			check_key(t, &r, &hot[i], i);
 			struct sw_key sib = hot[i]; /* a new microflow of its megaflow */
 			sib.tp_src = (uint16_t)(sib.tp_src ^ (op + 1));
-			check_key(t, &r, &sib);
+			check_key(t, &r, &sib, i + op);
 		}
 		for (unsigned i = 0; i < 8; i++) {
 			struct sw_key k;
 			rnd_key(&k);
-			check_key(t, &r, &k);
+			check_key(t, &r, &k, i);
 		}
 		if (op % 500 == 0)
 			sw_table_rerank(t); /* a new order must not change any answer */
@@ -809,6 +842,77 @@ Test(sw_classifier, megaflow_answers_new_microflows_without_a_walk)
 	cr_assert_eq(sw_table_lookup(t, 0, &k), miss);
 	struct sw_flow *rest[] = {miss, b, c};
 	for (unsigned i = 0; i < 3; i++) {
+		sw_table_remove(t, rest[i]);
+		sw_table_retire(t, rest[i], SW_RETIRE_FLOW);
+	}
+	sw_table_free(t);
+	rf_qsbr_unregister();
+}
+
+static struct sw_flow *in_table(struct sw_flow *f, uint8_t tbl)
+{
+	f->table_id = tbl;
+	return f;
+}
+
+/* The later tables of the pipeline go through the caches too: a new microflow of a known
+ * megaflow costs no walk there either, an entry answers only its own table, adds and
+ * deletes in that table reach it, and a frame whose metadata a flow of the table matches
+ * is classified, never answered from an entry filled without that metadata (issue 25). On
+ * the code that cached table 0 only, each of the 4096 lookups below was a walk. */
+Test(sw_classifier, later_tables_are_cached_per_table_and_metadata_stays_exact)
+{
+	rf_qsbr_register();
+	struct sw_table *t = sw_table_create(1);
+	cr_assert(t);
+	struct sw_flow *a0 = src_flow("\x0a\x00\x00\x00", 24, 10);
+	struct sw_flow *miss1 = in_table(sw_flow_alloc(1), 1);
+	struct sw_flow *a1 = in_table(src_flow("\x0a\x00\x00\x00", 24, 10), 1);
+	cr_assert_eq(sw_table_add(t, a0), 0);
+	cr_assert_eq(sw_table_add(t, miss1), 0);
+	cr_assert_eq(sw_table_add(t, a1), 0);
+	struct sw_key k;
+	uint64_t w0 = walks(t);
+	for (unsigned i = 0; i < 4096; i++) { /* 10.0.0.x in table 1, metadata 0 or 0x10 */
+		src_key(&k, (const char[]){10, 0, 0, (char)(i % 251)}, i);
+		cr_assert_eq(sw_table_lookup_md(t, 0, 1, i & 1 ? 0x10 : 0, &k), a1);
+	}
+	cr_assert_eq(walks(t) - w0, 1, "%llu walks for 4096 microflows of one megaflow in table 1",
+		     (unsigned long long)(walks(t) - w0));
+	/* the same keys in table 0 get table 0's flow, never table 1's entries */
+	for (unsigned i = 0; i < 64; i++) {
+		src_key(&k, (const char[]){10, 0, 0, (char)i}, i);
+		cr_assert_eq(sw_table_lookup(t, 0, &k), a0);
+		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0, &k), a1);
+	}
+	/* a flow of table 1 that matches metadata 0x10/0xff: frames carrying it find it, the
+	 * others keep a1 */
+	struct sw_flow *m1 = in_table(src_flow("\x0a\x00\x00\x00", 24, 20), 1);
+	m1->md = 0x10;
+	m1->md_mask = 0xff;
+	cr_assert_eq(sw_table_add(t, m1), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		src_key(&k, (const char[]){10, 0, 0, (char)i}, i);
+		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0x10, &k), m1, "metadata answered from a cache");
+		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0x20, &k), a1);
+		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0x100, &k), a1);
+		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0, &k), a1);
+	}
+	/* an add in a1's subtable takes 10.0.1.0/24 from table 1's miss flow */
+	src_key(&k, "\x0a\x00\x01\x05", 7000);
+	cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0, &k), miss1);
+	struct sw_flow *b1 = in_table(src_flow("\x0a\x00\x01\x00", 24, 10), 1);
+	cr_assert_eq(sw_table_add(t, b1), 0);
+	src_key(&k, "\x0a\x00\x01\x05", 7001);
+	cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0, &k), b1, "a cached table-1 megaflow hid a new flow");
+	/* deletes: table 1's 10.0.0.x answers fall to its miss flow, table 0's stay */
+	sw_table_remove(t, a1);
+	sw_table_retire(t, a1, SW_RETIRE_FLOW);
+	src_key(&k, "\x0a\x00\x00\x05", 7002);
+	cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0, &k), miss1);
+	cr_assert_eq(sw_table_lookup(t, 0, &k), a0);
+	struct sw_flow *rest[] = {a0, miss1, m1, b1};
+	for (unsigned i = 0; i < 4; i++) {
 		sw_table_remove(t, rest[i]);
 		sw_table_retire(t, rest[i], SW_RETIRE_FLOW);
 	}
