@@ -36,7 +36,7 @@ static void usage(FILE *out)
 		"                       [--cores LIST] [--echo-interval S]\n"
 		"                       [--fail-mode secure|standalone] [--idle busy|adaptive]\n"
 		"                       [--packet-in-rate PPS[,BURST]] [--stats-interval S]\n"
-		"                       [--offload]\n"
+		"                       [--offload] [--buffers N]\n"
 		"An OpenFlow 1.3 switch: frames between the ports follow the flows a controller\n"
 		"installs (no flow: dropped). OpenFlow port numbers are 1, 2, ... in --port order.\n"
 		"  --port SPEC        a device in frame mode, e.g. packet:dev=veth1,frames=1\n"
@@ -58,7 +58,9 @@ static void usage(FILE *out)
 		"                     counted. 0 (the default, as OVS): no limit\n"
 		"  --stats-interval S print flows, subtables and PACKET_IN counters every S seconds\n"
 		"  --offload          xdp ports: decided microflows are forwarded by the kernel's\n"
-		"                     XDP program (docs/switch.md, \"The XDP fast path\")\n");
+		"                     XDP program (docs/switch.md, \"The XDP fast path\")\n"
+		"  --buffers N        packet buffers in the pool every port shares (default 8192;\n"
+		"                     the xdp driver sizes its rings from it: docs/backends.md)\n");
 }
 
 /* A bad option value: the shared parser's line (runtime.h, rf_opt_*), exit status 2. */
@@ -78,7 +80,8 @@ int main(int argc, char **argv)
 		{"metrics", required_argument, NULL, 'M'},
 		{"echo-interval", required_argument, NULL, 'E'}, {"offload", no_argument, NULL, 'O'},
 		{"packet-in-rate", required_argument, NULL, 'R'},
-		{"stats-interval", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0}};
+		{"stats-interval", required_argument, NULL, 'S'}, {"buffers", required_argument, NULL, 'B'},
+		{NULL, 0, NULL, 0}};
 	bool offload = false;
 	const char *metrics = NULL;
 	char opt_err[200];
@@ -88,8 +91,9 @@ int main(int argc, char **argv)
 	const char *specs[SW_MAX_PORTS];
 	struct rf_runtime_config rc = {.cores = "0", .idle = RF_IDLE_ADAPTIVE};
 	struct sw_agent_cfg ac = {.dpid = 1};
+	unsigned nbufs = 8192; /* --buffers */
 	int o;
-	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:R:S:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:R:S:B:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (dp.nports == SW_MAX_PORTS) {
@@ -174,6 +178,11 @@ int main(int argc, char **argv)
 			metrics = optarg;
 			break;
 		case 'O': offload = true; break;
+		case 'B':
+			if (rf_opt_uint("--buffers", optarg, 256, 1u << 22, &nbufs, opt_err,
+					sizeof(opt_err)))
+				return bad_opt(opt_err);
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "ringflow-switch: bad arguments: see ringflow-switch --help\n");
@@ -203,10 +212,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringflow-switch: at most %d --cores\n", SW_MAX_CORES);
 		goto out;
 	}
-	dp.pool = rf_pktbuf_pool_create("ofswitch", 8192, 2048, 256, RF_MEMPOOL_QUIET);
+	dp.pool = rf_pktbuf_pool_create("ofswitch", nbufs, 2048, 256, RF_MEMPOOL_QUIET);
+	if (!dp.pool) {
+		fprintf(stderr, "ringflow-switch: cannot create %u packet buffers: %s: try fewer "
+			"--buffers\n", nbufs, strerror(errno));
+		goto out;
+	}
 	dp.to_ctl = rf_ring_create("sw_to_ctl", 1024, RF_RING_SC_DEQ);
 	dp.from_ctl = rf_ring_create("sw_from_ctl", 1024, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
-	if (!dp.pool || !dp.to_ctl || !dp.from_ctl) {
+	if (!dp.to_ctl || !dp.from_ctl) {
 		fprintf(stderr, "ringflow-switch: cannot create buffers or rings: %s\n", strerror(errno));
 		goto out;
 	}

@@ -61,8 +61,9 @@
 #                       [--warmup S (1)] [--impls "LIST"] [--cases "LIST"] [--setup-flows N]
 #                       [--setup-window N] [--setup-idle busy|adaptive] [--churn-rate N (10000)]
 #                       [--install-timeout S] [--wild-rounds N] [--switch-bin PATH]
-#                       [--out DIR] [--quiet]
+#                       [--buffers N] [--out DIR] [--quiet]
 # --switch-bin: another build of ringflow-switch (e.g. a branch's), the rest from --build.
+# --buffers: ringflow-switch's packet buffers (its --buffers; default: its own, 8192).
 # --quick: 1 round of 1 s, ringflow-packet and ovs-system, cases one exact1k churn pipe3 select
 # setup, 200 setup flows (options given explicitly win): a smoke test (ctest switch_bed), under
 # 90 s.
@@ -84,6 +85,7 @@ churn_rate=10000
 install_timeout=100
 wild_rounds=1
 quick=0
+buffers=
 out=
 quiet=0
 while [ $# -gt 0 ]; do
@@ -102,6 +104,7 @@ while [ $# -gt 0 ]; do
     --install-timeout) install_timeout=$2; shift 2 ;;
     --wild-rounds) wild_rounds=$2; shift 2 ;;
     --switch-bin) sw_bin=$2; shift 2 ;;
+    --buffers) buffers=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
     -h|--help) sed -n '2,/^# Needs root/p' "$0"; exit 0 ;;
@@ -122,6 +125,7 @@ log() { [ "$quiet" = 1 ] || echo "bench-switch: $*" >&2; }
 [[ "$setup_flows" =~ ^[0-9]+$ ]] && [ "$setup_flows" -ge 1 ] && [ "$setup_flows" -le 8000 ] \
   || die "--setup-flows: 1..8000 (the controller learns at most 8192 MACs per switch)"
 [[ "$setup_window" =~ ^[0-9]+$ ]] && [ "$setup_window" -ge 1 ] && [ "$setup_window" -le 1024 ] || die "--setup-window: 1..1024"
+[ -z "$buffers" ] || { [[ "$buffers" =~ ^[0-9]+$ ]] && [ "$buffers" -ge 256 ] && [ "$buffers" -le 4194304 ]; } || die "--buffers: 256..4194304"
 case "$setup_idle" in busy|adaptive) ;; *) die "--setup-idle: busy or adaptive" ;; esac
 [[ "$install_timeout" =~ ^[0-9]+$ ]] && [ "$install_timeout" -ge 5 ] && [ "$install_timeout" -le 600 ] || die "--install-timeout: 5..600 s"
 [[ "$wild_rounds" =~ ^[0-9]+$ ]] || die "--wild-rounds: a whole number"
@@ -171,9 +175,9 @@ for c in one exact1k wild100k pipe3 select; do
 done
 # fwd_probe sends 20 frames of the case's traffic ($tg_conf for trafgen, $pktgen_args for pktgen)
 stat0=$(cpu_sample)
-printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","placement":"P2","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","commit":"%s"}\n' \
+printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","placement":"P2","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","sw_buffers":%s,"commit":"%s"}\n' \
   "$tag" "$gen_kind" "$gen_limit" "$([ "$gen_kind" = pktgen ] && echo true || echo false)" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk '/^procs_running/ {print $2}' /proc/stat)" \
-  "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" \
+  "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" "${buffers:-8192}" \
   "$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$res"
 
 # ---- the switch under test ----
@@ -204,6 +208,7 @@ sw_start() { # impl [with-controller]
       local cargs=()
       [ "$impl" = ringflow-xdp-offload ] && cargs=(--offload)
       [ -n "$ctl" ] && cargs+=(--controller "tcp:127.0.0.1:$ctl_port")
+      [ -n "$buffers" ] && cargs+=(--buffers "$buffers")
       # forwarding: busy polling (as ringflow-l2fwd on the bed), but --offload idles adaptively
       # (its poller has little to do, and a spinning one takes the CPU from the NAPI that runs
       # the XDP program when both share it); flow setup: --setup-idle

@@ -46,9 +46,19 @@ start_controller() {
 ping_ok() { bed_ping $H1 $IP2 "$1"; }
 
 start_controller || { fail "controller did not listen on 127.0.0.1:$OFPORT in $SW"; exit 1; }
+# a bad --buffers is one line and exit 2, before any port opens
+rc=0
+ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --controller tcp:127.0.0.1:$OFPORT \
+	--buffers 100 >"$TMP/bad.out" 2>"$TMP/bad.err" || rc=$?
+if [ "$rc" = 2 ] && [ "$(cat "$TMP/bad.err")" = "ringflow-switch: --buffers 100: not in 256..4194304" ]; then
+	pass "--buffers 100 refused in one line (exit 2)"
+else
+	fail "--buffers 100: exit $rc, stderr: $(head -c 300 "$TMP/bad.err")"
+fi
+# --buffers: a pool smaller than the default still serves both ports
 ip netns exec $SW "$SWITCH" --port packet:dev=$SA,frames=1 --port packet:dev=$SB,frames=1 --cores "${SW_CORES:-0}" \
 	--controller tcp:127.0.0.1:$OFPORT --listen tcp:127.0.0.1:$LPORT --dpid 0x$P \
-	--metrics 127.0.0.1:9464 >"$TMP/sw.log" 2>&1 &
+	--metrics 127.0.0.1:9464 --buffers 4096 >"$TMP/sw.log" 2>&1 &
 SP=$!
 echo $SP >>"$PIDS"
 
