@@ -24,14 +24,19 @@
  *     probe, and no traffic can make more (the tuple-space explosion of Csikor et al. needs
  *     many); the price is that a table whose masks together cover fields most flows ignore
  *     splits megaflows finer than OVS would (docs/switch.md "The caches").
- *   - Every table of the pipeline is cached so: a way's tag carries the table's number, so
- *     an entry answers only its own table, and what follows holds per table. The later
- *     tables see the frame's metadata, which is not in the key; a table's lookups go
- *     through the caches only while md has no bit any of its subtables matches (md &
- *     md_umask[tbl] == 0), since then every subtable is skipped or not alike for every such
- *     frame and the answer depends on the key alone. A frame whose metadata a flow of the
- *     table matches is classified uncached. A subtable that joins with a metadata match
- *     bumps every core, so entries filled before it stop counting.
+ *   - Every table of the pipeline is cached so: a way's tag carries a selector (the
+ *     table's number, and where the key holds metadata), so an entry answers only its own
+ *     table, and what follows holds per table. The later tables see the frame's metadata,
+ *     which the frame key does not hold. Table tbl's answer depends on md only through
+ *     mdk = md & md_umask[tbl] (the metadata bits its subtables match). With mdk == 0 both
+ *     caches answer as for table 0. With mdk != 0 the EMC is skipped (its key is the whole
+ *     frame key: no room) and the megaflow key carries mdk in a 64-bit word that umask[tbl]
+ *     leaves zero (md_word[tbl]), with that word in the selector: no key without metadata
+ *     has anything there, and a key with metadata in another word (another order's layout)
+ *     has another selector, so equal keys and selectors mean equal (k & umask, mdk). When
+ *     umask[tbl] leaves no word zero, such frames are classified uncached. A subtable that
+ *     joins with a metadata match widens md_umask and bumps every core, as any join does;
+ *     one that leaves narrows it, and an older entry still found is still right, as above.
  *
  * Why both stay correct while the agent changes the table, without a flush per change:
  *   - Removal (delete, expiry, replacement): every flow owns a slot; the table's
@@ -119,9 +124,10 @@ static void shadow_note(struct sw_pcache *m, const struct sw_pvec *v, unsigned t
 	}
 }
 
-/* Where table tbl's key with hash h64 is or would go in cache c: its two sets, its tag (24
- * bits of the hash above the table's number), and the way holding it (x = set choice *
- * SW_EMC_WAYS + way), stale or not, or -1. */
+/* Where a key with hash h64 and selector sel (the table, and where a megaflow key holds
+ * metadata: mega_key) is or would go in cache c: its two sets, its tag (24 bits of the hash
+ * above the selector), and the way holding it (x = set choice * SW_EMC_WAYS + way), stale or
+ * not, or -1. */
 struct probe {
 	uint64_t h64;
 	uint32_t si[2], tag;
@@ -129,11 +135,11 @@ struct probe {
 };
 
 static inline struct sw_emc_way *cache_find(const struct sw_cache *c, uint32_t epoch,
-					    unsigned tbl, uint64_t h64, const struct sw_key *k,
+					    unsigned sel, uint64_t h64, const struct sw_key *k,
 					    struct probe *p)
 {
 	p->h64 = h64;
-	p->tag = (uint32_t)(h64 >> 40) << 8 | tbl;
+	p->tag = (uint32_t)(h64 >> 40) << 8 | sel;
 	p->si[0] = (uint32_t)h64 & (c->nsets - 1);
 	p->si[1] = (uint32_t)(h64 >> 16) & (c->nsets - 1);
 	p->mine = -1;
@@ -192,11 +198,32 @@ static inline bool emc_admits(struct sw_pcache *m, const struct probe *pe)
 
 #define MEGA_SEED 0x5bd1e9955bd1e995ull /* the megaflow cache's hash seed (the EMC's: 0) */
 
+/* Table tbl's megaflow key for (k, md) under order v: k & umask[tbl] and, when md has bits
+ * the table's flows match (md & md_umask[tbl]), those bits in the word md_word[tbl] of the
+ * key, one that umask[tbl] leaves zero (so no key without metadata has anything there);
+ * *sel gets the selector: the table, and 1 + that word when it holds metadata. False when
+ * md has such bits and umask[tbl] leaves no word zero: the answer cannot be cached. */
+static inline bool mega_key(const struct sw_pvec *v, unsigned tbl, uint64_t md,
+			    const struct sw_key *k, struct sw_key *mk, unsigned *sel)
+{
+	uint64_t mdk = md & v->md_umask[tbl];
+	sw_mask_key(k, &v->umask[tbl], mk);
+	*sel = tbl;
+	if (!mdk)
+		return true;
+	int w = v->md_word[tbl];
+	if (w < 0)
+		return false;
+	memcpy((uint8_t *)mk + 8 * w, &mdk, 8);
+	*sel = tbl | (unsigned)(w + 1) << 3;
+	return true;
+}
+
 /* Table tbl's answer for key k and metadata md through core's caches. gen: the core's
  * generation, loaded (acquire) before any order; v: the order, loaded after gen, or NULL to
- * load it only on an EMC miss (table 0, where md is 0). The caller has checked that md has
- * no bit a subtable of tbl matches (md & md_umask[tbl] == 0), so the answer depends on k
- * alone, and the caches need no metadata in their keys. */
+ * load it only on an EMC miss (table 0, where md is 0). The EMC's key is the whole frame
+ * key, with no room for metadata: it answers only while md has no bit a flow of tbl matches;
+ * the megaflow cache carries those bits in its key (mega_key). */
 __attribute__((always_inline)) /* the EMC hit path stays in sw_table_lookup's body */
 static inline struct sw_flow *lookup(struct sw_table *t, unsigned core, unsigned tbl,
 				     uint64_t md, const struct sw_key *k, uint64_t gen,
@@ -204,21 +231,28 @@ static inline struct sw_flow *lookup(struct sw_table *t, unsigned core, unsigned
 {
 	struct sw_pcache *m = t->pc[core];
 	struct probe pe, pm;
-	const struct sw_emc_way *e =
-		cache_find(&m->exact, m->epoch, tbl, sw_key_hash64(k, 0), k, &pe);
-	if (e && way_valid(t, e, gen))
-		return e->flow;
+	const struct sw_emc_way *e;
+	bool emc = !v || !(md & v->md_umask[tbl]);
+	pe.mine = pm.mine = -1;
+	if (emc) {
+		e = cache_find(&m->exact, m->epoch, tbl, sw_key_hash64(k, 0), k, &pe);
+		if (e && way_valid(t, e, gen))
+			return e->flow;
+	}
 	if (!v) /* acquire: pairs with the writer's release in publish_vec (the order, its
 		   subtables). */
 		v = atomic_load_explicit(&t->vec, memory_order_acquire);
 	struct sw_key mk;
-	sw_mask_key(k, &v->umask[tbl], &mk);
-	e = cache_find(&m->mega, m->epoch, tbl, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
-	if (e && way_valid(t, e, gen)) {
-		/* The megaflow's answer is k's: into the EMC as a classification would go. */
-		if (emc_admits(m, &pe))
-			cache_fill(&m->exact, &pe, m->epoch, gen, k, e);
-		return e->flow;
+	unsigned sel;
+	bool keyed = mega_key(v, tbl, md, k, &mk, &sel);
+	if (keyed) {
+		e = cache_find(&m->mega, m->epoch, sel, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
+		if (e && way_valid(t, e, gen)) {
+			/* The megaflow's answer is k's: into the EMC as a classification would. */
+			if (emc && emc_admits(m, &pe))
+				cache_fill(&m->exact, &pe, m->epoch, gen, k, e);
+			return e->flow;
+		}
 	}
 	uint32_t epoch = m->epoch;
 	shadow_note(m, v, tbl, k);
@@ -233,18 +267,19 @@ static inline struct sw_flow *lookup(struct sw_table *t, unsigned core, unsigned
 	 * every core (shadow_check's was_listed). */
 	const struct sw_pvec *v2 = atomic_load_explicit(&t->vec, memory_order_acquire);
 	struct sw_flow *f = sw_table_classify_in(v2, (int)core, tbl, md, k, NULL);
-	if (md & v2->md_umask[tbl])
-		return f; /* a subtable matching md joined (and bumped us): nothing to cache */
+	struct sw_key mk2;
+	unsigned sel2;
+	if (!mega_key(v2, tbl, md, k, &mk2, &sel2))
+		return f; /* md's bits have no room in v2's megaflow key: nothing to cache */
 	struct sw_emc_way ans = {.flow = f, .tgen = gen, .slot = f ? f->slot : 0,
 				 .fgen = f ? f->gen : 0};
 	if (epoch != m->epoch) /* a restart emptied the caches */
 		pe.mine = pm.mine = -1;
-	if (v2 != v && memcmp(&v2->umask[tbl], &v->umask[tbl], sizeof(mk)) != 0) {
-		sw_mask_key(k, &v2->umask[tbl], &mk); /* the megaflow of the order classified in */
-		cache_find(&m->mega, m->epoch, tbl, sw_key_hash64(&mk, MEGA_SEED), &mk, &pm);
-	}
-	cache_fill(&m->mega, &pm, m->epoch, gen, &mk, &ans);
-	if (emc_admits(m, &pe))
+	if (!keyed || sel2 != sel || memcmp(&mk2, &mk, sizeof(mk)) != 0) /* v2's megaflow */
+		cache_find(&m->mega, m->epoch, sel2, sw_key_hash64(&mk2, MEGA_SEED), &mk2, &pm);
+	cache_fill(&m->mega, &pm, m->epoch, gen, &mk2, &ans);
+	/* the EMC only for an answer that md's bits do not decide in v2 either */
+	if (emc && sel2 == tbl && emc_admits(m, &pe))
 		cache_fill(&m->exact, &pe, m->epoch, gen, k, &ans);
 	return f;
 }
@@ -268,7 +303,7 @@ struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned t
 	uint64_t gen = atomic_load_explicit(&t->cgen[core].v, memory_order_acquire);
 	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
 	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
-	if (md & v->md_umask[tbl]) /* flows of tbl match this metadata: not cached */
+	if ((md & v->md_umask[tbl]) && v->md_word[tbl] < 0) /* no room for md: not cached */
 		return sw_table_classify_in(v, (int)core, tbl, md, k, NULL);
 	return lookup(t, core, tbl, md, k, gen, v);
 }

@@ -367,6 +367,15 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 				v->umask[tb].in_port = 0xffffffffu;
 			v->md_umask[tb] |= st->md_mask;
 		}
+	for (unsigned tb = 0; tb < SW_N_TABLES; tb++) { /* where a megaflow key carries metadata */
+		v->md_word[tb] = -1;
+		for (int w = 0; w < (int)(sizeof(struct sw_key) / 8) && v->md_word[tb] < 0; w++) {
+			uint64_t x;
+			memcpy(&x, (const uint8_t *)&v->umask[tb] + 8 * w, 8);
+			if (x == 0)
+				v->md_word[tb] = (int8_t)w;
+		}
+	}
 	/* release: pairs with the readers' acquires of t->vec: the array, and the
 	 * subtables and flows it reaches, are complete before a reader sees it. */
 	struct sw_pvec *old = atomic_exchange_explicit(&t->vec, v, memory_order_acq_rel);

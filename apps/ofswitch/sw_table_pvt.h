@@ -61,6 +61,8 @@ struct sw_subtable {
 struct sw_pvec {
 	struct sw_key umask[SW_N_TABLES];
 	uint64_t md_umask[SW_N_TABLES];
+	int8_t md_word[SW_N_TABLES]; /* a 64-bit word umask[i] leaves all zero, or -1: where a
+					megaflow key of table i carries metadata (sw_emc.c) */
 	unsigned n;
 	unsigned start[SW_N_TABLES + 1];
 	struct sw_pvec_ent {
@@ -70,20 +72,22 @@ struct sw_pvec {
 };
 
 /* A poller's two caches have one shape (struct sw_cache): 4-way sets, a key in one of two
- * sets its hash picks. A way maps a pipeline table and a 64-byte key to the classifier's
- * answer, valid while its core's generation is still `tgen`, the core's cache epoch still
- * `epoch`, and (for a flow) the flow's slot still carries its generation `fgen`; `hash` is
- * 24 bits of the key's hash above the table's number (8 bits), so a way of another table
- * never matches. A set's ways fill two lines, its keys four. The exact-match cache (EMC) is
- * keyed by the whole key; the megaflow cache by the key under the table's union mask
- * (struct sw_pvec's umask: sw_emc.c says why that is exact). */
+ * sets its hash picks. A way maps a selector and a 64-byte key to the classifier's answer,
+ * valid while its core's generation is still `tgen`, the core's cache epoch still `epoch`,
+ * and (for a flow) the flow's slot still carries its generation `fgen`; `hash` is 24 bits of
+ * the key's hash above the selector (8 bits: the pipeline table, and which word of a
+ * megaflow key holds metadata, if one does), so a way of another table or key layout never
+ * matches. A set's ways fill two lines, its keys four. The exact-match cache (EMC) is keyed
+ * by the whole key; the megaflow cache by the key under the table's union mask (struct
+ * sw_pvec's umask: sw_emc.c says why that is exact). */
+_Static_assert(SW_N_TABLES <= 8, "a selector has 3 bits for the table");
 #define SW_EMC_WAYS 4
 #define SW_EMC_INSERT_INV 8 /* a key not in the EMC is put there on 1 miss in 8 (random) */
 
 struct sw_emc_way {
 	struct sw_flow *flow; /* NULL: no flow matches */
 	uint64_t tgen;
-	uint32_t hash, epoch; /* hash: key hash << 8 | table; epoch 0: empty (a cache starts at 1) */
+	uint32_t hash, epoch; /* hash: key hash << 8 | selector; epoch 0: empty (a cache starts at 1) */
 	uint32_t slot, fgen;
 };
 

@@ -858,8 +858,8 @@ static struct sw_flow *in_table(struct sw_flow *f, uint8_t tbl)
 /* The later tables of the pipeline go through the caches too: a new microflow of a known
  * megaflow costs no walk there either, an entry answers only its own table, adds and
  * deletes in that table reach it, and a frame whose metadata a flow of the table matches
- * is classified, never answered from an entry filled without that metadata (issue 25). On
- * the code that cached table 0 only, each of the 4096 lookups below was a walk. */
+ * gets the answer for that metadata, from megaflow entries keyed with it (issue 25). On the
+ * code that cached table 0 only, each of the 4096 lookups below was a walk. */
 Test(sw_classifier, later_tables_are_cached_per_table_and_metadata_stays_exact)
 {
 	rf_qsbr_register();
@@ -897,6 +897,17 @@ Test(sw_classifier, later_tables_are_cached_per_table_and_metadata_stays_exact)
 		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0x20, &k), a1);
 		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0x100, &k), a1);
 		cr_assert_eq(sw_table_lookup_md(t, 0, 1, 0, &k), a1);
+	}
+	/* metadata the table matches goes into the megaflow key: new microflows with md 0x10,
+	 * then with md 0x20, cost no walk either */
+	for (uint64_t md = 0x10; md <= 0x20; md += 0x10) {
+		w0 = walks(t);
+		for (unsigned i = 0; i < 4096; i++) {
+			src_key(&k, (const char[]){10, 0, 0, (char)(i % 251)}, 10000 + i);
+			cr_assert_eq(sw_table_lookup_md(t, 0, 1, md, &k), md == 0x10 ? m1 : a1);
+		}
+		cr_assert_leq(walks(t) - w0, 1, "%llu walks for 4096 microflows with metadata %#lx",
+			      (unsigned long long)(walks(t) - w0), (unsigned long)md);
 	}
 	/* an add in a1's subtable takes 10.0.1.0/24 from table 1's miss flow */
 	src_key(&k, "\x0a\x00\x01\x05", 7000);
