@@ -21,7 +21,9 @@
  * fewer cycles; the verdict is the same counts).
  *
  * A second case runs the same with every lookup a new microflow of k_c's megaflow (tp_dst
- * changes; no flow looks at it), so the megaflow cache answers, not the EMC.
+ * changes; no flow looks at it), so the megaflow cache answers, not the EMC; a third, that
+ * one in table 1 with every flow matching the metadata every lookup carries (megaflow keys
+ * with metadata in them).
  */
 #include "rf_test.h"
 
@@ -57,6 +59,8 @@ static _Atomic uint64_t stale, wrong, after_lookups, writer_errors;
 static _Atomic uint32_t ncycles; /* cycles the writer ran */
 static atomic_bool finished;    /* the writer starts no more cycles */
 static bool fresh_microflows;   /* each lookup a new microflow of k_c's megaflow (tp_dst) */
+static unsigned test_tbl;       /* every flow in this table, matching metadata test_md/0xff */
+static uint64_t test_md;        /* (0: none); the lookups carry test_md */
 
 static uint64_t now_ns(void)
 {
@@ -85,7 +89,17 @@ static struct sw_flow *flow(const struct sw_key *match, const struct sw_key *mas
 		((uint8_t *)&f->match)[i] = ((const uint8_t *)match)[i] & ((const uint8_t *)mask)[i];
 	f->priority = prio;
 	f->cookie = cookie;
+	f->table_id = (uint8_t)test_tbl;
+	f->md = test_md;
+	f->md_mask = test_md ? 0xff : 0;
 	return f;
+}
+
+/* The lookup under test: table 0 as a frame enters, or test_tbl with metadata test_md. */
+static struct sw_flow *lookup_k(unsigned id, const struct sw_key *k)
+{
+	return test_tbl == 0 ? sw_table_lookup(table, id, k)
+			     : sw_table_lookup_md(table, id, test_tbl, test_md, k);
 }
 
 static void mask_b(struct sw_key *m)
@@ -163,7 +177,7 @@ static void *reader(void *arg)
 			bool in = atomic_load_explicit(&added, memory_order_acquire) >= c;
 			if (fresh_microflows) /* no flow looks at tp_dst: the megaflow answers */
 				k.tp_dst = (uint16_t)(k.tp_dst + 1);
-			struct sw_flow *f = sw_table_lookup(table, id, &k);
+			struct sw_flow *f = lookup_k(id, &k);
 			uint64_t ck = f ? f->cookie : 0;
 			if (ck != COOKIE_A1 && ck != COOKIE_B2 + c)
 				atomic_fetch_add(&wrong, 1);
@@ -178,7 +192,7 @@ static void *reader(void *arg)
 		atomic_store_explicit(&checked[id], c, memory_order_release); /* pairs with wait_for */
 		wait_for(&removed, c);
 		/* removed: b2_c must never answer again */
-		struct sw_flow *f = sw_table_lookup(table, id, &k);
+		struct sw_flow *f = lookup_k(id, &k);
 		if (!f || f->cookie != COOKIE_A1)
 			atomic_fetch_add(&wrong, 1);
 		rf_qsbr_quiescent();
@@ -200,6 +214,16 @@ Test(sw_emc_stale, raised_max_priority_reaches_every_cache)
 Test(sw_emc_stale, raised_max_priority_reaches_every_megaflow)
 {
 	fresh_microflows = true;
+	run();
+}
+
+/* The same in table 1, every flow matching metadata 5/0xff and every lookup carrying it, new
+ * microflows each time: the megaflow entries carry the metadata in their key (sw_emc.c). */
+Test(sw_emc_stale, raised_max_priority_reaches_a_later_tables_metadata_megaflows)
+{
+	fresh_microflows = true;
+	test_tbl = 1;
+	test_md = 5;
 	run();
 }
 
