@@ -16,10 +16,9 @@
  * The pipeline state lives with the poller for one frame: the action set on its stack, the
  * metadata and tunnel_id in its struct sw_core (pin_md, pin_tun), where an OUTPUT:CONTROLLER
  * finds them for the PACKET_IN's match; nothing here is shared. Lookups after table 0 go
- * through the core's caches as table 0's do (sw_table_lookup_md), unless a flow of that
- * table matches metadata bits the frame has set (the caches' keys hold no metadata): then
- * to the classifier alone. Frames with fields outside the key (a tunnel_id set, IPv6 ND)
- * always go to the classifier (sw_table_lookup_x).
+ * through the core's caches as table 0's do (sw_table_lookup_md; metadata bits a flow of
+ * that table matches go into the megaflow key, sw_emc.c). Frames with fields outside the key
+ * (a tunnel_id set, IPv6 ND) always go to the classifier (sw_table_lookup_x).
  */
 #include <string.h>
 
