@@ -402,8 +402,9 @@ struct sw_flow *sw_table_classify(struct sw_table *t, const struct sw_key *k);
 /* Table 0 is what sw_table_lookup and sw_table_classify answer (metadata 0, as a frame
  * enters the pipeline); a flow's table_id, md and md_mask put it in another table or make it
  * match metadata. The highest-priority flow of table tbl matching (k, metadata md), or NULL,
- * through the core's caches, or through the classifier alone when a flow of table tbl
- * matches bits that md has set (sw_emc.c). Poller `core` only; wait-free. */
+ * through the core's caches (metadata bits a flow of tbl matches go into the megaflow key),
+ * or through the classifier alone when that key has no room for them (sw_emc.c). Poller
+ * `core` only; wait-free. */
 struct sw_flow *sw_table_lookup_md(struct sw_table *t, unsigned core, unsigned tbl, uint64_t md,
 				   const struct sw_key *k);
 /* The same for a frame with extra fields xk (sw_xkey; NULL: derived from k): never
