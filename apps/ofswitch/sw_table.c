@@ -358,7 +358,7 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 	/* the megaflow cache's masks (sw_emc.c), per table */
 	memset(v->umask, 0, sizeof(v->umask));
 	memset(v->md_umask, 0, sizeof(v->md_umask));
-	for (unsigned tb = 0; tb < SW_N_TABLES; tb++)
+	for (unsigned tb = 0; tb < SW_N_TABLES; tb++) {
 		for (unsigned i = v->start[tb]; i < v->start[tb + 1]; i++) {
 			const struct sw_subtable *st = v->e[i].st;
 			for (size_t b = 0; b < sizeof(v->umask[tb]); b++)
@@ -367,8 +367,7 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 				v->umask[tb].in_port = 0xffffffffu;
 			v->md_umask[tb] |= st->md_mask;
 		}
-	for (unsigned tb = 0; tb < SW_N_TABLES; tb++) { /* where a megaflow key carries metadata */
-		v->md_word[tb] = -1;
+		v->md_word[tb] = -1; /* where a megaflow key carries metadata */
 		for (int w = 0; w < (int)(sizeof(struct sw_key) / 8) && v->md_word[tb] < 0; w++) {
 			uint64_t x;
 			memcpy(&x, (const uint8_t *)&v->umask[tb] + 8 * w, 8);

@@ -177,7 +177,7 @@ done
 stat0=$(cpu_sample)
 printf '{"bench":"switch","impl":"host","case":"bed","value":0,"unit":"","placement":"P2","tag":%d,"generator":"%s","gen_limit":%s,"fa_gro":%s,"cpu_gen":%d,"cpu_fwd":%d,"loadavg":"%s","procs_running":%s,"ovs":"%s","kernel":"%s","switch_bin":"%s","sw_buffers":%s,"commit":"%s"}\n' \
   "$tag" "$gen_kind" "$gen_limit" "$([ "$gen_kind" = pktgen ] && echo true || echo false)" "$cpu_gen" "$cpu_fwd" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk '/^procs_running/ {print $2}' /proc/stat)" \
-  "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" "${buffers:-8192}" \
+  "$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')" "$(uname -r)" "$sw_bin" "${buffers:-null}" \
   "$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$res"
 
 # ---- the switch under test ----
