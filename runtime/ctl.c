@@ -8,6 +8,7 @@
  * server buffer more; a client that makes no progress for timeout_ms is closed. The loop
  * wakes at least every 100 ms to enforce that.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -66,6 +67,41 @@ static int ctl_err(char *err, size_t len, int e, const char *fmt, const char *a,
 	return -e;
 }
 
+/* Whether a process listens on the Unix socket at a (a stale file refuses the connection). */
+static bool unix_live(const struct sockaddr_un *a)
+{
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live = probe >= 0 && connect(probe, (const struct sockaddr *)a, sizeof(*a)) == 0;
+	if (probe >= 0)
+		close(probe);
+	return live;
+}
+
+/* Remove the stale sockets a dead process with our PID left in dir (APP.PID.sock under another
+ * APP name): ringflow-ctl finds processes by PID and would take such a file for us. Files that
+ * still answer (a second rf_ctl of this process) are kept. */
+static void sweep_own_pid(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	char tail[24];
+	int tl = snprintf(tail, sizeof(tail), ".%d.sock", (int)getpid());
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l <= (size_t)tl || strcmp(e->d_name + l - (size_t)tl, tail) != 0)
+			continue;
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		if (snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name) >=
+		    (int)sizeof(a.sun_path))
+			continue;
+		if (!unix_live(&a))
+			unlink(a.sun_path);
+	}
+	closedir(d);
+}
+
 /* Bind the Unix socket at path, mode 0600. A stale file (nobody listening) is replaced. */
 static int open_unix(struct rf_ctl *ctl, char *err, size_t len)
 {
@@ -80,11 +116,7 @@ static int open_unix(struct rf_ctl *ctl, char *err, size_t len)
 	mode_t old = umask(0077);
 	int rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
 	if (rc && errno == EADDRINUSE) {
-		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		bool live = probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof(a)) == 0;
-		if (probe >= 0)
-			close(probe);
-		if (!live) {
+		if (!unix_live(&a)) {
 			unlink(ctl->path);
 			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
 		} else {
@@ -395,6 +427,7 @@ struct rf_ctl *rf_ctl_start(const struct rf_ctl_config *cfg, char *err, size_t l
 				dir, "");
 			goto fail;
 		}
+		sweep_own_pid(dir);
 		snprintf(ctl->path, sizeof(ctl->path), "%s/%s.%d.sock", dir,
 			 rf_stats_app(cfg->stats), (int)getpid());
 	} else {

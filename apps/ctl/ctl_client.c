@@ -19,6 +19,18 @@
 
 #define ANSWER_MAX (64u << 20)
 
+/* Whether a process listens on the socket file at path (a stale file refuses connections). */
+static bool live(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static int scan(const char *dir, struct ctl_proc *out, int n, int max)
 {
 	DIR *d = opendir(dir);
@@ -38,21 +50,24 @@ static int scan(const char *dir, struct ctl_proc *out, int n, int max)
 			continue;
 		if (kill(pid, 0) != 0 && errno == ESRCH)
 			continue; /* a stale socket of a dead process */
-		bool dup = false;
+		if (strlen(dir) + 1 + l >= sizeof(out[n].path))
+			continue; /* too long for a socket address anyway */
+		/* Two files with one PID: a dead process's stale file and the live process that
+		 * was given its PID later. Keep the one that answers a connection. */
+		int slot = n;
 		for (int i = 0; i < n; i++)
-			dup |= out[i].pid == pid;
-		if (dup)
+			if (out[i].pid == pid)
+				slot = i;
+		if (slot < n && live(out[slot].path))
 			continue;
 		memcpy(app, e->d_name, (size_t)(dot - e->d_name));
 		app[dot - e->d_name] = '\0';
-		out[n].pid = pid;
-		snprintf(out[n].app, sizeof(out[n].app), "%s", app);
-		if (strlen(dir) + 1 + l >= sizeof(out[n].path))
-			continue; /* too long for a socket address anyway */
-		memcpy(out[n].path, dir, strlen(dir));
-		out[n].path[strlen(dir)] = '/';
-		memcpy(out[n].path + strlen(dir) + 1, e->d_name, l + 1);
-		n++;
+		out[slot].pid = pid;
+		snprintf(out[slot].app, sizeof(out[slot].app), "%s", app);
+		memcpy(out[slot].path, dir, strlen(dir));
+		out[slot].path[strlen(dir)] = '/';
+		memcpy(out[slot].path + strlen(dir) + 1, e->d_name, l + 1);
+		n += slot == n;
 	}
 	closedir(d);
 	return n;

@@ -407,6 +407,40 @@ Test(ctl, start_refuses_a_live_socket_and_replaces_a_stale_one)
 	rf_stats_destroy(st);
 }
 
+/* A dead process that had this PID left APP.PID.sock files; rf_ctl_start's default path removes
+ * the stale ones (ringflow-ctl -p PID would take them for this process) and keeps live ones. */
+Test(ctl, default_path_sweeps_stale_files_of_its_pid)
+{
+	char tmpl[] = "/tmp/rf-ctlsweep.XXXXXX", dir[40], stale[80], live[80], err[256];
+	cr_assert_not_null(mkdtemp(tmpl));
+	cr_assert_eq(setenv("XDG_RUNTIME_DIR", tmpl, 1), 0);
+	snprintf(dir, sizeof(dir), "%s/ringflow", tmpl);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(stale, sizeof(stale), "%s/switch.%d.sock", dir, (int)getpid());
+	snprintf(live, sizeof(live), "%s/other.%d.sock", dir, (int)getpid());
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", stale);
+	int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(sfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	close(sfd); /* bound, never listened: what a process killed with -9 leaves */
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", live);
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(lfd, 4), 0);
+	struct rf_stats *st = rf_stats_create("sweeper");
+	struct rf_ctl_config cc = {.stats = st};
+	struct rf_ctl *c = rf_ctl_start(&cc, err, sizeof(err));
+	cr_assert_not_null(c, "%s", err);
+	cr_assert_neq(access(stale, F_OK), 0, "the stale %s is still there", stale);
+	cr_assert_eq(access(live, F_OK), 0, "the live %s was removed", live);
+	rf_ctl_stop(c);
+	rf_stats_destroy(st);
+	close(lfd);
+	unlink(live);
+	rmdir(dir);
+	rmdir(tmpl);
+}
+
 /* A counter past 2^53 (a ns counter after ~104 days) crosses the control socket exactly: the
  * emitter writes its digits, the reader keeps them (rf_json_u64), a double would not. */
 Test(ctl, counters_above_2_53_arrive_exact)
