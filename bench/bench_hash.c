@@ -481,12 +481,15 @@ static void *mwriter_main(void *p)
 		rte_thread_register(); /* rte_hash's multi-writer mode wants an lcore id */
 #endif
 	uint64_t base = WBASE + (uint64_t)(w->id + 1) * 2 * WKEYS, n = 0;
+	/* The step counter lives in a register while the writers run: tb->mwnext's four slots
+	 * share a cache line, and writers on both CPUs bumping it each op would measure false
+	 * sharing (bench falseshare), not the table. */
+	uint64_t i = tb->mwnext[w->id];
 	/* relaxed (go, stop): start/stop flags; the join orders the counts. */
 	while (!atomic_load_explicit(w->go, memory_order_relaxed))
 		sched_yield();
 	while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
-		for (unsigned r = 0; r < 64; r++) {
-			uint64_t i = tb->mwnext[w->id]++;
+		for (unsigned r = 0; r < 64; r++, i++) {
 			if (i & 1)
 				tb->ops->del(tb->t, base + ((i / 2) + WKEYS / 2) % WKEYS);
 			else
@@ -503,6 +506,7 @@ static void *mwriter_main(void *p)
 #endif
 	if (qsbr)
 		rf_qsbr_unregister();
+	tb->mwnext[w->id] = i; /* the next sample goes on from here */
 	w->ops = n;
 	return NULL;
 }
