@@ -525,6 +525,11 @@ struct sw_dp {
 	struct sw_core cores[SW_MAX_CORES];
 	_Atomic(struct sw_table *) table; /* acquire by pollers; release by the agent */
 	struct rf_ring *to_ctl;   /* MPSC: pollers -> agent (PACKET_IN frames) */
+	/* The agent's wake-up for to_ctl: it sets agent_asleep before it blocks in poll (with
+	 * agent_efd among its fds); the poller that enqueues a frame and finds it set clears it
+	 * and writes agent_efd (sw_dp_wake_agent). A PACKET_IN then waits for no poll timeout. */
+	int agent_efd;
+	_Atomic bool agent_asleep;
 	struct rf_ring *from_ctl; /* SPSC: agent -> poller 0 (PACKET_OUT frames) */
 	struct rf_runtime *rt;
 	struct rf_pktbuf_pool *pool;
@@ -562,6 +567,8 @@ struct sw_pin_fields {
 /* The agent's side: the pipeline fields of a frame taken off to_ctl (all zero when it
  * carries none). */
 void sw_pin_fields_of(const struct rf_pktbuf *b, struct sw_pin_fields *pf);
+/* After a frame went onto to_ctl: wake the agent if it is blocked (struct sw_dp). */
+void sw_dp_wake_agent(struct sw_dp *dp);
 
 /* The poll function of a unit (struct sw_unit: rx on queue c of one port; every port's
  * batch of core c is flushed at the end). */

@@ -556,10 +556,35 @@ void sw_agent_destroy(struct sw_agent *a)
 	free(a);
 }
 
+/* Blocks in poll for at most 1 ms (timers, link state, the offload's sync), or not at all
+ * when a PACKET_IN waits in to_ctl; a poller that queues one meanwhile wakes us through
+ * agent_efd (struct sw_dp). Returns poll's result. */
+static int agent_sleep(struct sw_agent *a, struct pollfd *pfd, nfds_t n)
+{
+	struct sw_dp *dp = a->dp;
+	atomic_store_explicit(&dp->agent_asleep, true, memory_order_relaxed);
+	/* seq_cst fence: the store above comes before our look at to_ctl; pairs with the fence
+	 * in sw_dp_wake_agent (a poller's enqueue, then its load of agent_asleep). */
+	atomic_thread_fence(memory_order_seq_cst);
+	int timeout = rf_ring_count(dp->to_ctl) ? 0 : 1;
+	rf_qsbr_offline(); /* blocking: delay no grace period */
+	int pr = poll(pfd, n, timeout);
+	rf_qsbr_online();
+	/* relaxed: only saves the pollers a write; a stale true costs one spurious wake-up. */
+	atomic_store_explicit(&dp->agent_asleep, false, memory_order_relaxed);
+	if (pr > 0 && (pfd[n - 1].revents & POLLIN)) {
+		uint64_t v;
+		if (read(dp->agent_efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: another read took it; nothing to do */
+		}
+	}
+	return pr;
+}
+
 void *sw_agent_run(void *arg)
 {
 	struct sw_agent *a = arg;
-	struct pollfd pfd[SW_MAX_CONNS + 1];
+	struct pollfd pfd[SW_MAX_CONNS + 2]; /* the connections, the listener, agent_efd */
 	rf_qsbr_register(); /* it writes the classifier's lock-free hashes (qsbr.h's rule) */
 	while (!rf_runtime_stopping(a->dp->rt)) {
 		uint64_t now = now_ns();
@@ -582,9 +607,8 @@ void *sw_agent_run(void *arg)
 			pfd[i] = (struct pollfd){.fd = c->fd, .events = ev};
 		}
 		pfd[SW_MAX_CONNS] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
-		rf_qsbr_offline(); /* blocking: delay no grace period */
-		int pr = poll(pfd, SW_MAX_CONNS + 1, 1); /* 1 ms: PACKET_IN latency bound */
-		rf_qsbr_online();
+		pfd[SW_MAX_CONNS + 1] = (struct pollfd){.fd = a->dp->agent_efd, .events = POLLIN};
+		int pr = agent_sleep(a, pfd, SW_MAX_CONNS + 2);
 		for (unsigned i = 0; pr > 0 && i < SW_MAX_CONNS; i++) {
 			struct sw_conn *c = &a->conns[i];
 			if (c->fd < 0 || pfd[i].fd != c->fd)

@@ -12,6 +12,7 @@
  * agent over an MPSC ring (PACKET_IN); no flow means drop (OpenFlow 1.3).
  */
 #include <string.h>
+#include <unistd.h>
 
 #include <ringflow/pktbuf.h>
 
@@ -76,6 +77,23 @@ static void to_controller(struct sw_core *c, struct rf_pktbuf *b, uint32_t in_no
 		return;
 	}
 	rf_counter_add(&c->to_ctl, 1);
+	sw_dp_wake_agent(c->dp);
+}
+
+void sw_dp_wake_agent(struct sw_dp *dp)
+{
+	/* seq_cst fence: our enqueue comes before the load of agent_asleep; pairs with the fence
+	 * in the agent's agent_sleep (sw_agent.c), so either it sees the frame in to_ctl before
+	 * it blocks or we see it asleep. relaxed (load, exchange): the fences order them; the
+	 * exchange lets one poller of several write the eventfd. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&dp->agent_asleep, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&dp->agent_asleep, false, memory_order_relaxed)) {
+		uint64_t one = 1;
+		if (write(dp->agent_efd, &one, sizeof(one)) < 0) {
+			/* EAGAIN: the counter is full, so the agent is woken anyway */
+		}
+	}
 }
 
 void sw_pin_fields_of(const struct rf_pktbuf *b, struct sw_pin_fields *pf)

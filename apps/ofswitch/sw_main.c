@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <ringflow/ctl.h>
 #include <ringflow/hash.h>
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
 	struct sw_agent_cfg ac = {.dpid = 1};
 	unsigned nbufs = 8192; /* --buffers */
 	int o;
+	dp.agent_efd = -1;
 	while ((o = getopt_long(argc, argv, "p:C:d:c:i:hL:F:M:E:R:S:B:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
@@ -220,7 +223,8 @@ int main(int argc, char **argv)
 	}
 	dp.to_ctl = rf_ring_create("sw_to_ctl", 1024, RF_RING_SC_DEQ);
 	dp.from_ctl = rf_ring_create("sw_from_ctl", 1024, RF_RING_SP_ENQ | RF_RING_SC_DEQ);
-	if (!dp.to_ctl || !dp.from_ctl) {
+	dp.agent_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!dp.to_ctl || !dp.from_ctl || dp.agent_efd < 0) {
 		fprintf(stderr, "ringflow-switch: cannot create buffers or rings: %s\n", strerror(errno));
 		goto out;
 	}
@@ -360,6 +364,8 @@ out:
 	}
 	rf_ring_free(dp.to_ctl);
 	rf_ring_free(dp.from_ctl);
+	if (dp.agent_efd >= 0)
+		close(dp.agent_efd);
 	rf_pktbuf_pool_free(dp.pool);
 	rf_hash_free(dp.macs);
 	rf_qsbr_online();
