@@ -52,6 +52,9 @@
 #             bench/switch/flowsetup, --setup-flows flows (2000), --setup-window in flight
 #             (32); packet/system ports only; ringflow-switch with --idle --setup-idle
 #             (default adaptive: the ports are nearly idle, as OVS's system ports sleep in poll)
+#             and packet ports with ring=v2 (each frame handed over on arrival: V3's blocks
+#             hold a lone frame until their timer, a kernel tick, which a frame-at-a-time
+#             workload pays on every flow; docs/switch.md, "Flow setup")
 # Output in --out DIR (default BUILD/bench-switch): results.jsonl (JSON lines: every point with
 # offered and forwarded, steal and per-CPU busy; install times; churn and setup details; then
 # the summary and ratio lines), table.txt (printed), switch.svg and switch-setup.svg
@@ -205,6 +208,7 @@ sw_start() { # impl [with-controller]
       local a b
       if [ "${impl#ringflow-}" != packet ]; then a="xdp:dev=$fa,mode=native,frames=1" b="xdp:dev=$fb,mode=native,frames=1"
       else a="packet:dev=$fa,frames=1" b="packet:dev=$fb,frames=1"; fi
+      [ -n "$ctl" ] && [ "$impl" = ringflow-packet ] && a+=",ring=v2" b+=",ring=v2" # flow setup
       local cargs=()
       [ "$impl" = ringflow-xdp-offload ] && cargs=(--offload)
       [ -n "$ctl" ] && cargs+=(--controller "tcp:127.0.0.1:$ctl_port")
