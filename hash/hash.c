@@ -747,7 +747,8 @@ static void epoch_done(struct rcu_head *head)
 							       memory_order_relaxed))
 		;
 	/* release: pairs with epoch_advance's acquire (done is raised before the count drops:
-	 * the epoch stays within ADV_MAX + 1 of done). */
+	 * the epoch stays within ADV_MAX + 1 of done), and with rf_hash_free's (our last access
+	 * to h). */
 	atomic_fetch_sub_explicit(&h->advn, 1, memory_order_release);
 	rf_qsbr_defer_release();
 	rf_qsbr_retire_note(); /* TSan: rf_hash_free's barrier comes after this */
@@ -825,8 +826,9 @@ static void batch_done(struct rcu_head *head)
 	/* release: pairs with recycle's acquire exchange: b and its list are the taker's. */
 	while (!atomic_compare_exchange_weak_explicit(&h->ready, &top, b, memory_order_release,
 						      memory_order_relaxed));
-	/* relaxed: only a hint for when to start the next batch. */
-	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_relaxed);
+	/* release: our last access to h; pairs with rf_hash_free's acquire (a hint for when to
+	 * start the next batch otherwise). */
+	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_release);
 	if (counted)
 		rf_qsbr_defer_release();
 	rf_qsbr_retire_note();
@@ -1693,7 +1695,13 @@ void rf_hash_free(struct rf_hash *h)
 {
 	if (!h)
 		return;
-	rf_qsbr_barrier(); /* every table_reclaim and batch_done queued so far has run */
+	/* Only epoch_done and batch_done touch h, and their last access is the release
+	 * decrement of advn / inflight; acquire (both): pairs with those. With neither waiting no
+	 * callback holds h (table_reclaim holds only its old table), so there is nothing to wait
+	 * for: a table that saw no delete frees at once, without a grace period. */
+	if (atomic_load_explicit(&h->advn, memory_order_acquire) ||
+	    atomic_load_explicit(&h->inflight, memory_order_acquire))
+		rf_qsbr_barrier(); /* every epoch_done and batch_done queued so far has run */
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
 	if (!h->inline_keys) {
 		for (uint64_t i = 0; i <= t->mask; i++)

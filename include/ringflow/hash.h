@@ -103,9 +103,11 @@ struct rf_hash;
 struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_entries,
 			       unsigned flags);
 
-/* Waits for pending reclamation (rcu_barrier: goes offline meanwhile if the caller is
- * online), then frees the table, its key copies and their pool. NULL is ignored. No other thread may
- * use the table during or after this. Values are not freed. */
+/* Frees the table, its key copies and their pool; first, if reclamation of its deleted
+ * slots or key copies is still pending, waits for it (rcu_barrier: goes offline meanwhile if
+ * the caller is online): a table that saw no delete since its last grace period frees at
+ * once. NULL is ignored. No other thread may use the table during or after this. Values are
+ * not freed. */
 void rf_hash_free(struct rf_hash *h);
 
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL

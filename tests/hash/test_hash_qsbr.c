@@ -9,7 +9,11 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <ringflow/hash.h>
 #include <ringflow/log.h>
@@ -76,5 +80,49 @@ Test(hash_qsbr, stalled_grace_period_bounds_the_hash)
 	rf_hash_free(h);
 	cr_assert_eq(rf_qsbr_defer_pending(), 0);
 	rf_log_set_hook(NULL, NULL);
+	rf_qsbr_unregister();
+}
+
+/* A table that saw no delete holds no reclamation callback of its own (only its replaced
+ * tables do, and those never touch it): rf_hash_free must free it at once, not wait for
+ * every callback queued in the process (the switch's agent frees grown-out subtable hashes
+ * and stalled 8-10 ms on each). A thread holds the grace period (online, never quiescent)
+ * until told to stop or 30 s pass; the free must return while it still holds. */
+static _Atomic int hold_stop, hold_gave_up, hold_ready;
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	rf_qsbr_register_named("holder"); /* online from here: every grace period waits */
+	atomic_store(&hold_ready, 1);
+	for (int i = 0; i < 30000 && !atomic_load(&hold_stop); i++)
+		usleep(1000);
+	atomic_store(&hold_gave_up, !atomic_load(&hold_stop));
+	rf_qsbr_unregister();
+	return NULL;
+}
+
+Test(hash_qsbr, a_table_without_deletes_frees_while_a_grace_period_is_held)
+{
+	rf_qsbr_register();
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, holder, NULL), 0);
+	while (!atomic_load(&hold_ready))
+		usleep(100);
+	struct rf_hash *h = rf_hash_create("nodeletes", 16, 1u << 20,
+					   RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
+	cr_assert_not_null(h);
+	size_t b0 = rf_hash_buckets(h);
+	for (uint64_t i = 0; i < 20000; i++) { /* long keys, and grown a few times */
+		uint64_t k[2] = {i, ~i};
+		cr_assert_eq(rf_hash_insert(h, k, (void *)(uintptr_t)(i + 1)), 0);
+	}
+	cr_assert_gt(rf_hash_buckets(h), b0, "the table grew (replaced tables wait meanwhile)");
+	rf_hash_free(h); /* with the old barrier: waits for the holder, 30 s */
+	int gave_up = atomic_load(&hold_gave_up);
+	atomic_store(&hold_stop, 1);
+	pthread_join(th, NULL);
+	cr_assert_eq(gave_up, 0, "rf_hash_free waited for a grace period the holder held");
+	rf_qsbr_barrier(); /* the replaced tables' callbacks, now that the holder is gone */
 	rf_qsbr_unregister();
 }
