@@ -441,11 +441,13 @@ void sw_table_replace(struct sw_table *t, struct sw_flow *old, struct sw_flow *f
 enum sw_retire_kind { SW_RETIRE_FREE, SW_RETIRE_FLOW };
 /* Free p (free(), or a removed flow and its slot) after a grace period. */
 void sw_table_retire(struct sw_table *t, void *p, enum sw_retire_kind kind);
-/* Frees what was retired before the last grace period; waits for a new grace period (blocking
- * the writer, never the readers) when something is pending and `force` or at least
- * SW_RECLAIM_NS passed since the last one (or the list is long). now: CLOCK_MONOTONIC ns. */
+/* Frees what is past its grace period, and hands what was retired since to a new grace period
+ * (rf_qsbr_defer, without waiting) when at least SW_RECLAIM_NS passed since the last one or
+ * the list is long. force: waits instead, so everything retired before the call is freed when
+ * it returns (blocking the writer, never the readers); a full defer queue (a stalled grace
+ * period) or no memory waits as well. now: CLOCK_MONOTONIC ns. */
 void sw_table_reclaim(struct sw_table *t, uint64_t now_ns, bool force);
-#define SW_RECLAIM_NS 2000000ull /* at most one grace-period wait per 2 ms */
+#define SW_RECLAIM_NS 2000000ull /* at most one batch per 2 ms */
 /* Re-rank subtables of equal top priority by their hits since the last call, and free
  * subtables that stayed empty since the previous call (writer; a timer calls it about once
  * a second). */

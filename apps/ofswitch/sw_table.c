@@ -18,9 +18,11 @@
  * subtable republishes the small ordered array of subtables. Each is one release store, so a
  * reader sees the table before or after the change. Nothing is rebuilt per batch. What goes
  * out of reach (a flow, an action list, an old order array, a grown-out hash, an emptied
- * subtable) is retired and freed after a QSBR grace period; the writer waits for grace
- * periods in batches, at most once per SW_RECLAIM_NS, so a flood of FLOW_MODs costs no wait
- * per message. A full subtable hash is replaced by one twice its size (copied by the writer
+ * subtable) is retired and freed after a QSBR grace period; the writer hands what it retired
+ * to a grace period in batches (rf_qsbr_defer, at most one per SW_RECLAIM_NS) and frees each
+ * batch on its own thread once it is past, so it never waits for a reader: a FLOW_MOD or a
+ * PACKET_IN behind it is not held up by a grace period (which took 8-10 ms on the bench bed
+ * when the writer waited for it). A full subtable hash is replaced by one twice its size (copied by the writer
  * while readers keep using the old one), so a subtable costs memory for what it holds.
  *
  * The per-core caches in front (exact-match and megaflow) are in sw_emc.c; they stay correct
@@ -38,7 +40,7 @@
 #include "sw_table_pvt.h"
 
 #define SUB_MIN_CAP 256u           /* a new subtable's hash holds this many before it grows */
-#define RETIRE_MAX 65536u          /* a longer retire list forces a grace period at once */
+#define RETIRE_MAX 65536u          /* a longer retire list goes to a grace period at once */
 /* private kinds beside enum sw_retire_kind */
 enum { RETIRE_HASH = 100, RETIRE_SUB, RETIRE_REPLACED };
 
@@ -232,10 +234,71 @@ static void free_retired(struct sw_table *t, struct sw_retired *r)
 	}
 }
 
+static void free_list(struct sw_table *t, struct sw_retired *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free_retired(t, &r[i]);
+}
+
+/* Frees the batches whose grace period is over (the writer's thread). */
+static void collect_ready(struct sw_table *t)
+{
+	/* relaxed: a peek; the exchange below takes. */
+	if (!atomic_load_explicit(&t->ready, memory_order_relaxed))
+		return;
+	/* acquire: pairs with batch_ready's release: the batch is complete, and its grace period
+	 * (the readers' last accesses to what it holds) is over. */
+	struct sw_retire_batch *b = atomic_exchange_explicit(&t->ready, NULL, memory_order_acquire);
+	while (b) {
+		struct sw_retire_batch *next = b->next;
+		free_list(t, b->r, b->n);
+		free(b->r);
+		free(b);
+		t->batches_out--;
+		b = next;
+	}
+}
+
+/* The grace period of b is over (liburcu's call_rcu thread): hand it back to the writer. */
+static void batch_ready(void *arg)
+{
+	struct sw_retire_batch *b = arg;
+	_Atomic(struct sw_retire_batch *) *top = &b->t->ready;
+	/* relaxed: the CAS below decides. */
+	struct sw_retire_batch *old = atomic_load_explicit(top, memory_order_relaxed);
+	do
+		b->next = old;
+	/* release: pairs with collect_ready's acquire exchange (b->next and b are complete). */
+	while (!atomic_compare_exchange_weak_explicit(top, &old, b, memory_order_release,
+						      memory_order_relaxed));
+}
+
+/* Hands the retire list to a grace period without waiting: 0, or -1 (no memory, or the defer
+ * queue is at its limit) with the list left as it was. */
+static int defer_list(struct sw_table *t)
+{
+	struct sw_retire_batch *b = malloc(sizeof(*b));
+	if (!b)
+		return -1;
+	*b = (struct sw_retire_batch){.t = t, .r = t->ret, .n = t->nret};
+	if (rf_qsbr_defer(batch_ready, b) != 0) {
+		free(b);
+		return -1;
+	}
+	t->batches_out++;
+	t->ret = NULL; /* the next retire starts a new list */
+	t->nret = t->ret_cap = 0;
+	return 0;
+}
+
 void sw_table_free(struct sw_table *t)
 {
 	if (!t)
 		return;
+	if (t->batches_out) { /* their callbacks hold t */
+		rf_qsbr_barrier();
+		collect_ready(t);
+	}
 	for (size_t i = 0; i < t->nret; i++)
 		free_retired(t, &t->ret[i]);
 	free(t->ret);
@@ -276,18 +339,25 @@ void sw_table_set_flow_dtor(struct sw_table *t, void (*fn)(struct sw_flow *f, vo
 
 void sw_table_reclaim(struct sw_table *t, uint64_t now_ns, bool force)
 {
-	if (t->nret == 0)
+	collect_ready(t);
+	if (t->nret == 0 && !(force && t->batches_out))
 		return;
 	if (!force && t->nret < RETIRE_MAX && now_ns - t->last_sync_ns < SW_RECLAIM_NS)
 		return;
-	/* Everything on the list was unreachable before this call: after one grace period no
-	 * reader holds any of it. (Goes offline while it waits; readers never wait.) */
-	rf_qsbr_synchronize();
 	t->last_sync_ns = now_ns;
+	/* Everything on the list was unreachable before this call: after one grace period no
+	 * reader holds any of it. */
+	if (!force && defer_list(t) == 0)
+		return;
+	/* Wait here (offline meanwhile; readers never wait): for the list's grace period, and
+	 * with force for the batches already out, so all of it is freed on return. */
+	rf_qsbr_synchronize();
+	if (force && t->batches_out)
+		rf_qsbr_barrier(); /* the callbacks of the batches out have run */
 	size_t n = t->nret;
 	t->nret = 0; /* a dtor may not retire, but keep the list consistent anyway */
-	for (size_t i = 0; i < n; i++)
-		free_retired(t, &t->ret[i]);
+	free_list(t, t->ret, n);
+	collect_ready(t);
 }
 
 static void retire_kind(struct sw_table *t, void *p, int kind)
@@ -308,8 +378,8 @@ static void retire_kind(struct sw_table *t, void *p, int kind)
 		t->ret_cap = cap;
 	}
 	t->ret[t->nret++] = (struct sw_retired){p, kind};
-	if (t->nret >= RETIRE_MAX) /* bound the memory a flood can pin */
-		sw_table_reclaim(t, t->last_sync_ns, true);
+	if (t->nret >= RETIRE_MAX) /* bound the memory a flood can pin: a batch now */
+		sw_table_reclaim(t, t->last_sync_ns, false);
 }
 
 void sw_table_retire(struct sw_table *t, void *p, enum sw_retire_kind kind)

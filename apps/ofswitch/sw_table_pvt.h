@@ -171,6 +171,16 @@ struct sw_retired {
 	int kind; /* enum sw_retire_kind, or the private kinds in sw_table.c */
 };
 
+/* A retire list handed to rf_qsbr_defer: after its grace period the callback puts it on the
+ * table's `ready` stack, and the writer frees its entries on its own thread (a freed flow's
+ * slot goes back to the writer's free stack, and the dtor is the writer's). */
+struct sw_retire_batch {
+	struct sw_table *t;
+	struct sw_retire_batch *next; /* on t->ready */
+	struct sw_retired *r;
+	size_t n;
+};
+
 struct sw_table {
 	/* Read by every lookup. */
 	RF_CACHE_ALIGNED _Atomic(struct sw_pvec *) vec; /* acquire by readers, release by writer */
@@ -185,7 +195,11 @@ struct sw_table {
 	unsigned nfree;
 	struct sw_retired *ret;
 	size_t nret, ret_cap;
-	uint64_t last_sync_ns;
+	uint64_t last_sync_ns;   /* when the last batch went to its grace period */
+	unsigned batches_out;    /* batches handed to rf_qsbr_defer, not yet freed */
+	/* Batches past their grace period: pushed by the call_rcu thread (release CAS), taken by
+	 * the writer (acquire exchange). */
+	RF_CACHE_ALIGNED _Atomic(struct sw_retire_batch *) ready;
 	void (*dtor)(struct sw_flow *f, void *arg);
 	void *dtor_arg;
 };
