@@ -22,13 +22,11 @@
 /* Whether a process listens on the socket file at path (a stale file refuses connections). */
 static bool live(const char *path)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	char err[256];
+	int fd = ctl_connect(path, err, sizeof(err));
 	if (fd >= 0)
 		close(fd);
-	return ok;
+	return fd >= 0;
 }
 
 static int scan(const char *dir, struct ctl_proc *out, int n, int max)

@@ -299,8 +299,7 @@ void sw_table_free(struct sw_table *t)
 		rf_qsbr_barrier();
 		collect_ready(t);
 	}
-	for (size_t i = 0; i < t->nret; i++)
-		free_retired(t, &t->ret[i]);
+	free_list(t, t->ret, t->nret);
 	free(t->ret);
 	while (t->subs) {
 		struct sw_subtable *st = t->subs;
