@@ -313,36 +313,56 @@ static inline uint64_t tag_of(uint64_t hv)
 
 /* ---- the read side ---- */
 
-/* probe for keys of <= 8 bytes: all three slots of a line are compared without branches
- * (which slot holds a key is random, so a branch per slot mispredicts about every other
- * lookup). A slot counts only with a live value: a dead or pending slot keeps a key word. */
-static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
+/* One bucket of probe_inline: the value of the live slot of bk whose key word is ukw, or 0.
+ * All three slots are compared without branches (which slot holds a key is random, so a
+ * branch per slot mispredicts about every other lookup). A slot counts only with a live
+ * value: a dead or pending slot keeps a key word. */
+static inline uintptr_t bucket_inline(struct bucket *bk, uint64_t ukw)
 {
-	uint64_t b = hv & t->mask;
+	/* acquire (three loads): as in probe; every key word is read after its value. */
+	void *v0 = atomic_load_explicit(&bk->s[0].value, memory_order_acquire);
+	void *v1 = atomic_load_explicit(&bk->s[1].value, memory_order_acquire);
+	void *v2 = atomic_load_explicit(&bk->s[2].value, memory_order_acquire);
+	/* relaxed: ordered after the acquires above. */
+	uint64_t k0 = atomic_load_explicit(&bk->s[0].kw, memory_order_relaxed);
+	uint64_t k1 = atomic_load_explicit(&bk->s[1].kw, memory_order_relaxed);
+	uint64_t k2 = atomic_load_explicit(&bk->s[2].kw, memory_order_relaxed);
+	/* Pick one match, the first slot first (not an OR of them): a key deleted from slot 0
+	 * and inserted again into slot 1 between our loads matches twice. */
+	uintptr_t r = 0;
+	r = pick(r, v2, (k2 == ukw) & live(v2));
+	r = pick(r, v1, (k1 == ukw) & live(v1));
+	r = pick(r, v0, (k0 == ukw) & live(v0));
+	return r;
+}
+
+/* Whether a lookup that did not find its key in bk must go on to the next bucket: some key
+ * was probed past bk. relaxed: an insert raises the overflow counts before its slot goes
+ * pending and so before the commit (release); a lookup that must see that insert sees both. */
+static inline bool bucket_passed(struct bucket *bk)
+{
+	return (atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK) != 0;
+}
+
+/* probe for keys of <= 8 bytes, from bucket b on (the key's home, or a later bucket of its
+ * chain that a bulk lookup reached in a second pass). */
+static inline void *probe_inline_from(struct table *t, uint64_t b, uint64_t ukw)
+{
 	for (uint64_t left = t->mask + 1; left; left--) {
 		struct bucket *bk = &t->b[b];
-		/* acquire (three loads): as in probe; every key word is read after its value. */
-		void *v0 = atomic_load_explicit(&bk->s[0].value, memory_order_acquire);
-		void *v1 = atomic_load_explicit(&bk->s[1].value, memory_order_acquire);
-		void *v2 = atomic_load_explicit(&bk->s[2].value, memory_order_acquire);
-		/* relaxed: ordered after the acquires above. */
-		uint64_t k0 = atomic_load_explicit(&bk->s[0].kw, memory_order_relaxed);
-		uint64_t k1 = atomic_load_explicit(&bk->s[1].kw, memory_order_relaxed);
-		uint64_t k2 = atomic_load_explicit(&bk->s[2].kw, memory_order_relaxed);
-		/* Pick one match, the first slot first (not an OR of them): a key deleted from
-		 * slot 0 and inserted again into slot 1 between our loads matches twice. */
-		uintptr_t r = 0;
-		r = pick(r, v2, (k2 == ukw) & live(v2));
-		r = pick(r, v1, (k1 == ukw) & live(v1));
-		r = pick(r, v0, (k0 == ukw) & live(v0));
+		uintptr_t r = bucket_inline(bk, ukw);
 		if (r)
 			return (void *)r;
-		/* relaxed: as in probe. */
-		if (!(atomic_load_explicit(&bk->meta, memory_order_relaxed) & OVF_MASK))
+		if (!bucket_passed(bk))
 			return NULL;
 		b = (b + 1) & t->mask;
 	}
 	return NULL;
+}
+
+static inline void *probe_inline(struct table *t, uint64_t hv, uint64_t ukw)
+{
+	return probe_inline_from(t, hv & t->mask, ukw);
 }
 
 /* The value of key in table t, or NULL. Loads only. */
@@ -410,10 +430,36 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 			hv[i] = hash_key(h, keys[base + i]);
 			__builtin_prefetch(&t->b[hv[i] & t->mask]);
 		}
+		if (!h->inline_keys) {
+			for (unsigned i = 0; i < m; i++) {
+				void *v = probe(h, t, hv[i], keys[base + i], 0);
+				values[base + i] = v;
+				hits += v != NULL;
+			}
+			continue;
+		}
+		/* Stage 2: each key's home bucket. A key not there whose chain goes on (some
+		 * key was probed past its home: about one lookup in eight at the growth
+		 * limit) is not followed now, which would wait for one more line with nothing
+		 * else in flight: its next bucket is prefetched and the key kept for stage 3,
+		 * so those second lines overlap too. */
+		uint8_t later[BULK];
+		unsigned nl = 0;
 		for (unsigned i = 0; i < m; i++) {
-			const void *k = keys[base + i];
-			void *v = h->inline_keys ? probe_inline(t, hv[i], inline_kw(h, k))
-						 : probe(h, t, hv[i], k, 0);
+			struct bucket *bk = &t->b[hv[i] & t->mask];
+			uintptr_t r = bucket_inline(bk, inline_kw(h, keys[base + i]));
+			if (!r && bucket_passed(bk)) {
+				__builtin_prefetch(&t->b[(hv[i] + 1) & t->mask]);
+				later[nl++] = (uint8_t)i;
+			}
+			values[base + i] = (void *)r;
+			hits += r != 0;
+		}
+		/* Stage 3: the rest of those chains, from the bucket after home. */
+		for (unsigned j = 0; j < nl; j++) {
+			unsigned i = later[j];
+			void *v = probe_inline_from(t, (hv[i] + 1) & t->mask,
+						    inline_kw(h, keys[base + i]));
 			values[base + i] = v;
 			hits += v != NULL;
 		}

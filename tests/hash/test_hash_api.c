@@ -213,6 +213,48 @@ Test(hash, lookup_bulk_matches_single_lookups)
 	rf_hash_free(h);
 }
 
+/* A table at its growth limit (two keys a bucket: about one key in eight sits past its home
+ * bucket, and a lookup of an absent key goes on past home about one time in five): the bulk
+ * lookup's second pass, which follows those chains after the first pass over every home
+ * bucket, must answer exactly as single lookups do, for inline and for copied keys, present
+ * and absent, in batches that do not line up with its internal batch of 32. */
+static void bulk_dense(size_t key_len)
+{
+	enum { N = 4000, ASK = 2 * N, STEP = 77 };
+	struct rf_hash *h = mk(key_len, N);
+	static uint8_t keys[ASK][16];
+	const void *kp[ASK];
+	static void *vals[ASK];
+	for (unsigned i = 0; i < ASK; i++) {
+		uint64_t k = (uint64_t)i * 0x9e3779b97f4a7c15ull; /* even i: present */
+		memset(keys[i], 0, sizeof(keys[i]));
+		memcpy(keys[i], &k, 8);
+		if (key_len > 8)
+			memcpy(keys[i] + 8, &i, sizeof(i));
+		kp[i] = keys[i];
+		if (i % 2 == 0)
+			cr_assert_eq(rf_hash_insert(h, keys[i], V(2 * i + 1)), 0);
+	}
+	cr_assert_eq(rf_hash_count(h), N);
+	cr_assert_eq(rf_hash_buckets(h), 2048, "the table is at its growth limit");
+	unsigned hits = 0;
+	for (unsigned at = 0; at < ASK; at += STEP)
+		hits += rf_hash_lookup_bulk(h, &kp[at], at + STEP <= ASK ? STEP : ASK - at,
+					    &vals[at]);
+	cr_assert_eq(hits, N);
+	for (unsigned i = 0; i < ASK; i++) {
+		cr_assert_eq(vals[i], i % 2 == 0 ? V(2 * i + 1) : NULL, "key %u", i);
+		cr_assert_eq(vals[i], rf_hash_lookup(h, kp[i]), "key %u", i);
+	}
+	rf_hash_free(h);
+}
+
+Test(hash, lookup_bulk_follows_chains_past_home_in_a_dense_table)
+{
+	bulk_dense(8);
+	bulk_dense(16);
+}
+
 Test(hash, full_pool_is_enospc_not_a_crash)
 {
 	struct rf_hash *h = mk(8, 16);
