@@ -251,6 +251,9 @@ struct rf_hash {
 	RF_CACHE_ALIGNED _Atomic uint64_t epoch; /* a slot dying now is stamped DEAD(epoch) */
 	_Atomic uint64_t done;   /* slots stamped <= done are past their grace period: free */
 	_Atomic uint64_t advn;   /* epoch advances waiting for their grace period */
+	/* Holders of h: its owner until rf_hash_free, and each epoch_done / batch_done queued
+	 * and not yet run. The one that drops the last frees the table (hash_unref). */
+	_Atomic uint64_t refs;
 };
 
 /* An epoch advance waiting for its grace period (one malloc per ADV_EVERY deaths). */
@@ -530,7 +533,7 @@ static void table_reclaim(struct rcu_head *head)
 	rf_qsbr_reclaim_begin(); /* TSan: before the first access to the old table */
 	table_destroy((struct table *)((char *)head - offsetof(struct table, rcu)));
 	rf_qsbr_defer_release();
-	rf_qsbr_retire_note();   /* TSan: rf_hash_free's barrier comes after this */
+	rf_qsbr_retire_note();   /* TSan: an rf_qsbr_barrier comes after this */
 }
 
 /* ---- long keys' copies ---- */
@@ -778,6 +781,23 @@ static void ovf_adjust(struct table *t, uint64_t home, uint64_t at, int d, bool 
  * epoch.
  */
 
+static void hash_destroy(struct rf_hash *h);
+
+/* A callback about to be queued for h takes a hold on it. relaxed: its caller holds one
+ * already (the owner's, or its own callback's), so h cannot be freed meanwhile. */
+static void hash_ref(struct rf_hash *h)
+{
+	atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+}
+
+/* Drops a hold on h; the last one frees it. acq_rel: release, our accesses to h come before
+ * the free; acquire, the one that frees sees every other holder's. */
+static void hash_unref(struct rf_hash *h)
+{
+	if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
+		hash_destroy(h);
+}
+
 /* call_rcu callback: the grace period of advance a is over. */
 static void epoch_done(struct rcu_head *head)
 {
@@ -793,11 +813,11 @@ static void epoch_done(struct rcu_head *head)
 							       memory_order_relaxed))
 		;
 	/* release: pairs with epoch_advance's acquire (done is raised before the count drops:
-	 * the epoch stays within ADV_MAX + 1 of done), and with rf_hash_free's (our last access
-	 * to h). */
+	 * the epoch stays within ADV_MAX + 1 of done). */
 	atomic_fetch_sub_explicit(&h->advn, 1, memory_order_release);
 	rf_qsbr_defer_release();
-	rf_qsbr_retire_note(); /* TSan: rf_hash_free's barrier comes after this */
+	rf_qsbr_retire_note(); /* TSan: an rf_qsbr_barrier comes after this */
+	hash_unref(h);         /* our last access to h */
 }
 
 /* Closes the current epoch. With ADV_MAX advances waiting, without memory, or at the QSBR
@@ -827,6 +847,7 @@ static void epoch_advance(struct rf_hash *h)
 	/* seq_cst: against the stamps' seq_cst loads (slot_die): a stamp read before this is
 	 * at most e, and its slot died before the grace period below begins. */
 	a->epoch = atomic_fetch_add_explicit(&h->epoch, 1, memory_order_seq_cst);
+	hash_ref(h); /* dropped by epoch_done */
 	rf_qsbr_retire_note(); /* TSan: what came before is ordered before the callback */
 	call_rcu(&a->rcu, epoch_done);
 }
@@ -872,12 +893,12 @@ static void batch_done(struct rcu_head *head)
 	/* release: pairs with recycle's acquire exchange: b and its list are the taker's. */
 	while (!atomic_compare_exchange_weak_explicit(&h->ready, &top, b, memory_order_release,
 						      memory_order_relaxed));
-	/* release: our last access to h; pairs with rf_hash_free's acquire (a hint for when to
-	 * start the next batch otherwise). */
-	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_release);
+	/* relaxed: a hint for when to start the next batch. */
+	atomic_fetch_sub_explicit(&h->inflight, 1, memory_order_relaxed);
 	if (counted)
 		rf_qsbr_defer_release();
 	rf_qsbr_retire_note();
+	hash_unref(h); /* our last access to h */
 }
 
 /* Hands batch b, holding `valid` entries, to call_rcu. Entries whose numbers were taken but
@@ -893,6 +914,7 @@ static void batch_close(struct rf_hash *h, struct gp_batch *b, uint64_t valid)
 	b->counted = rf_qsbr_defer_reserve() == 0;
 	/* relaxed: only a hint for when to close a partial batch. */
 	atomic_fetch_add_explicit(&h->inflight, 1, memory_order_relaxed);
+	hash_ref(h); /* dropped by batch_done */
 	rf_qsbr_retire_note();
 	call_rcu(&b->rcu, batch_done);
 }
@@ -1706,6 +1728,7 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
 	h->inline_keys = key_len <= 8;
 	h->seed = fmix64((uint64_t)(uintptr_t)h ^ 0x2545f4914f6cdd1dull);
 	atomic_init(&h->epoch, 1); /* slots die in epoch 1 first; done = 0: none is past */
+	atomic_init(&h->refs, 1);  /* the owner's */
 	for (unsigned i = 0; i < STRIPES; i++)
 		atomic_init(&h->ds[i].acct, ACCT_BIAS); /* no room, no entries */
 	if (!h->inline_keys) {
@@ -1741,13 +1764,25 @@ void rf_hash_free(struct rf_hash *h)
 {
 	if (!h)
 		return;
-	/* Only epoch_done and batch_done touch h, and their last access is the release
-	 * decrement of advn / inflight; acquire (both): pairs with those. With neither waiting no
-	 * callback holds h (table_reclaim holds only its old table), so there is nothing to wait
-	 * for: a table that saw no delete frees at once, without a grace period. */
-	if (atomic_load_explicit(&h->advn, memory_order_acquire) ||
-	    atomic_load_explicit(&h->inflight, memory_order_acquire))
-		rf_qsbr_barrier(); /* every epoch_done and batch_done queued so far has run */
+	/* The owner's hold. acq_rel: as in hash_unref. Not the last: callbacks of h are queued;
+	 * the last of them frees it, and the barrier waits for that. */
+	if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
+		hash_destroy(h);
+	else
+		rf_qsbr_barrier();
+}
+
+void rf_hash_free_deferred(struct rf_hash *h)
+{
+	if (h)
+		hash_unref(h); /* the owner's hold: frees now, or the last callback does */
+}
+
+/* Frees h and what it owns, once nothing holds it: its owner called rf_hash_free and every
+ * epoch_done and batch_done queued for it has run (table_reclaim holds only its old table).
+ * Runs on the thread that dropped the last hold: the owner's, or liburcu's callback thread. */
+static void hash_destroy(struct rf_hash *h)
+{
 	struct table *t = atomic_load_explicit(&h->tab, memory_order_relaxed);
 	if (!h->inline_keys) {
 		for (uint64_t i = 0; i <= t->mask; i++)

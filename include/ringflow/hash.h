@@ -110,6 +110,12 @@ struct rf_hash *rf_hash_create(const char *name, size_t key_len, unsigned max_en
  * not freed. */
 void rf_hash_free(struct rf_hash *h);
 
+/* rf_hash_free that never waits, for threads that must not block for a grace period (qsbr.h
+ * rule 5; a control thread): with reclamation pending, the last of its callbacks frees the
+ * table, on liburcu's callback thread, one grace period later; rf_qsbr_barrier() waits for
+ * that (before exit, so a leak check sees it freed). Same rules otherwise. */
+void rf_hash_free_deferred(struct rf_hash *h);
+
 /* Adds key -> value (value != NULL). 0, -EEXIST (key present; table unchanged), -EINVAL
  * (NULL value, or one of the 4 KiB of addresses private to the hash that mark slot states),
  * -ENOSPC (max_entries entries present: see Memory above), -EAGAIN (the slots near the key

@@ -31,9 +31,10 @@
  *   5. The runtime's service thread (timers, stats callbacks): timers run ONLINE, and it passes
  *      a quiescent state after each timer, so a timer may look up and delete but must not keep
  *      pointers to the next run. It must NEVER block for a grace period (rf_qsbr_synchronize,
- *      rf_qsbr_barrier): it would wait for itself and every timer would stop. Free what a
- *      timer deleted with rf_qsbr_defer; if it fails with -EAGAIN, keep the object and retry on
- *      a later run.
+ *      rf_qsbr_barrier, rf_hash_free of a table with deletes): it would wait for itself and
+ *      every timer would stop. Free what a timer deleted with rf_qsbr_defer; if it fails with
+ *      -EAGAIN, keep the object and retry on a later run. Free a hash there with
+ *      rf_hash_free_deferred.
  *   6. Debug builds (RF_DEBUG_CHECKS) can check a reader: rf_qsbr_assert_reader(call) aborts
  *      with one line when the calling thread is not registered and online.
  *

@@ -126,3 +126,41 @@ Test(hash_qsbr, a_table_without_deletes_frees_while_a_grace_period_is_held)
 	rf_qsbr_barrier(); /* the replaced tables' callbacks, now that the holder is gone */
 	rf_qsbr_unregister();
 }
+
+/* A table with deletes has reclamation callbacks queued (epoch advances, batches of key
+ * copies), which cannot run while a grace period is held. rf_hash_free_deferred must still
+ * return at once: the last of those callbacks frees the table (qsbr.h rule 5: the service
+ * thread, the switch's agent, must never wait for a grace period). The holder holds as above;
+ * both write modes; ASan's leak check at exit sees both tables freed once the callbacks ran
+ * (the barrier below). */
+Test(hash_qsbr, free_deferred_returns_while_a_grace_period_is_held_and_frees_later)
+{
+	rf_qsbr_register();
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, holder, NULL), 0);
+	while (!atomic_load(&hold_ready))
+		usleep(100);
+	for (unsigned mode = 0; mode < 2; mode++) {
+		struct rf_hash *h = rf_hash_create(mode ? "deletes1w" : "deletes", 16, 1u << 16,
+						   RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET |
+							   (mode ? RF_HASH_SINGLE_WRITER : 0));
+		cr_assert_not_null(h);
+		for (uint64_t i = 0; i < 20000; i++) {
+			uint64_t k[2] = {i, ~i};
+			cr_assert_eq(rf_hash_insert(h, k, (void *)(uintptr_t)(i + 1)), 0);
+		}
+		for (uint64_t i = 0; i < 20000; i += 2) { /* dead slots and key copies wait */
+			uint64_t k[2] = {i, ~i};
+			cr_assert_eq(rf_hash_delete(h, k, NULL), 0);
+		}
+		cr_assert_gt(rf_qsbr_defer_pending(), 0, "reclamation is waiting for the holder");
+		rf_hash_free_deferred(h); /* rf_hash_free would wait for the holder, 30 s */
+	}
+	int gave_up = atomic_load(&hold_gave_up);
+	atomic_store(&hold_stop, 1);
+	pthread_join(th, NULL);
+	cr_assert_eq(gave_up, 0, "rf_hash_free_deferred waited for a grace period the holder held");
+	rf_qsbr_barrier(); /* the callbacks run now; the last one of each table frees it */
+	cr_assert_eq(rf_qsbr_defer_pending(), 0);
+	rf_qsbr_unregister();
+}
