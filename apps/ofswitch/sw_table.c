@@ -197,9 +197,20 @@ struct sw_table *sw_table_create(unsigned ncores)
 	return t;
 }
 
-static void sub_free(struct sw_subtable *st)
+/* A subtable hash, freed on the writer's thread (the agent): without waiting for its own
+ * reclamation callbacks (a hash that saw deletes has some; rf_hash_free would wait for a
+ * grace period), whose last one frees it; sw_table_free waits for those. */
+static void hash_free(struct sw_table *t, struct rf_hash *h)
 {
-	rf_hash_free(atomic_load_explicit(&st->h, memory_order_relaxed));
+	if (!h)
+		return;
+	rf_hash_free_deferred(h);
+	t->hash_deferred = true;
+}
+
+static void sub_free(struct sw_table *t, struct sw_subtable *st)
+{
+	hash_free(t, atomic_load_explicit(&st->h, memory_order_relaxed));
 	free(st->hits);
 	free(st->prios);
 	free(st);
@@ -224,10 +235,10 @@ static void free_retired(struct sw_table *t, struct sw_retired *r)
 		break;
 	}
 	case RETIRE_HASH:
-		rf_hash_free(r->p);
+		hash_free(t, r->p);
 		break;
 	case RETIRE_SUB:
-		sub_free(r->p);
+		sub_free(t, r->p);
 		break;
 	default:
 		free(r->p);
@@ -304,8 +315,10 @@ void sw_table_free(struct sw_table *t)
 	while (t->subs) {
 		struct sw_subtable *st = t->subs;
 		t->subs = st->next;
-		sub_free(st);
+		sub_free(t, st);
 	}
+	if (t->hash_deferred)
+		rf_qsbr_barrier(); /* the hashes' last callbacks have freed them */
 	free(atomic_load_explicit(&t->vec, memory_order_relaxed));
 	for (unsigned c = 0; c < SW_MAX_CORES; c++)
 		pcache_free(t->pc[c]);

@@ -197,6 +197,7 @@ struct sw_table {
 	size_t nret, ret_cap;
 	uint64_t last_sync_ns;   /* when the last batch went to its grace period */
 	unsigned batches_out;    /* batches handed to rf_qsbr_defer, not yet freed */
+	bool hash_deferred;      /* a subtable hash went to rf_hash_free_deferred */
 	/* Batches past their grace period: pushed by the call_rcu thread (release CAS), taken by
 	 * the writer (acquire exchange). */
 	RF_CACHE_ALIGNED _Atomic(struct sw_retire_batch *) ready;
