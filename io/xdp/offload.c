@@ -9,6 +9,13 @@
  * the program never sees an entry without its mask, counters or output port: mask, counters
  * and port first, entry last on add; entry first on delete.
  *
+ * The port-wide fast path (rf_ofl_pw): while the port-wide entry (no field named) is in the
+ * first mask slot in use and has no DEC_TTL, every frame takes it, and the program runs a copy
+ * of it from a one-entry array without parsing the frame or hashing a key. The copy is turned
+ * off before a change that could make it wrong (a new mask, which may take a lower slot; the
+ * entry's deletion) and set again after the table changed (pw_sync), so a frame sees either
+ * the copy or the table, both right, and one processed after a call returns sees the change.
+ *
  * Counter slots are reused first-in first-out: a frame that looked an entry up just before
  * its deletion may still add to the slot's counters, and FIFO reuse keeps that slot out of a
  * new entry for as long as possible (a whole table's worth of adds).
@@ -42,7 +49,9 @@ struct ofl_port {
 };
 
 struct rf_xdp_ofl {
-	int table_fd, masks_fd, stats_fd, misc_fd, ports_fd;
+	int table_fd, masks_fd, stats_fd, misc_fd, ports_fd, pw_fd;
+	bool pw_on;            /* rf_ofl_pw is on, holding pw_val */
+	struct rf_ofl_val pw_val;
 	uint32_t ifindex;
 	uint32_t mask[RF_OFL_MASKS], mask_refs[RF_OFL_MASKS];
 	uint32_t fifo[RF_OFL_ENTRIES], fifo_head, fifo_n; /* free counter slots */
@@ -75,8 +84,9 @@ struct rf_xdp_ofl *rf_xdp_ofl_create(const struct rf_xsk_prog *prog)
 	t->stats_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_stats");
 	t->misc_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_misc");
 	t->ports_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_ports");
+	t->pw_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_pw");
 	if (t->table_fd < 0 || t->masks_fd < 0 || t->stats_fd < 0 || t->misc_fd < 0 ||
-	    t->ports_fd < 0) {
+	    t->ports_fd < 0 || t->pw_fd < 0) {
 		free(t);
 		return NULL;
 	}
@@ -297,6 +307,58 @@ static void mask_unref(struct rf_xdp_ofl *t, uint32_t fields)
 		}
 }
 
+/* The port-wide fast path (file comment). Off: the program looks every frame up. 0 or
+ * -errno (the copy stays on: the caller must not change the table). */
+static int pw_off(struct rf_xdp_ofl *t)
+{
+	struct rf_ofl_pw pw = {0};
+	uint32_t zero = 0;
+	if (!t->pw_on)
+		return 0;
+	if (bpf_map_update_elem(t->pw_fd, &zero, &pw, BPF_ANY) != 0)
+		return -errno;
+	t->pw_on = false;
+	return 0;
+}
+
+/* On with the port-wide entry's value when it sits in the first mask slot in use and has no
+ * DEC_TTL; off otherwise. Writes the map only when that changes. */
+static void pw_sync(struct rf_xdp_ofl *t)
+{
+	struct rf_ofl_pw pw = {.on = 1};
+	struct rf_ofl_key k = {.fields = 0, .in_ifindex = t->ifindex};
+	uint32_t zero = 0, i = 0;
+	bool want;
+
+	while (i < RF_OFL_MASKS && t->mask_refs[i] == 0)
+		i++;
+	want = i < RF_OFL_MASKS && t->mask[i] == 0 &&
+	       bpf_map_lookup_elem(t->table_fd, &k, &pw.v) == 0;
+	for (uint32_t a = 0; want && a < pw.v.n && a < RF_OFL_ACTS; a++)
+		want = pw.v.a[a].type != RF_OFL_A_DEC_TTL;
+	if (!want) {
+		pw_off(t); /* an update of a one-entry array fails only on bad arguments */
+		return;
+	}
+	if (t->pw_on && memcmp(&t->pw_val, &pw.v, sizeof(pw.v)) == 0)
+		return;
+	if (bpf_map_update_elem(t->pw_fd, &zero, &pw, BPF_ANY) == 0) {
+		t->pw_on = true;
+		t->pw_val = pw.v;
+	} else {
+		pw_off(t); /* the table alone is always right */
+	}
+}
+
+/* Whether the table has a mask slot for fields already. */
+static bool mask_known(const struct rf_xdp_ofl *t, uint32_t fields)
+{
+	for (uint32_t i = 0; i < RF_OFL_MASKS; i++)
+		if (t->mask_refs[i] && t->mask[i] == fields)
+			return true;
+	return false;
+}
+
 /* Sum (or zero, when zero is true) one slot's per-CPU counters. */
 static int slot_ctr(struct rf_xdp_ofl *t, uint32_t slot, struct rf_ofl_ctr *sum, bool zero)
 {
@@ -327,8 +389,8 @@ static int slot_ctr(struct rf_xdp_ofl *t, uint32_t slot, struct rf_ofl_ctr *sum,
 
 /* ---- the API ---------------------------------------------------------------------------- */
 
-static int add_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct rf_ofl_val *v,
-		      uint32_t out)
+static int add_entry(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct rf_ofl_val *v,
+		     uint32_t out)
 {
 	struct rf_ofl_val old;
 	uint32_t slot;
@@ -340,6 +402,8 @@ static int add_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct r
 		t->full++;
 		return -ENOSPC;
 	}
+	if (!mask_known(t, k->fields) && (rc = pw_off(t)) != 0)
+		return rc; /* a new mask may take a slot before the port-wide one's */
 	mi = mask_ref(t, k->fields);
 	if (mi < 0) {
 		if (mi == -ENOSPC)
@@ -373,7 +437,7 @@ unmask:
 	return rc;
 }
 
-static int del_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
+static int del_entry(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 {
 	struct rf_ofl_val old;
 	uint32_t out = 0;
@@ -395,6 +459,25 @@ static int del_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 	}
 	t->entries--;
 	return 0;
+}
+
+/* add_entry and del_entry with the port-wide fast path kept equal to the table. */
+static int add_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct rf_ofl_val *v,
+		      uint32_t out)
+{
+	int rc = add_entry(t, k, v, out);
+	pw_sync(t);
+	return rc;
+}
+
+static int del_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
+{
+	int rc = k->fields == 0 ? pw_off(t) : 0; /* before the entry goes */
+	if (rc != 0)
+		return rc;
+	rc = del_entry(t, k);
+	pw_sync(t);
+	return rc;
 }
 
 int rf_offload_add(struct rf_io_dev *in, const struct rf_offload_match *m,
@@ -445,6 +528,7 @@ int rf_offload_replace(struct rf_io_dev *in, const struct rf_offload_match *m,
 		port_unref(t, out);
 		goto out;
 	}
+	pw_sync(t); /* the port-wide entry's copy, if that is the one replaced */
 	port_unref(t, old_out);
 out:
 	pthread_mutex_unlock(&ofl_lock);

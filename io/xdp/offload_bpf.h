@@ -65,6 +65,15 @@ struct rf_ofl_val {
 	struct rf_ofl_act a[RF_OFL_ACTS];
 };
 
+/* rf_ofl_pw's one value: the port-wide fast path. While `on`, every frame of the port takes
+ * entry v (the port's port-wide entry, which names no field, sits in the first mask slot in
+ * use and has no DEC_TTL: the first mask with a matching entry wins, and it matches every
+ * frame), so the program runs v without parsing the frame or hashing a key. */
+struct rf_ofl_pw {
+	__u32 on, pad;
+	struct rf_ofl_val v;
+};
+
 /* rf_ofl_masks' one value: RF_OFL_MASK_USED | RF_OFL_F_* bits per slot; 0 = slot unused. */
 struct rf_ofl_masks {
 	__u32 m[RF_OFL_MASKS];

@@ -73,6 +73,13 @@ struct {
 } rf_ofl_stats SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rf_ofl_pw);
+} rf_ofl_pw SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RF_OFL_MISC_N);
 	__type(key, __u32);
@@ -241,6 +248,15 @@ static __always_inline int ofl_run(struct xdp_md *ctx, const struct rf_ofl_val *
 
 	if (n > RF_OFL_ACTS)
 		return -1;
+	/* Output alone (a port pair): the redirect is its own check, since it fails when the
+	 * port is not in the devmap, and nothing was modified before it. */
+	if (n == 1 && v->a[0].type == RF_OFL_A_OUTPUT) {
+		out = v->a[0].ifindex;
+		if (bpf_redirect_map(&rf_ofl_ports, out, 0) == XDP_REDIRECT)
+			return XDP_REDIRECT;
+		misc_inc(RF_OFL_MISC_PORT_DOWN);
+		return -1;
+	}
 	/* Checks first, so a frame left to userspace is left unmodified. */
 	for (i = 0; i < RF_OFL_ACTS && i < n; i++) {
 		if (v->a[i].type == RF_OFL_A_OUTPUT) {
@@ -313,6 +329,33 @@ static __always_inline int ofl_run(struct xdp_md *ctx, const struct rf_ofl_val *
 	return XDP_DROP; /* no terminal action: the driver never installs such a list */
 }
 
+/* Counts a hit of the entry whose counters are in slot `slot`. */
+static __always_inline void ofl_count(__u32 slot, __u64 len)
+{
+	struct rf_ofl_ctr *c = bpf_map_lookup_elem(&rf_ofl_stats, &slot);
+	if (c) { /* per-CPU: no other writer */
+		c->hits += 1;
+		c->bytes += len;
+	}
+}
+
+/* The port-wide fast path (offload_bpf.h, struct rf_ofl_pw): an action verdict, -1 (its
+ * entry cannot finish the frame), or -2 (off: look the frame up in the table). */
+static __always_inline int ofl_portwide(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	__u64 len = ctx->data_end - ctx->data;
+	struct rf_ofl_pw *pw = bpf_map_lookup_elem(&rf_ofl_pw, &zero);
+	int verdict;
+
+	if (!pw || !pw->on)
+		return -2;
+	verdict = ofl_run(ctx, &pw->v, 0); /* no DEC_TTL in it: the TTL is not needed */
+	if (verdict >= 0)
+		ofl_count(pw->v.slot, len);
+	return verdict;
+}
+
 /* The offload table: an action verdict, or -1 (no entry, or one it cannot finish). */
 static __always_inline int ofl_lookup(struct xdp_md *ctx)
 {
@@ -332,7 +375,6 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 	for (i = 0; i < RF_OFL_MASKS; i++) {
 		__u32 mask = ms->m[i];
 		struct rf_ofl_val *v;
-		struct rf_ofl_ctr *c;
 		int verdict;
 
 		if (!(mask & RF_OFL_MASK_USED))
@@ -347,11 +389,7 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 		verdict = ofl_run(ctx, v, ttl);
 		if (verdict < 0)
 			return -1;
-		c = bpf_map_lookup_elem(&rf_ofl_stats, &v->slot);
-		if (c) { /* per-CPU: no other writer */
-			c->hits += 1;
-			c->bytes += len;
-		}
+		ofl_count(v->slot, len);
 		return verdict;
 	}
 	return -1;
@@ -364,8 +402,10 @@ int rf_redirect_port(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct rf_xdp_cfg *cfg;
 	__u32 key = 0;
-	int verdict = ofl_lookup(ctx);
+	int verdict = ofl_portwide(ctx);
 
+	if (verdict == -2)
+		verdict = ofl_lookup(ctx);
 	if (verdict >= 0)
 		return verdict;
 	data = (void *)(long)ctx->data;

@@ -456,6 +456,72 @@ Test(offload, port_down_stops_its_entries)
 	bed_down();
 }
 
+/* Send n frames of kind k (seq from base) and settle: how many went where. */
+static struct seen burst_of(enum kind k, uint32_t base, unsigned n)
+{
+	memset(got, 0, sizeof(got));
+	for (uint32_t i = base; i < base + n; i++) {
+		in_len[i] = make_frame(in[i], 100, k, i, 1, 64);
+		inject(in[i], in_len[i]);
+	}
+	struct seen s = {0};
+	settle(&s, n, false, NULL, NULL, in, in_len, got);
+	return s;
+}
+
+/* The port-wide entry (no field named: l2fwd --offload's port pair) takes every frame the
+ * earlier masks do not, and the program's fast path for it (no parse, no key: while it is the
+ * first mask in use) never hides a mask that comes first: one installed before it, or one
+ * installed later into a slot a deletion freed before its own, wins from the moment its add
+ * returns. Counters carry over a replace; a down output port sends its frames to userspace. */
+Test(offload, port_wide_entry_yields_to_an_earlier_mask)
+{
+	bed_up("native");
+	struct rf_offload_match all = {.fields = 0}, m = match_plain();
+	struct rf_offload_action out = {.type = RF_OFFLOAD_OUTPUT, .port = B},
+				 drop = {.type = RF_OFFLOAD_DROP};
+	uint64_t h;
+	cr_assert_eq(rf_offload_add(A, &m, &drop, 1), 0);  /* mask slot 0 */
+	cr_assert_eq(rf_offload_add(A, &all, &out, 1), 0); /* mask slot 1 */
+	struct seen s = burst_of(K_PLAIN, 0, 20);
+	cr_assert_eq(s.sink + s.user, 0, "the earlier mask's drop wins (%u, %u)", s.sink, s.user);
+	s = burst_of(K_UDP4, 20, 20);
+	cr_assert_eq(s.sink, 20, "what it does not match goes port-wide (%u)", s.sink);
+	cr_assert_eq(s.user, 0);
+	cr_assert_eq(rf_offload_del(A, &m), 0); /* the port-wide mask is first now */
+	s = burst_of(K_PLAIN, 40, 20);
+	cr_assert_eq(s.sink, 20, "port-wide alone takes every frame (%u)", s.sink);
+	cr_assert_eq(rf_offload_add(A, &m, &drop, 1), 0); /* back into slot 0, before it */
+	s = burst_of(K_PLAIN, 60, 20);
+	cr_assert_eq(s.sink + s.user, 0, "a mask added before the port-wide one wins at once "
+		     "(%u forwarded, %u to userspace)", s.sink, s.user);
+	cr_assert_eq(rf_offload_stats(A, &m, &h, NULL), 0);
+	cr_assert_eq(h, 20);
+	cr_assert_eq(rf_offload_stats(A, &all, &h, NULL), 0);
+	cr_assert_eq(h, 40, "port-wide hits %llu", (unsigned long long)h);
+	cr_assert_eq(rf_offload_del(A, &m), 0);
+	cr_assert_eq(bed_sh("ip link set %s down", bed.b1), 0);
+	link_settle(0);
+	s = burst_of(K_PLAIN, 80, 20);
+	cr_assert_eq(s.user, 20, "output port down: frames reach userspace unmodified (%u)", s.user);
+	struct rf_offload_totals t;
+	cr_assert_eq(rf_offload_totals(A, &t), 0);
+	cr_assert_eq(t.fallback_port_down, 20);
+	cr_assert_eq(bed_sh("ip link set %s up", bed.b1), 0);
+	link_settle(1);
+	cr_assert_eq(rf_offload_replace(A, &all, &drop, 1), 0);
+	s = burst_of(K_UDP4, 100, 20);
+	cr_assert_eq(s.sink + s.user, 0, "replaced by drop: nothing arrives (%u, %u)", s.sink,
+		     s.user);
+	cr_assert_eq(rf_offload_stats(A, &all, &h, NULL), 0);
+	cr_assert_eq(h, 60, "replace keeps the counters (%llu)", (unsigned long long)h);
+	cr_assert_eq(rf_offload_del(A, &all), 0);
+	s = burst_of(K_UDP4, 120, 20);
+	cr_assert_eq(s.user, 20, "after delete every frame reaches userspace (%u)", s.user);
+	cr_assert_eq(s.sink, 0);
+	bed_down();
+}
+
 /* Closing the output port stops the entries that send to it, as a port down does. */
 Test(offload, closing_output_port_stops_entries)
 {
