@@ -10,7 +10,8 @@
  * kernel runs the same way, and that every bit the classifier consulted (the OR of the masks
  * of the subtables it probed, sw_offload_cls.c) is a bit such frames share with the key
  * (`det`: the menu's fields, and fields the parser leaves zero for the entry's EtherType). A
- * flow matching ip_dscp, vlan_pcp, the flow label, ARP or ICMP fields is not offloaded.
+ * flow matching ip_dscp, a tag's vlan_pcp, the flow label, ARP or ICMP fields is not
+ * offloaded (vlan_vid=NONE and vlan_pcp on untagged frames are: the entry says "untagged").
  *
  * Consistency, all on the agent thread (the flow table's only writer): an ADD removes, before
  * the new flow is in the classifier, every entry whose winner it could beat for some frame the
@@ -89,7 +90,7 @@ static void inc(_Atomic uint64_t *c, uint64_t n) /* relaxed: one writer, readers
 
 /* The key bytes every frame matching an entry made from k shares with k: the menu's fields
  * the entry names, and fields the parser (sw_key.c) leaves zero for k's EtherType. Fields not
- * named here (vlan_pcp, dscp/ecn of IP, ARP's, the flow label, MPLS, ICMP type/code, fields a
+ * named here (a tag's vlan_pcp, dscp/ecn of IP, ARP's, the flow label, MPLS, ICMP type/code, fields a
  * later key may add) are not fixed: a decision that consulted them is not offloaded. */
 static void determined(const struct sw_key *k, struct sw_key *d)
 {
@@ -98,8 +99,9 @@ static void determined(const struct sw_key *k, struct sw_key *d)
 	DET(d, eth_dst);
 	DET(d, eth_src);
 	DET(d, eth_type);
-	if (k->vlan & 0x1000) /* tagged: the entry names the VID (untagged it cannot say) */
-		DET(d, vlan);
+	DET(d, vlan); /* tagged: the entry names the VID; untagged: that there is no tag */
+	if (!(k->vlan & 0x1000))
+		DET(d, vlan_pcp); /* no tag: no priority bits either */
 	bool ip4 = k->eth_type == 0x0800, ip6 = k->eth_type == 0x86dd;
 	if (ip4 || ip6) {
 		DET(d, nw_src); /* IPv4: bytes 4..15 are zero in every IPv4 key */
@@ -134,9 +136,14 @@ static void menu_match(const struct sw_key *k, struct rf_offload_match *m)
 	memcpy(m->eth_dst, k->eth_dst, 6);
 	memcpy(m->eth_src, k->eth_src, 6);
 	m->eth_type = k->eth_type;
+	/* Tagged or not is part of the microflow: an entry made from an untagged frame says so,
+	 * and a tagged frame with the same inner fields, a microflow of its own in userspace,
+	 * never matches it. Both parsers read one 802.1Q or 802.1ad tag alike (no CTAG). */
 	if (k->vlan & 0x1000) {
 		m->fields |= RF_OFFLOAD_F_VLAN;
 		m->vlan = k->vlan & 0x0fff;
+	} else {
+		m->fields |= RF_OFFLOAD_F_UNTAGGED;
 	}
 	bool ip4 = k->eth_type == 0x0800, ip6 = k->eth_type == 0x86dd;
 	if (!ip4 && !ip6)

@@ -15,8 +15,11 @@
  * matches every frame of the port (a port-wide entry). Entries naming the same fields
  * form one mask; a table holds entries of at most RF_OFFLOAD_MAX_MASKS masks, tried in the
  * order the masks were first installed (the first mask with a matching entry wins).
- * VLAN and EtherType see one 802.1Q/802.1ad tag: `eth_type` is the inner type; L4 ports
- * exist for unfragmented TCP and UDP only.
+ * VLAN and EtherType see one 802.1Q/802.1ad tag: `eth_type` is the inner type; UNTAGGED
+ * and CTAG name the frame's tag itself (none; an 802.1Q one): an entry made from an
+ * untagged frame says so, and an app whose own parser knows only 802.1Q can say what it saw. L4 ports exist for unfragmented TCP and UDP only.
+ * A frame whose IPv4 or IPv6 header claims more bytes than the frame holds (or an IPv4
+ * header longer than its total length) matches only a port-wide entry: the app sees it.
  *
  * Actions run in order; the list ends with exactly one RF_OFFLOAD_OUTPUT or RF_OFFLOAD_DROP,
  * and holds at most one RF_OFFLOAD_DEC_TTL. A matching frame the program cannot finish (its
@@ -59,10 +62,10 @@ struct rf_io_dev; /* io.h */
 #define RF_OFFLOAD_MAX_ACTIONS 8
 
 /* The menu of match fields (rf_offload_match.fields). IPv4 and IPv6 addresses exclude each
- * other in one entry. */
+ * other in one entry, and UNTAGGED excludes VLAN and CTAG. */
 #define RF_OFFLOAD_F_ETH_DST 0x001u
 #define RF_OFFLOAD_F_ETH_SRC 0x002u
-#define RF_OFFLOAD_F_VLAN 0x004u     /* tagged frames only: the VID */
+#define RF_OFFLOAD_F_VLAN 0x004u     /* tagged frames only: the VID (802.1Q or 802.1ad) */
 #define RF_OFFLOAD_F_ETH_TYPE 0x008u
 #define RF_OFFLOAD_F_IP4_SRC 0x010u
 #define RF_OFFLOAD_F_IP4_DST 0x020u
@@ -71,7 +74,9 @@ struct rf_io_dev; /* io.h */
 #define RF_OFFLOAD_F_IP_PROTO 0x100u
 #define RF_OFFLOAD_F_L4_SRC 0x200u
 #define RF_OFFLOAD_F_L4_DST 0x400u
-#define RF_OFFLOAD_F_ALL 0x7ffu
+#define RF_OFFLOAD_F_UNTAGGED 0x800u /* no tag at all (no value: the frame's shape) */
+#define RF_OFFLOAD_F_CTAG 0x1000u    /* the tag is 802.1Q (TPID 0x8100), not 802.1ad */
+#define RF_OFFLOAD_F_ALL 0x1fffu
 
 /* What to match; fields not named in `fields` are ignored. Host byte order for integers,
  * network order for addresses (as they sit in the frame). */

@@ -42,6 +42,8 @@ _Static_assert(RF_OFL_MASKS == RF_OFFLOAD_MAX_MASKS, "offload_bpf.h and offload.
 _Static_assert(RF_OFL_ACTS == RF_OFFLOAD_MAX_ACTIONS, "offload_bpf.h and offload.h differ");
 _Static_assert(RF_OFL_F_L4_DST == RF_OFFLOAD_F_L4_DST && RF_OFL_F_IP_PROTO == RF_OFFLOAD_F_IP_PROTO,
 	       "field bits differ");
+_Static_assert(RF_OFL_F_UNTAGGED == RF_OFFLOAD_F_UNTAGGED && RF_OFL_F_CTAG == RF_OFFLOAD_F_CTAG,
+	       "field bits differ");
 _Static_assert(RF_OFL_A_DEC_TTL == RF_OFFLOAD_DEC_TTL, "action types differ");
 
 struct ofl_port {
@@ -145,7 +147,9 @@ static int make_key(const struct rf_xdp_ofl *t, const struct rf_offload_match *m
 	bool v4 = f & (RF_OFFLOAD_F_IP4_SRC | RF_OFFLOAD_F_IP4_DST);
 	bool v6 = f & (RF_OFFLOAD_F_IP6_SRC | RF_OFFLOAD_F_IP6_DST);
 
-	if ((f & ~RF_OFFLOAD_F_ALL) || (v4 && v6) || m->vlan > 4095)
+	bool untagged = f & RF_OFFLOAD_F_UNTAGGED;
+	if ((f & ~RF_OFFLOAD_F_ALL) || (v4 && v6) || m->vlan > 4095 ||
+	    (untagged && (f & (RF_OFFLOAD_F_VLAN | RF_OFFLOAD_F_CTAG))))
 		return -EINVAL;
 	memset(k, 0, sizeof(*k));
 	k->fields = f;

@@ -27,6 +27,8 @@
 #define RF_OFL_F_IP_PROTO 0x100
 #define RF_OFL_F_L4_SRC 0x200
 #define RF_OFL_F_L4_DST 0x400
+#define RF_OFL_F_UNTAGGED 0x800 /* no value: the frame has no tag */
+#define RF_OFL_F_CTAG 0x1000    /* no value: its tag is 802.1Q */
 /* In rf_ofl_masks only: the slot is in use (a mask of no fields matches every frame). */
 #define RF_OFL_MASK_USED 0x80000000u
 

@@ -112,9 +112,11 @@ static __always_inline void misc_inc(__u32 i)
 }
 
 /* Parse what the menu can match into k (every field) and *present (the bits that exist in
- * this frame); *ttl gets the IPv4 TTL or IPv6 hop limit (0: not IP). */
+ * this frame, and UNTAGGED / CTAG for its tag); *ttl gets the IPv4 TTL or IPv6 hop limit (0:
+ * not IP); *bad: the IP header claims more bytes than the frame holds (a parser that checks
+ * lengths drops such a frame, so only a port-wide entry may take it). */
 static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, __u32 *present,
-				      __u8 *ttl)
+				      __u8 *ttl, int *bad)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
@@ -125,6 +127,7 @@ static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, 
 
 	*present = 0;
 	*ttl = 0;
+	*bad = 0;
 	if ((void *)(eth + 1) > end)
 		return;
 	__builtin_memcpy(k->eth_dst, eth->h_dest, 6);
@@ -137,15 +140,23 @@ static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, 
 		if ((void *)(tag + 2) > end)
 			return;
 		k->vlan = bpf_ntohs(tag[0]) & 0x0fff;
+		*present |= RF_OFL_F_VLAN | (type == bpf_htons(ETH_P_8021Q) ? RF_OFL_F_CTAG : 0);
 		type = tag[1];
 		l3 = tag + 2;
-		*present |= RF_OFL_F_VLAN;
+	} else {
+		*present |= RF_OFL_F_UNTAGGED;
 	}
 	k->eth_type = type;
 	if (type == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = l3;
+		__u32 tot;
 		if ((void *)(ip + 1) > end || ip->ihl < 5)
 			return;
+		tot = bpf_ntohs(ip->tot_len);
+		if (ip->ihl * 4 > tot || l3 + tot > end) {
+			*bad = 1;
+			return;
+		}
 		__builtin_memcpy(k->ip_src, &ip->saddr, 4);
 		__builtin_memcpy(k->ip_dst, &ip->daddr, 4);
 		proto = ip->protocol;
@@ -157,6 +168,10 @@ static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, 
 		struct ipv6hdr *ip6 = l3;
 		if ((void *)(ip6 + 1) > end)
 			return;
+		if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > end) {
+			*bad = 1;
+			return;
+		}
 		__builtin_memcpy(k->ip_src, &ip6->saddr, 16);
 		__builtin_memcpy(k->ip_dst, &ip6->daddr, 16);
 		proto = ip6->nexthdr;
@@ -364,9 +379,10 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 	__u32 present, i, zero = 0;
 	__u64 len = ctx->data_end - ctx->data;
 	__u8 ttl;
+	int bad;
 
 	full.in_ifindex = ctx->ingress_ifindex;
-	ofl_parse(ctx, &full, &present, &ttl);
+	ofl_parse(ctx, &full, &present, &ttl, &bad);
 	/* All masks in one map value: one lookup, and the loop counter stays a register the
 	 * verifier can follow. */
 	ms = bpf_map_lookup_elem(&rf_ofl_masks, &zero);
@@ -382,6 +398,8 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 		mask &= ~RF_OFL_MASK_USED;
 		if (mask & ~present)
 			continue; /* names a field this frame lacks */
+		if (bad && mask)
+			continue; /* a cut IP frame: only the port-wide entry */
 		ofl_mask(&k, &full, mask);
 		v = bpf_map_lookup_elem(&rf_ofl_table, &k);
 		if (!v)

@@ -124,7 +124,7 @@ Test(sw_offload, output_and_mac_rewrite_offloaded)
 	cr_assert_eq(p.out, 1);
 	uint32_t want = RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC | RF_OFFLOAD_F_ETH_TYPE |
 			RF_OFFLOAD_F_IP4_SRC | RF_OFFLOAD_F_IP4_DST | RF_OFFLOAD_F_IP_PROTO |
-			RF_OFFLOAD_F_L4_SRC | RF_OFFLOAD_F_L4_DST;
+			RF_OFFLOAD_F_L4_SRC | RF_OFFLOAD_F_L4_DST | RF_OFFLOAD_F_UNTAGGED;
 	cr_assert_eq(p.m.fields, want, "the microflow on the whole menu: %#x", p.m.fields);
 	cr_assert_eq(p.m.l4_dst, 9000);
 	cr_assert_eq(p.m.eth_type, 0x0800);
@@ -232,18 +232,24 @@ Test(sw_offload, vlan_push_dec_ttl_and_drop)
 Test(sw_offload, fields_an_entry_cannot_fix)
 {
 	struct sw_off_plan p;
-	/* vlan_vid=NONE (untagged): the table cannot say "untagged" */
+	/* vlan_vid=NONE (untagged), and a pcp match on untagged frames: the entry says
+	 * "untagged", so no tagged frame with the same inner fields takes it */
 	struct sw_flow *f = add(100, 0, -1, &OUT2, 1);
 	f->mask.vlan = 0x1fff;
+	f->mask.vlan_pcp = 7;
 	put(f);
 	struct sw_key k = udp_key(9000, 0);
-	cr_assert_eq(decide(&k, &p), SW_OFF_MATCH);
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert(p.m.fields & RF_OFFLOAD_F_UNTAGGED);
+	cr_assert_eq(p.m.fields & (RF_OFFLOAD_F_VLAN | RF_OFFLOAD_F_CTAG), 0);
 	k.vlan = 0x1000 | 5; /* tagged: a flow on the VID is fine */
 	f = add(200, 0, -1, &OUT2, 1);
 	f->match.vlan = 0x1000 | 5, f->mask.vlan = 0x1fff;
 	put(f);
 	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
 	cr_assert(p.m.fields & RF_OFFLOAD_F_VLAN);
+	cr_assert_eq(p.m.fields & (RF_OFFLOAD_F_UNTAGGED | RF_OFFLOAD_F_CTAG), 0,
+		     "802.1Q and 802.1ad tags alike, as the switch's parser reads them");
 	cr_assert_eq(p.m.vlan, 5);
 	f = add(300, 0, -1, &OUT2, 1); /* vlan_pcp: not on the menu */
 	f->match.vlan_pcp = 0, f->mask.vlan_pcp = 7;
@@ -264,7 +270,8 @@ Test(sw_offload, arp_and_ipv6_keys)
 	f->match.eth_type = 0x0806;
 	put(f);
 	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
-	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC | RF_OFFLOAD_F_ETH_TYPE);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC |
+				     RF_OFFLOAD_F_ETH_TYPE | RF_OFFLOAD_F_UNTAGGED);
 	f = add(200, 0, -1, &OUT2, 1); /* on the ARP target: not on the menu */
 	f->match.eth_type = 0x0806;
 	memcpy(f->match.nw_dst, "\x0a\0\0\x02", 4);

@@ -93,7 +93,7 @@ static uint16_t ip_csum(const uint8_t *ip)
 	return (uint16_t)~sum;
 }
 
-enum kind { K_PLAIN, K_UDP4, K_UDP6, K_VLAN };
+enum kind { K_PLAIN, K_UDP4, K_UDP6, K_VLAN, K_STAG };
 
 /* A frame of len bytes of kind to MAC_X from MAC_A0, ending in the trailer (MAGIC, seq);
  * UDP source port 10000 + flow; ttl as given (IPv4 TTL, IPv6 hop limit). */
@@ -111,6 +111,11 @@ static size_t make_frame(uint8_t *f, size_t len, enum kind k, uint32_t seq, uint
 		break;
 	case K_VLAN:
 		put16(f + 12, 0x8100);
+		put16(f + 14, 100);
+		put16(f + 16, 0x88b5);
+		break;
+	case K_STAG: /* 802.1ad (QinQ's outer tag), VID 100 */
+		put16(f + 12, 0x88a8);
 		put16(f + 14, 100);
 		put16(f + 16, 0x88b5);
 		break;
@@ -522,6 +527,70 @@ Test(offload, port_wide_entry_yields_to_an_earlier_mask)
 	bed_down();
 }
 
+/* Send one frame of kind k (seq), 100 bytes; with short, an IPv4 one whose total length
+ * claims 20 bytes more than the frame holds. */
+static void send_one(enum kind k, uint32_t seq, bool short_ip)
+{
+	in_len[seq] = make_frame(in[seq], 100, k, seq, 1, 64);
+	if (short_ip) {
+		uint8_t *ip = in[seq] + 14;
+		put16(ip + 2, (uint16_t)(in_len[seq] - 14 + 20));
+		put16(ip + 10, 0);
+		put16(ip + 10, ip_csum(ip));
+	}
+	inject(in[seq], in_len[seq]);
+}
+
+/* UNTAGGED and CTAG name the tag itself: an 802.1ad frame, which the kernel reads past its
+ * tag like an 802.1Q one, matches neither an untagged entry nor an 802.1Q one (ringflow-switch's
+ * parser knows 802.1Q only and sees EtherType 0x88a8). An IPv4 frame whose total length runs
+ * past the frame matches no entry naming fields (a length-checking parser drops it), only a
+ * port-wide one. Frames left to userspace arrive unmodified. */
+Test(offload, tags_and_cut_ip_headers)
+{
+	bed_up("skb");
+	struct rf_offload_match u = match_plain(), c = match_plain(),
+				ip = {.fields = RF_OFFLOAD_F_ETH_TYPE | RF_OFFLOAD_F_UNTAGGED,
+				      .eth_type = 0x0800}, /* no IP field: the length decides */
+				all = {.fields = 0};
+	u.fields |= RF_OFFLOAD_F_UNTAGGED;
+	c.fields |= RF_OFFLOAD_F_VLAN | RF_OFFLOAD_F_CTAG;
+	c.vlan = 100;
+	struct rf_offload_action out = {.type = RF_OFFLOAD_OUTPUT, .port = B},
+				 drop = {.type = RF_OFFLOAD_DROP};
+	struct rf_offload_match both = u;
+	both.fields |= RF_OFFLOAD_F_VLAN;
+	cr_assert_eq(rf_offload_add(A, &both, &out, 1), -EINVAL, "UNTAGGED with VLAN");
+	cr_assert_eq(rf_offload_add(A, &u, &out, 1), 0);
+	cr_assert_eq(rf_offload_add(A, &c, &out, 1), 0);
+	cr_assert_eq(rf_offload_add(A, &ip, &drop, 1), 0);
+	memset(got, 0, sizeof(got));
+	send_one(K_PLAIN, 0, false); /* u */
+	send_one(K_VLAN, 1, false);  /* c */
+	send_one(K_STAG, 2, false);  /* neither: userspace */
+	send_one(K_UDP4, 3, false);  /* ip: dropped */
+	send_one(K_UDP4, 4, true);   /* cut: userspace */
+	struct seen s = {0};
+	settle(&s, 4, false, NULL, NULL, in, in_len, got);
+	cr_assert_eq(s.sink, 2, "the untagged and the 802.1Q frame forwarded (%u)", s.sink);
+	cr_assert(got[0] && got[1], "frames 0 and 1 captured");
+	cr_assert_eq(s.user, 2, "the 802.1ad frame and the cut IPv4 one reach userspace (%u)",
+		     s.user);
+	uint64_t h;
+	cr_assert_eq(rf_offload_stats(A, &ip, &h, NULL), 0);
+	cr_assert_eq(h, 1, "only the whole IPv4 frame was dropped by its entry");
+	cr_assert_eq(rf_offload_add(A, &all, &out, 1), 0); /* port-wide, behind the others */
+	memset(got, 0, sizeof(got));
+	send_one(K_UDP4, 5, true);
+	s = (struct seen){0};
+	settle(&s, 1, false, NULL, NULL, in, in_len, got);
+	cr_assert_eq(s.sink, 1, "the port-wide entry takes the cut frame (%u)", s.sink);
+	cr_assert_eq(s.user, 0);
+	cr_assert_eq(rf_offload_stats(A, &all, &h, NULL), 0);
+	cr_assert_eq(h, 1);
+	bed_down();
+}
+
 /* Closing the output port stops the entries that send to it, as a port down does. */
 Test(offload, closing_output_port_stops_entries)
 {
@@ -584,7 +653,7 @@ Test(offload, table_full_falls_back_counted)
 	/* Bad entries. */
 	struct rf_offload_match bad = {.fields = RF_OFFLOAD_F_IP4_SRC | RF_OFFLOAD_F_IP6_DST};
 	cr_assert_eq(rf_offload_add(A, &bad, &out, 1), -EINVAL);
-	bad.fields = 0x800;
+	bad.fields = RF_OFFLOAD_F_ALL + 1; /* the next bit, not on the menu */
 	cr_assert_eq(rf_offload_add(A, &bad, &out, 1), -EINVAL);
 	struct rf_offload_action notlast[2] = {{.type = RF_OFFLOAD_OUTPUT, .port = B},
 					       {.type = RF_OFFLOAD_DEC_TTL}};
