@@ -21,6 +21,7 @@
 #include <ringflow/json.h>
 
 #include "sw.h"
+#include "sw_offload.h"
 
 #define FLOWS_DEFAULT 100
 #define FLOWS_MAX 10000
@@ -186,9 +187,17 @@ static int ports_cmd(const struct rf_json *req, struct rf_buf *out, void *arg)
 		rf_buf_printf(out, ",\"spec\":");
 		rf_json_str(out, rf_io_spec(p->dev));
 		rf_buf_printf(out, ",\"link_up\":%s,\"rx_packets\":%" PRIu64 ",\"rx_bytes\":%" PRIu64
-			      ",\"tx_packets\":%" PRIu64 ",\"tx_bytes\":%" PRIu64 "}",
+			      ",\"tx_packets\":%" PRIu64 ",\"tx_bytes\":%" PRIu64,
 			      rf_io_link_up(p->dev) > 0 ? "true" : "false", st.rx_pkts, st.rx_bytes,
 			      st.tx_pkts, st.tx_bytes);
+		if (cc->dp->offload) { /* --offload: what the kernel's entries did, apart */
+			uint64_t rp, rb, tp, tb;
+			sw_offload_port_counts(cc->dp->offload, i, &rp, &rb, &tp, &tb);
+			rf_buf_printf(out, ",\"offload_rx_packets\":%" PRIu64 ",\"offload_rx_bytes\":%"
+				      PRIu64 ",\"offload_tx_packets\":%" PRIu64
+				      ",\"offload_tx_bytes\":%" PRIu64, rp, rb, tp, tb);
+		}
+		rf_buf_printf(out, "}");
 	}
 	rf_buf_printf(out, "]");
 	return 0;

@@ -68,7 +68,7 @@ struct sw_offload {
 	RF_CACHE_ALIGNED struct sw_off_ent *all;
 	struct sw_off_ent *idx[HASH_BUCKETS];
 	uint64_t last_link_ns;
-	uint64_t port_rx[SW_MAX_PORTS][2], port_tx[SW_MAX_PORTS][2]; /* packets, bytes */
+	_Atomic uint64_t port_rx[SW_MAX_PORTS][2], port_tx[SW_MAX_PORTS][2]; /* packets, bytes */
 	/* counters (the agent writes them; the stats registry reads them relaxed) */
 	_Atomic uint64_t entries, installed, removed, removed_by_mod, hits, exists;
 	_Atomic uint64_t why[SW_OFF_N];
@@ -374,11 +374,11 @@ static void fold(struct sw_offload *o, struct sw_off_ent *e)
 	e->bytes = by;
 	e->flow->off_pkts += dh;
 	e->flow->off_bytes += db;
-	o->port_rx[e->port][0] += dh;
-	o->port_rx[e->port][1] += db;
+	inc(&o->port_rx[e->port][0], dh);
+	inc(&o->port_rx[e->port][1], db);
 	if (e->out >= 0) {
-		o->port_tx[e->out][0] += dh;
-		o->port_tx[e->out][1] += db + (uint64_t)((int64_t)e->tx_adj * (int64_t)dh);
+		inc(&o->port_tx[e->out][0], dh);
+		inc(&o->port_tx[e->out][1], db + (uint64_t)((int64_t)e->tx_adj * (int64_t)dh));
 	}
 	inc(&o->hits, dh);
 }
@@ -525,10 +525,11 @@ void sw_offload_port_counts(const struct sw_offload *o, unsigned i, uint64_t *rx
 	*rx_pkts = *rx_bytes = *tx_pkts = *tx_bytes = 0;
 	if (!o || i >= SW_MAX_PORTS)
 		return;
-	*rx_pkts = o->port_rx[i][0];
-	*rx_bytes = o->port_rx[i][1];
-	*tx_pkts = o->port_tx[i][0];
-	*tx_bytes = o->port_tx[i][1];
+	/* relaxed: statistics (inc's one writer, the agent) */
+	*rx_pkts = atomic_load_explicit(&o->port_rx[i][0], memory_order_relaxed);
+	*rx_bytes = atomic_load_explicit(&o->port_rx[i][1], memory_order_relaxed);
+	*tx_pkts = atomic_load_explicit(&o->port_tx[i][0], memory_order_relaxed);
+	*tx_bytes = atomic_load_explicit(&o->port_tx[i][1], memory_order_relaxed);
 }
 
 uint64_t sw_offload_hits(const struct sw_offload *o)

@@ -88,7 +88,8 @@ void sw_offload_flow_new(struct sw_offload *o, const struct sw_flow *f);
 void sw_offload_flow_gone(struct sw_offload *o, struct sw_flow *f);
 /* Agent: fold every entry's counters into its flow and ports (stats requests, idle checks). */
 void sw_offload_sync(struct sw_offload *o);
-/* Agent: what the kernel received on port index i, and sent out of it, so far. */
+/* Any thread: what the kernel received on port index i, and sent out of it, as of the
+ * agent's last sync (once a second, and before every stats reply). */
 void sw_offload_port_counts(const struct sw_offload *o, unsigned i, uint64_t *rx_pkts,
 			    uint64_t *rx_bytes, uint64_t *tx_pkts, uint64_t *tx_bytes);
 /* Agent: the frames the kernel forwarded so far (folded by sw_offload_sync); all of them

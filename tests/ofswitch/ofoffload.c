@@ -310,6 +310,29 @@ static long long ctl_value(const char *path)
 	return end == sp + 1 ? -1 : v;
 }
 
+/* A number in `ringflow-ctl -j ports`'s object for OpenFlow port `port`, or -1. */
+static long long ctl_port_value(unsigned port, const char *key)
+{
+	char cmd[512], out[8192] = "", pat[64];
+	snprintf(cmd, sizeof(cmd), "%s -p %s -j ports 2>&1", ctl, swpid);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	pclose(p);
+	snprintf(pat, sizeof(pat), "\"port\":%u,", port);
+	char *o = strstr(out, pat);
+	if (!o)
+		return -1;
+	char *next = strstr(o + 1, "\"port\":");
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	char *v = strstr(o, pat);
+	if (!v || (next && v > next))
+		return -1;
+	return strtoll(v + strlen(pat), NULL, 10);
+}
+
 /* ---- frames ---- */
 
 static int raw_socket(const char *ifname)
@@ -501,6 +524,12 @@ int main(int argc, char **argv)
 	      hits, user, s1 - s0);
 	long long installed = ctl_value("app/offload_installed");
 	CHECK(installed >= 2, "offload entries installed: %lld (A's and I's microflows)", installed);
+	/* ringflow-ctl ports shows the kernel's share apart, as of the PORT stats' sync above */
+	long long orx = ctl_port_value(1, "offload_rx_packets"),
+		  otx = ctl_port_value(2, "offload_tx_packets");
+	CHECK(orx == hits && otx == hits,
+	      "ringflow-ctl ports: offload rx %lld on port 1, tx %lld on port 2, hits %lld", orx,
+	      otx, hits);
 
 	/* 2. a drop flow above A, then a BARRIER while A's frames keep going: nothing sent
 	 * after the BARRIER_REPLY may arrive */
