@@ -102,13 +102,20 @@ static void *holder(void *arg)
 	return NULL;
 }
 
-Test(hash_qsbr, a_table_without_deletes_frees_while_a_grace_period_is_held)
+/* Registers this thread and starts the holder; returns once it holds. */
+static pthread_t hold_start(void)
 {
 	rf_qsbr_register();
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, holder, NULL), 0);
 	while (!atomic_load(&hold_ready))
 		usleep(100);
+	return th;
+}
+
+Test(hash_qsbr, a_table_without_deletes_frees_while_a_grace_period_is_held)
+{
+	pthread_t th = hold_start();
 	struct rf_hash *h = rf_hash_create("nodeletes", 16, 1u << 20,
 					   RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET);
 	cr_assert_not_null(h);
@@ -135,11 +142,7 @@ Test(hash_qsbr, a_table_without_deletes_frees_while_a_grace_period_is_held)
  * (the barrier below). */
 Test(hash_qsbr, free_deferred_returns_while_a_grace_period_is_held_and_frees_later)
 {
-	rf_qsbr_register();
-	pthread_t th;
-	cr_assert_eq(pthread_create(&th, NULL, holder, NULL), 0);
-	while (!atomic_load(&hold_ready))
-		usleep(100);
+	pthread_t th = hold_start();
 	for (unsigned mode = 0; mode < 2; mode++) {
 		struct rf_hash *h = rf_hash_create(mode ? "deletes1w" : "deletes", 16, 1u << 16,
 						   RF_MEMPOOL_NO_HUGE | RF_MEMPOOL_QUIET |

@@ -292,17 +292,26 @@ static int table0_stats(uint64_t *lookup, uint64_t *matched)
 	return 0;
 }
 
+/* What `ringflow-ctl -p SWITCH_PID ARGS` printed (out[0] = 0 when it could not run). */
+static void ctl_run(const char *args, char *out, size_t cap)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "%s -p %s %s 2>&1", ctl, swpid, args);
+	out[0] = '\0';
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	size_t n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	pclose(p);
+}
+
 /* ringflow-ctl's value at a stats path of the switch, or -1. */
 static long long ctl_value(const char *path)
 {
-	char cmd[512], out[128] = "";
-	snprintf(cmd, sizeof(cmd), "%s -p %s stats %s 2>&1", ctl, swpid, path);
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	size_t n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	pclose(p);
+	char args[256], out[128];
+	snprintf(args, sizeof(args), "stats %s", path);
+	ctl_run(args, out, sizeof(out));
 	char *sp = strrchr(out, ' '), *end; /* "PATH   VALUE" */
 	if (!sp)
 		return -1;
@@ -313,14 +322,8 @@ static long long ctl_value(const char *path)
 /* A number in `ringflow-ctl -j ports`'s object for OpenFlow port `port`, or -1. */
 static long long ctl_port_value(unsigned port, const char *key)
 {
-	char cmd[512], out[8192] = "", pat[64];
-	snprintf(cmd, sizeof(cmd), "%s -p %s -j ports 2>&1", ctl, swpid);
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	size_t n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	pclose(p);
+	char out[8192], pat[64];
+	ctl_run("-j ports", out, sizeof(out));
 	snprintf(pat, sizeof(pat), "\"port\":%u,", port);
 	char *o = strstr(out, pat);
 	if (!o)

@@ -380,17 +380,23 @@ Test(offload, actions_rewrite_exactly)
 	bed_down();
 }
 
-/* Send n matching frames (seq from base) and settle: how many went where. */
-static struct seen burst(uint32_t base, unsigned n)
+/* Send n frames of kind k (seq from base) and settle: how many went where. */
+static struct seen burst_of(enum kind k, uint32_t base, unsigned n)
 {
 	memset(got, 0, sizeof(got));
 	for (uint32_t i = base; i < base + n; i++) {
-		in_len[i] = make_frame(in[i], 100, K_PLAIN, i, 0, 0);
+		in_len[i] = make_frame(in[i], 100, k, i, 1, 64);
 		inject(in[i], in_len[i]);
 	}
 	struct seen s = {0};
 	settle(&s, n, false, NULL, NULL, in, in_len, got);
 	return s;
+}
+
+/* The same with n frames the plain entry matches. */
+static struct seen burst(uint32_t base, unsigned n)
+{
+	return burst_of(K_PLAIN, base, n);
 }
 
 /* Deleting an entry sends its frames back to userspace; replacing swaps the actions and
@@ -459,19 +465,6 @@ Test(offload, port_down_stops_its_entries)
 	cr_assert_eq(s.user, 0);
 	cr_assert_eq(s.sink, 20, "port up again: offloaded (%u)", s.sink);
 	bed_down();
-}
-
-/* Send n frames of kind k (seq from base) and settle: how many went where. */
-static struct seen burst_of(enum kind k, uint32_t base, unsigned n)
-{
-	memset(got, 0, sizeof(got));
-	for (uint32_t i = base; i < base + n; i++) {
-		in_len[i] = make_frame(in[i], 100, k, i, 1, 64);
-		inject(in[i], in_len[i]);
-	}
-	struct seen s = {0};
-	settle(&s, n, false, NULL, NULL, in, in_len, got);
-	return s;
 }
 
 /* The port-wide entry (no field named: l2fwd --offload's port pair) takes every frame the
