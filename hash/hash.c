@@ -790,12 +790,14 @@ static void hash_ref(struct rf_hash *h)
 	atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
 }
 
-/* Drops a hold on h; the last one frees it. acq_rel: release, our accesses to h come before
- * the free; acquire, the one that frees sees every other holder's. */
-static void hash_unref(struct rf_hash *h)
+/* Drops a hold on h; the last one frees it (true: we did). acq_rel: release, our accesses
+ * to h come before the free; acquire, the one that frees sees every other holder's. */
+static bool hash_unref(struct rf_hash *h)
 {
-	if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
-		hash_destroy(h);
+	if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1)
+		return false;
+	hash_destroy(h);
+	return true;
 }
 
 /* call_rcu callback: the grace period of advance a is over. */
@@ -1764,11 +1766,9 @@ void rf_hash_free(struct rf_hash *h)
 {
 	if (!h)
 		return;
-	/* The owner's hold. acq_rel: as in hash_unref. Not the last: callbacks of h are queued;
-	 * the last of them frees it, and the barrier waits for that. */
-	if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
-		hash_destroy(h);
-	else
+	/* The owner's hold. Not the last: callbacks of h are queued; the last of them frees it,
+	 * and the barrier waits for that. */
+	if (!hash_unref(h))
 		rf_qsbr_barrier();
 }
 

@@ -280,19 +280,26 @@ static int masks_publish(struct rf_xdp_ofl *t, uint32_t i, uint32_t v)
 	return bpf_map_update_elem(t->masks_fd, &zero, &m, BPF_ANY);
 }
 
+/* The slot in use for mask fields, or -1. */
+static int mask_find(const struct rf_xdp_ofl *t, uint32_t fields)
+{
+	for (uint32_t i = 0; i < RF_OFL_MASKS; i++)
+		if (t->mask_refs[i] && t->mask[i] == fields)
+			return (int)i;
+	return -1;
+}
+
 /* The mask slot for fields (taken, published when new), or -ENOSPC. */
 static int mask_ref(struct rf_xdp_ofl *t, uint32_t fields)
 {
-	int fr = -1;
-	for (uint32_t i = 0; i < RF_OFL_MASKS; i++) {
-		if (t->mask_refs[i] && t->mask[i] == fields) {
-			t->mask_refs[i]++;
-			return (int)i;
-		}
-		if (fr < 0 && t->mask_refs[i] == 0)
-			fr = (int)i;
+	int fr = mask_find(t, fields);
+	if (fr >= 0) {
+		t->mask_refs[fr]++;
+		return fr;
 	}
-	if (fr < 0)
+	for (fr = 0; fr < RF_OFL_MASKS && t->mask_refs[fr] != 0; fr++) /* the first free slot */
+		;
+	if (fr == RF_OFL_MASKS)
 		return -ENOSPC;
 	if (masks_publish(t, (uint32_t)fr, fields | RF_OFL_MASK_USED) != 0)
 		return -errno;
@@ -303,12 +310,9 @@ static int mask_ref(struct rf_xdp_ofl *t, uint32_t fields)
 
 static void mask_unref(struct rf_xdp_ofl *t, uint32_t fields)
 {
-	for (uint32_t i = 0; i < RF_OFL_MASKS; i++)
-		if (t->mask_refs[i] && t->mask[i] == fields) {
-			if (--t->mask_refs[i] == 0)
-				masks_publish(t, i, 0);
-			return;
-		}
+	int i = mask_find(t, fields);
+	if (i >= 0 && --t->mask_refs[i] == 0)
+		masks_publish(t, (uint32_t)i, 0);
 }
 
 /* The port-wide fast path (file comment). Off: the program looks every frame up. 0 or
@@ -354,15 +358,6 @@ static void pw_sync(struct rf_xdp_ofl *t)
 	}
 }
 
-/* Whether the table has a mask slot for fields already. */
-static bool mask_known(const struct rf_xdp_ofl *t, uint32_t fields)
-{
-	for (uint32_t i = 0; i < RF_OFL_MASKS; i++)
-		if (t->mask_refs[i] && t->mask[i] == fields)
-			return true;
-	return false;
-}
-
 /* Sum (or zero, when zero is true) one slot's per-CPU counters. */
 static int slot_ctr(struct rf_xdp_ofl *t, uint32_t slot, struct rf_ofl_ctr *sum, bool zero)
 {
@@ -406,7 +401,7 @@ static int add_entry(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct rf
 		t->full++;
 		return -ENOSPC;
 	}
-	if (!mask_known(t, k->fields) && (rc = pw_off(t)) != 0)
+	if (mask_find(t, k->fields) < 0 && (rc = pw_off(t)) != 0)
 		return rc; /* a new mask may take a slot before the port-wide one's */
 	mi = mask_ref(t, k->fields);
 	if (mi < 0) {

@@ -359,12 +359,13 @@ static __always_inline void ofl_count(__u32 slot, __u64 len)
 static __always_inline int ofl_portwide(struct xdp_md *ctx)
 {
 	__u32 zero = 0;
-	__u64 len = ctx->data_end - ctx->data;
 	struct rf_ofl_pw *pw = bpf_map_lookup_elem(&rf_ofl_pw, &zero);
+	__u64 len;
 	int verdict;
 
 	if (!pw || !pw->on)
 		return -2;
+	len = ctx->data_end - ctx->data; /* as received: before the actions */
 	verdict = ofl_run(ctx, &pw->v, 0); /* no DEC_TTL in it: the TTL is not needed */
 	if (verdict >= 0)
 		ofl_count(pw->v.slot, len);
