@@ -580,8 +580,8 @@ static int hash_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		order[j] = t;
 	}
 
-	/* As root, 2 MiB hugepages for our table (32 MiB at 1M keys, plus the smaller tables it
-	 * replaced until their grace period ends); given back at the end. Without them the
+	/* As root, 2 MiB hugepages for our tables (64 MiB each at 1M keys, plus the smaller tables
+	 * they replaced until their grace period ends); given back at the end. Without them a
 	 * table is on 4 KiB pages with a THP hint, and the note below says so. */
 	/* RF_BENCH_HASH_4K=1: no hugepages for our table either (rte_hash's EAL is --no-huge),
 	 * to see how much of the gap is page size. */

@@ -14,8 +14,8 @@
  * and a CAS on the slot's value word makes it visible; racing inserts of one key settle on
  * exactly one winner, any writer finishing a preempted one's insert (hash/hash.c explains).
  *
- * Growth: one entry per bucket while the table is small (< 1024 buckets), two per bucket
- * (2/3 of the slots) above; then the writers build a table twice the size together (the old
+ * Growth: one entry per bucket while the table is small (< 1024 buckets), one and a half
+ * per bucket (half the slots) above; then the writers build a table twice the size together (the old
  * one frozen for writers meanwhile), publish it with one CAS and free the old one a grace
  * period later. Readers are never stopped or redirected: one still in the old table reads a
  * consistent copy. It never shrinks.
@@ -49,7 +49,7 @@
  *     or removed meanwhile may or may not be visited. The whole walk must stay between two
  *     quiescent states of the walking thread.
  *
- * Memory: buckets are 64 B per 1.5 to 3 entries (1M entries: 32 MiB), on 2 MiB hugetlb pages
+ * Memory: buckets are 64 B per 0.75 to 1.5 entries (1M entries: 64 MiB), on 2 MiB hugetlb pages
  * when free ones exist and flags lack RF_MEMPOOL_NO_HUGE, else normal pages with a
  * transparent-hugepage hint (silently). Keys longer than 8 bytes are copied into a mempool
  * of max_entries plus a quarter (flags apply to it); a copy returns to it one grace period
