@@ -249,30 +249,32 @@ static inline void rf_ring_update_tail_pvt(struct rf_ring_headtail *ht, uint32_t
  * consumer read each of them one lap ago) overlap with this call's return and the next
  * call's work instead of each stalling the store that needs it. Far cores (~190 ns a
  * transfer) gain most; see docs/ring.md. Only whole lines past the one just written, and
- * only when the cached consumer tail shows them free (`free_after`: slots free after this
+ * only when the cached consumer tail shows them free (`ready_after`: slots free after this
  * burst, a lower bound), so no line the consumer may still read is pulled away from it.
  * Bursts under one line (8 slots) skip it: their next slot shares the line just written.
+ * A single consumer does the same for reading (write = false): the next burst's lines, once
+ * its cached producer tail shows them published (`ready_after`: entries left after this
+ * burst), so no line the producer may still be writing is pulled away from it.
  */
 static inline void rf_ring_prefetch_next_pvt(struct rf_ring *r, uint32_t head, uint32_t n,
-					     uint32_t free_after)
+					     uint32_t ready_after, bool write)
 {
-	if (n < RF_CACHE_LINE / sizeof(void *) || free_after < n)
+	if (n < RF_CACHE_LINE / sizeof(void *) || ready_after < n)
 		return;
 	uintptr_t from = (uintptr_t)&r->slots[(head + n) & r->mask];
 	uintptr_t end = from + (uintptr_t)n * sizeof(void *);
 	uintptr_t base = (uintptr_t)r->slots;
 	uintptr_t limit = base + (uintptr_t)r->size * sizeof(void *);
 	from = (from + RF_CACHE_LINE - 1) & ~(uintptr_t)(RF_CACHE_LINE - 1);
-	for (uintptr_t a = from; a < end; a += RF_CACHE_LINE)
-		rf_prefetch_write((const void *)(a < limit ? a : a - (limit - base)));
+	for (uintptr_t a = from; a < end; a += RF_CACHE_LINE) {
+		const void *line = (const void *)(a < limit ? a : a - (limit - base));
+		if (write)
+			rf_prefetch_write(line);
+		else
+			__builtin_prefetch(line, 0, 3);
+	}
 }
 
-/* The failure path of an enqueue: want objects asked, got placed (got < want). Called after
- * the placed objects are published, so the consumer never waits on the count. A single
- * producer is the counters' only writer: a relaxed load and store, no locked instruction
- * (on x86 a locked add drains the store buffer, i.e. waits for every slot line still in
- * flight to the consumer: a whole cross-core transfer on far cores, on every call that finds
- * the ring full). Several producers may fail together: a relaxed read-modify-write. */
 static inline void rf_ring_count_fail_pvt(struct rf_ring *r, unsigned want, unsigned got)
 {
 	if (r->prod.single) {
@@ -405,7 +407,7 @@ static inline unsigned rf_ring_do_enqueue_pvt(struct rf_ring *r, void *const *ob
 		rf_ring_copy_in_pvt(r->slots, r->size, head & r->mask, objs, n);
 		rf_ring_update_tail_pvt(&r->prod, head, n);
 		if (r->prod.single)
-			rf_ring_prefetch_next_pvt(r, head, n, free_n - n);
+			rf_ring_prefetch_next_pvt(r, head, n, free_n - n, true);
 	}
 	if (rf_unlikely(n < want))
 		rf_ring_count_fail_pvt(r, want, n);
@@ -429,6 +431,8 @@ static inline unsigned rf_ring_do_dequeue_pvt(struct rf_ring *r, void **objs, un
 	if (n) {
 		rf_ring_copy_out_pvt(r->slots, r->size, head & r->mask, objs, n);
 		rf_ring_update_tail_pvt(&r->cons, head, n);
+		if (r->cons.single)
+			rf_ring_prefetch_next_pvt(r, head, n, avail - n, false);
 	}
 	if (available)
 		*available = avail - n;
