@@ -20,6 +20,16 @@
  * untagged frame says so, and an app whose own parser knows only 802.1Q can say what it saw. L4 ports exist for unfragmented TCP and UDP only.
  * A frame whose IPv4 or IPv6 header claims more bytes than the frame holds (or an IPv4
  * header longer than its total length) matches only a port-wide entry: the app sees it.
+ * WHOLE (no value) names the frame's shape: it matches a frame only when every header a
+ * strict parser reads is all there: at least 14 bytes (18 tagged); IPv4 of version 4 with
+ * a 20-byte header, IHL <= total length <= the bytes present, and (unless a later fragment)
+ * 4 bytes of TCP/UDP/SCTP ports or 2 of ICMP type and code within the total length; IPv6 of
+ * version 6 with its payload present, no extension header (those frames are never WHOLE),
+ * and the same L4 bytes (ICMPv6 for ICMP); ARP with 8 bytes, 28 for Ethernet/IPv4 ARP; MPLS
+ * and PBB (0x88e7) with 4; any other EtherType. An app whose parser refuses what fails these
+ * (ringflow-switch does) names WHOLE in its entries so the kernel never forwards a frame the
+ * app would drop, even with an entry naming few fields; WHOLE alone is a port-wide entry of
+ * whole frames, run on the port-wide fast path too.
  *
  * Actions run in order; the list ends with exactly one RF_OFFLOAD_OUTPUT or RF_OFFLOAD_DROP,
  * and holds at most one RF_OFFLOAD_DEC_TTL. A matching frame the program cannot finish (its
@@ -76,7 +86,8 @@ struct rf_io_dev; /* io.h */
 #define RF_OFFLOAD_F_L4_DST 0x400u
 #define RF_OFFLOAD_F_UNTAGGED 0x800u /* no tag at all (no value: the frame's shape) */
 #define RF_OFFLOAD_F_CTAG 0x1000u    /* the tag is 802.1Q (TPID 0x8100), not 802.1ad */
-#define RF_OFFLOAD_F_ALL 0x1fffu
+#define RF_OFFLOAD_F_WHOLE 0x2000u   /* every header a strict parser reads is there (below) */
+#define RF_OFFLOAD_F_ALL 0x3fffu
 
 /* What to match; fields not named in `fields` are ignored. Host byte order for integers,
  * network order for addresses (as they sit in the frame). */

@@ -9,9 +9,10 @@
  * the program never sees an entry without its mask, counters or output port: mask, counters
  * and port first, entry last on add; entry first on delete.
  *
- * The port-wide fast path (rf_ofl_pw): while the port-wide entry (no field named) is in the
- * first mask slot in use and has no DEC_TTL, every frame takes it, and the program runs a copy
- * of it from a one-entry array without parsing the frame or hashing a key. The copy is turned
+ * The port-wide fast path (rf_ofl_pw): while the port-wide entry (no field named, or WHOLE
+ * alone) is in the first mask slot in use and has no DEC_TTL, every frame (every whole frame)
+ * takes it, and the program runs a copy of it from a one-entry array without hashing a key
+ * (or parsing the frame, but to tell it is whole). The copy is turned
  * off before a change that could make it wrong (a new mask, which may take a lower slot; the
  * entry's deletion) and set again after the table changed (pw_sync), so a frame sees either
  * the copy or the table, both right, and one processed after a call returns sees the change.
@@ -42,7 +43,8 @@ _Static_assert(RF_OFL_MASKS == RF_OFFLOAD_MAX_MASKS, "offload_bpf.h and offload.
 _Static_assert(RF_OFL_ACTS == RF_OFFLOAD_MAX_ACTIONS, "offload_bpf.h and offload.h differ");
 _Static_assert(RF_OFL_F_L4_DST == RF_OFFLOAD_F_L4_DST && RF_OFL_F_IP_PROTO == RF_OFFLOAD_F_IP_PROTO,
 	       "field bits differ");
-_Static_assert(RF_OFL_F_UNTAGGED == RF_OFFLOAD_F_UNTAGGED && RF_OFL_F_CTAG == RF_OFFLOAD_F_CTAG,
+_Static_assert(RF_OFL_F_UNTAGGED == RF_OFFLOAD_F_UNTAGGED && RF_OFL_F_CTAG == RF_OFFLOAD_F_CTAG &&
+		       RF_OFL_F_WHOLE == RF_OFFLOAD_F_WHOLE,
 	       "field bits differ");
 _Static_assert(RF_OFL_A_DEC_TTL == RF_OFFLOAD_DEC_TTL, "action types differ");
 
@@ -52,7 +54,7 @@ struct ofl_port {
 
 struct rf_xdp_ofl {
 	int table_fd, masks_fd, stats_fd, misc_fd, ports_fd, pw_fd;
-	bool pw_on;            /* rf_ofl_pw is on, holding pw_val */
+	bool pw_on, pw_whole;  /* rf_ofl_pw is on, holding pw_val (and its whole flag) */
 	struct rf_ofl_val pw_val;
 	uint32_t ifindex;
 	uint32_t mask[RF_OFL_MASKS], mask_refs[RF_OFL_MASKS];
@@ -329,6 +331,12 @@ static int pw_off(struct rf_xdp_ofl *t)
 	return 0;
 }
 
+/* A mask the port-wide fast path can stand for: no field, or WHOLE alone. */
+static bool pw_mask(uint32_t fields)
+{
+	return fields == 0 || fields == RF_OFL_F_WHOLE;
+}
+
 /* On with the port-wide entry's value when it sits in the first mask slot in use and has no
  * DEC_TTL; off otherwise. Writes the map only when that changes. */
 static void pw_sync(struct rf_xdp_ofl *t)
@@ -340,7 +348,10 @@ static void pw_sync(struct rf_xdp_ofl *t)
 
 	while (i < RF_OFL_MASKS && t->mask_refs[i] == 0)
 		i++;
-	want = i < RF_OFL_MASKS && t->mask[i] == 0 &&
+	if (i < RF_OFL_MASKS)
+		k.fields = t->mask[i];
+	pw.whole = k.fields == RF_OFL_F_WHOLE;
+	want = i < RF_OFL_MASKS && pw_mask(t->mask[i]) &&
 	       bpf_map_lookup_elem(t->table_fd, &k, &pw.v) == 0;
 	for (uint32_t a = 0; want && a < pw.v.n && a < RF_OFL_ACTS; a++)
 		want = pw.v.a[a].type != RF_OFL_A_DEC_TTL;
@@ -348,10 +359,12 @@ static void pw_sync(struct rf_xdp_ofl *t)
 		pw_off(t); /* an update of a one-entry array fails only on bad arguments */
 		return;
 	}
-	if (t->pw_on && memcmp(&t->pw_val, &pw.v, sizeof(pw.v)) == 0)
+	if (t->pw_on && t->pw_whole == (bool)pw.whole &&
+	    memcmp(&t->pw_val, &pw.v, sizeof(pw.v)) == 0)
 		return;
 	if (bpf_map_update_elem(t->pw_fd, &zero, &pw, BPF_ANY) == 0) {
 		t->pw_on = true;
+		t->pw_whole = pw.whole;
 		t->pw_val = pw.v;
 	} else {
 		pw_off(t); /* the table alone is always right */
@@ -471,7 +484,7 @@ static int add_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct r
 
 static int del_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 {
-	int rc = k->fields == 0 ? pw_off(t) : 0; /* before the entry goes */
+	int rc = pw_mask(k->fields) ? pw_off(t) : 0; /* before the entry goes */
 	if (rc != 0)
 		return rc;
 	rc = del_entry(t, k);

@@ -29,6 +29,7 @@
 #define RF_OFL_F_L4_DST 0x400
 #define RF_OFL_F_UNTAGGED 0x800 /* no value: the frame has no tag */
 #define RF_OFL_F_CTAG 0x1000    /* no value: its tag is 802.1Q */
+#define RF_OFL_F_WHOLE 0x2000   /* no value: every header a strict parser reads is there */
 /* In rf_ofl_masks only: the slot is in use (a mask of no fields matches every frame). */
 #define RF_OFL_MASK_USED 0x80000000u
 
@@ -70,9 +71,11 @@ struct rf_ofl_val {
 /* rf_ofl_pw's one value: the port-wide fast path. While `on`, every frame of the port takes
  * entry v (the port's port-wide entry, which names no field, sits in the first mask slot in
  * use and has no DEC_TTL: the first mask with a matching entry wins, and it matches every
- * frame), so the program runs v without parsing the frame or hashing a key. */
+ * frame), so the program runs v without parsing the frame or hashing a key. With `whole`,
+ * the entry names WHOLE alone and matches every whole frame: the program parses the frame to
+ * know that, and still hashes no key. */
 struct rf_ofl_pw {
-	__u32 on, pad;
+	__u32 on, whole;
 	struct rf_ofl_val v;
 };
 

@@ -111,10 +111,23 @@ static __always_inline void misc_inc(__u32 i)
 		*c += 1;
 }
 
+/* Whether the L4 header of protocol proto (a first fragment's, or an unfragmented packet's)
+ * has the bytes a strict parser reads, within l4len: ports of TCP, UDP and SCTP, type and
+ * code of ICMP (icmp: its number in this IP version). */
+static __always_inline int ofl_l4_whole(__u8 proto, __u32 l4len, __u8 icmp)
+{
+	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP)
+		return l4len >= 4;
+	if (proto == icmp)
+		return l4len >= 2;
+	return 1;
+}
+
 /* Parse what the menu can match into k (every field) and *present (the bits that exist in
- * this frame, and UNTAGGED / CTAG for its tag); *ttl gets the IPv4 TTL or IPv6 hop limit (0:
- * not IP); *bad: the IP header claims more bytes than the frame holds (a parser that checks
- * lengths drops such a frame, so only a port-wide entry may take it). */
+ * this frame, UNTAGGED / CTAG for its tag, and WHOLE when every header a strict parser reads
+ * is all there: ringflow/offload.h lists the rules); *ttl gets the IPv4 TTL or IPv6 hop
+ * limit (0: not IP); *bad: the IP header claims more bytes than the frame holds (a parser
+ * that checks lengths drops such a frame, so only a port-wide entry may take it). */
 static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, __u32 *present,
 				      __u8 *ttl, int *bad)
 {
@@ -124,6 +137,7 @@ static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, 
 	__u16 type;
 	__u8 proto = 0;
 	void *l4 = 0;
+	int whole = 1;
 
 	*present = 0;
 	*ttl = 0;
@@ -164,11 +178,15 @@ static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, 
 		*present |= RF_OFL_F_IP4_SRC | RF_OFL_F_IP4_DST | RF_OFL_F_IP_PROTO;
 		if (!(ip->frag_off & bpf_htons(0x3fff)))
 			l4 = l3 + ip->ihl * 4;
+		whole = ip->version == 4 && ((ip->frag_off & bpf_htons(0x1fff)) ||
+					     ofl_l4_whole(proto, tot - ip->ihl * 4, IPPROTO_ICMP));
 	} else if (type == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
+		__u32 plen;
 		if ((void *)(ip6 + 1) > end)
 			return;
-		if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > end) {
+		plen = bpf_ntohs(ip6->payload_len);
+		if ((void *)(ip6 + 1) + plen > end) {
 			*bad = 1;
 			return;
 		}
@@ -178,7 +196,24 @@ static __always_inline void ofl_parse(struct xdp_md *ctx, struct rf_ofl_key *k, 
 		*ttl = ip6->hop_limit;
 		*present |= RF_OFL_F_IP6_SRC | RF_OFL_F_IP6_DST | RF_OFL_F_IP_PROTO;
 		l4 = ip6 + 1;
+		/* Extension headers (hop-by-hop, routing, fragment, AH, destination options)
+		 * are not walked here: such a frame is not WHOLE, the app parses it. */
+		whole = ip6->version == 6 && proto != 0 && proto != 43 && proto != 44 &&
+			proto != 51 && proto != 60 && ofl_l4_whole(proto, plen, IPPROTO_ICMPV6);
+	} else if (type == bpf_htons(ETH_P_ARP)) {
+		struct arp_eth_ipv4 *arp = l3;
+		if (l3 + 8 > end) {
+			whole = 0;
+		} else if (arp->htype == bpf_htons(1) && arp->ptype == bpf_htons(ETH_P_IP) &&
+			   arp->hlen == 6 && arp->plen == 4) {
+			whole = (void *)(arp + 1) <= end;
+		}
+	} else if (type == bpf_htons(ETH_P_MPLS_UC) || type == bpf_htons(ETH_P_MPLS_MC) ||
+		   type == bpf_htons(0x88e7)) { /* MPLS: the top label; PBB: the I-TAG */
+		whole = l3 + 4 <= end;
 	}
+	if (whole)
+		*present |= RF_OFL_F_WHOLE;
 	k->ip_proto = proto;
 	if (l4 && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)) {
 		__be16 *ports = l4;
@@ -365,6 +400,15 @@ static __always_inline int ofl_portwide(struct xdp_md *ctx)
 
 	if (!pw || !pw->on)
 		return -2;
+	if (pw->whole) { /* the entry names WHOLE alone: only a whole frame takes it */
+		struct rf_ofl_key full = {};
+		__u32 present;
+		__u8 ttl;
+		int bad;
+		ofl_parse(ctx, &full, &present, &ttl, &bad);
+		if (!(present & RF_OFL_F_WHOLE))
+			return -2; /* the table then finds no entry for it either */
+	}
 	len = ctx->data_end - ctx->data; /* as received: before the actions */
 	verdict = ofl_run(ctx, &pw->v, 0); /* no DEC_TTL in it: the TTL is not needed */
 	if (verdict >= 0)

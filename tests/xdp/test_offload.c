@@ -584,6 +584,85 @@ Test(offload, tags_and_cut_ip_headers)
 	bed_down();
 }
 
+/* WHOLE: an entry naming it takes a frame only when every header a strict parser reads is
+ * there (ringflow/offload.h), so an app whose parser drops the rest (ringflow-switch) never
+ * has the kernel forward one. WHOLE alone runs on the port-wide fast path, which parses the
+ * frame to tell; a frame it refuses goes on to the table, where a later port-wide entry of
+ * every frame may still take it. */
+Test(offload, whole_frames_only)
+{
+	bed_up("native");
+	struct rf_offload_match whole = {.fields = RF_OFFLOAD_F_WHOLE}, all = {.fields = 0};
+	struct rf_offload_action out = {.type = RF_OFFLOAD_OUTPUT, .port = B};
+	cr_assert_eq(rf_offload_add(A, &whole, &out, 1), 0);
+	enum { NW = 10 };
+	static const bool want_whole[NW] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 0};
+	for (int round = 0; round < 2; round++) {
+		memset(got, 0, sizeof(got));
+		for (uint32_t i = 0; i < NW; i++) {
+			uint32_t q = (uint32_t)round * NW + i;
+			uint8_t *f = in[q], *ip = f + 14;
+			static const enum kind k[NW] = {K_UDP4, K_UDP6, K_PLAIN, K_VLAN, K_UDP4,
+							K_UDP4, K_UDP6, K_PLAIN, K_UDP4, K_UDP4};
+			in_len[q] = make_frame(f, 100, k[i], q, 1, 64);
+			switch (i) {
+			case 4: /* total length 22: two bytes of UDP header */
+			case 8: /* the same in a later fragment: no L4 header is read */
+			case 9: /* the same in a first fragment (more fragments): it is read */
+				put16(ip + 2, 22);
+				put16(ip + 6, i == 8 ? 100 : i == 9 ? 0x2000 : 0);
+				put16(ip + 10, 0);
+				put16(ip + 10, ip_csum(ip));
+				break;
+			case 5: /* IP version 5 in an IPv4 frame */
+				ip[0] = 0x55;
+				put16(ip + 10, 0);
+				put16(ip + 10, ip_csum(ip));
+				break;
+			case 6: /* a hop-by-hop extension header: never WHOLE */
+				ip[6] = 0;
+				break;
+			case 7: /* Ethernet/IPv4 ARP of 20 bytes (28 needed) */
+				in_len[q] = 34;
+				put16(f + 12, 0x0806);
+				put16(ip, 1), put16(ip + 2, 0x0800), ip[4] = 6, ip[5] = 4;
+				put16(ip + 6, 1);
+				memcpy(f + 26, &(uint32_t){MAGIC}, 4);
+				memcpy(f + 30, &q, 4);
+				break;
+			}
+			inject(f, in_len[q]);
+		}
+		unsigned nwhole = 0;
+		for (int i = 0; i < NW; i++)
+			nwhole += want_whole[i];
+		struct seen s = {0};
+		settle(&s, NW, false, NULL, NULL, in, in_len, got);
+		for (uint32_t i = 0; i < NW; i++)
+			cr_assert_eq(got[round * NW + i], round == 1 || want_whole[i],
+				     "round %d frame %u: forwarded %d", round, i,
+				     got[round * NW + i]);
+		if (round == 0) {
+			cr_assert_eq(s.sink, nwhole, "whole frames forwarded (%u)", s.sink);
+			cr_assert_eq(s.user, NW - nwhole, "the rest reach userspace (%u)", s.user);
+			uint64_t h;
+			cr_assert_eq(rf_offload_stats(A, &whole, &h, NULL), 0);
+			cr_assert_eq(h, nwhole);
+			/* a port-wide entry of every frame, in the next mask slot: it takes
+			 * what WHOLE refuses */
+			cr_assert_eq(rf_offload_add(A, &all, &out, 1), 0);
+		} else {
+			cr_assert_eq(s.sink, NW, "everything forwarded (%u)", s.sink);
+			cr_assert_eq(s.user, 0);
+			uint64_t h;
+			cr_assert_eq(rf_offload_stats(A, &all, &h, NULL), 0);
+			cr_assert_eq(h, NW - nwhole, "the port-wide entry took the rest (%llu)",
+				     (unsigned long long)h);
+		}
+	}
+	bed_down();
+}
+
 /* Closing the output port stops the entries that send to it, as a port down does. */
 Test(offload, closing_output_port_stops_entries)
 {
