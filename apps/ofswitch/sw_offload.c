@@ -3,15 +3,18 @@
  * forward, and how the agent keeps the xdp ports' offload tables consistent with the flow
  * table (sw_offload.h has the contract).
  *
- * An entry stands for every frame whose fields equal the entry's (the microflow's key on the
- * offload menu: MACs, VLAN ID, EtherType, IP addresses, IP protocol, TCP/UDP ports, received
- * on its port). It is correct only if every such frame would get the same decision in
- * userspace: sw_offload_decide checks that the decision came from one table and a program the
- * kernel runs the same way, and that every bit the classifier consulted (the OR of the masks
- * of the subtables it probed, sw_offload_cls.c) is a bit such frames share with the key
- * (`det`: the menu's fields, and fields the parser leaves zero for the entry's EtherType). A
- * flow matching ip_dscp, a tag's vlan_pcp, the flow label, ARP or ICMP fields is not
- * offloaded (vlan_vid=NONE and vlan_pcp on untagged frames are: the entry says "untagged").
+ * An entry stands for every whole frame (RF_OFFLOAD_F_WHOLE: one sw_key_parse accepts) whose
+ * fields equal the entry's, received on its port. It is correct only if every such frame
+ * would get the same decision in userspace: sw_offload_decide checks that the decision came
+ * from one table and a program the kernel runs the same way, and that every bit the
+ * classifier consulted (the OR of the masks of the subtables it probed, sw_offload_cls.c)
+ * is a bit such frames share with the key. The entry names only the menu fields (MACs, tag,
+ * EtherType, IP addresses, IP protocol, TCP/UDP ports) that hold a consulted bit, as a
+ * megaflow does: a flow on in_port alone makes one port-wide entry of WHOLE frames, which
+ * the kernel runs without hashing a key. Bits the parser leaves zero for the key's
+ * EtherType (`determined`) are fixed by naming the EtherType. A flow matching ip_dscp, a
+ * tag's vlan_pcp, the flow label, ARP or ICMP fields is not offloaded (vlan_vid=NONE and
+ * vlan_pcp on untagged frames are: the entry says "untagged").
  *
  * Consistency, all on the agent thread (the flow table's only writer): an ADD removes, before
  * the new flow is in the classifier, every entry whose winner it could beat for some frame the
@@ -128,41 +131,97 @@ static void determined(const struct sw_key *k, struct sw_key *d)
 	}
 }
 
-/* The entry's match: k on the menu, every field an xdp parse of such a frame has. */
-static void menu_match(const struct sw_key *k, struct rf_offload_match *m)
+/* Whether any of the n bytes at p is set. */
+static bool any_set(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return true;
+	return false;
+}
+
+#define CONSULTED(c, fld) any_set(&(c)->fld, sizeof((c)->fld))
+
+/* The entry's match: WHOLE (the kernel takes only frames sw_key_parse accepts) and, from k,
+ * the menu fields that hold a consulted bit (c), so one entry stands for every microflow the
+ * classifier cannot tell from k, as a megaflow does; tag: its tag state is named even when not
+ * consulted (a pop_vlan's byte count depends on it). *d gets the bytes the entry fixes (for
+ * sw_offload_flow_new). The caller checked that every consulted bit is one determined(k)
+ * fixes: a menu field, or one the parser leaves zero for k's EtherType, which the entry then
+ * names. */
+static void entry_match(const struct sw_key *k, const struct sw_key *c, bool tag,
+			struct rf_offload_match *m, struct sw_key *d)
 {
 	memset(m, 0, sizeof(*m)); /* padding too: the agent's index hashes the bytes */
-	m->fields = RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC | RF_OFFLOAD_F_ETH_TYPE;
-	memcpy(m->eth_dst, k->eth_dst, 6);
-	memcpy(m->eth_src, k->eth_src, 6);
-	m->eth_type = k->eth_type;
-	/* Tagged or not is part of the microflow: an entry made from an untagged frame says so,
-	 * and a tagged frame with the same inner fields, a microflow of its own in userspace,
-	 * never matches it. Both parsers read one 802.1Q or 802.1ad tag alike (no CTAG). */
-	if (k->vlan & 0x1000) {
-		m->fields |= RF_OFFLOAD_F_VLAN;
-		m->vlan = k->vlan & 0x0fff;
-	} else {
-		m->fields |= RF_OFFLOAD_F_UNTAGGED;
+	memset(d, 0, sizeof(*d));
+	m->fields = RF_OFFLOAD_F_WHOLE;
+	DET(d, in_port);
+	if (CONSULTED(c, eth_dst)) {
+		m->fields |= RF_OFFLOAD_F_ETH_DST;
+		memcpy(m->eth_dst, k->eth_dst, 6);
+		DET(d, eth_dst);
 	}
+	if (CONSULTED(c, eth_src)) {
+		m->fields |= RF_OFFLOAD_F_ETH_SRC;
+		memcpy(m->eth_src, k->eth_src, 6);
+		DET(d, eth_src);
+	}
+	/* Tagged or not: an entry made from an untagged frame says so, and no tagged frame
+	 * with the same other fields takes it. Both parsers read one 802.1Q or 802.1ad tag
+	 * alike (no CTAG). */
+	if (tag || CONSULTED(c, vlan) || CONSULTED(c, vlan_pcp)) {
+		DET(d, vlan);
+		if (k->vlan & 0x1000) {
+			m->fields |= RF_OFFLOAD_F_VLAN;
+			m->vlan = k->vlan & 0x0fff;
+		} else {
+			m->fields |= RF_OFFLOAD_F_UNTAGGED;
+			DET(d, vlan_pcp);
+		}
+	}
+	/* Any other consulted bit: the EtherType, which also fixes the fields its parser
+	 * leaves zero; then the IP fields that hold consulted bits. */
+	struct sw_key rest = *c;
+	rest.in_port = 0;
+	memset(rest.eth_dst, 0, 6);
+	memset(rest.eth_src, 0, 6);
+	rest.vlan = 0;
+	rest.vlan_pcp = 0;
+	if (!any_set(&rest, sizeof(rest)))
+		return;
+	m->fields |= RF_OFFLOAD_F_ETH_TYPE;
+	m->eth_type = k->eth_type;
+	DET(d, eth_type);
 	bool ip4 = k->eth_type == 0x0800, ip6 = k->eth_type == 0x86dd;
 	if (!ip4 && !ip6)
 		return;
-	m->fields |= RF_OFFLOAD_F_IP_PROTO;
-	m->ip_proto = k->ip_proto;
-	if (ip4) {
-		m->fields |= RF_OFFLOAD_F_IP4_SRC | RF_OFFLOAD_F_IP4_DST;
-		memcpy(m->ip4_src, k->nw_src, 4);
-		memcpy(m->ip4_dst, k->nw_dst, 4);
-	} else {
-		m->fields |= RF_OFFLOAD_F_IP6_SRC | RF_OFFLOAD_F_IP6_DST;
-		memcpy(m->ip6_src, k->nw_src, 16);
-		memcpy(m->ip6_dst, k->nw_dst, 16);
+	if (CONSULTED(c, nw_src)) {
+		m->fields |= ip4 ? RF_OFFLOAD_F_IP4_SRC : RF_OFFLOAD_F_IP6_SRC;
+		memcpy(ip4 ? m->ip4_src : m->ip6_src, k->nw_src, ip4 ? 4 : 16);
+		DET(d, nw_src); /* IPv4: bytes 4..15 are zero in every IPv4 key */
 	}
-	if (k->ip_proto == 6 || k->ip_proto == 17) {
-		m->fields |= RF_OFFLOAD_F_L4_SRC | RF_OFFLOAD_F_L4_DST;
+	if (CONSULTED(c, nw_dst)) {
+		m->fields |= ip4 ? RF_OFFLOAD_F_IP4_DST : RF_OFFLOAD_F_IP6_DST;
+		memcpy(ip4 ? m->ip4_dst : m->ip6_dst, k->nw_dst, ip4 ? 4 : 16);
+		DET(d, nw_dst);
+	}
+	bool ports = k->ip_proto == 6 || k->ip_proto == 17;
+	bool tp = CONSULTED(c, tp_src) || CONSULTED(c, tp_dst);
+	if (CONSULTED(c, ip_proto) || (tp && !ports)) { /* no ports: the protocol zeroes them */
+		m->fields |= RF_OFFLOAD_F_IP_PROTO;
+		m->ip_proto = k->ip_proto;
+		DET(d, ip_proto);
+	}
+	if (ports && CONSULTED(c, tp_src)) {
+		m->fields |= RF_OFFLOAD_F_L4_SRC;
 		m->l4_src = k->tp_src;
+		DET(d, tp_src);
+	}
+	if (ports && CONSULTED(c, tp_dst)) {
+		m->fields |= RF_OFFLOAD_F_L4_DST;
 		m->l4_dst = k->tp_dst;
+		DET(d, tp_dst);
 	}
 }
 
@@ -296,12 +355,16 @@ enum sw_off_why sw_offload_decide(const struct sw_dp *dp, const bool *fast, cons
 	enum sw_off_why w = plan_actions(dp, fast, in, k, x, p);
 	if (w != SW_OFF_OK)
 		return w;
-	determined(k, &p->det);
-	const uint8_t *u = (const uint8_t *)consulted, *d = (const uint8_t *)&p->det;
+	struct sw_key det;
+	determined(k, &det);
+	const uint8_t *u = (const uint8_t *)consulted, *d = (const uint8_t *)&det;
 	for (unsigned i = 0; i < sizeof(*k); i++)
 		if (u[i] & ~d[i])
 			return SW_OFF_MATCH;
-	menu_match(k, &p->m);
+	bool pops = false; /* a pop's byte count depends on the frame's tag */
+	for (unsigned i = 0; i < x->n && i <= x->last_out; i++)
+		pops = pops || x->op[i].code == SW_OP_POP_VLAN;
+	entry_match(k, consulted, pops, &p->m, &p->det);
 	return SW_OFF_OK;
 }
 

@@ -23,8 +23,14 @@
  *   5. flow P (udp 9003, output 2) offloaded, then b1 (port 2) set down: every frame of P
  *      reaches port 1's socket (the entry stopped); b1 up again: P is forwarded again.
  *   6. a full table: flow W (udp 9004, output 2) and 1500 microflows (source ports) of it,
- *      20 frames each: the port's table fills at 1024 entries, the rest are refused as
- *      `full`, and every frame still arrives (userspace forwards what the kernel cannot).
+ *      20 frames each, under a higher flow on udp source port 1 that none of them takes (so
+ *      the classifier looks at every source port and each microflow needs an entry of its
+ *      own): the port's table fills at 1024 entries, the rest are refused as `full`, and
+ *      every frame still arrives (userspace forwards what the kernel cannot).
+ *   7. every flow deleted; flow PW (in_port 1 alone, output 2): one entry for the port, of
+ *      WHOLE frames only. Whole frames of many microflows arrive, forwarded by the kernel;
+ *      frames whose UDP header the IP total length cuts short (the switch's parser refuses
+ *      them) reach port 1's socket, and none arrives.
  * Exit 0 when everything holds, 1 with one FAIL line per failure. Every wait is bounded.
  */
 #define _GNU_SOURCE
@@ -174,6 +180,9 @@ struct fm {
 	uint64_t cookie;
 	uint16_t prio, idle;
 	uint16_t udp_dst; /* in_port 1, IPv4, UDP to this port; 0: not matched */
+	uint16_t udp_src; /* and (or only) UDP from this port; 0: not matched */
+	bool port_only;   /* in_port 1 alone (no eth_type) */
+	bool any_cookie;  /* DELETE: whatever the cookie (else only this cookie's flows) */
 	int dscp;         /* >= 0: ip_dscp too */
 	bool set_dst, out; /* set eth_dst MAC_NEW; output:2 (none: drop) */
 };
@@ -183,7 +192,7 @@ static int flow_mod(const struct fm *f)
 	uint8_t b[256];
 	memset(b, 0, sizeof(b));
 	p64(b + 8, f->cookie);
-	p64(b + 16, f->cmd >= 3 ? ~0ull : 0);
+	p64(b + 16, f->cmd >= 3 && !f->any_cookie ? ~0ull : 0);
 	b[24] = 0;
 	b[25] = f->cmd;
 	p16(b + 26, f->idle);
@@ -193,13 +202,16 @@ static int flow_mod(const struct fm *f)
 	p32(b + 40, 0xffffffffu);
 	uint8_t *m = b + 48, *o = m + 4;
 	p32(o, 0x80000004u), p32(o + 4, 1), o += 8; /* in_port 1 */
-	p32(o, 0x80000a02u), p16(o + 4, 0x0800), o += 6; /* eth_type IPv4 */
+	if (!f->port_only)
+		p32(o, 0x80000a02u), p16(o + 4, 0x0800), o += 6; /* eth_type IPv4 */
 	if (f->dscp >= 0)
 		p32(o, 0x80001001u), o[4] = (uint8_t)f->dscp, o += 5;
-	if (f->udp_dst) {
+	if (f->udp_dst || f->udp_src)
 		p32(o, 0x80001401u), o[4] = 17, o += 5; /* ip_proto UDP */
+	if (f->udp_src)
+		p32(o, 0x80001e02u), p16(o + 4, f->udp_src), o += 6;
+	if (f->udp_dst)
 		p32(o, 0x80002002u), p16(o + 4, f->udp_dst), o += 6;
-	}
 	p16(m, 1);
 	p16(m + 2, (uint16_t)(o - m));
 	size_t padded = ((size_t)(o - m) + 7) / 8 * 8;
@@ -651,9 +663,12 @@ int main(int argc, char **argv)
 	drain();
 
 	/* 6. the table fills: what does not fit stays in userspace, counted, nothing lost */
+	struct fm Wsrc = {.cmd = 0, .cookie = 0xa7, .prio = 200, .udp_src = 1, .dscp = -1,
+			  .out = true};
 	struct fm W = {.cmd = 0, .cookie = 0xa6, .prio = 100, .udp_dst = 9004, .dscp = -1,
 		       .out = true};
-	CHECK(flow_mod(&W) == 0 && barrier() == 0, "flow W installed");
+	CHECK(flow_mod(&Wsrc) == 0 && flow_mod(&W) == 0 && barrier() == 0,
+	      "flows W and (above it, on udp source port 1) Wsrc installed");
 	long long full0 = ctl_value("app/offload_not_full");
 	uint32_t s13 = seq;
 	for (int r = 0; r < 20; r++)
@@ -674,6 +689,64 @@ int main(int argc, char **argv)
 	CHECK(flow_stats(0xa6, &n, &pk, &by) == 0 && pk == s14 - s13,
 	      "FLOW stats of W: %llu of %u (offloaded + userspace)", (unsigned long long)pk,
 	      s14 - s13);
+
+	/* 7. a flow on in_port alone: one port-wide entry, of whole frames only */
+	struct fm all = {.cmd = 3, .port_only = true, .any_cookie = true, .dscp = -1};
+	CHECK(flow_mod(&all) == 0 && barrier() == 0, "every flow deleted");
+	long long ents7 = ctl_value("app/offload_entries");
+	CHECK(ents7 == 0, "no entry left with the flows (%lld)", ents7);
+	struct fm PW = {.cmd = 0, .cookie = 0xa8, .prio = 10, .port_only = true, .dscp = -1,
+			.out = true};
+	CHECK(flow_mod(&PW) == 0 && barrier() == 0, "flow PW (in_port 1 alone) installed");
+	long long inst7 = ctl_value("app/offload_installed"), hits7 = ctl_value("app/offload_hits");
+	uint32_t s15 = seq;
+	for (int i = 0; i < 600; i++) { /* 600 microflows, paced */
+		cur_sport = (uint16_t)(30000 + i);
+		send_one((uint16_t)(7000 + i % 7), 0, false);
+		if (i % 16 == 15)
+			usleep(1000), drain();
+	}
+	cur_sport = 5000;
+	uint32_t s16 = seq;
+	n = arrived(s15, s16, true);
+	CHECK(n == s16 - s15, "PW: %u of %u frames of 600 microflows arrived", n, s16 - s15);
+	CHECK(flow_stats(0xa8, &n, &pk, &by) == 0 && pk == s16 - s15,
+	      "FLOW stats of PW: %llu of %u (offloaded + userspace; the kernel's hits synced)",
+	      (unsigned long long)pk, s16 - s15);
+	long long ents8 = ctl_value("app/offload_entries");
+	long long hits8 = ctl_value("app/offload_hits");
+	CHECK(ents8 == 1 && ctl_value("app/offload_installed") == inst7 + 1,
+	      "one entry for all of them (%lld now)", ents8);
+	CHECK(hits8 > hits7, "the kernel forwarded %lld of them", hits8 - hits7);
+	char rxp[128];
+	snprintf(rxp, sizeof(rxp), "ports/%s/rx_pkts", argv[3]);
+	long long user0 = ctl_value(rxp);
+	uint32_t cut[50];
+	for (int i = 0; i < 50; i++) { /* IPv4 total length 22: two bytes of UDP header */
+		uint8_t f[FLEN];
+		uint32_t sq = seq++;
+		make_frame(f, sq, 5000, 9000, 0, MAC_DST);
+		p16(f + 14 + 2, 22);
+		f[14 + 10] = f[14 + 11] = 0; /* the header checksum over the new length */
+		uint32_t sum = 0;
+		for (int j = 0; j < 20; j += 2)
+			sum += g16(f + 14 + j);
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		p16(f + 14 + 10, (uint16_t)~sum);
+		cut[i] = sq;
+		for (int j = 0; j < 100 && send(sa, f, FLEN, 0) != FLEN; j++)
+			usleep(100);
+	}
+	uint32_t s17 = seq;
+	(void)arrived(s16, s17, true); /* waits the whole 2 s: none should come */
+	unsigned cut_out = 0;
+	for (int i = 0; i < 50; i++)
+		cut_out += got[cut[i]] != 0;
+	long long user1 = ctl_value(rxp);
+	CHECK(cut_out == 0, "no frame with a cut UDP header was forwarded (%u of 50)", cut_out);
+	CHECK(user1 - user0 == 50, "all 50 reached port 1's socket (%lld), where the parser drops "
+	      "them", user1 - user0);
 	CHECK(bad_bytes == 0 && errors_seen == 0, "no frame differed (%u), no ERROR (%u)", bad_bytes,
 	      errors_seen);
 	return fails ? 1 : 0;

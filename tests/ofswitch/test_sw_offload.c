@@ -122,13 +122,70 @@ Test(sw_offload, output_and_mac_rewrite_offloaded)
 	cr_assert_eq(p.a[1].type, RF_OFFLOAD_OUTPUT);
 	cr_assert_eq(p.a[1].port, dp.ports[1].dev);
 	cr_assert_eq(p.out, 1);
-	uint32_t want = RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC | RF_OFFLOAD_F_ETH_TYPE |
-			RF_OFFLOAD_F_IP4_SRC | RF_OFFLOAD_F_IP4_DST | RF_OFFLOAD_F_IP_PROTO |
-			RF_OFFLOAD_F_L4_SRC | RF_OFFLOAD_F_L4_DST | RF_OFFLOAD_F_UNTAGGED;
-	cr_assert_eq(p.m.fields, want, "the microflow on the whole menu: %#x", p.m.fields);
+	/* The flow looked at in_port, eth_type, ip_proto and tp_dst: the entry names those
+	 * (in_port is the table's own) and WHOLE, nothing the classifier did not look at. */
+	uint32_t want = RF_OFFLOAD_F_WHOLE | RF_OFFLOAD_F_ETH_TYPE | RF_OFFLOAD_F_IP_PROTO |
+			RF_OFFLOAD_F_L4_DST;
+	cr_assert_eq(p.m.fields, want, "the consulted fields only: %#x", p.m.fields);
 	cr_assert_eq(p.m.l4_dst, 9000);
+	cr_assert_eq(p.m.ip_proto, 17);
 	cr_assert_eq(p.m.eth_type, 0x0800);
-	cr_assert_eq(memcmp(p.m.ip4_dst, "\x0a\0\0\x02", 4), 0);
+	/* the bytes it fixes, which sw_offload_flow_new compares a new flow against */
+	cr_assert_eq(p.det.in_port, ~0u);
+	cr_assert_eq(p.det.tp_dst, 0xffff);
+	cr_assert_eq(p.det.tp_src, 0, "not named: a flow on tp_src meets the entry");
+	cr_assert_eq(p.det.nw_src[0], 0);
+}
+
+Test(sw_offload, a_flow_on_in_port_alone_makes_a_port_wide_entry)
+{
+	struct sw_flow *f = add(100, 0, -1, &OUT2, 1);
+	f->match.eth_type = 0, f->mask.eth_type = 0; /* in_port=1 only */
+	put(f);
+	struct sw_off_plan p;
+	struct sw_key k = udp_key(9000, 0);
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE, "one entry for every whole frame: %#x",
+		     p.m.fields);
+	k.vlan = 0x1000 | 7; /* a tagged frame: the same entry */
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE);
+	/* a pop_vlan: the byte count out depends on the tag, so the entry names it */
+	struct sw_op pop[2] = {{.code = SW_OP_POP_VLAN}, OUT2};
+	sw_table_remove(t, f);
+	f = add(100, 0, -1, pop, 2);
+	f->match.eth_type = 0, f->mask.eth_type = 0;
+	put(f);
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE | RF_OFFLOAD_F_VLAN);
+	cr_assert_eq(p.m.vlan, 7);
+	cr_assert_eq(p.tx_adj, -4);
+	k.vlan = 0;
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE | RF_OFFLOAD_F_UNTAGGED);
+	cr_assert_eq(p.tx_adj, 0);
+}
+
+Test(sw_offload, ports_of_a_protocol_without_them_name_the_protocol)
+{
+	/* A higher subtable on tp_dst (UDP 53) is probed and misses an ICMP key, whose tp
+	 * fields hold type and code: not on the menu, so not offloaded. A protocol with no
+	 * ports (GRE, 47) has them zero: the entry names the protocol, which fixes that. */
+	put(add(200, 53, -1, &OUT2, 1));
+	put(add(100, 0, -1, &OUT2, 1));
+	struct sw_off_plan p;
+	struct sw_key k = udp_key(0, 0);
+	k.ip_proto = 1, k.tp_src = 8, k.tp_dst = 0;
+	cr_assert_eq(decide(&k, &p), SW_OFF_MATCH);
+	k.ip_proto = 47, k.tp_src = 0;
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE | RF_OFFLOAD_F_ETH_TYPE | RF_OFFLOAD_F_IP_PROTO);
+	cr_assert_eq(p.m.ip_proto, 47);
+	k = udp_key(9000, 0); /* UDP: the port itself */
+	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE | RF_OFFLOAD_F_ETH_TYPE |
+				     RF_OFFLOAD_F_IP_PROTO | RF_OFFLOAD_F_L4_DST);
+	cr_assert_eq(p.m.l4_dst, 9000);
 }
 
 Test(sw_offload, dscp_match_stays_in_userspace)
@@ -270,8 +327,8 @@ Test(sw_offload, arp_and_ipv6_keys)
 	f->match.eth_type = 0x0806;
 	put(f);
 	cr_assert_eq(decide(&k, &p), SW_OFF_OK);
-	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_ETH_DST | RF_OFFLOAD_F_ETH_SRC |
-				     RF_OFFLOAD_F_ETH_TYPE | RF_OFFLOAD_F_UNTAGGED);
+	cr_assert_eq(p.m.fields, RF_OFFLOAD_F_WHOLE | RF_OFFLOAD_F_ETH_TYPE);
+	cr_assert_eq(p.m.eth_type, 0x0806);
 	f = add(200, 0, -1, &OUT2, 1); /* on the ARP target: not on the menu */
 	f->match.eth_type = 0x0806;
 	memcpy(f->match.nw_dst, "\x0a\0\0\x02", 4);
