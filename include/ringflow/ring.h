@@ -275,6 +275,12 @@ static inline void rf_ring_prefetch_next_pvt(struct rf_ring *r, uint32_t head, u
 	}
 }
 
+/* The failure path of an enqueue: want objects asked, got placed (got < want). Called after
+ * the placed objects are published, so the consumer never waits on the count. A single
+ * producer is the counters' only writer: a relaxed load and store, no locked instruction
+ * (on x86 a locked add drains the store buffer, i.e. waits for every slot line still in
+ * flight to the consumer: a whole cross-core transfer on far cores, on every call that finds
+ * the ring full). Several producers may fail together: a relaxed read-modify-write. */
 static inline void rf_ring_count_fail_pvt(struct rf_ring *r, unsigned want, unsigned got)
 {
 	if (r->prod.single) {
