@@ -442,10 +442,9 @@ unsigned rf_hash_lookup_bulk(const struct rf_hash *ch, const void *const *keys, 
 			continue;
 		}
 		/* Stage 2: each key's home bucket. A key not there whose chain goes on (some
-		 * key was probed past its home: some lookups at the growth
-		 * limit) is not followed now, which would wait for one more line with nothing
-		 * else in flight: its next bucket is prefetched and the key kept for stage 3,
-		 * so those second lines overlap too. */
+		 * key was probed past its home) is not followed now, which would wait for one
+		 * more line with nothing else in flight: its next bucket is prefetched and the
+		 * key kept for stage 3, so those second lines overlap too. */
 		uint8_t later[BULK];
 		unsigned nl = 0;
 		for (unsigned i = 0; i < m; i++) {

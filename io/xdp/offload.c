@@ -54,8 +54,8 @@ struct ofl_port {
 
 struct rf_xdp_ofl {
 	int table_fd, masks_fd, stats_fd, misc_fd, ports_fd, pw_fd;
-	bool pw_on, pw_whole;  /* rf_ofl_pw is on, holding pw_val (and its whole flag) */
-	struct rf_ofl_val pw_val;
+	bool pw_on;            /* rf_ofl_pw is on, holding pw */
+	struct rf_ofl_pw pw;
 	uint32_t ifindex;
 	uint32_t mask[RF_OFL_MASKS], mask_refs[RF_OFL_MASKS];
 	uint32_t fifo[RF_OFL_ENTRIES], fifo_head, fifo_n; /* free counter slots */
@@ -351,7 +351,7 @@ static void pw_sync(struct rf_xdp_ofl *t)
 	if (i < RF_OFL_MASKS)
 		k.fields = t->mask[i];
 	pw.whole = k.fields == RF_OFL_F_WHOLE;
-	want = i < RF_OFL_MASKS && pw_mask(t->mask[i]) &&
+	want = i < RF_OFL_MASKS && pw_mask(k.fields) &&
 	       bpf_map_lookup_elem(t->table_fd, &k, &pw.v) == 0;
 	for (uint32_t a = 0; want && a < pw.v.n && a < RF_OFL_ACTS; a++)
 		want = pw.v.a[a].type != RF_OFL_A_DEC_TTL;
@@ -359,13 +359,11 @@ static void pw_sync(struct rf_xdp_ofl *t)
 		pw_off(t); /* an update of a one-entry array fails only on bad arguments */
 		return;
 	}
-	if (t->pw_on && t->pw_whole == (bool)pw.whole &&
-	    memcmp(&t->pw_val, &pw.v, sizeof(pw.v)) == 0)
+	if (t->pw_on && memcmp(&t->pw, &pw, sizeof(pw)) == 0)
 		return;
 	if (bpf_map_update_elem(t->pw_fd, &zero, &pw, BPF_ANY) == 0) {
 		t->pw_on = true;
-		t->pw_whole = pw.whole;
-		t->pw_val = pw.v;
+		t->pw = pw;
 	} else {
 		pw_off(t); /* the table alone is always right */
 	}

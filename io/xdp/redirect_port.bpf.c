@@ -407,7 +407,7 @@ static __always_inline int ofl_portwide(struct xdp_md *ctx)
 		int bad;
 		ofl_parse(ctx, &full, &present, &ttl, &bad);
 		if (!(present & RF_OFL_F_WHOLE))
-			return -2; /* the table then finds no entry for it either */
+			return -2; /* the table decides: it skips WHOLE, a later mask may match */
 	}
 	len = ctx->data_end - ctx->data; /* as received: before the actions */
 	verdict = ofl_run(ctx, &pw->v, 0); /* no DEC_TTL in it: the TTL is not needed */

@@ -364,6 +364,18 @@ static int raw_socket(const char *ifname)
 	return s;
 }
 
+/* Sets the header checksum of the 20-byte IPv4 header at ip over its other fields. */
+static void ip_csum_set(uint8_t *ip)
+{
+	uint32_t sum = 0;
+	p16(ip + 10, 0);
+	for (int i = 0; i < 20; i += 2)
+		sum += g16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	p16(ip + 10, (uint16_t)~sum);
+}
+
 /* Frame seq: IPv4/UDP 10.9.0.1:sport -> 10.9.0.2:dport, TOS tos, MAC_SRC -> dst. */
 static void make_frame(uint8_t *f, uint32_t s, uint16_t sport, uint16_t dport, uint8_t tos,
 		       const uint8_t *dst)
@@ -377,12 +389,7 @@ static void make_frame(uint8_t *f, uint32_t s, uint16_t sport, uint16_t dport, u
 	p16(ip + 2, FLEN - 14);
 	ip[8] = 64, ip[9] = 17;
 	ip[12] = 10, ip[13] = 9, ip[15] = 1, ip[16] = 10, ip[17] = 9, ip[19] = 2;
-	uint32_t sum = 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += g16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	p16(ip + 10, (uint16_t)~sum);
+	ip_csum_set(ip);
 	p16(ip + 20, sport), p16(ip + 22, dport), p16(ip + 24, FLEN - 34);
 	for (int i = 42; i < FLEN - 8; i++)
 		f[i] = (uint8_t)(s * 7 + i);
@@ -727,13 +734,7 @@ int main(int argc, char **argv)
 		uint32_t sq = seq++;
 		make_frame(f, sq, 5000, 9000, 0, MAC_DST);
 		p16(f + 14 + 2, 22);
-		f[14 + 10] = f[14 + 11] = 0; /* the header checksum over the new length */
-		uint32_t sum = 0;
-		for (int j = 0; j < 20; j += 2)
-			sum += g16(f + 14 + j);
-		while (sum >> 16)
-			sum = (sum & 0xffff) + (sum >> 16);
-		p16(f + 14 + 10, (uint16_t)~sum);
+		ip_csum_set(f + 14); /* over the new length */
 		cut[i] = sq;
 		for (int j = 0; j < 100 && send(sa, f, FLEN, 0) != FLEN; j++)
 			usleep(100);
