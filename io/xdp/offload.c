@@ -17,6 +17,11 @@
  * entry's deletion) and set again after the table changed (pw_sync), so a frame sees either
  * the copy or the table, both right, and one processed after a call returns sees the change.
  *
+ * The program keeps a per-CPU cache of the answers its mask walk gave (rf_ofl_cache, by the
+ * frame's whole key), each tagged with the table's generation: a count in rf_ofl_gen, which
+ * this file maps into memory and moves on after every change to the table or its masks, so
+ * once a call returns no frame is answered from before it.
+ *
  * Counter slots are reused first-in first-out: a frame that looked an entry up just before
  * its deletion may still add to the slot's counters, and FIFO reuse keeps that slot out of a
  * new entry for as long as possible (a whole table's worth of adds).
@@ -24,9 +29,12 @@
 #include <errno.h>
 #include <linux/types.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -62,6 +70,8 @@ struct rf_xdp_ofl {
 	bool used[RF_OFL_ENTRIES];
 	struct ofl_port ports[RF_OFL_PORTS];
 	uint64_t entries, full;
+	_Atomic uint64_t *gen; /* rf_ofl_gen's one value, mapped (gen_len bytes) */
+	size_t gen_len;
 	struct rf_xdp_ofl *next;
 };
 
@@ -89,11 +99,21 @@ struct rf_xdp_ofl *rf_xdp_ofl_create(const struct rf_xsk_prog *prog)
 	t->misc_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_misc");
 	t->ports_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_ports");
 	t->pw_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_pw");
+	int gen_fd = bpf_object__find_map_fd_by_name(prog->obj, "rf_ofl_gen");
 	if (t->table_fd < 0 || t->masks_fd < 0 || t->stats_fd < 0 || t->misc_fd < 0 ||
-	    t->ports_fd < 0 || t->pw_fd < 0) {
+	    t->ports_fd < 0 || t->pw_fd < 0 || gen_fd < 0) {
 		free(t);
 		return NULL;
 	}
+	t->gen_len = (size_t)sysconf(_SC_PAGESIZE);
+	void *g = mmap(NULL, t->gen_len, PROT_READ | PROT_WRITE, MAP_SHARED, gen_fd, 0);
+	if (g == MAP_FAILED) {
+		free(t);
+		return NULL;
+	}
+	t->gen = g;
+	/* release: pairs with the program's ordered read; the cache's empty slots hold 0. */
+	atomic_store_explicit(t->gen, 1, memory_order_release);
 	t->ifindex = (uint32_t)prog->ifindex;
 	for (uint32_t i = 0; i < RF_OFL_ENTRIES; i++)
 		t->fifo[i] = i;
@@ -126,6 +146,7 @@ void rf_xdp_ofl_destroy(struct rf_xdp_ofl *t)
 		if (down[i] == t->ifindex)
 			down[i] = 0;
 	pthread_mutex_unlock(&ofl_lock);
+	munmap((void *)t->gen, t->gen_len);
 	free(t); /* the maps go with the program */
 }
 
@@ -471,11 +492,23 @@ static int del_entry(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 	return 0;
 }
 
-/* add_entry and del_entry with the port-wide fast path kept equal to the table. */
+/* After any change to the table or its masks (or an attempt: a failed add may have moved a
+ * mask and back): every answer the program cached before it stops counting. Only this file
+ * writes the count, under ofl_lock. */
+static void gen_bump(struct rf_xdp_ofl *t)
+{
+	uint64_t g = atomic_load_explicit(t->gen, memory_order_relaxed); /* ours alone */
+	/* release: pairs with the program's fully ordered read of the count before its mask
+	 * walk: a walk that starts after it sees the new count and the change made before. */
+	atomic_store_explicit(t->gen, g + 1, memory_order_release);
+}
+
+/* add_entry and del_entry with the port-wide fast path and the cache kept equal to the table. */
 static int add_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct rf_ofl_val *v,
 		      uint32_t out)
 {
 	int rc = add_entry(t, k, v, out);
+	gen_bump(t);
 	pw_sync(t);
 	return rc;
 }
@@ -486,6 +519,7 @@ static int del_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 	if (rc != 0)
 		return rc;
 	rc = del_entry(t, k);
+	gen_bump(t);
 	pw_sync(t);
 	return rc;
 }
@@ -538,6 +572,7 @@ int rf_offload_replace(struct rf_io_dev *in, const struct rf_offload_match *m,
 		port_unref(t, out);
 		goto out;
 	}
+	gen_bump(t);
 	pw_sync(t); /* the port-wide entry's copy, if that is the one replaced */
 	port_unref(t, old_out);
 out:

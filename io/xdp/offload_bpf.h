@@ -14,6 +14,7 @@
 #define RF_OFL_MASKS 8      /* = RF_OFFLOAD_MAX_MASKS */
 #define RF_OFL_ACTS 8       /* = RF_OFFLOAD_MAX_ACTIONS */
 #define RF_OFL_PORTS 64
+#define RF_OFL_CACHE_SLOTS 4096 /* per CPU: 2048 sets of two ways */
 
 /* Field bits: as RF_OFFLOAD_F_* in ringflow/offload.h. */
 #define RF_OFL_F_ETH_DST 0x001
@@ -76,6 +77,19 @@ struct rf_ofl_val {
  * know that, and still hashes no key. */
 struct rf_ofl_pw {
 	__u32 on, whole;
+	struct rf_ofl_val v;
+};
+
+/* One slot of rf_ofl_cache, the per-CPU microflow cache in front of the table: the answer
+ * the mask walk gave for a frame's whole key (every parsed field, `fields` = the frame's
+ * present bits, plus RF_OFL_CACHE_CUT for a cut IP header), a copy of the entry's value, and
+ * the table generation (rf_ofl_gen) it was found under. A slot answers only while its
+ * generation is the current one: the driver bumps rf_ofl_gen after every change to the table
+ * or its masks, so no cached answer outlives a change. gen 0: empty (the count starts at 1). */
+#define RF_OFL_CACHE_CUT 0x40000000u
+struct rf_ofl_cached {
+	__u64 gen;
+	struct rf_ofl_key key;
 	struct rf_ofl_val v;
 };
 

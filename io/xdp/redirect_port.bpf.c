@@ -86,6 +86,23 @@ struct {
 	__type(value, __u64);
 } rf_ofl_misc SEC(".maps");
 
+/* The microflow cache (offload_bpf.h, struct rf_ofl_cached) and the table generation that
+ * validates it; the driver maps rf_ofl_gen into its memory and stores a new count there. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RF_OFL_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rf_ofl_cached);
+} rf_ofl_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} rf_ofl_gen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, RF_OFL_PORTS);
@@ -291,11 +308,16 @@ static __always_inline int ofl_dec_ttl(struct xdp_md *ctx)
 }
 
 /* Run v's actions on the frame: XDP_REDIRECT (output), XDP_DROP, or -1 when the program
- * cannot finish them (the frame goes on as unmatched, unmodified: checks come first). */
-static __always_inline int ofl_run(struct xdp_md *ctx, const struct rf_ofl_val *v, __u8 ttl)
+ * cannot finish them (the frame goes on as unmatched, unmodified: checks come first). A global
+ * function, so the verifier checks it once with unknown arguments rather than once for each
+ * path of the parser that reaches it (inlined, the program no longer fits its limit). */
+__attribute__((noinline)) int ofl_run(struct xdp_md *ctx, const struct rf_ofl_val *v, __u32 ttl)
 {
-	__u32 i, n = v->n, out = 0;
+	__u32 i, n, out = 0;
 
+	if (!v)
+		return -1;
+	n = v->n;
 	if (n > RF_OFL_ACTS)
 		return -1;
 	/* Output alone (a port pair): the redirect is its own check, since it fails when the
@@ -379,6 +401,14 @@ static __always_inline int ofl_run(struct xdp_md *ctx, const struct rf_ofl_val *
 	return XDP_DROP; /* no terminal action: the driver never installs such a list */
 }
 
+/* The frame's length as received, from the two packet pointers as 64-bit values (a 32-bit
+ * difference of them would be spilled at a size the verifier refuses for pointers). */
+static __always_inline __u64 ofl_len(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	return (__u64)(end - data);
+}
+
 /* Counts a hit of the entry whose counters are in slot `slot`. */
 static __always_inline void ofl_count(__u32 slot, __u64 len)
 {
@@ -409,34 +439,36 @@ static __always_inline int ofl_portwide(struct xdp_md *ctx)
 		if (!(present & RF_OFL_F_WHOLE))
 			return -2; /* the table decides: it skips WHOLE, a later mask may match */
 	}
-	len = ctx->data_end - ctx->data; /* as received: before the actions */
+	len = ofl_len(ctx); /* as received: before the actions */
 	verdict = ofl_run(ctx, &pw->v, 0); /* no DEC_TTL in it: the TTL is not needed */
 	if (verdict >= 0)
 		ofl_count(pw->v.slot, len);
 	return verdict;
 }
 
-/* The offload table: an action verdict, or -1 (no entry, or one it cannot finish). */
-static __always_inline int ofl_lookup(struct xdp_md *ctx)
+/* The mask walk for a frame's whole key (full->fields: its present bits, RF_OFL_CACHE_CUT for a
+ * cut IP header): the first mask in use whose entry exists gives the answer, which is copied
+ * into cache slot c under generation gen. Returns 1, or 0 when no mask finds an entry. All
+ * masks sit in one map value: the loop counter stays a register the verifier can follow. A
+ * global function, so the verifier checks it once, not once per path of the parser and the
+ * cache probe that reach it (inlined, the program exceeds the verifier's limit). */
+__attribute__((noinline)) int ofl_fill(const struct rf_ofl_key *full, struct rf_ofl_cached *c,
+				       __u64 gen)
 {
-	struct rf_ofl_key full = {}, k;
 	struct rf_ofl_masks *ms;
-	__u32 present, i, zero = 0;
-	__u64 len = ctx->data_end - ctx->data;
-	__u8 ttl;
-	int bad;
+	struct rf_ofl_key k;
+	__u32 i, zero = 0, present, bad;
 
-	full.in_ifindex = ctx->ingress_ifindex;
-	ofl_parse(ctx, &full, &present, &ttl, &bad);
-	/* All masks in one map value: one lookup, and the loop counter stays a register the
-	 * verifier can follow. */
+	if (!full || !c)
+		return 0;
 	ms = bpf_map_lookup_elem(&rf_ofl_masks, &zero);
 	if (!ms)
-		return -1;
+		return 0;
+	present = full->fields & ~RF_OFL_CACHE_CUT;
+	bad = full->fields & RF_OFL_CACHE_CUT;
 	for (i = 0; i < RF_OFL_MASKS; i++) {
 		__u32 mask = ms->m[i];
 		struct rf_ofl_val *v;
-		int verdict;
 
 		if (!(mask & RF_OFL_MASK_USED))
 			continue;
@@ -445,17 +477,103 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 			continue; /* names a field this frame lacks */
 		if (bad && mask)
 			continue; /* a cut IP frame: only the port-wide entry */
-		ofl_mask(&k, &full, mask);
+		ofl_mask(&k, full, mask);
 		v = bpf_map_lookup_elem(&rf_ofl_table, &k);
 		if (!v)
 			continue;
-		verdict = ofl_run(ctx, v, ttl);
-		if (verdict < 0)
-			return -1;
-		ofl_count(v->slot, len);
-		return verdict;
+		/* gen 0 first and the real one last (compiler barriers: only this CPU reads the
+		 * slot, but a program run from an interrupt on it must never see a half-written
+		 * slot under a live generation). */
+		*(volatile __u64 *)&c->gen = 0;
+		asm volatile("" ::: "memory");
+		__builtin_memcpy(&c->key, full, sizeof(*full));
+		__builtin_memcpy(&c->v, v, sizeof(*v));
+		asm volatile("" ::: "memory");
+		*(volatile __u64 *)&c->gen = gen;
+		return 1;
 	}
-	return -1;
+	return 0;
+}
+
+/* The cache's set for a whole key: eight products summed (a key bit reaches the bits of its
+ * product from its own position up), folded and multiplied once more so that every bit
+ * reaches the top ones, which are kept; two ways per set. */
+static __always_inline __u32 ofl_cache_set(const struct rf_ofl_key *k)
+{
+	const __u64 *w = (const __u64 *)k;
+	__u64 h = w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
+		  w[2] * 0x165667b19e3779f9ULL + w[3] * 0xd6e8feb86659fd93ULL +
+		  w[4] * 0xff51afd7ed558ccdULL + w[5] * 0xc4ceb9fe1a85ec53ULL +
+		  w[6] * 0x27d4eb2f165667c5ULL + w[7] * 0x94d049bb133111ebULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return (__u32)(h >> 32) & (RF_OFL_CACHE_SLOTS / 2 - 1);
+}
+
+static __always_inline int ofl_key_eq(const struct rf_ofl_key *a, const struct rf_ofl_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+	__u64 d = 0;
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(*a) / 8); i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}
+
+/* The offload table: an action verdict, or -1 (no entry, or one it cannot finish). A frame
+ * whose whole key the cache holds under the current generation skips the mask walk and its
+ * hashes; a frame that finds an entry by the walk leaves its answer in the cache. */
+static __always_inline int ofl_lookup(struct xdp_md *ctx)
+{
+	struct rf_ofl_key full __attribute__((aligned(8))) = {};
+	struct rf_ofl_cached *c, *way0, *way1;
+	struct rf_ofl_masks *ms;
+	__u32 present, set, slot, way, zero = 0;
+	__u64 len = ofl_len(ctx), gen, *gp;
+	__u8 ttl;
+	int bad, verdict;
+
+	ms = bpf_map_lookup_elem(&rf_ofl_masks, &zero);
+	if (!ms || !(ms->m[0] | ms->m[1] | ms->m[2] | ms->m[3] | ms->m[4] | ms->m[5] | ms->m[6] |
+		     ms->m[7]))
+		return -1; /* an empty table (no offload in use): no parse, no cache */
+	full.in_ifindex = ctx->ingress_ifindex;
+	ofl_parse(ctx, &full, &present, &ttl, &bad);
+	full.fields = present | (bad ? RF_OFL_CACHE_CUT : 0); /* the walk's other inputs */
+	gp = bpf_map_lookup_elem(&rf_ofl_gen, &zero);
+	if (!gp)
+		return -1;
+	/* A plain read on a hit: a slot of the current generation was filled after this CPU saw
+	 * that generation (below), so its answer is the table's since the last change. A hit
+	 * on a generation read just before a change is a frame that ran just before it. */
+	gen = *(volatile __u64 *)gp;
+	set = ofl_cache_set(&full);
+	slot = set * 2;
+	way0 = bpf_map_lookup_elem(&rf_ofl_cache, &slot);
+	slot = set * 2 + 1;
+	way1 = bpf_map_lookup_elem(&rf_ofl_cache, &slot);
+	if (!way0 || !way1)
+		return -1; /* never: the index is in range */
+	if (way0->gen == gen && ofl_key_eq(&way0->key, &full)) {
+		way = 0;
+	} else if (way1->gen == gen && ofl_key_eq(&way1->key, &full)) {
+		way = 1;
+	} else {
+		/* Fully ordered (a BPF atomic with fetch): pairs with the driver's release store
+		 * of a new generation after its table change, and keeps the walk's reads after
+		 * this read, so an answer stored under `gen` is the table's as of `gen` or later. */
+		gen = __sync_fetch_and_add(gp, 0);
+		/* A stale way first, else one picked by a key bit the set's hash did not use. */
+		way = way0->gen != gen ? 0 : way1->gen != gen ? 1 : (full.l4_src ^ full.ip_src[3]) & 1;
+		if (!ofl_fill(&full, way ? way1 : way0, gen))
+			return -1;
+	}
+	c = way ? way1 : way0; /* the slot found, or just filled */
+	verdict = ofl_run(ctx, &c->v, ttl);
+	if (verdict < 0)
+		return -1;
+	ofl_count(c->v.slot, len);
+	return verdict;
 }
 
 SEC("xdp")

@@ -431,6 +431,58 @@ Test(offload, delete_returns_frames_to_userspace)
 	bed_down();
 }
 
+/* One phase of microflows_follow_their_entry: 2 x 100 UDP frames of 100 microflows (source
+ * ports 10000..10099, each sent twice: the second time the program's cache answers), expected
+ * out of B with `mac` as the destination (NULL: to userspace, unmodified). */
+static struct seen microflow_phase(const uint8_t *mac)
+{
+	memset(got, 0, sizeof(got));
+	for (uint32_t i = 0; i < 2 * 100; i++) {
+		in_len[i] = make_frame(in[i], 64 + i % 50, K_UDP4, i, (uint16_t)(i % 100), 64);
+		memcpy(ex[i], in[i], in_len[i]);
+		ex_len[i] = in_len[i];
+		if (mac)
+			memcpy(ex[i], mac, 6);
+		inject(in[i], in_len[i]);
+	}
+	struct seen s = {0};
+	settle(&s, 200, false, mac ? ex : NULL, ex_len, in, in_len, got);
+	return s;
+}
+
+/* Many microflows (whole keys the program caches per CPU) under one entry: every frame is
+ * counted once and rewritten as the entry says, and a replace or delete reaches every one of
+ * them from the moment it returns, cached or not. */
+Test(offload, microflows_follow_their_entry)
+{
+	bed_up("skb");
+	struct rf_offload_match m = {.fields = RF_OFFLOAD_F_ETH_TYPE | RF_OFFLOAD_F_IP4_DST,
+				     .eth_type = 0x0800, .ip4_dst = {10, 0, 0, 2}};
+	struct rf_offload_action a[2] = {{.type = RF_OFFLOAD_SET_ETH_DST},
+					 {.type = RF_OFFLOAD_OUTPUT, .port = B}};
+	memcpy(a[0].mac, NEW_DST, 6);
+	cr_assert_eq(rf_offload_add(A, &m, a, 2), 0);
+	struct seen s = microflow_phase(NEW_DST);
+	cr_assert_eq(s.sink, 200, "sink %u of 200", s.sink);
+	cr_assert_eq(s.user, 0);
+	memcpy(a[0].mac, NEW_SRC, 6); /* another destination for the same microflows */
+	cr_assert_eq(rf_offload_replace(A, &m, a, 2), 0);
+	s = microflow_phase(NEW_SRC);
+	cr_assert_eq(s.sink, 200, "after replace: sink %u of 200", s.sink);
+	cr_assert_eq(s.user, 0);
+	uint64_t h, bytes, want_bytes = 0;
+	for (uint32_t i = 0; i < 200; i++)
+		want_bytes += 64 + i % 50;
+	cr_assert_eq(rf_offload_stats(A, &m, &h, &bytes), 0);
+	cr_assert_eq(h, 400, "hits %llu, want 400", (unsigned long long)h);
+	cr_assert_eq(bytes, 2 * want_bytes);
+	cr_assert_eq(rf_offload_del(A, &m), 0);
+	s = microflow_phase(NULL);
+	cr_assert_eq(s.user, 200, "after delete: userspace %u of 200", s.user);
+	cr_assert_eq(s.sink, 0);
+	bed_down();
+}
+
 /* Wait (bounded) until the kernel reports B's link as want (an `ip link set up` is seen as
  * running a moment later, by linkwatch), then tell the tables. */
 static void link_settle(int want)
