@@ -19,6 +19,10 @@
 #                    program (docs/switch.md "The XDP fast path"), --idle adaptive; compared
 #                    with ovs-afxdp too
 #   ovs-afxdp        OVS 3.1, netdev bridge, type=afxdp ports (native mode), PMD on CPU 1
+#   linux-bridge     the kernel's bridge between FWD's two veths (no OpenFlow, so cases one and
+#                    exact1k only; its frames flood to the one other port): the reference that
+#                    --offload's rows are also compared with (issue 24: >= 2x the bridge). It
+#                    runs in FWD's receive softirq, as the XDP program does
 # Both take their flows from the same file through `ovs-ofctl -O OpenFlow13 add-flows` over TCP
 # (ringflow: --listen tcp:127.0.0.1:PORT in FWD; OVS: set-controller ptcp:PORT in FWD); ports
 # are OpenFlow 1 (GEN side) and 2 (SINK side) in both.
@@ -118,7 +122,7 @@ if [ "$quick" = 1 ]; then # the options given explicitly still win for impls and
   rounds=1 duration=1 warmup=0.5 setup_flows=${setup_flows:-200}
   impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn pipe3 select setup}
 fi
-impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp}
+impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp linux-bridge}
 all_cases="one exact1k churn pipe3 select wild100k setup"
 cases=${cases:-$all_cases}
 setup_flows=${setup_flows:-2000}
@@ -136,7 +140,7 @@ case "$setup_idle" in busy|adaptive) ;; *) die "--setup-idle: busy or adaptive" 
 awk -v d="$duration" -v w="$warmup" 'BEGIN { exit !(d > 0 && d <= 60 && w >= 0 && w <= 30) }' 2>/dev/null \
   || die "--duration in (0, 60], --warmup in [0, 30]"
 for c in $cases; do [[ " $all_cases " == *" $c "* ]] || die "unknown case '$c'"; done
-for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ringflow-xdp-offload|ovs-system|ovs-afxdp) ;; *) die "unknown switch '$i'" ;; esac; done
+for i in $impls; do case "$i" in ringflow-packet|ringflow-xdp|ringflow-xdp-offload|ovs-system|ovs-afxdp|linux-bridge) ;; *) die "unknown switch '$i'" ;; esac; done
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth, XDP); run it as root"
 for t in ip ovs-vswitchd ovs-ofctl python3; do
@@ -204,6 +208,12 @@ sw_start() { # impl [with-controller]
   of_port=$((7000 + sw_n)) OF=tcp:127.0.0.1:$((7000 + sw_n))
   fwd_log=$out/sw-$impl.log
   case "$impl" in
+    linux-bridge) # no OpenFlow listener to wait for
+      ip -n "$F" link add "br$tag" type bridge 2>>"$fwd_log" &&
+        ip -n "$F" link set "$fa" master "br$tag" && ip -n "$F" link set "$fb" master "br$tag" &&
+        ip -n "$F" link set "br$tag" up 2>>"$fwd_log" \
+        || { fwd_err="bridge setup failed: $(tail -n 1 "$fwd_log")"; ip -n "$F" link del "br$tag" 2>/dev/null; return 1; }
+      return 0 ;;
     ringflow-*)
       local a b
       if [ "${impl#ringflow-}" != packet ]; then a="xdp:dev=$fa,mode=native,frames=1" b="xdp:dev=$fb,mode=native,frames=1"
@@ -254,7 +264,10 @@ sw_stop() { # impl
     ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true
     ip -n "$F" link set dev "$fb" xdp off 2>/dev/null || true
   fi
-  case "$1" in ovs-*) ovs_down ;; esac
+  case "$1" in
+    ovs-*) ovs_down ;;
+    linux-bridge) ip -n "$F" link del "br$tag" 2>/dev/null || true ;;
+  esac
   if [ -n "$ctl_pid" ]; then
     kill -TERM "$ctl_pid" 2>/dev/null || true
     for i in $(seq 30); do kill -0 "$ctl_pid" 2>/dev/null || break; sleep 0.1; done
@@ -312,6 +325,13 @@ fwd_cases() { # impl round: every forwarding case on one running switch
   for c in $cases; do
     [ "$c" = setup ] && continue
     [ "$c" = wild100k ] && [ "$r" -gt "$wild_rounds" ] && continue
+    if [ "$impl" = linux-bridge ]; then # no flows: the same traffic through the bridge
+      case "$c" in one|exact1k) ;; *) continue ;; esac
+      tg_conf=$state/$c.cfg pktgen_args=$(cat "$state/$c.gen")
+      fwd_probe || note "$impl" "probe_$c" "$r" "fewer than 10 of 20 probe frames reached SINK within 15 s"
+      point "$impl" "$c" 0 "$r" || true
+      continue
+    fi
     local fc=$c
     [ "$c" = churn ] && fc=exact1k
     # churn right after exact1k reuses its flows; otherwise (re)install
