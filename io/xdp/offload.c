@@ -492,9 +492,11 @@ static int del_entry(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 	return 0;
 }
 
-/* After any change to the table or its masks (or an attempt: a failed add may have moved a
- * mask and back): every answer the program cached before it stops counting. Only this file
- * writes the count, under ofl_lock. */
+/* After an entry went in, out or was replaced: every answer the program cached before stops
+ * counting. A mask alone changes no answer (a mask without entries finds nothing, and one
+ * leaves only after its last entry), and a failed call changed no entry, so neither moves
+ * the count: an app that keeps trying to add to a full table must not empty the cache of the
+ * entries that are in. Only this file writes the count, under ofl_lock. */
 static void gen_bump(struct rf_xdp_ofl *t)
 {
 	uint64_t g = atomic_load_explicit(t->gen, memory_order_relaxed); /* ours alone */
@@ -508,7 +510,8 @@ static int add_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k, struct r
 		      uint32_t out)
 {
 	int rc = add_entry(t, k, v, out);
-	gen_bump(t);
+	if (rc == 0)
+		gen_bump(t);
 	pw_sync(t);
 	return rc;
 }
@@ -519,7 +522,8 @@ static int del_locked(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
 	if (rc != 0)
 		return rc;
 	rc = del_entry(t, k);
-	gen_bump(t);
+	if (rc == 0)
+		gen_bump(t);
 	pw_sync(t);
 	return rc;
 }
