@@ -55,6 +55,7 @@ _Static_assert(RF_OFL_F_UNTAGGED == RF_OFFLOAD_F_UNTAGGED && RF_OFL_F_CTAG == RF
 		       RF_OFL_F_WHOLE == RF_OFFLOAD_F_WHOLE,
 	       "field bits differ");
 _Static_assert(RF_OFL_A_DEC_TTL == RF_OFFLOAD_DEC_TTL, "action types differ");
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t), "the mapped generation is a plain __u64");
 
 struct ofl_port {
 	uint32_t ifindex, refs; /* entries of this table outputting to ifindex */
@@ -70,7 +71,8 @@ struct rf_xdp_ofl {
 	bool used[RF_OFL_ENTRIES];
 	struct ofl_port ports[RF_OFL_PORTS];
 	uint64_t entries, full;
-	_Atomic uint64_t *gen; /* rf_ofl_gen's one value, mapped (gen_len bytes) */
+	struct rf_ofl_genv *genv; /* rf_ofl_gen's one value, mapped (gen_len bytes) */
+	_Atomic uint64_t *gen;    /* its generation, written with atomics */
 	size_t gen_len;
 	struct rf_xdp_ofl *next;
 };
@@ -86,6 +88,19 @@ static bool is_down(uint32_t ifindex)
 		if (down[i] == ifindex)
 			return true;
 	return false;
+}
+
+void rf_xdp_ofl_size(struct bpf_object *obj)
+{
+	struct bpf_map *cache = bpf_object__find_map_by_name(obj, "rf_ofl_cache");
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t slots = RF_OFL_CACHE_SLOTS;
+	if (!cache || ncpu <= 0)
+		return; /* the object's own size (and the load says what is wrong) */
+	while (slots > RF_OFL_CACHE_MIN_SLOTS &&
+	       (uint64_t)slots * sizeof(struct rf_ofl_cached) * (uint64_t)ncpu > RF_OFL_CACHE_BYTES)
+		slots /= 2;
+	(void)bpf_map__set_max_entries(cache, slots); /* fails only once loaded */
 }
 
 struct rf_xdp_ofl *rf_xdp_ofl_create(const struct rf_xsk_prog *prog)
@@ -111,8 +126,12 @@ struct rf_xdp_ofl *rf_xdp_ofl_create(const struct rf_xsk_prog *prog)
 		free(t);
 		return NULL;
 	}
-	t->gen = g;
-	/* release: pairs with the program's ordered read; the cache's empty slots hold 0. */
+	t->genv = g;
+	t->gen = (_Atomic uint64_t *)&t->genv->gen;
+	struct bpf_map *cache = bpf_object__find_map_by_name(prog->obj, "rf_ofl_cache");
+	t->genv->set_mask = cache ? bpf_map__max_entries(cache) / 2 - 1 : 0;
+	/* release: pairs with the program's ordered read (and publishes the set mask before
+	 * it); the cache's empty slots hold 0, so 1 is the first live generation. */
 	atomic_store_explicit(t->gen, 1, memory_order_release);
 	t->ifindex = (uint32_t)prog->ifindex;
 	for (uint32_t i = 0; i < RF_OFL_ENTRIES; i++)
@@ -146,7 +165,7 @@ void rf_xdp_ofl_destroy(struct rf_xdp_ofl *t)
 		if (down[i] == t->ifindex)
 			down[i] = 0;
 	pthread_mutex_unlock(&ofl_lock);
-	munmap((void *)t->gen, t->gen_len);
+	munmap(t->genv, t->gen_len);
 	free(t); /* the maps go with the program */
 }
 

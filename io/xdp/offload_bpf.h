@@ -14,7 +14,12 @@
 #define RF_OFL_MASKS 8      /* = RF_OFFLOAD_MAX_MASKS */
 #define RF_OFL_ACTS 8       /* = RF_OFFLOAD_MAX_ACTIONS */
 #define RF_OFL_PORTS 64
-#define RF_OFL_CACHE_SLOTS 4096 /* per CPU: 2048 sets of two ways */
+/* The microflow cache's slots per CPU: at most RF_OFL_CACHE_SLOTS (2048 sets of two ways), and
+ * fewer on a host with many possible CPUs, so that one port's cache stays within
+ * RF_OFL_CACHE_BYTES in all (the driver sizes the map before loading; see rf_ofl_genv). */
+#define RF_OFL_CACHE_SLOTS 4096
+#define RF_OFL_CACHE_MIN_SLOTS 256
+#define RF_OFL_CACHE_BYTES (16u << 20)
 
 /* Field bits: as RF_OFFLOAD_F_* in ringflow/offload.h. */
 #define RF_OFL_F_ETH_DST 0x001
@@ -91,6 +96,15 @@ struct rf_ofl_cached {
 	__u64 gen;
 	struct rf_ofl_key key;
 	struct rf_ofl_val v;
+};
+
+/* rf_ofl_gen's one value: the table's generation (moved on by the driver after every change of
+ * an entry) and the cache's set mask (sets - 1, a power of two minus one, written by the driver
+ * before the first entry). */
+struct rf_ofl_genv {
+	__u64 gen;
+	__u32 set_mask;
+	__u32 pad;
 };
 
 /* rf_ofl_masks' one value: RF_OFL_MASK_USED | RF_OFL_F_* bits per slot; 0 = slot unused. */

@@ -9,6 +9,7 @@
  * side still uses libxdp's xsk API (xsk_port.c). The attachment is a BPF link (see
  * try_attach), so no program outlives the process that attached it.
  */
+#include "io/xdp/offload_pvt.h"
 #include "io/xdp/xsk_port.h"
 
 #include <bpf/bpf.h>
@@ -133,6 +134,7 @@ int rf_xsk_prog_attach(struct rf_xsk_prog *prog, const char *ifname, enum rf_xsk
 		snprintf(err, len, "xdp: cannot open the embedded XDP object: %s", strerror(-rc));
 		goto fail;
 	}
+	rf_xdp_ofl_size(prog->obj);
 	rc = bpf_object__load(prog->obj);
 	if (rc != 0) {
 		if (rc == -EPERM || rc == -EACCES)

@@ -86,8 +86,9 @@ struct {
 	__type(value, __u64);
 } rf_ofl_misc SEC(".maps");
 
-/* The microflow cache (offload_bpf.h, struct rf_ofl_cached) and the table generation that
- * validates it; the driver maps rf_ofl_gen into its memory and stores a new count there. */
+/* The microflow cache (offload_bpf.h, struct rf_ofl_cached; the driver may size it down
+ * before loading) and the table generation that validates it, with the cache's set mask
+ * (struct rf_ofl_genv); the driver maps rf_ofl_gen into its memory and stores a new count there. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RF_OFL_CACHE_SLOTS);
@@ -100,7 +101,7 @@ struct {
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct rf_ofl_genv);
 } rf_ofl_gen SEC(".maps");
 
 struct {
@@ -495,10 +496,10 @@ __attribute__((noinline)) int ofl_fill(const struct rf_ofl_key *full, struct rf_
 	return 0;
 }
 
-/* The cache's set for a whole key: eight products summed (a key bit reaches the bits of its
- * product from its own position up), folded and multiplied once more so that every bit
- * reaches the top ones, which are kept; two ways per set. */
-static __always_inline __u32 ofl_cache_set(const struct rf_ofl_key *k)
+/* The cache's set for a whole key (before the set mask): eight products summed (a key bit
+ * reaches the bits of its product from its own position up), folded and multiplied once more
+ * so that every bit reaches bits 32..47, which are kept; two ways per set. */
+static __always_inline __u32 ofl_cache_hash(const struct rf_ofl_key *k)
 {
 	const __u64 *w = (const __u64 *)k;
 	__u64 h = w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
@@ -507,7 +508,7 @@ static __always_inline __u32 ofl_cache_set(const struct rf_ofl_key *k)
 		  w[6] * 0x27d4eb2f165667c5ULL + w[7] * 0x94d049bb133111ebULL;
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ULL;
-	return (__u32)(h >> 32) & (RF_OFL_CACHE_SLOTS / 2 - 1);
+	return (__u32)(h >> 32);
 }
 
 static __always_inline int ofl_key_eq(const struct rf_ofl_key *a, const struct rf_ofl_key *b)
@@ -529,7 +530,8 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 	struct rf_ofl_cached *c, *way0, *way1;
 	struct rf_ofl_masks *ms;
 	__u32 present, set, slot, way, zero = 0;
-	__u64 len = ofl_len(ctx), gen, *gp;
+	__u64 len = ofl_len(ctx), gen;
+	struct rf_ofl_genv *gp;
 	__u8 ttl;
 	int bad, verdict;
 
@@ -546,14 +548,14 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 	/* A plain read on a hit: a slot of the current generation was filled after this CPU saw
 	 * that generation (below), so its answer is the table's since the last change. A hit
 	 * on a generation read just before a change is a frame that ran just before it. */
-	gen = *(volatile __u64 *)gp;
-	set = ofl_cache_set(&full);
+	gen = *(volatile __u64 *)&gp->gen;
+	set = ofl_cache_hash(&full) & gp->set_mask; /* a slot past the map's end: no lookup */
 	slot = set * 2;
 	way0 = bpf_map_lookup_elem(&rf_ofl_cache, &slot);
 	slot = set * 2 + 1;
 	way1 = bpf_map_lookup_elem(&rf_ofl_cache, &slot);
 	if (!way0 || !way1)
-		return -1; /* never: the index is in range */
+		return -1; /* never: the driver sized the map for the mask */
 	if (way0->gen == gen && ofl_key_eq(&way0->key, &full)) {
 		way = 0;
 	} else if (way1->gen == gen && ofl_key_eq(&way1->key, &full)) {
@@ -562,8 +564,9 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 		/* Fully ordered (a BPF atomic with fetch): pairs with the driver's release store
 		 * of a new generation after its table change, and keeps the walk's reads after
 		 * this read, so an answer stored under `gen` is the table's as of `gen` or later. */
-		gen = __sync_fetch_and_add(gp, 0);
-		/* A stale way first, else one picked by a key bit the set's hash did not use. */
+		gen = __sync_fetch_and_add(&gp->gen, 0);
+		/* A stale way first, else one picked by low bits of the source address and port,
+		 * so that the microflows of a crowded set do not all evict the same way. */
 		way = way0->gen != gen ? 0 : way1->gen != gen ? 1 : (full.l4_src ^ full.ip_src[3]) & 1;
 		if (!ofl_fill(&full, way ? way1 : way0, gen))
 			return -1;
