@@ -19,8 +19,8 @@
  *
  * The program keeps a per-CPU cache of the answers its mask walk gave (rf_ofl_cache, by the
  * frame's whole key), each tagged with the table's generation: a count in rf_ofl_gen, which
- * this file maps into memory and moves on after every change to the table or its masks, so
- * once a call returns no frame is answered from before it.
+ * this file maps into memory and moves on after every change of an entry (gen_bump), so once
+ * a call returns no frame is answered from before it.
  *
  * Counter slots are reused first-in first-out: a frame that looked an entry up just before
  * its deletion may still add to the slot's counters, and FIFO reuse keeps that slot out of a
