@@ -174,13 +174,8 @@ fwd_start() {
       [ -x "$redir_bin" ] || { fwd_err="$redir_bin not built (needs libbpf: RF_WITH_XDP)"; return 1; }
       ip netns exec "$F" "$redir_bin" "$fa" "$fb" 2>>"$fwd_log" \
         || { fwd_err="$(tail -n 1 "$fwd_log")"; return 1; } ;;
-    linux-bridge)
-      # The bridge runs in the softirq of the CPU that receives: where that is, is the
-      # placement's business (P1 moves it to the forwarder's CPU, P2 leaves the veth default).
-      ip -n "$F" link add "br$tag" type bridge &&
-      ip -n "$F" link set "$fa" master "br$tag" && ip -n "$F" link set "$fb" master "br$tag" &&
-      ip -n "$F" link set "br$tag" up 2>>"$fwd_log" \
-        || { fwd_err="bridge setup failed: $(tail -n 1 "$fwd_log")"; return 1; } ;;
+    linux-bridge) # P1 moves its softirq to the forwarder's CPU, P2 leaves the veth default
+      bridge_up || return 1 ;;
     ovs-system|ovs-afxdp)
       fwd_ovs_start "${impl#ovs-}" || return 1 ;;
     testpmd-af_packet|testpmd-af_xdp)
@@ -261,8 +256,7 @@ fwd_stop() {
   fi
   case "$impl" in
     gen-only*|xdp-redirect) ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true ;;
-    linux-bridge)
-      ip -n "$F" link del "br$tag" 2>/dev/null || true ;;
+    linux-bridge) bridge_down ;;
     ovs-*) fwd_ovs_stop ;;
     testpmd-*|ringflow-*)
       # a forwarder killed before its close leaves an XDP program attached: detach it

@@ -208,6 +208,17 @@ ovs_down() {
   if [ "$ovs_lock_held" = 1 ]; then exec 8>&-; ovs_lock_held=0; fi
 }
 
+# ---- the Linux bridge between FWD's two veths (bench-fwd's and bench-switch's linux-bridge) ----
+# It runs in the softirq of the CPU that receives: where that is, is the placement's business.
+bridge_up() {
+  ip -n "$F" link add "br$tag" type bridge 2>>"$fwd_log" &&
+    ip -n "$F" link set "$fa" master "br$tag" && ip -n "$F" link set "$fb" master "br$tag" &&
+    ip -n "$F" link set "br$tag" up 2>>"$fwd_log" \
+    || { fwd_err="bridge setup failed: $(tail -n 1 "$fwd_log")"; bridge_down; return 1; }
+}
+
+bridge_down() { ip -n "$F" link del "br$tag" 2>/dev/null || true; }
+
 # ---- one throughput point: the generator at a rate (0: flat out) through the running forwarder ----
 # Appends a JSON line to $res (bench ${bed_bench:-fwd}); the caller defines sink_rx (frames
 # that reached the far end) and sets warmup, duration, and optionally placement (P1/P2).
