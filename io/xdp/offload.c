@@ -72,7 +72,6 @@ struct rf_xdp_ofl {
 	struct ofl_port ports[RF_OFL_PORTS];
 	uint64_t entries, full;
 	struct rf_ofl_genv *genv; /* rf_ofl_gen's one value, mapped (gen_len bytes) */
-	_Atomic uint64_t *gen;    /* its generation, written with atomics */
 	size_t gen_len;
 	struct rf_xdp_ofl *next;
 };
@@ -88,6 +87,12 @@ static bool is_down(uint32_t ifindex)
 		if (down[i] == ifindex)
 			return true;
 	return false;
+}
+
+/* The mapped generation, written with atomics (the program reads it as a plain __u64). */
+static _Atomic uint64_t *gen_of(const struct rf_xdp_ofl *t)
+{
+	return (_Atomic uint64_t *)&t->genv->gen;
 }
 
 void rf_xdp_ofl_size(struct bpf_object *obj)
@@ -127,12 +132,11 @@ struct rf_xdp_ofl *rf_xdp_ofl_create(const struct rf_xsk_prog *prog)
 		return NULL;
 	}
 	t->genv = g;
-	t->gen = (_Atomic uint64_t *)&t->genv->gen;
 	struct bpf_map *cache = bpf_object__find_map_by_name(prog->obj, "rf_ofl_cache");
 	t->genv->set_mask = cache ? bpf_map__max_entries(cache) / 2 - 1 : 0;
 	/* release: pairs with the program's ordered read (and publishes the set mask before
 	 * it); the cache's empty slots hold 0, so 1 is the first live generation. */
-	atomic_store_explicit(t->gen, 1, memory_order_release);
+	atomic_store_explicit(gen_of(t), 1, memory_order_release);
 	t->ifindex = (uint32_t)prog->ifindex;
 	for (uint32_t i = 0; i < RF_OFL_ENTRIES; i++)
 		t->fifo[i] = i;
@@ -518,10 +522,10 @@ static int del_entry(struct rf_xdp_ofl *t, const struct rf_ofl_key *k)
  * entries that are in. Only this file writes the count, under ofl_lock. */
 static void gen_bump(struct rf_xdp_ofl *t)
 {
-	uint64_t g = atomic_load_explicit(t->gen, memory_order_relaxed); /* ours alone */
+	uint64_t g = atomic_load_explicit(gen_of(t), memory_order_relaxed); /* ours alone */
 	/* release: pairs with the program's fully ordered read of the count before its mask
 	 * walk: a walk that starts after it sees the new count and the change made before. */
-	atomic_store_explicit(t->gen, g + 1, memory_order_release);
+	atomic_store_explicit(gen_of(t), g + 1, memory_order_release);
 }
 
 /* add_entry and del_entry with the port-wide fast path and the cache kept equal to the table. */

@@ -89,8 +89,9 @@ struct rf_ofl_pw {
  * the mask walk gave for a frame's whole key (every parsed field, `fields` = the frame's
  * present bits, plus RF_OFL_CACHE_CUT for a cut IP header), a copy of the entry's value, and
  * the table generation (rf_ofl_gen) it was found under. A slot answers only while its
- * generation is the current one: the driver bumps rf_ofl_gen after every change to the table
- * or its masks, so no cached answer outlives a change. gen 0: empty (the count starts at 1). */
+ * generation is the current one: the driver bumps rf_ofl_gen after every change of an entry
+ * (a mask alone changes no answer), so no cached answer outlives a change. gen 0: empty (the
+ * count starts at 1). */
 #define RF_OFL_CACHE_CUT 0x40000000u
 struct rf_ofl_cached {
 	__u64 gen;
