@@ -49,6 +49,7 @@ void conn_close(struct sw_agent *a, struct sw_conn *c, const char *why)
 			schedule_retry(a, c, now_ns());
 	}
 	sw_out_reset(&c->out);
+	c->dump.on = false;
 	c->fd = -1;
 	c->version = 0;
 	c->connecting = false;
@@ -299,6 +300,8 @@ static void handle(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size
 
 /* ---- the connection ---- */
 
+static void conn_process(struct sw_agent *a, struct sw_conn *c);
+
 static void conn_read(struct sw_agent *a, struct sw_conn *c)
 {
 	ssize_t n = recv(c->fd, c->rbuf + c->rlen, RBUF - c->rlen, 0);
@@ -310,8 +313,15 @@ static void conn_read(struct sw_agent *a, struct sw_conn *c)
 		return;
 	c->rlen += (size_t)n;
 	c->last_rx_ns = now_ns();
+	conn_process(a, c);
+}
+
+/* The whole messages waiting in c->rbuf, in order, until a FLOW dump starts (the rest wait
+ * for its last part: the agent's loop comes back here then). */
+static void conn_process(struct sw_agent *a, struct sw_conn *c)
+{
 	size_t off = 0;
-	while (c->fd >= 0) {
+	while (c->fd >= 0 && !c->dump.on) {
 		struct of_framer fr = {.version = c->version, .max_len = OF_MAX_MSG_LEN};
 		struct of_frame fo;
 		of_frame(&fr, c->rbuf + off, c->rlen - off, &fo);
@@ -434,7 +444,7 @@ static void timers(struct sw_agent *a, uint64_t now)
 		/* While its requests are not read (back-pressure), the controller's reading of
 		 * its replies is its sign of life: a slow reader of a big dump is not dropped. */
 		uint64_t alive = c->last_rx_ns;
-		if (sw_out_backlogged(&c->out) && c->out.progress_ns > alive)
+		if ((sw_out_backlogged(&c->out) || c->dump.on) && c->out.progress_ns > alive)
 			alive = c->out.progress_ns;
 		if (now - alive > 3 * every)
 			conn_close(a, c, "no answer to ECHO: dropped");
@@ -601,8 +611,8 @@ void *sw_agent_run(void *arg)
 		for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
 			const struct sw_conn *c = &a->conns[i];
 			short ev = POLLOUT;
-			if (!c->connecting)
-				ev = (short)((sw_out_backlogged(&c->out) ? 0 : POLLIN) |
+			if (!c->connecting) /* a FLOW dump in progress: its requests wait too */
+				ev = (short)((sw_out_backlogged(&c->out) || c->dump.on ? 0 : POLLIN) |
 					     (sw_out_pending(&c->out) ? POLLOUT : 0));
 			pfd[i] = (struct pollfd){.fd = c->fd, .events = ev};
 		}
@@ -620,8 +630,20 @@ void *sw_agent_run(void *arg)
 			}
 			if (pfd[i].revents & POLLOUT)
 				conn_flush(a, c);
-			if (c->fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (c->fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (!c->dump.on)
 				conn_read(a, c);
+			else if (pfd[i].revents & (POLLHUP | POLLERR)) /* no reading mid-dump */
+				conn_close(a, c, "closed by the controller");
+		}
+		for (unsigned i = 0; i < SW_MAX_CONNS; i++) { /* FLOW dumps whose queue drained */
+			struct sw_conn *c = &a->conns[i];
+			if (!c->dump.on)
+				continue;
+			dump_more(a, c);
+			if (!c->dump.on && c->fd >= 0)
+				conn_process(a, c); /* the requests that came behind it */
 		}
 		if (pr > 0 && (pfd[SW_MAX_CONNS].revents & POLLIN))
 			conn_accept(a);

@@ -208,6 +208,7 @@ static void unlink_flow(struct sw_agent *a, struct sw_flow *f, int reason)
 		flow_removed(a, f, (uint8_t)reason);
 	sw_table_remove(atomic_load_explicit(&a->dp->table, memory_order_relaxed), f);
 	idx_del(a, f);
+	dump_forget(a, f, f->next); /* a FLOW dump about to look at f goes on with its successor */
 	if (f->next)
 		f->next->pprev = f->pprev;
 	*f->pprev = f->next;
@@ -225,6 +226,7 @@ static void replace_flow(struct sw_agent *a, struct sw_flow *old, struct sw_flow
 {
 	sw_offload_flow_gone(a->dp->offload, old); /* its kernel entries first (sw_offload.c) */
 	sw_table_replace(atomic_load_explicit(&a->dp->table, memory_order_relaxed), old, f);
+	dump_forget(a, old, f); /* a FLOW dump about to look at old reports f there */
 	f->next = old->next;
 	f->pprev = old->pprev;
 	if (f->next)

@@ -100,7 +100,9 @@ void agent_obs_print(const struct sw_agent *a)
 		atomic_load_explicit(&a->g_flows, memory_order_relaxed),
 		atomic_load_explicit(&a->g_subtables, memory_order_relaxed));
 	uint64_t v[4] = {0, 0, 0, 0};
+	size_t high = 0; /* the agent's own (this runs on its thread) */
 	for (unsigned i = 0; i < SW_MAX_CONNS; i++) {
+		high = a->conns[i].out.high > high ? a->conns[i].out.high : high;
 		v[3] += atomic_load_explicit(&a->conns[i].closed_unread, memory_order_relaxed);
 		v[0] += atomic_load_explicit(&a->conns[i].pin_sent, memory_order_relaxed);
 		v[1] += atomic_load_explicit(&a->conns[i].pin_drop_rate, memory_order_relaxed);
@@ -108,5 +110,5 @@ void agent_obs_print(const struct sw_agent *a)
 	}
 	fprintf(stderr, "packet_in: sent %" PRIu64 " drop: rate %" PRIu64
 		" busy %" PRIu64 " (--packet-in-rate %" PRIu32 ",%" PRIu32 "); closed unread %" PRIu64
-		"\n", v[0], v[1], v[2], a->cfg.pin_rate, a->cfg.pin_burst, v[3]);
+		"; queued max %zu\n", v[0], v[1], v[2], a->cfg.pin_rate, a->cfg.pin_burst, v[3], high);
 }

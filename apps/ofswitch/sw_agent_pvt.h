@@ -66,7 +66,22 @@
 #define RBUF (2 * OF_MAX_MSG_LEN + 4096)
 #define WBUF (OF_MAX_MSG_LEN + 1)
 #define STATS_PER_MSG 32 /* an entry with both action lists full is about 1.5 KiB: 32 fit WBUF */
+/* A FLOW dump makes its next part only while less than this waits in the connection's queue:
+ * a dump of any table costs at most this plus one part (WBUF), not the whole reply. */
+#define SW_DUMP_LOW (256u << 10)
 #define IDX_BUCKETS (2u * SW_MAX_FLOWS) /* the agent's index: a power of two */
+
+/* A FLOW stats request being answered part by part (sw_agent_stats.c): the request and the
+ * next flow of the master list to look at (NULL: the last part is out). The agent reads no
+ * more requests from the connection until the last part is queued, so replies keep their
+ * order; a flow removed meanwhile moves the cursor to its successor (dump_forget). */
+struct sw_dump {
+	bool on;
+	uint32_t xid;
+	struct of_mp_request req;
+	struct sw_key v, mk; /* req's match as a key and mask */
+	struct sw_flow *next;
+};
 
 /* One OpenFlow connection: conns[i] for --controller i (i < ncontrollers), the slots after
  * them for --listen clients. */
@@ -92,6 +107,7 @@ struct sw_conn {
 	 * as the PACKET_IN counters). */
 	_Atomic uint64_t closed_unread;
 	struct sw_out out; /* what the socket did not take yet (sw_out.h) */
+	struct sw_dump dump; /* a FLOW dump in progress */
 	uint8_t rbuf[RBUF];
 };
 
@@ -155,8 +171,13 @@ void meter_msg(struct sw_agent *a, struct sw_conn *c, const struct of_mmsg *mm,
 bool group_msg(struct sw_agent *a, struct sw_conn *c, const uint8_t *b, size_t len);
 void flow_expire(struct sw_agent *a, uint64_t now);
 
-/* sw_agent_stats.c: multipart replies, TABLE_FEATURES, PORT_STATUS. */
+/* sw_agent_stats.c: multipart replies, TABLE_FEATURES, PORT_STATUS. mp_flow starts a FLOW
+ * dump; dump_more queues its next parts while c's queue is under SW_DUMP_LOW (the agent's
+ * loop calls it for every connection with a dump on); dump_forget moves every dump's cursor
+ * off flow f (leaving the master list) to succ. */
 void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m);
+void dump_more(struct sw_agent *a, struct sw_conn *c);
+void dump_forget(struct sw_agent *a, const struct sw_flow *f, struct sw_flow *succ);
 void mp_ports(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m);
 void mp_aggregate(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x);
 void mp_table(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x);

@@ -10,47 +10,66 @@
 
 void mp_flow(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m)
 {
-	const struct of_mp_request *r = &m->u.mp_request;
-	struct sw_key v, mk;
-	sw_key_of_match(&r->match, &v, &mk);
-	uint64_t now = now_ns();
-	unsigned n = 0;
-	struct sw_flow *f = a->flows;
+	struct sw_dump *d = &c->dump;
+	d->on = true;
+	d->xid = m->xid;
+	d->req = m->u.mp_request;
+	sw_key_of_match(&d->req.match, &d->v, &d->mk);
+	d->next = a->flows;
 	sw_offload_sync(a->dp->offload); /* the kernel's hits into the flows */
-	for (;;) {
+	dump_more(a, c);
+}
+
+/* The stats of flow f into s. */
+static void flow_stats(const struct sw_flow *f, uint64_t now, struct of_flow_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	uint64_t age = now - f->created_ns;
+	s->duration_sec = (uint32_t)(age / 1000000000u);
+	s->duration_nsec = (uint32_t)(age % 1000000000u);
+	s->priority = f->priority;
+	s->idle_timeout = f->idle_timeout;
+	s->hard_timeout = f->hard_timeout;
+	s->flags = f->flags;
+	s->cookie = f->cookie;
+	sw_flow_counts(f, &s->packet_count, &s->byte_count);
+	sw_match_of_flow(f, &s->match);
+	sw_actions_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed), &s->actions);
+	s->table_id = f->table_id;
+	sw_insts_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed), &s->inst);
+}
+
+void dump_more(struct sw_agent *a, struct sw_conn *c)
+{
+	struct sw_dump *d = &c->dump;
+	const struct of_mp_request *r = &d->req;
+	while (d->on && c->fd >= 0 && c->out.len < SW_DUMP_LOW) {
+		uint64_t now = now_ns();
+		unsigned n = 0;
+		struct sw_flow *f = d->next;
 		for (; f && n < STATS_PER_MSG; f = f->next) {
-			if (!covered(f, &v, &mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
+			if (!covered(f, &d->v, &d->mk) || !sw_pipe_covered(f, r->table_id, &r->match) ||
 			    !cookie_ok(f, r->cookie, r->cookie_mask) ||
 			    !outputs_to(f, r->out_port) || !to_group(f, r->out_group))
 				continue;
-			struct of_flow_stats *s = &a->fs[n++];
-			memset(s, 0, sizeof(*s));
-			uint64_t age = now - f->created_ns;
-			s->duration_sec = (uint32_t)(age / 1000000000u);
-			s->duration_nsec = (uint32_t)(age % 1000000000u);
-			s->priority = f->priority;
-			s->idle_timeout = f->idle_timeout;
-			s->hard_timeout = f->hard_timeout;
-			s->flags = f->flags;
-			s->cookie = f->cookie;
-			sw_flow_counts(f, &s->packet_count, &s->byte_count);
-			sw_match_of_flow(f, &s->match);
-			sw_actions_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed),
-					 &s->actions);
-			s->table_id = f->table_id;
-			sw_insts_to_of(atomic_load_explicit(&f->actions, memory_order_relaxed),
-				       &s->inst);
+			flow_stats(f, now, &a->fs[n++]);
 		}
-		struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = m->xid};
+		d->next = f;
+		d->on = f != NULL; /* off before the send: a close on error finds it done */
+		struct of_msg rep = {.version = c->version, .type = OF_MULTIPART_REPLY, .xid = d->xid};
 		rep.u.mp_reply.mp_type = OF_MP_FLOW;
 		rep.u.mp_reply.flags = f ? OFPMPF_MORE : 0;
 		rep.u.mp_reply.body.n = (uint16_t)n;
 		rep.u.mp_reply.body.items = a->fs;
 		send_bytes(a, c, a->wbuf, of_serialize(&rep, a->wbuf, WBUF));
-		if (!f || c->fd < 0)
-			return;
-		n = 0;
 	}
+}
+
+void dump_forget(struct sw_agent *a, const struct sw_flow *f, struct sw_flow *succ)
+{
+	for (unsigned i = 0; i < SW_MAX_CONNS; i++)
+		if (a->conns[i].dump.on && a->conns[i].dump.next == f)
+			a->conns[i].dump.next = succ;
 }
 
 static void port_desc(const struct sw_port *p, int link, struct of_port *o)

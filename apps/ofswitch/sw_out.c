@@ -31,7 +31,7 @@ static ssize_t put(int fd, const uint8_t *b, size_t n)
 void sw_out_reset(struct sw_out *o)
 {
 	free(o->buf);
-	*o = (struct sw_out){.hard = o->hard};
+	*o = (struct sw_out){.hard = o->hard, .high = o->high};
 }
 
 static size_t hard_of(const struct sw_out *o)
@@ -100,5 +100,7 @@ int sw_out_send(struct sw_out *o, int fd, const uint8_t *b, size_t n, uint64_t n
 		return rc;
 	memcpy(o->buf + o->off + o->len, b + done, n - done);
 	o->len += n - done;
+	if (o->len > o->high)
+		o->high = o->len;
 	return 0;
 }

@@ -34,6 +34,7 @@ struct sw_out {
 	size_t cap, off, len; /* the queued bytes: buf[off, off + len) */
 	uint64_t progress_ns; /* when the queue last moved (became non-empty, or sent some) */
 	size_t hard;          /* the hard bound; 0: SW_OUT_HARD (tests set a small one) */
+	size_t high;          /* the most bytes ever queued at once (kept by sw_out_reset) */
 };
 
 /* Sends message b[0, n) on fd, or queues what the socket does not take now (after what is
@@ -47,7 +48,7 @@ int sw_out_send(struct sw_out *o, int fd, const uint8_t *b, size_t n, uint64_t n
 int sw_out_flush(struct sw_out *o, int fd, uint64_t now);
 
 /* Forgets the queue and its memory (the connection closed, or the queue drained); the hard
- * bound stays. */
+ * bound and the high-water mark stay. */
 void sw_out_reset(struct sw_out *o);
 
 static inline bool sw_out_pending(const struct sw_out *o)

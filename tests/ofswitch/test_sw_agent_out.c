@@ -13,10 +13,16 @@
  *   - A controller that starts reading only a second after sending 12 MiB more requests than
  *     the kernel's buffers hold (so the switch stops reading it for a while: back-pressure)
  *     gets every reply, whole and in order (ECHOs and BARRIERs by xid), and is not closed.
+ *   - A FLOW dump of 80 000 flows (10 MB, past every kernel buffer) to a controller that
+ *     reads nothing for a second is made part by part: the switch never queues more than
+ *     SW_DUMP_LOW and a part, a second controller deleting flows mid-dump is answered at
+ *     once, the dump reports every flow that stayed exactly once and none twice, and the
+ *     BARRIER sent behind the request is answered after the last part.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -371,4 +377,223 @@ Test(sw_agent_out, replies_keep_their_order_behind_a_slow_reader, .fini = sw_kil
 	cr_assert_null(strstr(log, "does not read"), "a controller that reads is not closed");
 	free(log);
 	close(c);
+}
+
+/* ---- a FLOW dump bigger than every buffer on the way, made part by part ---- */
+
+#define T_FLOW_MOD 14
+#define T_MP_REQ 18
+#define T_MP_REP 19
+#define T_ERROR 1
+#define DUMP_FLOWS 80000u
+#define DUMP_LOW (256u << 10) /* SW_DUMP_LOW (sw_agent_pvt.h) */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* FLOW_MOD ADD of flow i into b (its length): cookie i, ip,nw_dst=10.0.0.0+i, priority 100,
+ * apply_actions(set eth_dst, set eth_src, output:1): 128 bytes, as its FLOW stats entry. */
+static size_t flow_add(uint8_t *b, uint32_t i)
+{
+	memset(b, 0, 128);
+	put_hdr(b, T_FLOW_MOD, 128, 10 + i);
+	put64(b + 8, i);           /* cookie */
+	b[25] = 0;                 /* command ADD (table 0) */
+	put16(b + 30, 100);        /* priority */
+	put32(b + 32, 0xffffffff); /* buffer_id: none */
+	put32(b + 36, 0xffffffff); /* out_port any */
+	put32(b + 40, 0xffffffff); /* out_group any */
+	uint8_t *m = b + 48;       /* the match: OXM eth_type, ipv4_dst (18 bytes, padded to 24) */
+	put16(m, 1);
+	put16(m + 2, 4 + 6 + 8);
+	put32(m + 4, 0x80000a02); /* eth_type, 2 bytes */
+	put16(m + 8, 0x0800);
+	put32(m + 10, 0x80001804); /* ipv4_dst, 4 bytes */
+	put32(m + 14, 0x0a000000u + i);
+	uint8_t *in = b + 72; /* APPLY_ACTIONS: two set_fields (16 each) and an output (16) */
+	put16(in, 4);
+	put16(in + 2, 8 + 48);
+	uint8_t *ac = in + 8;
+	for (int k = 0; k < 2; k++, ac += 16) {
+		put16(ac, 25); /* SET_FIELD */
+		put16(ac + 2, 16);
+		put32(ac + 4, k ? 0x80000806u : 0x80000606u); /* eth_src / eth_dst, 6 bytes */
+		ac[9] = 0x02; /* a locally administered address */
+		ac[13] = (uint8_t)k;
+	}
+	put16(ac, 0); /* OUTPUT port 1 */
+	put16(ac + 2, 16);
+	put32(ac + 4, 1);
+	put16(ac + 8, 0xffff);
+	return 128;
+}
+
+/* FLOW_MOD DELETE (every table) of the flows whose cookie has bit 0 set. */
+static size_t flow_del_odd(uint8_t *b)
+{
+	memset(b, 0, 56);
+	put_hdr(b, T_FLOW_MOD, 56, 5);
+	put64(b + 8, 1);  /* cookie */
+	put64(b + 16, 1); /* cookie_mask */
+	b[24] = 0xff;     /* OFPTT_ALL */
+	b[25] = 3;        /* DELETE */
+	put32(b + 32, 0xffffffff);
+	put32(b + 36, 0xffffffff);
+	put32(b + 40, 0xffffffff);
+	put16(b + 48, 1); /* an empty match */
+	put16(b + 50, 4);
+	return 56;
+}
+
+/* A message whole: header in h, body in body (up to 64 KiB); false: none by deadline. */
+static bool get_msg_body(int fd, uint8_t h[8], uint8_t *body, double deadline)
+{
+	if (!get_all(fd, h, 8, deadline))
+		return false;
+	size_t len = (size_t)h[2] << 8 | h[3];
+	cr_assert_geq(len, 8);
+	return get_all(fd, body, len - 8, deadline);
+}
+
+Test(sw_agent_out, a_flow_dump_is_made_part_by_part, .fini = sw_kill, .timeout = 240)
+{
+	own_netns();
+	long wmem[3] = {0, 0, 4 << 20};
+	FILE *wf = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+	if (wf) {
+		if (fscanf(wf, "%ld %ld %ld", &wmem[0], &wmem[1], &wmem[2]) != 3)
+			wmem[2] = 4 << 20;
+		fclose(wf);
+	}
+	/* The dump must be bigger than the kernel can hold of it plus 4 MiB, so a reply built
+	 * whole would queue at least that much in the switch. */
+	cr_assert_gt((size_t)DUMP_FLOWS * 128, (size_t)wmem[2] + (64u << 10) + (4u << 20));
+	uint16_t port[2];
+	int la = listener(65536, &port[0]), lb = listener(0, &port[1]);
+	sw_start(port, 2);
+	int a = accept_within(la, 10000), b = accept_within(lb, 10000);
+	cr_assert(a >= 0 && b >= 0, "the switch connected to both controllers");
+	hello(a);
+	hello(b);
+	cr_assert_geq(ask(b, T_BARRIER_REQ, T_BARRIER_REP, 2), 0, "B's session is up");
+
+	/* B installs the flows (one big write from a thread while we read B's replies). */
+	static uint8_t adds[DUMP_FLOWS * 128 + 8];
+	size_t n = 0;
+	for (uint32_t i = 0; i < DUMP_FLOWS; i++)
+		n += flow_add(adds + n, i);
+	put_hdr(adds + n, T_BARRIER_REQ, 8, 3);
+	n += 8;
+	pid_t sv = fork(); /* the writer: a child, while we read B's replies */
+	cr_assert_geq(sv, 0);
+	if (sv == 0) {
+		put_all(b, adds, n);
+		_exit(0);
+	}
+	static uint8_t body[65536];
+	uint8_t h[8];
+	unsigned errors = 0;
+	for (;;) {
+		cr_assert(get_msg_body(b, h, body, now_s() + 60), "B's BARRIER after the adds");
+		if (h[1] == T_ERROR && errors++ == 0)
+			fprintf(stderr, "error type %u code %u\n", body[0] << 8 | body[1],
+				body[2] << 8 | body[3]);
+		if (h[1] == T_BARRIER_REP && xid_of(h) == 3)
+			break;
+	}
+	waitpid(sv, NULL, 0);
+	cr_assert_eq(errors, 0, "every flow was added (%u errors)", errors);
+
+	/* A asks for every flow and, in the same write, a BARRIER; then reads nothing for 1 s. */
+	uint8_t req[56 + 8] = {0};
+	put_hdr(req, T_MP_REQ, 56, 77);
+	put16(req + 8, 1); /* OFPMP_FLOW */
+	req[16] = 0xff;    /* all tables */
+	put32(req + 20, 0xffffffff);
+	put32(req + 24, 0xffffffff);
+	put16(req + 48, 1); /* an empty match */
+	put16(req + 50, 4);
+	put_hdr(req + 56, T_BARRIER_REQ, 8, 78);
+	put_all(a, req, sizeof(req));
+	sleep(1);
+	/* Mid-dump, B deletes the odd cookies; the switch answers B at once. */
+	uint8_t del[56 + 8];
+	flow_del_odd(del);
+	put_hdr(del + 56, T_BARRIER_REQ, 8, 6);
+	put_all(b, del, sizeof(del));
+	for (;;) {
+		cr_assert(get_msg_body(b, h, body, now_s() + 10), "B is answered during A's dump");
+		if (h[1] == T_BARRIER_REP && xid_of(h) == 6)
+			break;
+	}
+
+	/* A's dump: parts of xid 77, MORE on all but the last, then the BARRIER's reply. */
+	static uint8_t seen[DUMP_FLOWS];
+	size_t parts = 0, entries = 0, bytes = 0;
+	for (;;) {
+		cr_assert(get_msg_body(a, h, body, now_s() + 30), "part %zu of the dump", parts);
+		if (h[1] != T_MP_REP)
+			continue; /* an ECHO_REQUEST from the switch, say */
+		cr_assert_eq(xid_of(h), 77u);
+		size_t len = (size_t)h[2] << 8 | h[3];
+		bytes += len;
+		parts++;
+		size_t off = 8; /* body: type, flags, pad, then the flow stats */
+		while (off + 32 <= len - 8) {
+			size_t el = (size_t)body[off] << 8 | body[off + 1];
+			cr_assert_geq(el, 56u, "a flow stats entry's length");
+			uint64_t cookie = get64(body + off + 24);
+			cr_assert_lt(cookie, DUMP_FLOWS);
+			cr_assert_eq(seen[cookie], 0, "flow %" PRIu64 " reported twice", cookie);
+			seen[cookie] = 1;
+			entries++;
+			off += el;
+		}
+		if (!(body[3] & 1)) /* flags: no OFPMPF_REPLY_MORE */
+			break;
+	}
+	cr_assert(get_msg(a, h, now_s() + 10) && h[1] == T_BARRIER_REP && xid_of(h) == 78,
+		  "A's BARRIER is answered after the dump's last part");
+	unsigned even = 0, odd = 0;
+	for (uint32_t i = 0; i < DUMP_FLOWS; i++)
+		*(i & 1 ? &odd : &even) += seen[i];
+	fprintf(stderr, "dump: %zu parts, %zu flows (%zu bytes): %u kept, %u deleted mid-dump\n",
+		parts, entries, bytes, even, odd);
+	cr_assert_eq(even, DUMP_FLOWS / 2, "every flow that stayed is in the dump");
+	cr_assert_lt(odd, DUMP_FLOWS / 2, "flows deleted before the dump reached them are not");
+	int st;
+	char *log = sw_stop(&st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "switch exit status %d", st);
+	const char *q = strstr(log, "queued max ");
+	cr_assert_not_null(q, "the exit line gives the largest queue");
+	size_t high = strtoul(q + strlen("queued max "), NULL, 10);
+	fprintf(stderr, "the switch queued at most %zu bytes for a %zu-byte dump\n", high, bytes);
+	cr_assert_leq(high, DUMP_LOW + 65536 + 4096, "a dump queues at most SW_DUMP_LOW and a part");
+	cr_assert_null(strstr(log, "does not read"), "nobody was closed");
+	free(log);
+	close(a);
+	close(b);
 }
