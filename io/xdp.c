@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <linux/if_link.h>
 #include <arpa/inet.h>
-#include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -35,7 +34,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <ringflow/mempool.h>
@@ -640,15 +638,7 @@ struct rf_xdp_ofl *rf_xdp_ofl_of(struct rf_io_dev *dev)
  * CAP_SYS_ADMIN, and CAP_NET_ADMIN). */
 static int xdp_probe(char *why, size_t len)
 {
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2] = {0};
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &h, d) != 0)
-		return -errno;
-	eff = (uint64_t)d[1].effective << 32 | d[0].effective;
-	if (!(eff >> CAP_NET_ADMIN & 1) ||
-	    !((eff >> CAP_BPF & 1) || (eff >> CAP_SYS_ADMIN & 1))) {
+	if (!rf_xsk_may_load_bpf()) {
 		snprintf(why, len, "needs CAP_NET_ADMIN and CAP_BPF: run as root or `setcap "
 			 "cap_net_admin,cap_net_raw,cap_bpf,cap_perfmon,cap_ipc_lock+ep <binary>`");
 		return -EPERM;

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
+#include <linux/capability.h>
 #include <errno.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <ringflow/log.h>
 
@@ -86,6 +88,16 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+bool rf_xsk_may_load_bpf(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {0};
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	uint64_t eff = (uint64_t)d[1].effective << 32 | d[0].effective;
+	return (eff >> CAP_NET_ADMIN & 1) && ((eff >> CAP_BPF & 1) || (eff >> CAP_SYS_ADMIN & 1));
+}
+
 /* Attach through a BPF link, not netlink: the attachment lives exactly as long as the link
  * fd, so it goes away when we close it (from any thread or netns) and when the process dies,
  * even by a crash. */
@@ -137,7 +149,12 @@ int rf_xsk_prog_attach(struct rf_xsk_prog *prog, const char *ifname, enum rf_xsk
 	rf_xdp_ofl_size(prog->obj);
 	rc = bpf_object__load(prog->obj);
 	if (rc != 0) {
-		if (rc == -EPERM || rc == -EACCES)
+		if ((rc == -EPERM || rc == -EACCES) && rf_xsk_may_load_bpf())
+			/* the capabilities are there: the verifier (or a lockdown) said no */
+			snprintf(err, len, "xdp: the kernel refused the XDP program although this "
+				 "process has CAP_BPF and CAP_NET_ADMIN (its verifier's log went to "
+				 "the log hook): %s", strerror(-rc));
+		else if (rc == -EPERM || rc == -EACCES)
 			snprintf(err, len, "xdp: loading the XDP program was refused (needs CAP_BPF "
 				 "and CAP_NET_ADMIN): %s", CAPS_FIX);
 		else

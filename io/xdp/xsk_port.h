@@ -43,6 +43,10 @@ struct rf_xsk_port;
 /* flags of rf_xsk_prog_attach: redirect every frame (frame mode), not just ip:port. */
 #define RF_XSK_PROG_ALL_FRAMES 0x1u
 
+/* Whether this process holds what loading and attaching an XDP program takes: CAP_NET_ADMIN,
+ * and CAP_BPF or CAP_SYS_ADMIN (effective set). */
+bool rf_xsk_may_load_bpf(void);
+
 /* Load and attach ringflow's XDP program on ifname in mode (AUTO: native, else skb),
  * redirecting UDP to ip:port and ARP for ip (network order), or every frame with
  * RF_XSK_PROG_ALL_FRAMES in flags. Refuses an interface that already has an XDP program.
