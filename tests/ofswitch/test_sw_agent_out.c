@@ -193,15 +193,21 @@ static bool get_all(int fd, uint8_t *b, size_t n, double deadline)
 	return true;
 }
 
-/* The next message (header in h, its body read and dropped); false: none by deadline. */
-static bool get_msg(int fd, uint8_t h[8], double deadline)
+/* The next message whole: header in h, body in body (64 KiB); false: none by deadline. */
+static bool get_msg_body(int fd, uint8_t h[8], uint8_t *body, double deadline)
 {
-	static uint8_t body[65536];
 	if (!get_all(fd, h, 8, deadline))
 		return false;
 	size_t len = (size_t)h[2] << 8 | h[3];
 	cr_assert_geq(len, 8);
 	return get_all(fd, body, len - 8, deadline);
+}
+
+/* The next message (header in h, its body read and dropped); false: none by deadline. */
+static bool get_msg(int fd, uint8_t h[8], double deadline)
+{
+	static uint8_t body[65536];
+	return get_msg_body(fd, h, body, deadline);
 }
 
 static uint32_t xid_of(const uint8_t h[8])
@@ -230,17 +236,28 @@ static void hello(int fd)
 	put_all(fd, h, 8);
 }
 
+/* The switch with controllers A (a 64 KiB receive buffer) and B on listeners of their own
+ * ports, both sessions up: *la A's listener, *a and *b the two connections. */
+static void two_controllers(uint16_t port[2], int *la, int *a, int *b)
+{
+	int lb;
+	*la = listener(65536, &port[0]);
+	lb = listener(0, &port[1]);
+	sw_start(port, 2);
+	*a = accept_within(*la, 10000);
+	*b = accept_within(lb, 10000);
+	cr_assert(*a >= 0 && *b >= 0, "the switch connected to both controllers");
+	hello(*a);
+	hello(*b);
+	cr_assert_geq(ask(*b, T_BARRIER_REQ, T_BARRIER_REP, 2), 0, "B's session is up");
+}
+
 Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kill, .timeout = 180)
 {
 	own_netns();
 	uint16_t port[2];
-	int la = listener(65536, &port[0]), lb = listener(0, &port[1]);
-	sw_start(port, 2);
-	int a = accept_within(la, 10000), b = accept_within(lb, 10000);
-	cr_assert(a >= 0 && b >= 0, "the switch connected to both controllers");
-	hello(a);
-	hello(b);
-	cr_assert_geq(ask(b, T_BARRIER_REQ, T_BARRIER_REP, 2), 0, "B's session is up");
+	int la, a, b;
+	two_controllers(port, &la, &a, &b);
 	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
 
 	/* Flood A, never reading it; B asks after every MiB sent to A and every 100 ms. A's end:
@@ -305,6 +322,19 @@ Test(sw_agent_out, a_controller_that_never_reads_stalls_no_other, .fini = sw_kil
 	close(b);
 }
 
+/* The most a TCP socket's send buffer grows to here (tcp_wmem's third field, per namespace). */
+static size_t wmem_max(void)
+{
+	long wmem[3] = {0, 0, 4 << 20};
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld %ld", &wmem[0], &wmem[1], &wmem[2]) != 3)
+			wmem[2] = 4 << 20;
+		fclose(f);
+	}
+	return (size_t)wmem[2];
+}
+
 /* The order test's writer: n requests on fd, every 8th a BARRIER, blocking sends (the switch
  * stops reading us while SW_OUT_MAX waits for us; the main thread's reads let it go on). */
 struct writer {
@@ -335,17 +365,10 @@ static void *write_requests(void *p)
 Test(sw_agent_out, replies_keep_their_order_behind_a_slow_reader, .fini = sw_kill, .timeout = 120)
 {
 	own_netns();
-	/* What the kernel may hold of the switch's replies: its send buffer's limit (tcp_wmem,
-	 * per namespace) and our fixed receive buffer; 12 MiB more waits in the switch's queue,
-	 * past SW_OUT_MAX, so the switch stops reading us until we read. */
-	long wmem[3] = {0, 0, 4 << 20};
-	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
-	if (f) {
-		if (fscanf(f, "%ld %ld %ld", &wmem[0], &wmem[1], &wmem[2]) != 3)
-			wmem[2] = 4 << 20;
-		fclose(f);
-	}
-	size_t total = (size_t)wmem[2] + (256u << 10) + (12u << 20);
+	/* What the kernel may hold of the switch's replies: its send buffer's limit and our
+	 * fixed receive buffer; 12 MiB more waits in the switch's queue, past SW_OUT_MAX, so
+	 * the switch stops reading us until we read. */
+	size_t total = wmem_max() + (256u << 10) + (12u << 20);
 	unsigned n = (unsigned)(total / (8 + PAYLOAD)) + 1;
 	uint16_t port;
 	int l = listener(65536, &port);
@@ -468,39 +491,17 @@ static size_t flow_del_odd(uint8_t *b)
 	return 56;
 }
 
-/* A message whole: header in h, body in body (up to 64 KiB); false: none by deadline. */
-static bool get_msg_body(int fd, uint8_t h[8], uint8_t *body, double deadline)
-{
-	if (!get_all(fd, h, 8, deadline))
-		return false;
-	size_t len = (size_t)h[2] << 8 | h[3];
-	cr_assert_geq(len, 8);
-	return get_all(fd, body, len - 8, deadline);
-}
-
 Test(sw_agent_out, a_flow_dump_is_made_part_by_part, .fini = sw_kill, .timeout = 240)
 {
 	own_netns();
-	long wmem[3] = {0, 0, 4 << 20};
-	FILE *wf = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
-	if (wf) {
-		if (fscanf(wf, "%ld %ld %ld", &wmem[0], &wmem[1], &wmem[2]) != 3)
-			wmem[2] = 4 << 20;
-		fclose(wf);
-	}
 	/* The dump must be bigger than the kernel can hold of it plus 4 MiB, so a reply built
 	 * whole would queue at least that much in the switch. */
-	cr_assert_gt((size_t)DUMP_FLOWS * 128, (size_t)wmem[2] + (64u << 10) + (4u << 20));
+	cr_assert_gt((size_t)DUMP_FLOWS * 128, wmem_max() + (64u << 10) + (4u << 20));
 	uint16_t port[2];
-	int la = listener(65536, &port[0]), lb = listener(0, &port[1]);
-	sw_start(port, 2);
-	int a = accept_within(la, 10000), b = accept_within(lb, 10000);
-	cr_assert(a >= 0 && b >= 0, "the switch connected to both controllers");
-	hello(a);
-	hello(b);
-	cr_assert_geq(ask(b, T_BARRIER_REQ, T_BARRIER_REP, 2), 0, "B's session is up");
+	int la, a, b;
+	two_controllers(port, &la, &a, &b);
 
-	/* B installs the flows (one big write from a thread while we read B's replies). */
+	/* B installs the flows (one big write from a child while we read B's replies). */
 	static uint8_t adds[DUMP_FLOWS * 128 + 8];
 	size_t n = 0;
 	for (uint32_t i = 0; i < DUMP_FLOWS; i++)
