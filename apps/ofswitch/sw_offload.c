@@ -56,20 +56,27 @@ struct sw_off_ent {
 	uint16_t prio;
 };
 
-/* A poller's own line: its random state and what it could not hand over. */
+/* A poller's own line: its random state, what it could not hand over, and the requests it
+ * did not make because the port's table was full (port_full). */
 struct sw_off_core {
 	RF_CACHE_ALIGNED uint32_t rng;
-	_Atomic uint64_t requests, ring_full;
+	_Atomic uint64_t requests, ring_full, skipped_full;
 };
 
 struct sw_offload {
 	struct sw_dp *dp;
 	bool fast[SW_MAX_PORTS]; /* port i has an offload table */
+	/* Port i's table holds RF_OFFLOAD_MAX_ENTRIES: the pollers make no requests for it until
+	 * an entry goes (each would cost the agent a classification and a refused map update).
+	 * The agent writes it on a change only, the pollers read it (relaxed: a hint that orders
+	 * nothing; a request made on a stale value is refused or installed as before). */
+	_Atomic bool port_full[SW_MAX_PORTS];
 	struct rf_ring *req;     /* MPSC: pollers -> agent, pktbufs holding a struct sw_key */
 	struct sw_off_core core[SW_MAX_CORES];
 	/* agent */
 	RF_CACHE_ALIGNED struct sw_off_ent *all;
 	struct sw_off_ent *idx[HASH_BUCKETS];
+	unsigned port_entries[SW_MAX_PORTS]; /* entries installed on port i's table */
 	uint64_t last_link_ns;
 	_Atomic uint64_t port_rx[SW_MAX_PORTS][2], port_tx[SW_MAX_PORTS][2]; /* packets, bytes */
 	/* counters (the agent writes them; the stats registry reads them relaxed) */
@@ -389,6 +396,10 @@ void sw_offload_request(struct sw_offload *o, unsigned core, const struct sw_key
 	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 17, c->rng ^= c->rng << 5;
 	if (c->rng & (SW_OFFLOAD_REQ_INV - 1))
 		return;
+	if (atomic_load_explicit(&o->port_full[k->in_port - 1], memory_order_relaxed)) {
+		inc(&c->skipped_full, 1); /* userspace keeps it: no entry can go in now */
+		return;
+	}
 	struct rf_pktbuf *b = rf_pktbuf_alloc(o->dp->pool);
 	if (!b) {
 		inc(&c->ring_full, 1);
@@ -461,6 +472,8 @@ static void ent_remove(struct sw_offload *o, struct sw_off_ent *e)
 	if (e->fnext)
 		e->fnext->fpprev = e->fpprev;
 	*e->fpprev = e->fnext;
+	if (o->port_entries[e->port]-- == RF_OFFLOAD_MAX_ENTRIES) /* room again: ask again */
+		atomic_store_explicit(&o->port_full[e->port], false, memory_order_relaxed);
 	free(e);
 	inc(&o->removed, 1);
 	atomic_store_explicit(&o->entries, atomic_load_explicit(&o->entries, memory_order_relaxed) - 1,
@@ -481,6 +494,10 @@ static void consider(struct sw_offload *o, struct sw_table *t, const struct sw_k
 	unsigned port = k->in_port - 1;
 	if (ent_find(o, port, &p.m)) { /* a request made before the entry was in */
 		inc(&o->exists, 1);
+		return;
+	}
+	if (o->port_entries[port] >= RF_OFFLOAD_MAX_ENTRIES) { /* a request made before the flag */
+		inc(&o->why[SW_OFF_FULL], 1);
 		return;
 	}
 	struct sw_off_ent *e = calloc(1, sizeof(*e));
@@ -517,6 +534,8 @@ static void consider(struct sw_offload *o, struct sw_table *t, const struct sw_k
 	f->off_ents = e;
 	inc(&o->installed, 1);
 	inc(&o->entries, 1);
+	if (++o->port_entries[port] == RF_OFFLOAD_MAX_ENTRIES) /* full: the pollers stop asking */
+		atomic_store_explicit(&o->port_full[port], true, memory_order_relaxed);
 }
 
 void sw_offload_poll(struct sw_offload *o, struct sw_table *t, uint64_t now)
@@ -655,6 +674,28 @@ void sw_offload_destroy(struct sw_offload *o)
 	free(o);
 }
 
+static const char why_help[] = "microflows not offloaded, by reason";
+
+/* Requests not made because the port's table was full (the pollers' counts). */
+static uint64_t skipped_full(const struct sw_offload *o)
+{
+	uint64_t n = 0;
+	for (unsigned c = 0; c < o->dp->ncores && c < SW_MAX_CORES; c++) /* relaxed: counts */
+		n += atomic_load_explicit(&o->core[c].skipped_full, memory_order_relaxed);
+	return n;
+}
+
+/* app/offload_not_full: what the agent refused as full plus what the pollers did not ask
+ * for while the table was full, one counter as the other reasons are. */
+static void full_samples(struct rf_stat_set *s, void *arg)
+{
+	const struct sw_offload *o = arg;
+	rf_stats_emit_u64(s, RF_STAT_COUNTER, "app/offload_not_full", "offload_not_full_total",
+			  NULL, why_help,
+			  atomic_load_explicit(&o->why[SW_OFF_FULL], memory_order_relaxed) +
+				  skipped_full(o));
+}
+
 void sw_offload_stats_register(struct sw_offload *o, struct rf_stats *reg)
 {
 	if (!o || !reg)
@@ -671,24 +712,28 @@ void sw_offload_stats_register(struct sw_offload *o, struct rf_stats *reg)
 		"offload_not_group", "offload_not_controller", "offload_not_outputs",
 		"offload_not_action", "offload_not_match", "offload_not_full", "offload_not_error"};
 	for (unsigned w = 1; w < SW_OFF_N; w++)
-		rf_stats_add_counter(reg, names[w], "microflows not offloaded, by reason", &o->why[w]);
+		if (w == SW_OFF_FULL) /* the agent's refusals and the requests not made */
+			rf_stats_add_fn(reg, names[w], full_samples, o);
+		else
+			rf_stats_add_counter(reg, names[w], why_help, &o->why[w]);
 }
 
 void sw_offload_report(const struct sw_offload *o, FILE *out)
 {
 	if (!o)
 		return;
-	uint64_t req = 0, full = 0;
+	uint64_t req = 0, full = 0, skipped = skipped_full(o);
 	for (unsigned c = 0; c < o->dp->ncores && c < SW_MAX_CORES; c++) {
 		req += atomic_load_explicit(&o->core[c].requests, memory_order_relaxed);
 		full += atomic_load_explicit(&o->core[c].ring_full, memory_order_relaxed);
 	}
 	fprintf(out, "ringflow-switch: offload: requests %" PRIu64 " (dropped %" PRIu64
-		"), installed %" PRIu64 ", removed %" PRIu64 " (by flow changes %" PRIu64
-		"), entries now %" PRIu64 ", already in %" PRIu64 ", hits %" PRIu64 "; not offloaded:",
-		req, full, o->installed, o->removed, o->removed_by_mod, o->entries, o->exists,
-		o->hits);
-	for (unsigned w = 1; w < SW_OFF_N; w++)
-		fprintf(out, " %s %" PRIu64, why_name[w], o->why[w]);
+		", not made while the table was full %" PRIu64 "), installed %" PRIu64
+		", removed %" PRIu64 " (by flow changes %" PRIu64 "), entries now %" PRIu64
+		", already in %" PRIu64 ", hits %" PRIu64 "; not offloaded:",
+		req, full, skipped, o->installed, o->removed, o->removed_by_mod, o->entries,
+		o->exists, o->hits);
+	for (unsigned w = 1; w < SW_OFF_N; w++) /* full: refused and not asked, as the counter */
+		fprintf(out, " %s %" PRIu64, why_name[w], o->why[w] + (w == SW_OFF_FULL ? skipped : 0));
 	fprintf(out, "\n");
 }

@@ -55,6 +55,9 @@ line=$(grep "ringflow-switch: offload: requests" "$TMP/sw.log")
 echo "  sw: $line"
 echo "$line" | grep -Eq "installed [1-9][0-9]*, removed [1-9]" &&
 	pass "exit line: entries installed and removed" || fail "exit line: $line"
+# phase 6 filled the table: from then on the pollers asked nothing for that port
+echo "$line" | grep -Eq "not made while the table was full [1-9]" &&
+	pass "exit line: no requests while the table was full" || fail "exit line: $line"
 grep -Eq "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" "$TMP/sw.log" &&
 	{ fail "sanitizer report"; sed 's/^/  sw: /' "$TMP/sw.log" | head -60; }
 
