@@ -55,6 +55,12 @@ int rf_offload_totals(struct rf_io_dev *in, struct rf_offload_totals *t)
 	return -ENOTSUP;
 }
 
+int rf_offload_cache_counts(struct rf_io_dev *in, uint64_t *hits, uint64_t *walks)
+{
+	(void)in, (void)hits, (void)walks;
+	return -ENOTSUP;
+}
+
 int rf_offload_port_state(struct rf_io_dev *port, bool up)
 {
 	(void)port, (void)up;

@@ -735,5 +735,11 @@ void sw_offload_report(const struct sw_offload *o, FILE *out)
 		o->exists, o->hits);
 	for (unsigned w = 1; w < SW_OFF_N; w++) /* full: refused and not asked, as the counter */
 		fprintf(out, " %s %" PRIu64, why_name[w], o->why[w] + (w == SW_OFF_FULL ? skipped : 0));
-	fprintf(out, "\n");
+	uint64_t ch = 0, cw = 0; /* the XDP programs' lookups: from their caches, or walks */
+	for (unsigned i = 0; i < o->dp->nports; i++) {
+		uint64_t h, w;
+		if (o->fast[i] && rf_offload_cache_counts(o->dp->ports[i].dev, &h, &w) == 0)
+			ch += h, cw += w;
+	}
+	fprintf(out, "; program lookups: cached %" PRIu64 ", walked %" PRIu64 "\n", ch, cw);
 }

@@ -147,6 +147,11 @@ int rf_offload_stats(struct rf_io_dev *in, const struct rf_offload_match *m, uin
 		     uint64_t *bytes);
 /* The table's totals (see struct rf_offload_totals). */
 int rf_offload_totals(struct rf_io_dev *in, struct rf_offload_totals *t);
+/* How the port's frames that reached the entry lookup were answered, since the port opened:
+ * *hits from the program's per-CPU microflow cache, *walks by walking the masks (an entry
+ * found or not; a frame of a microflow walks once per CPU and after every table change).
+ * Frames of an empty table or of the port-wide fast path reach neither. Either may be NULL. */
+int rf_offload_cache_counts(struct rf_io_dev *in, uint64_t *hits, uint64_t *walks);
 /* Tell every table whether `port` can send: down, their entries outputting to it stop (their
  * frames go to the app, counted as fallback_port_down); up, they resume. */
 int rf_offload_port_state(struct rf_io_dev *port, bool up);

@@ -668,43 +668,65 @@ int rf_offload_stats(struct rf_io_dev *in, const struct rf_offload_match *m, uin
 	return rc;
 }
 
+/* Counter i of rf_ofl_misc summed over the CPUs into *sum: 0 or -errno. */
+static int misc_sum(const struct rf_xdp_ofl *t, uint32_t i, uint64_t *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), rc = 0;
+	uint64_t *v;
+
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return -ENOMEM;
+	*sum = 0;
+	if (bpf_map_lookup_elem(t->misc_fd, &i, v) != 0)
+		rc = -errno;
+	for (int c = 0; c < ncpu && rc == 0; c++)
+		*sum += v[c];
+	free(v);
+	return rc;
+}
+
 int rf_offload_totals(struct rf_io_dev *in, struct rf_offload_totals *tot)
 {
 	struct rf_xdp_ofl *t = rf_xdp_ofl_of(in);
-	int ncpu = libbpf_num_possible_cpus(), rc = 0;
-	uint64_t *misc;
+	int rc = 0;
 
 	if (!t)
 		return -ENOTSUP;
-	if (ncpu <= 0 || !(misc = calloc((size_t)ncpu, sizeof(*misc))))
-		return -ENOMEM;
 	memset(tot, 0, sizeof(*tot));
 	pthread_mutex_lock(&ofl_lock);
 	tot->entries = t->entries;
 	tot->full = t->full;
 	for (uint32_t s = 0; s < RF_OFL_ENTRIES && rc == 0; s++) {
-		struct rf_ofl_ctr c;
+		struct rf_ofl_ctr c = {0};
 		if (!t->used[s])
 			continue;
 		rc = slot_ctr(t, s, &c, false);
 		tot->hits += c.hits;
 		tot->bytes += c.bytes;
 	}
-	for (uint32_t i = 0; i < RF_OFL_MISC_N && rc == 0; i++) {
-		uint64_t sum = 0;
-		if (bpf_map_lookup_elem(t->misc_fd, &i, misc) != 0) {
-			rc = -errno;
-			break;
-		}
-		for (int c = 0; c < ncpu; c++)
-			sum += misc[c];
-		if (i == RF_OFL_MISC_PORT_DOWN)
-			tot->fallback_port_down = sum;
-		else
-			tot->fallback_ttl = sum;
-	}
+	if (rc == 0)
+		rc = misc_sum(t, RF_OFL_MISC_PORT_DOWN, &tot->fallback_port_down);
+	if (rc == 0)
+		rc = misc_sum(t, RF_OFL_MISC_TTL, &tot->fallback_ttl);
 	pthread_mutex_unlock(&ofl_lock);
-	free(misc);
+	return rc;
+}
+
+int rf_offload_cache_counts(struct rf_io_dev *in, uint64_t *hits, uint64_t *walks)
+{
+	struct rf_xdp_ofl *t = rf_xdp_ofl_of(in);
+	uint64_t h = 0, w = 0;
+	int rc;
+
+	if (!t)
+		return -ENOTSUP;
+	rc = misc_sum(t, RF_OFL_MISC_CACHE_HIT, &h);
+	if (rc == 0)
+		rc = misc_sum(t, RF_OFL_MISC_WALK, &w);
+	if (rc == 0 && hits)
+		*hits = h;
+	if (rc == 0 && walks)
+		*walks = w;
 	return rc;
 }
 

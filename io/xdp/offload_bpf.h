@@ -117,9 +117,12 @@ struct rf_ofl_ctr {
 	__u64 hits, bytes;
 };
 
-/* rf_ofl_misc (per-CPU array) indices: matched frames the program left to userspace. */
+/* rf_ofl_misc (per-CPU array) indices: matched frames the program left to userspace, and
+ * how the frames that reached the table lookup were answered. */
 #define RF_OFL_MISC_PORT_DOWN 0 /* the output port is not in rf_ofl_ports (down, removed) */
 #define RF_OFL_MISC_TTL 1       /* TTL / hop limit would expire */
-#define RF_OFL_MISC_N 2
+#define RF_OFL_MISC_CACHE_HIT 2 /* answered from the microflow cache */
+#define RF_OFL_MISC_WALK 3      /* walked the masks (an entry found or not) */
+#define RF_OFL_MISC_N 4
 
 #endif /* RINGFLOW_IO_XDP_OFFLOAD_BPF_H */

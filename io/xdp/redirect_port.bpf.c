@@ -558,9 +558,12 @@ static __always_inline int ofl_lookup(struct xdp_md *ctx)
 		return -1; /* never: the driver sized the map for the mask */
 	if (way0->gen == gen && ofl_key_eq(&way0->key, &full)) {
 		way = 0;
+		misc_inc(RF_OFL_MISC_CACHE_HIT);
 	} else if (way1->gen == gen && ofl_key_eq(&way1->key, &full)) {
 		way = 1;
+		misc_inc(RF_OFL_MISC_CACHE_HIT);
 	} else {
+		misc_inc(RF_OFL_MISC_WALK);
 		/* Fully ordered (a BPF atomic with fetch): pairs with the driver's release store
 		 * of a new generation after its table change, and keeps the walk's reads after
 		 * this read, so an answer stored under `gen` is the table's as of `gen` or later. */

@@ -462,14 +462,27 @@ Test(offload, microflows_follow_their_entry)
 					 {.type = RF_OFFLOAD_OUTPUT, .port = B}};
 	memcpy(a[0].mac, NEW_DST, 6);
 	cr_assert_eq(rf_offload_add(A, &m, a, 2), 0);
+	uint64_t h0, w0, h1, w1, h2, w2, h3, w3;
+	cr_assert_eq(rf_offload_cache_counts(A, &h0, &w0), 0);
 	struct seen s = microflow_phase(NEW_DST);
 	cr_assert_eq(s.sink, 200, "sink %u of 200", s.sink);
 	cr_assert_eq(s.user, 0);
+	/* Every frame went through the lookup once: from the cache, or by a walk (each
+	 * microflow's first frame, per CPU that saw it). */
+	cr_assert_eq(rf_offload_cache_counts(A, &h1, &w1), 0);
+	cr_assert_eq((h1 - h0) + (w1 - w0), 200, "cache hits %llu + walks %llu, want 200",
+		     (unsigned long long)(h1 - h0), (unsigned long long)(w1 - w0));
+	cr_assert_geq(w1 - w0, 100, "each microflow walked once at least");
+	cr_assert_gt(h1 - h0, 0, "second frames answered from the cache");
 	memcpy(a[0].mac, NEW_SRC, 6); /* another destination for the same microflows */
 	cr_assert_eq(rf_offload_replace(A, &m, a, 2), 0);
 	s = microflow_phase(NEW_SRC);
 	cr_assert_eq(s.sink, 200, "after replace: sink %u of 200", s.sink);
 	cr_assert_eq(s.user, 0);
+	cr_assert_eq(rf_offload_cache_counts(A, &h2, &w2), 0);
+	cr_assert_eq((h2 - h1) + (w2 - w1), 200);
+	cr_assert_geq(w2 - w1, 100, "the replace invalidated every cached answer (%llu walks)",
+		      (unsigned long long)(w2 - w1));
 	uint64_t h, bytes, want_bytes = 0;
 	for (uint32_t i = 0; i < 200; i++)
 		want_bytes += 64 + i % 50;
@@ -480,6 +493,9 @@ Test(offload, microflows_follow_their_entry)
 	s = microflow_phase(NULL);
 	cr_assert_eq(s.user, 200, "after delete: userspace %u of 200", s.user);
 	cr_assert_eq(s.sink, 0);
+	cr_assert_eq(rf_offload_cache_counts(A, &h3, &w3), 0);
+	cr_assert(h3 == h2 && w3 == w2, "an empty table is not looked up (%llu hits, %llu walks)",
+		  (unsigned long long)(h3 - h2), (unsigned long long)(w3 - w2));
 	bed_down();
 }
 
