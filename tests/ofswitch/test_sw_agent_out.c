@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "of_wire.h" /* of_set16/32, of_get64: big-endian fields */
+
 #define PAYLOAD 16384 /* an ECHO_REQUEST's data: its reply is as big */
 #define T_ECHO_REQ 2
 #define T_ECHO_REP 3
@@ -411,30 +413,11 @@ Test(sw_agent_out, replies_keep_their_order_behind_a_slow_reader, .fini = sw_kil
 #define DUMP_FLOWS 80000u
 #define DUMP_LOW (256u << 10) /* SW_DUMP_LOW (sw_agent_pvt.h) */
 
-static void put16(uint8_t *p, uint16_t v)
+/* A 64-bit big-endian field (of_wire.h has 16 and 32). */
+static void set64(uint8_t *p, uint64_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
+	of_set32(p, (uint32_t)(v >> 32));
+	of_set32(p + 4, (uint32_t)v);
 }
 
 /* FLOW_MOD ADD of flow i into b (its length): cookie i, ip,nw_dst=10.0.0.0+i, priority 100,
@@ -443,34 +426,34 @@ static size_t flow_add(uint8_t *b, uint32_t i)
 {
 	memset(b, 0, 128);
 	put_hdr(b, T_FLOW_MOD, 128, 10 + i);
-	put64(b + 8, i);           /* cookie */
+	set64(b + 8, i);           /* cookie */
 	b[25] = 0;                 /* command ADD (table 0) */
-	put16(b + 30, 100);        /* priority */
-	put32(b + 32, 0xffffffff); /* buffer_id: none */
-	put32(b + 36, 0xffffffff); /* out_port any */
-	put32(b + 40, 0xffffffff); /* out_group any */
+	of_set16(b + 30, 100);        /* priority */
+	of_set32(b + 32, 0xffffffff); /* buffer_id: none */
+	of_set32(b + 36, 0xffffffff); /* out_port any */
+	of_set32(b + 40, 0xffffffff); /* out_group any */
 	uint8_t *m = b + 48;       /* the match: OXM eth_type, ipv4_dst (18 bytes, padded to 24) */
-	put16(m, 1);
-	put16(m + 2, 4 + 6 + 8);
-	put32(m + 4, 0x80000a02); /* eth_type, 2 bytes */
-	put16(m + 8, 0x0800);
-	put32(m + 10, 0x80001804); /* ipv4_dst, 4 bytes */
-	put32(m + 14, 0x0a000000u + i);
+	of_set16(m, 1);
+	of_set16(m + 2, 4 + 6 + 8);
+	of_set32(m + 4, 0x80000a02); /* eth_type, 2 bytes */
+	of_set16(m + 8, 0x0800);
+	of_set32(m + 10, 0x80001804); /* ipv4_dst, 4 bytes */
+	of_set32(m + 14, 0x0a000000u + i);
 	uint8_t *in = b + 72; /* APPLY_ACTIONS: two set_fields (16 each) and an output (16) */
-	put16(in, 4);
-	put16(in + 2, 8 + 48);
+	of_set16(in, 4);
+	of_set16(in + 2, 8 + 48);
 	uint8_t *ac = in + 8;
 	for (int k = 0; k < 2; k++, ac += 16) {
-		put16(ac, 25); /* SET_FIELD */
-		put16(ac + 2, 16);
-		put32(ac + 4, k ? 0x80000806u : 0x80000606u); /* eth_src / eth_dst, 6 bytes */
+		of_set16(ac, 25); /* SET_FIELD */
+		of_set16(ac + 2, 16);
+		of_set32(ac + 4, k ? 0x80000806u : 0x80000606u); /* eth_src / eth_dst, 6 bytes */
 		ac[9] = 0x02; /* a locally administered address */
 		ac[13] = (uint8_t)k;
 	}
-	put16(ac, 0); /* OUTPUT port 1 */
-	put16(ac + 2, 16);
-	put32(ac + 4, 1);
-	put16(ac + 8, 0xffff);
+	of_set16(ac, 0); /* OUTPUT port 1 */
+	of_set16(ac + 2, 16);
+	of_set32(ac + 4, 1);
+	of_set16(ac + 8, 0xffff);
 	return 128;
 }
 
@@ -479,15 +462,15 @@ static size_t flow_del_odd(uint8_t *b)
 {
 	memset(b, 0, 56);
 	put_hdr(b, T_FLOW_MOD, 56, 5);
-	put64(b + 8, 1);  /* cookie */
-	put64(b + 16, 1); /* cookie_mask */
+	set64(b + 8, 1);  /* cookie */
+	set64(b + 16, 1); /* cookie_mask */
 	b[24] = 0xff;     /* OFPTT_ALL */
 	b[25] = 3;        /* DELETE */
-	put32(b + 32, 0xffffffff);
-	put32(b + 36, 0xffffffff);
-	put32(b + 40, 0xffffffff);
-	put16(b + 48, 1); /* an empty match */
-	put16(b + 50, 4);
+	of_set32(b + 32, 0xffffffff);
+	of_set32(b + 36, 0xffffffff);
+	of_set32(b + 40, 0xffffffff);
+	of_set16(b + 48, 1); /* an empty match */
+	of_set16(b + 50, 4);
 	return 56;
 }
 
@@ -531,12 +514,12 @@ Test(sw_agent_out, a_flow_dump_is_made_part_by_part, .fini = sw_kill, .timeout =
 	/* A asks for every flow and, in the same write, a BARRIER; then reads nothing for 1 s. */
 	uint8_t req[56 + 8] = {0};
 	put_hdr(req, T_MP_REQ, 56, 77);
-	put16(req + 8, 1); /* OFPMP_FLOW */
+	of_set16(req + 8, 1); /* OFPMP_FLOW */
 	req[16] = 0xff;    /* all tables */
-	put32(req + 20, 0xffffffff);
-	put32(req + 24, 0xffffffff);
-	put16(req + 48, 1); /* an empty match */
-	put16(req + 50, 4);
+	of_set32(req + 20, 0xffffffff);
+	of_set32(req + 24, 0xffffffff);
+	of_set16(req + 48, 1); /* an empty match */
+	of_set16(req + 50, 4);
 	put_hdr(req + 56, T_BARRIER_REQ, 8, 78);
 	put_all(a, req, sizeof(req));
 	sleep(1);
@@ -566,7 +549,7 @@ Test(sw_agent_out, a_flow_dump_is_made_part_by_part, .fini = sw_kill, .timeout =
 		while (off + 32 <= len - 8) {
 			size_t el = (size_t)body[off] << 8 | body[off + 1];
 			cr_assert_geq(el, 56u, "a flow stats entry's length");
-			uint64_t cookie = get64(body + off + 24);
+			uint64_t cookie = of_get64(body + off + 24);
 			cr_assert_lt(cookie, DUMP_FLOWS);
 			cr_assert_eq(seen[cookie], 0, "flow %" PRIu64 " reported twice", cookie);
 			seen[cookie] = 1;
