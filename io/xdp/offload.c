@@ -668,22 +668,30 @@ int rf_offload_stats(struct rf_io_dev *in, const struct rf_offload_match *m, uin
 	return rc;
 }
 
-/* Counter i of rf_ofl_misc summed over the CPUs into *sum: 0 or -errno. */
-static int misc_sum(const struct rf_xdp_ofl *t, uint32_t i, uint64_t *sum)
+/* Counters first .. first + n - 1 of rf_ofl_misc, each summed over the CPUs into sum[]:
+ * 0 or -errno. One buffer for all of them. */
+static int misc_sums(const struct rf_xdp_ofl *t, uint32_t first, unsigned n, uint64_t *sum)
 {
 	int ncpu = libbpf_num_possible_cpus(), rc = 0;
 	uint64_t *v;
 
 	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
 		return -ENOMEM;
-	*sum = 0;
-	if (bpf_map_lookup_elem(t->misc_fd, &i, v) != 0)
-		rc = -errno;
-	for (int c = 0; c < ncpu && rc == 0; c++)
-		*sum += v[c];
+	for (unsigned k = 0; k < n && rc == 0; k++) {
+		uint32_t i = first + k;
+		sum[k] = 0;
+		if (bpf_map_lookup_elem(t->misc_fd, &i, v) != 0)
+			rc = -errno;
+		for (int c = 0; c < ncpu && rc == 0; c++)
+			sum[k] += v[c];
+	}
 	free(v);
 	return rc;
 }
+
+/* The pairs read together below sit next to each other in rf_ofl_misc. */
+_Static_assert(RF_OFL_MISC_TTL == RF_OFL_MISC_PORT_DOWN + 1, "fallback counters adjacent");
+_Static_assert(RF_OFL_MISC_WALK == RF_OFL_MISC_CACHE_HIT + 1, "cache counters adjacent");
 
 int rf_offload_totals(struct rf_io_dev *in, struct rf_offload_totals *tot)
 {
@@ -704,10 +712,11 @@ int rf_offload_totals(struct rf_io_dev *in, struct rf_offload_totals *tot)
 		tot->hits += c.hits;
 		tot->bytes += c.bytes;
 	}
+	uint64_t fb[2] = {0, 0}; /* port down, TTL */
 	if (rc == 0)
-		rc = misc_sum(t, RF_OFL_MISC_PORT_DOWN, &tot->fallback_port_down);
-	if (rc == 0)
-		rc = misc_sum(t, RF_OFL_MISC_TTL, &tot->fallback_ttl);
+		rc = misc_sums(t, RF_OFL_MISC_PORT_DOWN, 2, fb);
+	tot->fallback_port_down = fb[0];
+	tot->fallback_ttl = fb[1];
 	pthread_mutex_unlock(&ofl_lock);
 	return rc;
 }
@@ -715,18 +724,16 @@ int rf_offload_totals(struct rf_io_dev *in, struct rf_offload_totals *tot)
 int rf_offload_cache_counts(struct rf_io_dev *in, uint64_t *hits, uint64_t *walks)
 {
 	struct rf_xdp_ofl *t = rf_xdp_ofl_of(in);
-	uint64_t h = 0, w = 0;
+	uint64_t hw[2]; /* cache hits, walks */
 	int rc;
 
 	if (!t)
 		return -ENOTSUP;
-	rc = misc_sum(t, RF_OFL_MISC_CACHE_HIT, &h);
-	if (rc == 0)
-		rc = misc_sum(t, RF_OFL_MISC_WALK, &w);
+	rc = misc_sums(t, RF_OFL_MISC_CACHE_HIT, 2, hw);
 	if (rc == 0 && hits)
-		*hits = h;
+		*hits = hw[0];
 	if (rc == 0 && walks)
-		*walks = w;
+		*walks = hw[1];
 	return rc;
 }
 
