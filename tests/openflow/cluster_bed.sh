@@ -13,6 +13,8 @@
 #   urls N... / view N...           the members' REST URLs / their /api/cluster, one line each
 #   wait_masters SECS N...          until members N... agree on one confirmed master per switch:
 #                                   prints "dpid:node:gen ..." and returns 0, or 1 after SECS
+#   wait_settled SECS N...          the same, and every member's role on every switch (slaves
+#                                   too) confirmed by the switch: no ROLE_REQUEST still due
 #   balanced M                      0 when M (wait_masters' words) gives each member one switch
 #   wait_rejoin SECS NODE           until every member agrees and NODE is master of one switch
 #                                   again, each member of one (wait_masters' words in M3): 0 or 1
@@ -85,11 +87,14 @@ ofc_start() {
 urls() { local u="" i; for i in "$@"; do u="$u http://127.0.0.1:${REST[$i]}"; done; echo $u; }
 view() { ip netns exec $C python3 "$TOOL" view $(urls "$@") | sed 's/^/  view: /'; }
 
-wait_masters() {
-	local end=$((SECONDS + $1)) out
-	shift
+wait_masters() { wait_tool masters "$@"; }
+wait_settled() { wait_tool settled "$@"; }
+
+wait_tool() { # CMD SECS N...: until cluster_tool.py CMD on members N... exits 0
+	local cmd=$1 end=$(($2 + SECONDS)) out
+	shift 2
 	while [ $SECONDS -lt $end ]; do
-		out=$(ip netns exec $C python3 "$TOOL" masters $(urls "$@") 2>&1) && { echo "$out"; return 0; }
+		out=$(ip netns exec $C python3 "$TOOL" $cmd $(urls "$@") 2>&1) && { echo "$out"; return 0; }
 		sleep 0.2
 	done
 	echo "$out"

@@ -214,7 +214,9 @@ else
 fi
 
 # ---- one etcd member stops, then a second (quorum lost) -----------------------------------
-before=$(wait_masters 2 1 2)
+# The baseline is taken once the takeover has ended for the slaves too (their ROLE_REQUEST
+# with the new generation answered), or a late one would count as a change below.
+before=$(wait_settled 5 1 2) || { fail "not settled after the takeover: $before"; view 1 2; }
 rq() { # role_requests each member has sent, summed: unchanged means no demotion and back
 	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done |
 		python3 -c 'import json,sys; print(sum(s["role_requests"] for l in sys.stdin if l.strip() for s in json.loads(l)["switches"]))'

@@ -6,6 +6,9 @@
   cluster_tool.py masters URL...       exits 0 and prints "dpid:node:gen ..." when every member
                                        agrees on the master keys and every switch has exactly
                                        one member it calls master that the switch confirms
+  cluster_tool.py settled URL...       as masters, and besides every member's role on every
+                                       switch (slaves too) is the one the switch confirmed, with
+                                       the master key's generation: no ROLE_REQUEST is still due
   cluster_tool.py stale HOST PORT GEN  a fake old master: HELLO (1.3), then ROLE_REQUEST MASTER
                                        with generation GEN on a switch's --listen; exits 0 when
                                        the switch answers ROLE_REQUEST_FAILED/STALE (5 s bound)
@@ -73,6 +76,21 @@ def masters(urls):
             return 1
     print(" ".join(f"{d}:{n}:{g}" for d, n, g in keys[0]))
     return 0
+
+
+def settled(urls):
+    views = [get(u) for u in urls]
+    gens = {m["dpid"]: m["generation"] for m in views[0]["masters"]}
+    for v in views:
+        for s in v["switches"]:
+            g = gens.get(s["dpid"])
+            if (s["role"] != s["switch_says"] or s["generation"] != g
+                    or s["switch_generation"] != g):
+                print(f"{v['node']} on {s['dpid']}: {s['role']} generation {s['generation']}, "
+                      f"the switch says {s['switch_says']} generation {s['switch_generation']}, "
+                      f"the key's generation {g}")
+                return 1
+    return masters(urls)
 
 
 def recv_msg(s):
@@ -281,6 +299,12 @@ def main():
     if cmd == "masters":
         try:
             return masters(args)
+        except Exception as e:  # noqa: BLE001
+            print(f"cannot read /api/cluster: {e}")
+            return 1
+    if cmd == "settled":
+        try:
+            return settled(args)
         except Exception as e:  # noqa: BLE001
             print(f"cannot read /api/cluster: {e}")
             return 1
