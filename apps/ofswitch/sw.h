@@ -20,6 +20,7 @@
  *   sw_table.c         the classifier (tuple space on the lock-free hash), updated in place
  *   sw_dp.c            the poll functions: key, EMC, classifier, action program, tx batches
  *   sw_pipe.c          tables 1.., goto_table, metadata, the action set
+ *   sw_outcome.c       per core, a microflow's whole pipeline as one cached program
  *   sw_rewrite.c       frame rewrites on Ethernet, VLAN, IPv4/IPv6, L4 (the sw_act_* calls)
  *   sw_rewrite_mpls.c  frame rewrites on MPLS and PBB headers
  *   sw_group_dp.c, sw_meter.c  groups' buckets and meters' token buckets on the fast path
@@ -62,6 +63,8 @@
 #define SW_MAX_FLOWS 131072  /* TABLE_FULL beyond this (a power of two) */
 #define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (4-way, a power of two) */
 #define SW_MFC_ENTRIES 65536 /* megaflow cache entries per core (4-way, a power of two) */
+#define SW_OUT_ENTRIES 2048  /* pipeline outcome cache entries per core (4-way, a power of
+				two; ~0.7 KiB each) */
 #define SW_BURST 32
 #define SW_PO_SLOTS 256      /* PACKET_OUTs in flight to poller 0 */
 #define SW_N_TABLES 8        /* flow tables of the pipeline (sw_pipe.c), 0..SW_N_TABLES-1 */
@@ -274,10 +277,16 @@ struct sw_actions {
 			       unset: none) */
 	uint8_t write;      /* a write_actions instruction is present (even an empty one) */
 	uint64_t md, md_mask;
+	uint64_t id;            /* a flow's published program: unique (sw_actions_stamp), so a
+				   cached pipeline outcome knows the programs it was made from;
+				   0: not a flow's (PACKET_OUT, a group bucket), never cached */
 	uint32_t meter_id;      /* the OFPIT_METER instruction, 0: none (issue 25) */
 	struct sw_meter *meter; /* its meter (sw_meter.h), set by the agent; runs first */
 	struct sw_op op[2 * OF_MAX_ACTIONS]; /* apply-actions, then write-actions */
 };
+/* Gives x, about to be published as a flow's program, an id no other program had. Any
+ * thread. */
+void sw_actions_stamp(struct sw_actions *x);
 /* Does the program need the pipeline (sw_pipe_run), not just its apply-actions? */
 static inline bool sw_actions_pipeline(const struct sw_actions *x)
 {
@@ -423,6 +432,51 @@ static inline struct sw_flow *sw_table_lookup_frame(struct sw_table *t, unsigned
 	sw_xkey_parse(frame, len, k, &x);
 	return sw_table_lookup_x(t, core, 0, 0, k, &x);
 }
+/* The pipeline's outcome cache (sw_outcome.c): per core, the table-0 key of a frame whose
+ * table-0 flow needs the pipeline -> the flows it went through, one per table, and the one
+ * program the pipeline ran for it (the earlier flows' outputs, the last flow's
+ * apply-actions, the action set in order), with the final metadata. A hit runs that program
+ * instead of the pipeline; valid while the core's cache generation and epoch are those of
+ * the fill, every flow is still in its slot with the same program (sw_actions.id), and
+ * table 0 still answers the first flow. */
+struct sw_outcome_step {
+	struct sw_flow *f;
+	uint64_t prog_id;
+	uint32_t slot, fgen;
+};
+struct sw_outcome {
+	uint64_t tgen, md;
+	uint32_t nsteps;
+	struct sw_outcome_step step[SW_N_TABLES];
+	struct sw_actions prog;
+};
+/* What sw_pipe_run notes while it runs a frame through the tables uncached (sw_outcome_begin
+ * starts it; ok turns false at the first thing a cached program could not repeat). */
+struct sw_outcome_rec {
+	uint64_t gen;
+	uint32_t epoch;
+	bool ok;
+	unsigned n;
+	const struct sw_flow *f[SW_N_TABLES];
+	const struct sw_actions *a[SW_N_TABLES];
+};
+/* Poller `core`'s outcome for key k whose table-0 flow is f0, or NULL (none, or stale). */
+const struct sw_outcome *sw_outcome_find(struct sw_table *t, unsigned core,
+					 const struct sw_key *k, const struct sw_flow *f0);
+/* Starts a record before the pipeline's lookups after table 0 (the core's generation and
+ * epoch now). */
+void sw_outcome_begin(struct sw_table *t, unsigned core, struct sw_outcome_rec *r);
+/* Notes flow f with program a as the pipeline's next step (the first: table 0's). */
+void sw_outcome_step(struct sw_outcome_rec *r, const struct sw_flow *f,
+		     const struct sw_actions *a);
+/* After the last step: caches k's outcome when r is still ok (set: the action set's program,
+ * or NULL when the last flow's apply-actions ended the pipeline; md: the final metadata).
+ * True when it did. */
+bool sw_outcome_fill(struct sw_table *t, unsigned core, const struct sw_key *k,
+		     const struct sw_outcome_rec *r, const struct sw_actions *set, uint64_t md);
+/* Poller `core`'s caches (EMC, megaflow, outcome) start empty: every entry stops counting
+ * (its epoch moves on). Poller `core` only (tests: a cold run to compare a cached one with). */
+void sw_table_cache_forget(struct sw_table *t, unsigned core);
 /* Without the EMC, any registered reader. */
 struct sw_flow *sw_table_classify_md(struct sw_table *t, unsigned tbl, uint64_t md,
 				     const struct sw_key *k);
@@ -506,6 +560,7 @@ struct sw_core {
 	 * tmatch[0], added once a burst after rx (sw_dp_poll) */
 	_Atomic uint64_t tlookup[SW_N_TABLES], tmatch[SW_N_TABLES];
 	_Atomic uint64_t drop_group; /* group chains deeper than SW_GROUP_MAX_DEPTH, no live bucket */
+	_Atomic uint64_t out_hits, out_fills; /* the pipeline's outcome cache (sw_outcome.c) */
 	unsigned group_depth; /* this poller's nesting of group buckets (sw_group_dp.c) */
 	/* The pipeline fields of the frame in hand, for its PACKET_INs (struct sw_pin_fields):
 	 * poller-private, zero outside sw_pipe_run, which sets them (write_metadata; set_field

@@ -213,6 +213,12 @@ static bool other_action(const struct of_action *x, struct cur *c, struct sw_op 
 	return ok;
 }
 
+void sw_actions_stamp(struct sw_actions *x)
+{
+	static _Atomic uint64_t last; /* relaxed: only uniqueness is asked of it */
+	x->id = atomic_fetch_add_explicit(&last, 1, memory_order_relaxed) + 1;
+}
+
 int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 		      struct sw_actions *out, uint16_t *etype, uint16_t *ecode)
 {

@@ -118,8 +118,10 @@ static struct sw_actions *actions_new(const struct sw_actions *prog)
 	size_t size = offsetof(struct sw_actions, op) +
 		      ((size_t)prog->n + prog->nwrite) * sizeof(prog->op[0]); /* + write-actions */
 	struct sw_actions *x = malloc(size);
-	if (x)
+	if (x) {
 		memcpy(x, prog, size);
+		sw_actions_stamp(x); /* a new program: cached outcomes of the old one stop */
+	}
 	return x;
 }
 

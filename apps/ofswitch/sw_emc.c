@@ -88,19 +88,6 @@
 
 _Static_assert((SW_EMC_ENTRIES & (SW_EMC_ENTRIES - 1)) == 0, "EMC size: a power of two");
 
-static inline bool key_eq(const struct sw_key *a, const struct sw_key *b)
-{
-	const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-	uint64_t d = 0;
-	for (unsigned i = 0; i < sizeof(*a); i += 8) {
-		uint64_t u, v;
-		memcpy(&u, x + i, 8);
-		memcpy(&v, y + i, 8);
-		d |= u ^ v;
-	}
-	return d == 0;
-}
-
 /* Record key k in poller m's shadow filter for every subtable of table tbl in order v
  * (before it is classified in v: see the top of the file). A filter grown stale is restarted
  * with empty caches first. */
@@ -146,7 +133,7 @@ static inline struct sw_emc_way *cache_find(const struct sw_cache *c, uint32_t e
 	for (unsigned x = 0; x < 2 * SW_EMC_WAYS; x++) {
 		unsigned s = x / SW_EMC_WAYS, w = x % SW_EMC_WAYS;
 		struct sw_emc_way *e = &c->set[p->si[s]].w[w];
-		if (e->hash == p->tag && e->epoch == epoch && key_eq(&c->key[p->si[s]][w], k)) {
+		if (e->hash == p->tag && e->epoch == epoch && sw_key_eq(&c->key[p->si[s]][w], k)) {
 			p->mine = (int)x;
 			return e;
 		}
@@ -316,4 +303,9 @@ struct sw_flow *sw_table_lookup_x(struct sw_table *t, unsigned core, unsigned tb
 	/* acquire: pairs with the writer's release in publish_vec (the order, its subtables). */
 	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
 	return sw_table_classify_in(v, (int)core, tbl, md, k, xk);
+}
+
+void sw_table_cache_forget(struct sw_table *t, unsigned core)
+{
+	t->pc[core]->epoch++; /* the poller's own; its filter keeps bits: extra bumps at most */
 }

@@ -342,9 +342,11 @@ out:
 		struct sw_core *k = &dp.cores[c];
 		fprintf(stderr, "ringflow-switch: core %u: rx %" PRIu64 " tx %" PRIu64 " to_controller %"
 			PRIu64 " drop: short %" PRIu64 " no_flow %" PRIu64 " tx %" PRIu64 " controller %"
-			PRIu64 " actions %" PRIu64 " group %" PRIu64 "; rewrites skipped %" PRIu64 "\n",
+			PRIu64 " actions %" PRIu64 " group %" PRIu64 "; rewrites skipped %" PRIu64
+			"; pipeline outcomes: cached %" PRIu64 " answered %" PRIu64 "\n",
 			c, k->rx, k->tx_pkts, k->to_ctl, k->drop_short, k->drop_nomatch, k->drop_tx,
-			k->drop_ctl, k->drop_act, k->drop_group, k->act_skip);
+			k->drop_ctl, k->drop_act, k->drop_group, k->act_skip, k->out_fills,
+			k->out_hits);
 	}
 	if (status == 0)
 		sw_offload_report(dp.offload, stderr);

@@ -19,6 +19,10 @@
  * through the core's caches as table 0's do (sw_table_lookup_md; metadata bits a flow of
  * that table matches go into the megaflow key, sw_emc.c). Frames with fields outside the key
  * (a tunnel_id set, IPv6 ND) always go to the classifier (sw_table_lookup_x).
+ *
+ * In front of all that, the core's outcome cache (sw_outcome.c): a microflow seen before
+ * whose run could be repeated as one program gets that program and the counts the walk
+ * would make (outcome_run); a run that misses records its steps and fills the entry.
  */
 #include <string.h>
 
@@ -126,12 +130,17 @@ static void pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b,
 {
 	struct aset set;
 	set.n = 0;
+	struct sw_outcome_rec rec; /* what this run comes to, for the outcome cache */
+	sw_outcome_begin(t, c->idx, &rec);
+	sw_outcome_step(&rec, f, acts);
 	for (;;) {
 		unsigned next = acts->goto_table;
 		if (next <= f->table_id || next >= SW_N_TABLES)
 			next = SW_NO_GOTO; /* the agent allows neither; a last line of defence */
 		bool last = next == SW_NO_GOTO;
 		if (last && !acts->write && !(acts->inst & SW_INST_CLEAR) && set.n == 0) {
+			if (sw_outcome_fill(t, c->idx, k, &rec, NULL, c->pin_md))
+				rf_counter_add(&c->out_fills, 1);
 			sw_dp_apply(c, b, in, acts, f); /* no action set: b goes with the last output */
 			return;
 		}
@@ -174,6 +183,7 @@ static void pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b,
 		rf_counter_add(&f->ctr[c->idx].bytes, b->data_len);
 		/* Pairs with the agent's release store of a MODIFY: a complete program. */
 		acts = atomic_load_explicit(&f->actions, memory_order_acquire);
+		sw_outcome_step(&rec, f, acts);
 		if (acts->meter && sw_meter_apply(acts->meter, rf_pktbuf_data(b), b->data_len,
 						  sw_meter_now()) != 0) {
 			rf_pktbuf_free(b); /* counted in the meter's band */
@@ -182,12 +192,33 @@ static void pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b,
 	}
 	struct sw_actions prog;
 	aset_program(&set, &prog);
+	if (sw_outcome_fill(t, c->idx, k, &rec, &prog, c->pin_md))
+		rf_counter_add(&c->out_fills, 1);
 	sw_dp_apply(c, b, in, &prog, f);
+}
+
+/* A hit of the outcome cache: what pipe_run would count and run (sw_outcome.c). */
+static void outcome_run(struct sw_core *c, struct rf_pktbuf *b, int in, const struct sw_outcome *o)
+{
+	for (unsigned i = 1; i < o->nsteps; i++) { /* table 0's step is counted by the caller */
+		struct sw_flow *g = o->step[i].f;
+		rf_counter_add(&c->tlookup[g->table_id], 1);
+		rf_counter_add(&c->tmatch[g->table_id], 1);
+		rf_counter_add(&g->ctr[c->idx].pkts, 1);
+		rf_counter_add(&g->ctr[c->idx].bytes, b->data_len); /* unchanged before the last */
+	}
+	rf_counter_add(&c->out_hits, 1);
+	c->pin_md = o->md;
+	sw_dp_apply(c, b, in, &o->prog, o->step[o->nsteps - 1].f);
 }
 
 void sw_pipe_run(struct sw_core *c, struct sw_table *t, struct rf_pktbuf *b, int in,
 		 struct sw_key *k, struct sw_flow *f, const struct sw_actions *acts)
 {
-	pipe_run(c, t, b, in, k, f, acts);
+	const struct sw_outcome *o = sw_key_is_nd(k) ? NULL : sw_outcome_find(t, c->idx, k, f);
+	if (o)
+		outcome_run(c, b, in, o);
+	else
+		pipe_run(c, t, b, in, k, f, acts);
 	c->pin_md = c->pin_tun = 0; /* the next frame enters the pipeline with neither */
 }

@@ -145,6 +145,9 @@ static void pcache_free(struct sw_pcache *p)
 	free(p->exact.key);
 	free(p->mega.set);
 	free(p->mega.key);
+	free(p->out.set);
+	free(p->out.key);
+	free(p->out.ent);
 	free(p);
 }
 
@@ -157,7 +160,14 @@ static struct sw_pcache *pcache_new(unsigned c)
 	memset(p, 0, sizeof(*p));
 	p->epoch = 1;
 	p->rng = 0x9e3779b9u * (c + 1);
-	if (!cache_init(&p->exact, SW_EMC_ENTRIES) || !cache_init(&p->mega, SW_MFC_ENTRIES)) {
+	p->out.nsets = SW_OUT_ENTRIES / SW_EMC_WAYS;
+	p->out.set = aligned_alloc(RF_CACHE_LINE, p->out.nsets * sizeof(*p->out.set));
+	p->out.key = calloc(p->out.nsets, sizeof(*p->out.key));
+	p->out.ent = calloc(p->out.nsets, sizeof(*p->out.ent));
+	if (p->out.set)
+		memset(p->out.set, 0, p->out.nsets * sizeof(*p->out.set));
+	if (!cache_init(&p->exact, SW_EMC_ENTRIES) || !cache_init(&p->mega, SW_MFC_ENTRIES) ||
+	    !p->out.set || !p->out.key || !p->out.ent) {
 		pcache_free(p);
 		return NULL;
 	}

@@ -108,13 +108,29 @@ struct sw_cache {
 #define SW_SHADOW_BITS (1u << 24) /* 2 MiB per core */
 #define SW_SHADOW_REFRESH (1u << 16) /* fills before the poller starts a clean filter */
 
+/* The pipeline's outcome cache (sw_outcome.c): the same 4-way sets, two per key, with the
+ * tags and epochs of a set on one line and the entries (struct sw_outcome, sw.h) apart. */
+struct sw_out_set {
+	RF_CACHE_ALIGNED uint32_t hash[SW_EMC_WAYS]; /* 32 bits of the key's hash */
+	uint32_t epoch[SW_EMC_WAYS];                 /* 0: empty */
+};
+struct sw_ocache {
+	struct sw_out_set *set;                      /* [nsets] */
+	struct sw_key (*key)[SW_EMC_WAYS];           /* [nsets] */
+	struct sw_outcome (*ent)[SW_EMC_WAYS];       /* [nsets] */
+	uint32_t nsets;                              /* a power of two */
+};
+
 /* A poller's caches: only that poller writes them (the writer reads `shadow`). */
 struct sw_pcache {
 	struct sw_cache exact; /* SW_EMC_ENTRIES: the whole key */
 	struct sw_cache mega;  /* SW_MFC_ENTRIES: the key under the order's umask */
+	struct sw_ocache out;  /* SW_OUT_ENTRIES: the whole table-0 key -> the pipeline's outcome */
 	uint32_t epoch, fills; /* the poller's own */
 	uint32_t rng;          /* xorshift state: which misses go into the EMC (sw_emc.c) */
-	_Atomic uint64_t shadow[SW_SHADOW_BITS / 64];
+	/* its own lines (the writer reads them); also makes the struct's size a multiple of
+	 * its alignment, as aligned_alloc wants */
+	RF_CACHE_ALIGNED _Atomic uint64_t shadow[SW_SHADOW_BITS / 64];
 };
 
 /* A core's cache generation, bumped (release) by the writer when an add may change one of
@@ -150,6 +166,19 @@ static inline size_t sw_shadow_pos(const struct sw_subtable *st, const struct sw
 	uint64_t h = sw_key_hash64(mk, (uint64_t)(uintptr_t)st * 0x9e3779b97f4a7c15ull);
 	*bits = 1ull << (h >> 52 & 63) | 1ull << (h >> 58);
 	return (size_t)(h & (SW_SHADOW_BITS / 64 - 1));
+}
+
+static inline bool sw_key_eq(const struct sw_key *a, const struct sw_key *b)
+{
+	const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+	uint64_t d = 0;
+	for (unsigned i = 0; i < sizeof(*a); i += 8) {
+		uint64_t u, v;
+		memcpy(&u, x + i, 8);
+		memcpy(&v, y + i, 8);
+		d |= u ^ v;
+	}
+	return d == 0;
 }
 
 static inline void sw_mask_key(const struct sw_key *k, const struct sw_key *m,

@@ -23,7 +23,11 @@
  * A second case runs the same with every lookup a new microflow of k_c's megaflow (tp_dst
  * changes; no flow looks at it), so the megaflow cache answers, not the EMC; a third, that
  * one in table 1 with every flow matching the metadata every lookup carries (megaflow keys
- * with metadata in them).
+ * with metadata in them). A fourth sends frames through the whole pipeline as a poller does
+ * (sw_pipe_run): table 0 writes the metadata and goes to table 1, where a1 outputs to port 2
+ * and b2_c to port 3; the port a frame leaves by is the answer, and the pipeline's outcome
+ * cache (sw_outcome.c), which answers every lookup of k_c after its first, must not keep
+ * a1's outcome once the add has returned.
  */
 #include "rf_test.h"
 
@@ -35,6 +39,8 @@
 #include <time.h>
 
 #include <ringflow/qsbr.h>
+
+#include <ringflow/pktbuf.h>
 
 #include "sw.h"
 
@@ -61,6 +67,9 @@ static atomic_bool finished;    /* the writer starts no more cycles */
 static bool fresh_microflows;   /* each lookup a new microflow of k_c's megaflow (tp_dst) */
 static unsigned test_tbl;       /* every flow in this table, matching metadata test_md/0xff */
 static uint64_t test_md;        /* (0: none); the lookups carry test_md */
+static bool via_pipe;           /* frames through sw_pipe_run, the port they leave by */
+static struct sw_dp dp;         /* via_pipe: one core per reader, four ports, a pool */
+static struct sw_flow *entry;   /* via_pipe: table 0's flow, metadata test_md, goto test_tbl */
 
 static uint64_t now_ns(void)
 {
@@ -92,14 +101,69 @@ static struct sw_flow *flow(const struct sw_key *match, const struct sw_key *mas
 	f->table_id = (uint8_t)test_tbl;
 	f->md = test_md;
 	f->md_mask = test_md ? 0xff : 0;
+	f->has_md = test_md != 0;
+	if (via_pipe) { /* a1 out port 2, b2 out port 3, the rest port 4 (frames come in on 1) */
+		struct sw_actions *a = calloc(1, sizeof(*a));
+		if (!a) {
+			free(f);
+			return NULL;
+		}
+		a->n = 1;
+		a->op[0].code = SW_OP_OUTPUT;
+		a->op[0].arg = cookie == COOKIE_A1 ? 2 : cookie >= COOKIE_B2 ? 3 : 4;
+		sw_actions_stamp(a);
+		atomic_init(&f->actions, a);
+	}
 	return f;
 }
 
-/* The lookup under test: table 0 as a frame enters, or test_tbl with metadata test_md. */
-static struct sw_flow *lookup_k(unsigned id, const struct sw_key *k)
+/* Removes f from the table, its program too (after a grace period). */
+static void remove_flow(struct sw_flow *f)
 {
-	return test_tbl == 0 ? sw_table_lookup(table, id, k)
-			     : sw_table_lookup_md(table, id, test_tbl, test_md, k);
+	sw_table_remove(table, f);
+	if (via_pipe)
+		sw_table_retire(table, atomic_load_explicit(&f->actions, memory_order_relaxed),
+				SW_RETIRE_FREE);
+	sw_table_retire(table, f, SW_RETIRE_FLOW);
+}
+
+/* via_pipe: what the poller does with a frame of key k; the answer's cookie from the port
+ * the frame left by (b2: that of cycle c), 0 for none. */
+static uint64_t pipe_answer(unsigned id, const struct sw_key *k, uint32_t c)
+{
+	struct sw_core *core = &dp.cores[id];
+	struct rf_pktbuf *b = rf_pktbuf_alloc(dp.pool);
+	if (!b)
+		return ~0ull; /* counted as wrong */
+	b->data_len = 60; /* no flow rewrites, so the key given is the frame's */
+	memset(rf_pktbuf_data(b), 0, 60);
+	struct sw_key kk = *k;
+	struct sw_flow *f0 = sw_table_lookup(table, id, &kk);
+	if (f0 != entry) {
+		rf_pktbuf_free(b);
+		return ~0ull;
+	}
+	sw_pipe_run(core, table, b, 0, &kk, f0,
+		    atomic_load_explicit(&f0->actions, memory_order_acquire));
+	uint64_t ck = 0;
+	for (unsigned p = 0; p < dp.nports; p++) {
+		if (core->ntx[p])
+			ck = p == 1 ? COOKIE_A1 : p == 2 ? COOKIE_B2 + c : COOKIE_B1;
+		rf_pktbuf_free_bulk(core->tx[p], core->ntx[p]);
+		core->ntx[p] = 0;
+	}
+	return ck;
+}
+
+/* The lookup under test: table 0 as a frame enters, or test_tbl with metadata test_md, or
+ * (via_pipe) the whole pipeline; the answer's cookie, 0 for none. */
+static uint64_t lookup_k(unsigned id, const struct sw_key *k, uint32_t c)
+{
+	if (via_pipe)
+		return pipe_answer(id, k, c);
+	struct sw_flow *f = test_tbl == 0 ? sw_table_lookup(table, id, k)
+					  : sw_table_lookup_md(table, id, test_tbl, test_md, k);
+	return f ? f->cookie : 0;
 }
 
 static void mask_b(struct sw_key *m)
@@ -148,10 +212,8 @@ static void *writer(void *arg)
 		atomic_store_explicit(&added, c, memory_order_release); /* the add has returned */
 		for (unsigned r = 0; r < READERS; r++)
 			wait_for(&checked[r], c);
-		if (b2) {
-			sw_table_remove(table, b2);
-			sw_table_retire(table, b2, SW_RETIRE_FLOW);
-		}
+		if (b2)
+			remove_flow(b2);
 		atomic_store_explicit(&removed, c, memory_order_release); /* the remove returned */
 		sw_table_reclaim(table, now_ns(), false);
 	}
@@ -177,8 +239,7 @@ static void *reader(void *arg)
 			bool in = atomic_load_explicit(&added, memory_order_acquire) >= c;
 			if (fresh_microflows) /* no flow looks at tp_dst: the megaflow answers */
 				k.tp_dst = (uint16_t)(k.tp_dst + 1);
-			struct sw_flow *f = lookup_k(id, &k);
-			uint64_t ck = f ? f->cookie : 0;
+			uint64_t ck = lookup_k(id, &k, c);
 			if (ck != COOKIE_A1 && ck != COOKIE_B2 + c)
 				atomic_fetch_add(&wrong, 1);
 			if (in) {
@@ -192,8 +253,7 @@ static void *reader(void *arg)
 		atomic_store_explicit(&checked[id], c, memory_order_release); /* pairs with wait_for */
 		wait_for(&removed, c);
 		/* removed: b2_c must never answer again */
-		struct sw_flow *f = lookup_k(id, &k);
-		if (!f || f->cookie != COOKIE_A1)
+		if (lookup_k(id, &k, c) != COOKIE_A1)
 			atomic_fetch_add(&wrong, 1);
 		rf_qsbr_quiescent();
 	}
@@ -227,11 +287,54 @@ Test(sw_emc_stale, raised_max_priority_reaches_a_later_tables_metadata_megaflows
 	run();
 }
 
+/* The same through the whole pipeline: table 0's flow writes metadata 5 and goes to table 1,
+ * which holds the flows above; the same key again and again, so the pipeline's outcome cache
+ * answers all but its first frame. */
+Test(sw_emc_stale, raised_max_priority_reaches_the_pipelines_outcome_cache)
+{
+	via_pipe = true;
+	test_tbl = 1;
+	test_md = 5;
+	run();
+	uint64_t hits = 0;
+	for (unsigned r = 0; r < READERS; r++)
+		hits += dp.cores[r].out_hits;
+	cr_assert_gt(hits, atomic_load(&after_lookups) / 2, "the outcome cache answered %llu",
+		     (unsigned long long)hits);
+}
+
+/* via_pipe: the dp and table 0's flow (metadata test_md, goto test_tbl). */
+static void pipe_bed(void)
+{
+	dp.nports = 4;
+	dp.pool = rf_pktbuf_pool_create("sw_emc_stale", 256, 2048, 0, RF_MEMPOOL_QUIET);
+	cr_assert_not_null(dp.pool);
+	for (unsigned r = 0; r < READERS; r++) {
+		dp.cores[r].dp = &dp;
+		dp.cores[r].idx = r;
+	}
+	entry = sw_flow_alloc(READERS);
+	struct sw_actions *a = calloc(1, sizeof(*a));
+	cr_assert(entry && a);
+	memset(&entry->mask, 0, sizeof(entry->mask));
+	memset(&entry->match, 0, sizeof(entry->match));
+	a->goto_table = (uint8_t)test_tbl;
+	a->inst = SW_INST_META;
+	a->md = test_md;
+	a->md_mask = 0xff;
+	a->last_out = 0;
+	sw_actions_stamp(a);
+	atomic_init(&entry->actions, a);
+	cr_assert_eq(sw_table_add(table, entry), 0);
+}
+
 static void run(void)
 {
 	rf_qsbr_register();
 	table = sw_table_create(READERS);
 	cr_assert(table);
+	if (via_pipe)
+		pipe_bed();
 	struct sw_key m, v;
 	memset(&m, 0, sizeof(m));
 	m.in_port = 0xffffffffu;
@@ -259,7 +362,7 @@ static void run(void)
 		cr_assert(fill[i]);
 		cr_assert_eq(sw_table_add(table, fill[i]), 0);
 	}
-	cr_assert_eq(sw_table_nsubtables(table), 2 + FILLERS);
+	cr_assert_eq(sw_table_nsubtables(table), 2 + FILLERS + via_pipe); /* + entry's */
 	rf_qsbr_offline(); /* the main thread only waits below */
 	pthread_t w, rd[READERS];
 	for (unsigned r = 0; r < READERS; r++)
@@ -281,16 +384,16 @@ static void run(void)
 	cr_assert_eq(atomic_load(&stale), 0,
 		     "%llu lookups after the add returned answered the lower-priority a1",
 		     (unsigned long long)atomic_load(&stale));
-	sw_table_remove(table, a1);
-	sw_table_retire(table, a1, SW_RETIRE_FLOW);
-	sw_table_remove(table, b1);
-	sw_table_retire(table, b1, SW_RETIRE_FLOW);
-	for (unsigned i = 0; i < FILLERS; i++) {
-		sw_table_remove(table, fill[i]);
-		sw_table_retire(table, fill[i], SW_RETIRE_FLOW);
-	}
+	remove_flow(a1);
+	remove_flow(b1);
+	for (unsigned i = 0; i < FILLERS; i++)
+		remove_flow(fill[i]);
+	if (via_pipe)
+		remove_flow(entry);
 	sw_table_reclaim(table, 0, true);
 	cr_assert_eq(sw_table_nflows(table), 0);
 	sw_table_free(table);
+	if (via_pipe)
+		rf_pktbuf_pool_free(dp.pool);
 	rf_qsbr_unregister();
 }
