@@ -342,6 +342,8 @@ struct rf_pktbuf *sw_dp_apply_keep(struct sw_core *c, struct rf_pktbuf *b, int i
 		const struct sw_op *o = &acts->op[i];
 		if (o->code == SW_OP_OUTPUT) {
 			output(c, b, in, o, f, false);
+		} else if (o->code == SW_OP_GROUP) {
+			sw_group_run(c, b, in, o, f, false); /* its copies; b stays */
 		} else if (rewrite(c, b, o) != 0) {
 			rf_pktbuf_free(b);
 			return NULL;
