@@ -47,13 +47,21 @@ struct sw_off_ent {
 	struct sw_off_ent *next, **pprev;   /* every entry */
 	struct sw_off_ent *fnext, **fpprev; /* its flow's (sw_flow.off_ents) */
 	struct sw_off_ent *hnext;           /* index by (port, match) */
-	struct sw_flow *flow;
+	struct sw_flow *flow;   /* the last flow of its chain: the one whose program it runs */
 	struct sw_key key, det; /* the microflow that made it; the bytes the entry fixes */
+	/* Its chain (struct sw_off_chain): step i's flow, the table and metadata it was looked
+	 * up with, its priority; step nsteps - 1 is `flow`. */
+	struct sw_off_step {
+		struct sw_flow *f;
+		uint64_t md;
+		uint16_t prio;
+		uint8_t table;
+	} step[SW_N_TABLES];
+	unsigned nsteps;
 	struct rf_offload_match m;
 	uint64_t hits, bytes;   /* read from the driver so far */
 	unsigned port;
 	int out, tx_adj;
-	uint16_t prio;
 };
 
 /* A poller's own line: its random state, what it could not hand over, and the requests it
@@ -77,6 +85,7 @@ struct sw_offload {
 	RF_CACHE_ALIGNED struct sw_off_ent *all;
 	struct sw_off_ent *idx[HASH_BUCKETS];
 	unsigned port_entries[SW_MAX_PORTS]; /* entries installed on port i's table */
+	unsigned chained; /* entries whose chain has more than one flow (sw_offload_flow_gone) */
 	uint64_t last_link_ns;
 	_Atomic uint64_t port_rx[SW_MAX_PORTS][2], port_tx[SW_MAX_PORTS][2]; /* packets, bytes */
 	/* counters (the agent writes them; the stats registry reads them relaxed) */
@@ -343,18 +352,60 @@ static enum sw_off_why plan_actions(const struct sw_dp *dp, const bool *fast, un
 	return SW_OFF_OK;
 }
 
+/* relaxed: the agent is the only writer of f->actions (tests: flows that stay put) */
+static const struct sw_actions *prog_of(const struct sw_flow *f)
+{
+	return atomic_load_explicit(&((struct sw_flow *)f)->actions, memory_order_relaxed);
+}
+
+bool sw_offload_passes_on(const struct sw_actions *x)
+{
+	return x->goto_table != SW_NO_GOTO && x->n == 0 && !x->write &&
+	       !(x->inst & ~(unsigned)SW_INST_META) && !x->meter_id && !x->meter;
+}
+
+enum sw_off_why sw_offload_follow(struct sw_table *t, const struct sw_key *k, const struct sw_flow *f,
+				  struct sw_off_chain *ch, struct sw_key *consulted)
+{
+	uint64_t md = 0;
+	ch->n = 0;
+	while (f) {
+		ch->f[ch->n] = f;
+		ch->md[ch->n] = md;
+		ch->n++;
+		const struct sw_actions *x = prog_of(f);
+		if (!sw_offload_passes_on(x) || ch->n == SW_N_TABLES ||
+		    x->goto_table <= f->table_id)
+			return SW_OFF_OK; /* the last step: decide judges its program */
+		if (x->inst & SW_INST_META) /* as sw_pipe.c: the bits under the mask */
+			md = (md & ~x->md_mask) | (x->md & x->md_mask);
+		f = sw_offload_classify_md(t, x->goto_table, md, k, consulted);
+	}
+	return SW_OFF_NO_FLOW;
+}
+
 enum sw_off_why sw_offload_decide(const struct sw_dp *dp, const bool *fast, const struct sw_key *k,
 				  const struct sw_flow *f, const struct sw_key *consulted,
 				  struct sw_off_plan *p)
 {
-	if (!f)
+	struct sw_off_chain ch = {.n = f ? 1 : 0, .f = {f}};
+	return sw_offload_decide_chain(dp, fast, k, &ch, consulted, p);
+}
+
+enum sw_off_why sw_offload_decide_chain(const struct sw_dp *dp, const bool *fast,
+					const struct sw_key *k, const struct sw_off_chain *ch,
+					const struct sw_key *consulted, struct sw_off_plan *p)
+{
+	if (ch->n == 0)
 		return SW_OFF_NO_FLOW;
-	/* relaxed: the agent is the only writer of f->actions (tests: flows that stay put) */
-	const struct sw_actions *x = atomic_load_explicit(&((struct sw_flow *)f)->actions,
-							  memory_order_relaxed);
+	for (unsigned i = 0; i + 1 < ch->n; i++)
+		if (!sw_offload_passes_on(prog_of(ch->f[i])))
+			return SW_OFF_PIPELINE; /* a chain sw_offload_follow would not make */
+	const struct sw_flow *f = ch->f[ch->n - 1];
+	const struct sw_actions *x = prog_of(f);
 	if (x->meter_id || x->meter)
 		return SW_OFF_METER;
-	if (sw_actions_pipeline(x) || f->table_id != 0)
+	if (sw_actions_pipeline(x) || (ch->n == 1 && f->table_id != 0))
 		return SW_OFF_PIPELINE;
 	unsigned in = k->in_port - 1;
 	if (k->in_port < 1 || k->in_port > dp->nports || !fast[in])
@@ -380,8 +431,9 @@ enum sw_off_why sw_offload_decide(const struct sw_dp *dp, const bool *fast, cons
 void sw_offload_request(struct sw_offload *o, unsigned core, const struct sw_key *k,
 			const struct sw_actions *acts)
 {
-	if (!o || !o->fast[k->in_port - 1] || acts->meter || sw_actions_pipeline(acts))
-		return;
+	if (!o || !o->fast[k->in_port - 1] || acts->meter ||
+	    (sw_actions_pipeline(acts) && !sw_offload_passes_on(acts)))
+		return; /* a flow that passes the frame on: the agent follows it (follow) */
 	/* The common programs the agent would refuse for any key, told by their last step
 	 * (a table-miss flow to the controller, a flood, a group): no request at all. */
 	if (acts->last_out < acts->n) {
@@ -446,8 +498,10 @@ static void fold(struct sw_offload *o, struct sw_off_ent *e)
 		return;
 	e->hits = h;
 	e->bytes = by;
-	e->flow->off_pkts += dh;
-	e->flow->off_bytes += db;
+	for (unsigned i = 0; i < e->nsteps; i++) { /* every flow of the chain took them */
+		e->step[i].f->off_pkts += dh;
+		e->step[i].f->off_bytes += db;
+	}
 	inc(&o->port_rx[e->port][0], dh);
 	inc(&o->port_rx[e->port][1], db);
 	if (e->out >= 0) {
@@ -472,6 +526,8 @@ static void ent_remove(struct sw_offload *o, struct sw_off_ent *e)
 	if (e->fnext)
 		e->fnext->fpprev = e->fpprev;
 	*e->fpprev = e->fnext;
+	if (e->nsteps > 1)
+		o->chained--;
 	if (o->port_entries[e->port]-- == RF_OFFLOAD_MAX_ENTRIES) /* room again: ask again */
 		atomic_store_explicit(&o->port_full[e->port], false, memory_order_relaxed);
 	free(e);
@@ -485,8 +541,11 @@ static void consider(struct sw_offload *o, struct sw_table *t, const struct sw_k
 {
 	struct sw_key consulted;
 	struct sw_off_plan p;
-	struct sw_flow *f = sw_offload_classify(t, k, &consulted);
-	enum sw_off_why w = sw_offload_decide(o->dp, o->fast, k, f, &consulted, &p);
+	struct sw_off_chain ch;
+	struct sw_flow *f0 = sw_offload_classify(t, k, &consulted);
+	enum sw_off_why w = sw_offload_follow(t, k, f0, &ch, &consulted);
+	if (w == SW_OFF_OK)
+		w = sw_offload_decide_chain(o->dp, o->fast, k, &ch, &consulted, &p);
 	if (w != SW_OFF_OK) {
 		inc(&o->why[w], 1);
 		return;
@@ -511,14 +570,20 @@ static void consider(struct sw_offload *o, struct sw_table *t, const struct sw_k
 		inc(&o->why[rc == -ENOSPC ? SW_OFF_FULL : SW_OFF_ERROR], 1);
 		return;
 	}
+	struct sw_flow *f = (struct sw_flow *)ch.f[ch.n - 1];
 	e->flow = f;
+	e->nsteps = ch.n;
+	for (unsigned i = 0; i < ch.n; i++)
+		e->step[i] = (struct sw_off_step){.f = (struct sw_flow *)ch.f[i], .md = ch.md[i],
+						  .prio = ch.f[i]->priority,
+						  .table = ch.f[i]->table_id};
+	o->chained += ch.n > 1;
 	e->key = *k;
 	e->det = p.det;
 	e->m = p.m;
 	e->port = port;
 	e->out = p.out;
 	e->tx_adj = p.tx_adj;
-	e->prio = f->priority;
 	uint32_t b = ent_hash(port, &p.m);
 	e->hnext = o->idx[b];
 	o->idx[b] = e;
@@ -561,25 +626,33 @@ void sw_offload_poll(struct sw_offload *o, struct sw_table *t, uint64_t now)
 	}
 }
 
+/* Could flow f beat step s's winner for some frame entry e matches? f in s's table, taking
+ * s's metadata, at least s's priority, and agreeing with e's key on every bit both fix. */
+static bool may_beat(const struct sw_flow *f, const struct sw_off_ent *e,
+		     const struct sw_off_step *s)
+{
+	if (f->table_id != s->table || (s->md & f->md_mask) != f->md || f->priority < s->prio)
+		return false;
+	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match;
+	const uint8_t *k = (const uint8_t *)&e->key, *d = (const uint8_t *)&e->det;
+	for (unsigned i = 0; i < sizeof(e->key); i++)
+		if ((k[i] ^ fv[i]) & fm[i] & d[i])
+			return false;
+	return true;
+}
+
 void sw_offload_flow_new(struct sw_offload *o, const struct sw_flow *f)
 {
-	if (!o || f->table_id != 0 || (f->md & f->md_mask) != 0)
-		return; /* only table 0 at metadata 0 decides an entry */
-	const uint8_t *fm = (const uint8_t *)&f->mask, *fv = (const uint8_t *)&f->match;
+	if (!o)
+		return;
 	for (struct sw_off_ent *e = o->all, *next; e; e = next) {
 		next = e->next;
-		if (f->priority < e->prio)
-			continue; /* cannot beat the entry's winner anywhere */
-		/* Does f match some frame the entry matches? Only where both fix the bits can
-		 * they disagree. */
-		const uint8_t *k = (const uint8_t *)&e->key, *d = (const uint8_t *)&e->det;
-		bool meets = true;
-		for (unsigned i = 0; meets && i < sizeof(e->key); i++)
-			meets = ((k[i] ^ fv[i]) & fm[i] & d[i]) == 0;
-		if (meets) {
-			ent_remove(o, e);
-			inc(&o->removed_by_mod, 1);
-		}
+		for (unsigned i = 0; i < e->nsteps; i++)
+			if (may_beat(f, e, &e->step[i])) {
+				ent_remove(o, e);
+				inc(&o->removed_by_mod, 1);
+				break;
+			}
 	}
 }
 
@@ -590,6 +663,16 @@ void sw_offload_flow_gone(struct sw_offload *o, struct sw_flow *f)
 	while (f->off_ents) {
 		ent_remove(o, f->off_ents);
 		inc(&o->removed_by_mod, 1);
+	}
+	/* the chains that pass through f on their way (few: o->chained says whether any) */
+	for (struct sw_off_ent *e = o->chained ? o->all : NULL, *next; e; e = next) {
+		next = e->next;
+		for (unsigned i = 0; i + 1 < e->nsteps; i++)
+			if (e->step[i].f == f) {
+				ent_remove(o, e);
+				inc(&o->removed_by_mod, 1);
+				break;
+			}
 	}
 }
 

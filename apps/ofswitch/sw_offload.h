@@ -33,7 +33,7 @@
 enum sw_off_why {
 	SW_OFF_OK,        /* offloadable */
 	SW_OFF_NO_FLOW,   /* no flow matched (dropped or learned in userspace) */
-	SW_OFF_PIPELINE,  /* goto_table, write/clear actions, write_metadata */
+	SW_OFF_PIPELINE,  /* write/clear actions, or actions and a goto_table in one flow */
 	SW_OFF_METER,     /* a meter instruction */
 	SW_OFF_GROUP,     /* a group action */
 	SW_OFF_CONTROLLER,/* output to the controller */
@@ -69,7 +69,8 @@ void sw_offload_request(struct sw_offload *o, unsigned core, const struct sw_key
 
 /* Can microflow k (in port index k->in_port - 1) whose table-0 answer is f, decided by the
  * subtables whose masks OR to `consulted`, be repeated by the kernel? SW_OFF_OK with *p
- * filled, or the reason. dp: the ports (fast[i]: port i has an offload table). Pure. */
+ * filled, or the reason (a flow that needs the pipeline: SW_OFF_PIPELINE; see
+ * sw_offload_decide_chain). dp: the ports (fast[i]: port i has an offload table). Pure. */
 enum sw_off_why sw_offload_decide(const struct sw_dp *dp, const bool *fast, const struct sw_key *k,
 				  const struct sw_flow *f, const struct sw_key *consulted,
 				  struct sw_off_plan *p);
@@ -77,6 +78,33 @@ enum sw_off_why sw_offload_decide(const struct sw_dp *dp, const bool *fast, cons
  * looked at (sw_offload_cls.c). Writer or registered reader. */
 struct sw_flow *sw_offload_classify(struct sw_table *t, const struct sw_key *k,
 				    struct sw_key *consulted);
+/* The same in table tbl for metadata md, ORing into *consulted (not cleared first). */
+struct sw_flow *sw_offload_classify_md(struct sw_table *t, unsigned tbl, uint64_t md,
+				       const struct sw_key *k, struct sw_key *consulted);
+
+/* The flows a microflow's pipeline goes through, with the metadata each was looked up with:
+ * the steps before the last only pass the frame on (goto_table, write_metadata, nothing
+ * else), so the frame and its key are the same in every table, and the last flow's program
+ * is all that acts on it. */
+struct sw_off_chain {
+	unsigned n;
+	const struct sw_flow *f[SW_N_TABLES];
+	uint64_t md[SW_N_TABLES];
+};
+/* Does program x only pass the frame on to a later table (no action, no write/clear, no
+ * meter; goto_table, maybe write_metadata)? */
+bool sw_offload_passes_on(const struct sw_actions *x);
+/* Table 0's answer f for k (and *consulted from its walk), followed through the tables while
+ * each flow only passes the frame on (sw_offload_passes_on), ORing every walk's masks into
+ * *consulted. The chain ends at the first flow that does more, or with no flow (n counts the
+ * flows found; SW_OFF_NO_FLOW when a table had none). Agent (or a registered reader). */
+enum sw_off_why sw_offload_follow(struct sw_table *t, const struct sw_key *k, const struct sw_flow *f,
+				  struct sw_off_chain *ch, struct sw_key *consulted);
+/* sw_offload_decide for a chain: every step's program without a meter, the last one's as
+ * sw_offload_decide judges a table-0 flow's. */
+enum sw_off_why sw_offload_decide_chain(const struct sw_dp *dp, const bool *fast,
+					const struct sw_key *k, const struct sw_off_chain *ch,
+					const struct sw_key *consulted, struct sw_off_plan *p);
 
 /* Agent: install what the pollers asked for; tell the tables the links' state now and then. */
 void sw_offload_poll(struct sw_offload *o, struct sw_table *t, uint64_t now_ns);

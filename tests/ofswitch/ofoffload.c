@@ -31,6 +31,11 @@
  *      WHOLE frames only. Whole frames of many microflows arrive, forwarded by the kernel;
  *      frames whose UDP header the IP total length cuts short (the switch's parser refuses
  *      them) reach port 1's socket, and none arrives.
+ *   8. a pipeline: G (table 0, udp 9005: write_metadata 5, goto_table 1) and G1 (table 1,
+ *      metadata 5: set eth_dst, output 2): every frame arrives once, byte-exact, the kernel
+ *      forwarded some, FLOW stats of both flows count every frame; a drop flow in table 1
+ *      above G1, then a BARRIER while G's frames keep going: none sent after the reply
+ *      arrives; every flow of every table deleted: no entry left.
  * Exit 0 when everything holds, 1 with one FAIL line per failure. Every wait is bounded.
  */
 #define _GNU_SOURCE
@@ -185,6 +190,10 @@ struct fm {
 	bool any_cookie;  /* DELETE: whatever the cookie (else only this cookie's flows) */
 	int dscp;         /* >= 0: ip_dscp too */
 	bool set_dst, out; /* set eth_dst MAC_NEW; output:2 (none: drop) */
+	uint8_t table;     /* its table (0xff with DELETE: all) */
+	bool md_match;     /* and metadata 5 */
+	bool write_md;     /* write_metadata 5/0xff */
+	uint8_t goto_table; /* goto_table (0: none) */
 };
 
 static int flow_mod(const struct fm *f)
@@ -193,7 +202,7 @@ static int flow_mod(const struct fm *f)
 	memset(b, 0, sizeof(b));
 	p64(b + 8, f->cookie);
 	p64(b + 16, f->cmd >= 3 && !f->any_cookie ? ~0ull : 0);
-	b[24] = 0;
+	b[24] = f->table;
 	b[25] = f->cmd;
 	p16(b + 26, f->idle);
 	p16(b + 30, f->prio);
@@ -212,6 +221,8 @@ static int flow_mod(const struct fm *f)
 		p32(o, 0x80001e02u), p16(o + 4, f->udp_src), o += 6;
 	if (f->udp_dst)
 		p32(o, 0x80002002u), p16(o + 4, f->udp_dst), o += 6;
+	if (f->md_match)
+		p32(o, 0x80000408u), p64(o + 4, 5), o += 12; /* metadata 5 */
 	p16(m, 1);
 	p16(m + 2, (uint16_t)(o - m));
 	size_t padded = ((size_t)(o - m) + 7) / 8 * 8;
@@ -230,6 +241,14 @@ static int flow_mod(const struct fm *f)
 		p16(in + 2, (uint16_t)(a - in));
 	} else {
 		a = in;
+	}
+	if (f->cmd == 0 && f->write_md) { /* WRITE_METADATA 5/0xff */
+		p16(a, 2), p16(a + 2, 24), p64(a + 8, 5), p64(a + 16, 0xff);
+		a += 24;
+	}
+	if (f->cmd == 0 && f->goto_table) { /* GOTO_TABLE */
+		p16(a, 1), p16(a + 2, 8), a[4] = f->goto_table;
+		a += 8;
 	}
 	header(b, T_FLOW_MOD, (uint16_t)(a - b), ++xid);
 	return send_all(b, (size_t)(a - b));
@@ -748,6 +767,64 @@ int main(int argc, char **argv)
 	CHECK(cut_out == 0, "no frame with a cut UDP header was forwarded (%u of 50)", cut_out);
 	CHECK(user1 - user0 == 50, "all 50 reached port 1's socket (%lld), where the parser drops "
 	      "them", user1 - user0);
+
+	/* 8. a pipeline: G (table 0, udp 9005) writes metadata 5 and goes to table 1, where G1
+	 * (metadata 5) sets eth_dst and outputs to 2: the kernel runs G1's program for the
+	 * chain, both flows count every frame; then a drop flow in table 1 above G1 and a
+	 * BARRIER while G's frames keep going: none sent after the reply arrives */
+	struct fm clear = {.cmd = 3, .port_only = true, .any_cookie = true, .dscp = -1,
+			   .table = 0xff};
+	struct fm G = {.cmd = 0, .cookie = 0xb1, .prio = 100, .udp_dst = 9005, .dscp = -1,
+		       .write_md = true, .goto_table = 1};
+	struct fm G1 = {.cmd = 0, .cookie = 0xb2, .prio = 10, .port_only = true, .dscp = -1,
+			.table = 1, .md_match = true, .set_dst = true, .out = true};
+	CHECK(flow_mod(&clear) == 0 && flow_mod(&G) == 0 && flow_mod(&G1) == 0 && barrier() == 0 &&
+	      errors_seen == 0, "pipeline G (table 0) -> G1 (table 1, metadata 5) installed");
+	long long inst8 = ctl_value("app/offload_installed"), hits9 = ctl_value("app/offload_hits");
+	uint32_t s18 = seq;
+	for (int i = 0; i < 300; i++)
+		send_one(9005, 0, true), usleep(2000);
+	uint32_t s19 = seq;
+	n = arrived(s18, s19, true);
+	CHECK(n == s19 - s18 && !dups(s18, s19), "pipeline: %u of %u frames arrived once", n,
+	      s19 - s18);
+	CHECK(ctl_value("app/offload_installed") > inst8 && ctl_value("app/offload_hits") > hits9,
+	      "the pipeline's microflow was offloaded and the kernel forwarded %lld of its frames",
+	      ctl_value("app/offload_hits") - hits9);
+	uint64_t pk1, by1;
+	CHECK(flow_stats(0xb1, &n, &pk, &by) == 0 && flow_stats(0xb2, &n, &pk1, &by1) == 0 &&
+	      pk == s19 - s18 && pk1 == s19 - s18,
+	      "FLOW stats: G %llu, G1 %llu of %u (offloaded + userspace, every flow of the chain)",
+	      (unsigned long long)pk, (unsigned long long)pk1, s19 - s18);
+	struct fm GD = {.cmd = 0, .cookie = 0xb3, .prio = 200, .udp_dst = 9005, .dscp = -1,
+			.table = 1};
+	uint32_t s20 = seq;
+	bx = 0;
+	replied = false;
+	if (flow_mod(&GD) == 0)
+		bx = send_barrier();
+	for (int i = 0; bx && i < 20000 && !replied; i++) {
+		send_one(9005, 0, true);
+		int t;
+		while ((t = next_msg(m, sizeof(m), &l, 0)) >= 0)
+			if (t == T_BARRIER_REP && g32(m + 4) == bx)
+				replied = true;
+	}
+	after = seq;
+	for (int i = 0; i < 300; i++)
+		send_one(9005, 0, true), usleep(200);
+	uint32_t s21 = seq;
+	arrived(s20, s21, false);
+	usleep(300000);
+	drain();
+	leaked = 0;
+	for (uint32_t s = after; s < s21; s++)
+		leaked += got[s] != 0;
+	CHECK(replied && leaked == 0,
+	      "a drop flow in table 1: no frame leaked after the BARRIER_REPLY (%u of %u)", leaked,
+	      s21 - after);
+	CHECK(flow_mod(&clear) == 0 && barrier() == 0 && ctl_value("app/offload_entries") == 0,
+	      "every flow of every table deleted: no entry left");
 	CHECK(bad_bytes == 0 && errors_seen == 0, "no frame differed (%u), no ERROR (%u)", bad_bytes,
 	      errors_seen);
 	return fails ? 1 : 0;

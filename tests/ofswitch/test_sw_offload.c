@@ -375,3 +375,92 @@ Test(sw_offload, a_match_outside_the_key_stays_in_userspace)
 	cr_assert_eq(sw_offload_decide(&dp, fast, &k, f, &consulted, &p), SW_OFF_MATCH,
 		     "a frame with tunnel_id 5 would get the other flow");
 }
+
+/* ---- pipelines (sw_offload_follow): flows that only pass the frame on, then one that acts */
+
+/* decide() through the tables, as the agent's consider() does. */
+static enum sw_off_why decide_chain(const struct sw_key *k, struct sw_off_chain *ch,
+				    struct sw_key *consulted, struct sw_off_plan *p)
+{
+	struct sw_flow *f = sw_offload_classify(t, k, consulted);
+	enum sw_off_why w = sw_offload_follow(t, k, f, ch, consulted);
+	return w == SW_OFF_OK ? sw_offload_decide_chain(&dp, fast, k, ch, consulted, p) : w;
+}
+
+/* pipe3's shape: table 0 on the UDP port -> goto 1 writing metadata 7; table 1 on eth_dst
+ * at metadata 7 -> goto 2; table 2 on the IPv4 destination (a /24 over a /8) -> set eth_dst,
+ * output 2. The entry runs table 2's program and names what the three walks looked at. */
+Test(sw_offload, a_pipeline_that_only_passes_on_is_offloaded)
+{
+	struct sw_flow *f0 = add(10, 9000, -1, NULL, 0);
+	struct sw_actions *x0 = atomic_load(&f0->actions);
+	x0->goto_table = 1;
+	x0->inst = SW_INST_META;
+	x0->md = 7, x0->md_mask = 0xff;
+	put(f0);
+	struct sw_flow *f1 = add(10, 0, -1, NULL, 0);
+	memset(&f1->match, 0, sizeof(f1->match));
+	memset(&f1->mask, 0, sizeof(f1->mask));
+	memcpy(f1->match.eth_dst, "\x02\0\0\0\0\x0b", 6);
+	memset(f1->mask.eth_dst, 0xff, 6);
+	f1->table_id = 1;
+	f1->md = 7, f1->md_mask = 0xff, f1->has_md = true;
+	atomic_load(&f1->actions)->goto_table = 2;
+	put(f1);
+	struct sw_op ops[2] = {{.code = SW_OP_SET_ETH_DST, .mac = {2, 0xcc, 0, 0, 0, 1}}, OUT2};
+	struct sw_flow *r8 = NULL, *r24 = NULL;
+	for (unsigned len = 8; len <= 24; len += 16) {
+		struct sw_flow *f = add((uint16_t)(100 + len), 0, -1, ops, 2);
+		memset(&f->match, 0, sizeof(f->match));
+		memset(&f->mask, 0, sizeof(f->mask));
+		f->match.eth_type = 0x0800, f->mask.eth_type = 0xffff;
+		memcpy(f->match.nw_dst, "\x0a\0\0\0", 4);
+		memset(f->mask.nw_dst, 0xff, len / 8);
+		f->table_id = 2;
+		*(len == 8 ? &r8 : &r24) = put(f);
+	}
+	struct sw_key k = udp_key(9000, 0), consulted;
+	struct sw_off_chain ch;
+	struct sw_off_plan p;
+	cr_assert_eq(decide_chain(&k, &ch, &consulted, &p), SW_OFF_OK);
+	cr_assert_eq(ch.n, 3);
+	cr_assert(ch.f[0] == f0 && ch.f[1] == f1 && ch.f[2] == r24, "the /24 wins in table 2");
+	cr_assert_eq(ch.md[1], 7, "table 1 was asked with the metadata table 0 wrote");
+	cr_assert_eq(p.n, 2);
+	cr_assert_eq(p.a[0].type, RF_OFFLOAD_SET_ETH_DST);
+	cr_assert_eq(p.a[1].type, RF_OFFLOAD_OUTPUT);
+	cr_assert_eq(p.det.tp_dst, 0xffff, "table 0's field");
+	cr_assert_eq(p.det.eth_dst[5], 0xff, "table 1's");
+	cr_assert_eq(p.det.nw_dst[2], 0xff, "table 2's /24");
+	cr_assert_eq(p.det.nw_dst[3], 0xff, "an entry names an address whole");
+	cr_assert_eq(p.det.nw_src[0], 0, "no table looked at the source");
+	cr_assert(p.m.fields & RF_OFFLOAD_F_ETH_DST);
+	cr_assert(p.m.fields & RF_OFFLOAD_F_IP4_DST);
+	(void)r8;
+}
+
+/* A step before the last with an action of its own, a later table with no flow, a meter on
+ * the last step: userspace keeps each. */
+Test(sw_offload, pipelines_the_kernel_cannot_repeat)
+{
+	struct sw_flow *f0 = put(add(10, 9000, -1, &OUT2, 1));
+	struct sw_actions *x0 = atomic_load(&f0->actions);
+	x0->goto_table = 1; /* output 2 and goto: a copy out, then more */
+	struct sw_key k = udp_key(9000, 0), consulted;
+	struct sw_off_chain ch;
+	struct sw_off_plan p;
+	cr_assert_eq(decide_chain(&k, &ch, &consulted, &p), SW_OFF_PIPELINE);
+	x0->n = 0, x0->last_out = 0; /* now it only passes on, to a table 1 without flows */
+	cr_assert_eq(decide_chain(&k, &ch, &consulted, &p), SW_OFF_NO_FLOW);
+	struct sw_flow *f1 = add(10, 0, -1, &OUT2, 1);
+	memset(&f1->match, 0, sizeof(f1->match));
+	memset(&f1->mask, 0, sizeof(f1->mask));
+	f1->table_id = 1;
+	put(f1);
+	cr_assert_eq(decide_chain(&k, &ch, &consulted, &p), SW_OFF_OK);
+	atomic_load(&f1->actions)->meter_id = 1;
+	cr_assert_eq(decide_chain(&k, &ch, &consulted, &p), SW_OFF_METER);
+	atomic_load(&f1->actions)->meter_id = 0;
+	atomic_load(&f1->actions)->write = 1; /* an action set: the set would run, not this */
+	cr_assert_eq(decide_chain(&k, &ch, &consulted, &p), SW_OFF_PIPELINE);
+}
