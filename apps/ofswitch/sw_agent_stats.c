@@ -169,11 +169,13 @@ void mp_table(struct sw_agent *a, struct sw_conn *c, const struct of_xmsg *x)
 	struct of_table_stats t[SW_N_TABLES];
 	sw_offload_sync(a->dp->offload); /* the kernel's hits */
 	sw_tables_stats(a->dp, a->flows, t);
-	/* --offload: frames the kernel forwarded never reached a poller; each was looked up in
-	 * table 0 and matched there (only table-0 decisions are offloaded). */
-	uint64_t off = sw_offload_hits(a->dp->offload);
-	t[0].lookup_count += off;
-	t[0].matched_count += off;
+	/* --offload: frames the kernel forwarded never reached a poller; each was looked up and
+	 * matched in every table of its entry's chain. */
+	for (unsigned i = 0; i < SW_N_TABLES; i++) {
+		uint64_t off = sw_offload_hits(a->dp->offload, i);
+		t[i].lookup_count += off;
+		t[i].matched_count += off;
+	}
 	struct of_xmsg rep = {.version = OF_VERSION_1_3, .type = OF_X_TABLE_REPLY, .xid = x->xid};
 	rep.u.tables.n = SW_N_TABLES;
 	rep.u.tables.items = t;

@@ -90,6 +90,7 @@ struct sw_offload {
 	_Atomic uint64_t port_rx[SW_MAX_PORTS][2], port_tx[SW_MAX_PORTS][2]; /* packets, bytes */
 	/* counters (the agent writes them; the stats registry reads them relaxed) */
 	_Atomic uint64_t entries, installed, removed, removed_by_mod, hits, exists;
+	uint64_t table_hits[SW_N_TABLES]; /* the kernel's hits per table they went through */
 	_Atomic uint64_t why[SW_OFF_N];
 };
 
@@ -501,6 +502,7 @@ static void fold(struct sw_offload *o, struct sw_off_ent *e)
 	for (unsigned i = 0; i < e->nsteps; i++) { /* every flow of the chain took them */
 		e->step[i].f->off_pkts += dh;
 		e->step[i].f->off_bytes += db;
+		o->table_hits[e->step[i].table] += dh;
 	}
 	inc(&o->port_rx[e->port][0], dh);
 	inc(&o->port_rx[e->port][1], db);
@@ -697,9 +699,9 @@ void sw_offload_port_counts(const struct sw_offload *o, unsigned i, uint64_t *rx
 	*tx_bytes = atomic_load_explicit(&o->port_tx[i][1], memory_order_relaxed);
 }
 
-uint64_t sw_offload_hits(const struct sw_offload *o)
+uint64_t sw_offload_hits(const struct sw_offload *o, unsigned tbl)
 {
-	return o ? atomic_load_explicit(&o->hits, memory_order_relaxed) : 0; /* relaxed: ours */
+	return o && tbl < SW_N_TABLES ? o->table_hits[tbl] : 0;
 }
 
 /* ---- setup, the registry, the report ---- */

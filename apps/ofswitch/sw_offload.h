@@ -120,9 +120,10 @@ void sw_offload_sync(struct sw_offload *o);
  * agent's last sync (once a second, and before every stats reply). */
 void sw_offload_port_counts(const struct sw_offload *o, unsigned i, uint64_t *rx_pkts,
 			    uint64_t *rx_bytes, uint64_t *tx_pkts, uint64_t *tx_bytes);
-/* Agent: the frames the kernel forwarded so far (folded by sw_offload_sync); all of them
- * matched a table-0 flow, so TABLE stats add them to table 0's lookups and matches. */
-uint64_t sw_offload_hits(const struct sw_offload *o);
+/* Agent: the frames the kernel forwarded so far (folded by sw_offload_sync) that went
+ * through table tbl (each matched a flow there): TABLE stats add them to its lookups and
+ * matches. */
+uint64_t sw_offload_hits(const struct sw_offload *o, unsigned tbl);
 /* The counters under "app/offload_*" in the stats registry (ringflow-ctl stats app). */
 struct rf_stats;
 void sw_offload_stats_register(struct sw_offload *o, struct rf_stats *reg);

@@ -33,7 +33,8 @@
  *      them) reach port 1's socket, and none arrives.
  *   8. a pipeline: G (table 0, udp 9005: write_metadata 5, goto_table 1) and G1 (table 1,
  *      metadata 5: set eth_dst, output 2): every frame arrives once, byte-exact, the kernel
- *      forwarded some, FLOW stats of both flows count every frame; a drop flow in table 1
+ *      forwarded some, FLOW stats of both flows and TABLE stats of table 1 count every
+ *      frame; a drop flow in table 1
  *      above G1, then a BARRIER while G's frames keep going: none sent after the reply
  *      arrives; every flow of every table deleted: no entry left.
  * Exit 0 when everything holds, 1 with one FAIL line per failure. Every wait is bounded.
@@ -310,16 +311,17 @@ static int port_stats(uint32_t p, uint64_t *rx, uint64_t *tx)
 	return 0;
 }
 
-/* TABLE stats of table 0: lookups and matches. */
-static int table0_stats(uint64_t *lookup, uint64_t *matched)
+/* TABLE stats of table tbl: lookups and matches (24 bytes a table, in order). */
+static int table_stats(unsigned tbl, uint64_t *lookup, uint64_t *matched)
 {
 	uint8_t b[16];
 	memset(b, 0, sizeof(b));
 	uint16_t l;
-	if (mp_ask(b, 16, 3 /* OFPMP_TABLE */, &l) || l < 16 + 24 || mp_rep[16] != 0)
+	const uint8_t *t = mp_rep + 16 + 24 * tbl;
+	if (mp_ask(b, 16, 3 /* OFPMP_TABLE */, &l) || l < 16 + 24 * (tbl + 1) || t[0] != tbl)
 		return -1;
-	*lookup = g64(mp_rep + 16 + 8);
-	*matched = g64(mp_rep + 16 + 16);
+	*lookup = g64(t + 8);
+	*matched = g64(t + 16);
 	return 0;
 }
 
@@ -553,7 +555,7 @@ int main(int argc, char **argv)
 	CHECK(port_stats(2, &rx, &tx) == 0 && tx == s1 - s0, "PORT stats: port 2 tx %llu of %u",
 	      (unsigned long long)tx, s1 - s0);
 	uint64_t tl, tm;
-	CHECK(table0_stats(&tl, &tm) == 0 && tl == s1 - s0 && tm == s1 - s0,
+	CHECK(table_stats(0, &tl, &tm) == 0 && tl == s1 - s0 && tm == s1 - s0,
 	      "TABLE stats: table 0 looked up %llu and matched %llu of %u (offloaded + userspace)",
 	      (unsigned long long)tl, (unsigned long long)tm, s1 - s0);
 	char path[128];
@@ -796,6 +798,9 @@ int main(int argc, char **argv)
 	      pk == s19 - s18 && pk1 == s19 - s18,
 	      "FLOW stats: G %llu, G1 %llu of %u (offloaded + userspace, every flow of the chain)",
 	      (unsigned long long)pk, (unsigned long long)pk1, s19 - s18);
+	CHECK(table_stats(1, &tl, &tm) == 0 && tl == s19 - s18 && tm == s19 - s18,
+	      "TABLE stats: table 1 looked up %llu and matched %llu of %u (offloaded + userspace)",
+	      (unsigned long long)tl, (unsigned long long)tm, s19 - s18);
 	struct fm GD = {.cmd = 0, .cookie = 0xb3, .prio = 200, .udp_dst = 9005, .dscp = -1,
 			.table = 1};
 	uint32_t s20 = seq;
