@@ -6,8 +6,10 @@
  *             the IP checksum, or the latency payload's sequence number and send time) and
  *             returns bpf_redirect(ifindex), so the kernel sends the frame out of the device.
  *             With live frames the kernel keeps a page's contents from one run to the next
- *             (the template is copied in once per page), so every varied field is written on
- *             every run. It counts its runs (redirect attempts) per CPU.
+ *             (the template is copied in once per page), also what a receiver rewrote in
+ *             place (an XDP forwarder's new MAC or TTL comes back with the recycled page), so
+ *             every run writes the template's headers back, then the varied fields. It
+ *             counts its runs (redirect attempts) per CPU.
  *   pg_xmit   on the xdp_devmap_xmit tracepoint, fired when a bulk of redirected frames is
  *             handed to the device's ndo_xdp_xmit: adds what the driver took (sent) and what
  *             it refused (drops, with the error) per CPU. "sent" is what left the device: the
@@ -104,6 +106,10 @@ int pg_xdp(struct xdp_md *ctx)
 	/* Per CPU, and a batch runs with bottom halves off: nothing else on this CPU runs pg_xdp
 	 * between this read and write. */
 	st->runs++;
+	if ((void *)(data + PG_HDR_LEN) > (void *)end)
+		return XDP_ABORTED; /* never: the tool's frames are 60 bytes or more */
+	__builtin_memcpy(data, cfg->hdr, PG_HDR_LEN); /* the header as built, whatever the page
+							 went through since (pg_cfg) */
 	if (cfg->flags & PG_F_TIMESTAMP) {
 		/* fwd_latency's payload after the Ethernet header: magic, cpu, seq, send time. */
 		struct pg_lat_payload *pl = (void *)(data + ETH_HLEN);

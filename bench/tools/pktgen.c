@@ -309,6 +309,8 @@ int main(int argc, char **argv)
 				      (o.rate > 0 ? PG_F_PACED : 0),
 			     .tgid = (__u32)getpid(),
 			     .src_ip = PG_SRC_IP};
+	_Static_assert(PG_HDR_LEN <= 60, "every frame holds the header template");
+	memcpy(cfg.hdr, R.frame, PG_HDR_LEN);
 	const char *why = "";
 	rc = pg_bpf_open(&R.bpf, &cfg, &why);
 	if (rc) {

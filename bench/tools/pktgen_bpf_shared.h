@@ -19,12 +19,18 @@
 #define PG_LAT_ETHERTYPE 0x88b5 /* fwd_latency's ethertype (IEEE local experimental) */
 #define PG_LAT_MAGIC 0x72666c74u /* "rflt", fwd_latency's LAT_MAGIC */
 
+#define PG_HDR_LEN 42 /* Ethernet + IPv4 + UDP: what pg_xdp writes back on every run */
+
 struct pg_cfg {
 	__u32 ifindex; /* the device frames leave by */
 	__u32 flows;   /* 1..PG_MAX_FLOWS */
 	__u32 flags;   /* PG_F_* */
 	__u32 tgid;    /* the tool's process: pg_xmit counts only its test runs */
 	__u32 src_ip;  /* host order: flow f's source IP is src_ip + f */
+	/* The template's first PG_HDR_LEN bytes. A live frame's page keeps what was written in
+	 * it, by us or by whoever received it: an XDP forwarder that rewrites in place (a MAC, a
+	 * TTL) hands the page back through the page pool changed. So every run writes them. */
+	__u8 hdr[PG_HDR_LEN];
 };
 
 /*
