@@ -5,10 +5,11 @@
  *
  * An entry stands for every whole frame (RF_OFFLOAD_F_WHOLE: one sw_key_parse accepts) whose
  * fields equal the entry's, received on its port. It is correct only if every such frame
- * would get the same decision in userspace: sw_offload_decide checks that the decision came
- * from one table and a program the kernel runs the same way, and that every bit the
- * classifier consulted (the OR of the masks of the subtables it probed, sw_offload_cls.c)
- * is a bit such frames share with the key. The entry names only the menu fields (MACs, tag,
+ * would get the same decision in userspace: sw_offload_decide_chain checks that the decision
+ * came from one flow's program the kernel runs the same way (the flows before it in the
+ * pipeline only pass the frame on: sw_offload_follow), and that every bit the classifier
+ * consulted in every table of that chain (the OR of the masks of the subtables it probed,
+ * sw_offload_cls.c) is a bit such frames share with the key. The entry names only the menu fields (MACs, tag,
  * EtherType, IP addresses, IP protocol, TCP/UDP ports) that hold a consulted bit, as a
  * megaflow does: a flow on in_port alone makes one port-wide entry of WHOLE frames, which
  * the kernel runs without hashing a key. Bits the parser leaves zero for the key's
@@ -17,16 +18,17 @@
  * vlan_pcp on untagged frames are: the entry says "untagged").
  *
  * Consistency, all on the agent thread (the flow table's only writer): an ADD removes, before
- * the new flow is in the classifier, every entry whose winner it could beat for some frame the
- * entry matches; MODIFY, DELETE, expiry and a replacing ADD remove the flow's own entries
- * first. A removal is one BPF map delete, visible to the next frame the kernel processes, so
+ * the new flow is in the classifier, every entry whose winner in any table of its chain it
+ * could beat for some frame the entry matches (may_beat); MODIFY, DELETE, expiry and a
+ * replacing ADD remove the entries of every chain the flow is in first. A removal is one BPF map delete, visible to the next frame the kernel processes, so
  * the BARRIER reply (sent later by the same thread) comes after it. A request from a poller
  * carries only the key: the agent classifies it again against the table as it is now, so a
  * request made before a FLOW_MOD can never install the old decision.
  *
  * Counters: an entry's hits are read (every second, before every stats reply and before the
- * entry goes) and their growth added to its flow (sw_flow.off_pkts, read by sw_flow_counts,
- * so FLOW stats, FLOW_REMOVED and the idle timeout see them) and to its ports. Hits between
+ * entry goes) and their growth added to every flow of its chain (sw_flow.off_pkts, read by
+ * sw_flow_counts, so FLOW stats, FLOW_REMOVED and the idle timeout see them), to the TABLE
+ * stats of its tables and to its ports. Hits between
  * the last read and a removal are lost with the entry (the driver keeps no counters of a
  * deleted entry): the window is one system call wide.
  */
