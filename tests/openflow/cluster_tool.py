@@ -296,23 +296,15 @@ def main():
     if cmd == "view":
         view(args)
         return 0
-    if cmd == "masters":
+    guarded = {"masters": (lambda: masters(args), "cannot read /api/cluster"),
+               "settled": (lambda: settled(args), "cannot read /api/cluster"),
+               "stale": (lambda: stale(*args), "no answer from the switch")}
+    if cmd in guarded:
+        fn, what = guarded[cmd]
         try:
-            return masters(args)
-        except Exception as e:  # noqa: BLE001
-            print(f"cannot read /api/cluster: {e}")
-            return 1
-    if cmd == "settled":
-        try:
-            return settled(args)
-        except Exception as e:  # noqa: BLE001
-            print(f"cannot read /api/cluster: {e}")
-            return 1
-    if cmd == "stale":
-        try:
-            return stale(*args)
-        except Exception as e:  # noqa: BLE001
-            print(f"no answer from the switch: {e}")
+            return fn()
+        except Exception as e:  # noqa: BLE001 - one line, whatever went wrong
+            print(f"{what}: {e}")
             return 1
     if cmd == "proxy":
         proxy(args)
