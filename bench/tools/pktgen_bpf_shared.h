@@ -30,7 +30,7 @@ struct pg_cfg {
 	/* The template's first PG_HDR_LEN bytes. A live frame's page keeps what was written in
 	 * it, by us or by whoever received it: an XDP forwarder that rewrites in place (a MAC, a
 	 * TTL) hands the page back through the page pool changed. So every run writes them. */
-	__u8 hdr[PG_HDR_LEN];
+	__u64 hdr[(PG_HDR_LEN + 7) / 8]; /* 8-byte words: pg_xdp copies five and a 16-bit tail */
 };
 
 /*
