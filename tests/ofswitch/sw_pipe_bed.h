@@ -1,9 +1,9 @@
 /*
  * tests/ofswitch/sw_pipe_bed.h: one poller's datapath over a real sw_table, for the pipeline's
- * tests (test_sw_pipe.c, test_sw_outcome.c): a dp with three ports and a pool, flows added
- * and removed as the agent does (decoded, checked, their programs stamped), and run(), what
- * sw_dp_poll does with one frame. Frames sent stay in core->tx until release_all(), which
- * also checks that no buffer was lost.
+ * tests (test_sw_pipe.c, test_sw_outcome.c) and test_sw_actions.c's sw_apply: a dp with three
+ * ports and a pool, flows added and removed as the agent does (decoded, checked, their
+ * programs stamped), and run(), what sw_dp_poll does with one frame. Frames sent stay in
+ * core->tx until release_all(), which also checks that no buffer was lost.
  */
 #ifndef RINGFLOW_TESTS_SW_PIPE_BED_H
 #define RINGFLOW_TESTS_SW_PIPE_BED_H

@@ -21,6 +21,7 @@
 
 #include "sw.h"
 #include "sw_frames.h"
+#include "sw_pipe_bed.h"
 
 /* ---- wire helpers ---- */
 
@@ -481,32 +482,6 @@ Test(sw_actions, new_prerequisites_follow_the_frame)
 
 /* ---- running programs ---- */
 
-static struct sw_dp dp; /* large */
-static struct sw_core *core;
-static unsigned pool_full;
-
-static void dp_setup(void)
-{
-	memset(&dp, 0, sizeof(dp));
-	dp.nports = 3;
-	dp.pool = rf_pktbuf_pool_create("sw_actions_test", 64, 2048, 0, RF_MEMPOOL_QUIET);
-	cr_assert_not_null(dp.pool);
-	dp.to_ctl = rf_ring_create("sw_actions_to_ctl", 16, RF_RING_SC_DEQ);
-	cr_assert_not_null(dp.to_ctl);
-	core = &dp.cores[0];
-	core->dp = &dp;
-	pool_full = rf_pktbuf_pool_avail(dp.pool);
-}
-
-static void dp_teardown(void)
-{
-	void *b;
-	while (rf_ring_dequeue_burst(dp.to_ctl, &b, 1, NULL) == 1)
-		rf_pktbuf_free(b);
-	rf_ring_free(dp.to_ctl);
-	rf_pktbuf_pool_free(dp.pool);
-}
-
 static struct rf_pktbuf *make(const uint8_t *f, uint32_t n)
 {
 	struct rf_pktbuf *b = rf_pktbuf_alloc(dp.pool);
@@ -526,18 +501,6 @@ static const uint8_t *sent(unsigned pi, unsigned k, uint32_t *len)
 {
 	*len = core->tx[pi][k]->data_len;
 	return rf_pktbuf_data(core->tx[pi][k]);
-}
-
-static void release_all(void)
-{
-	for (unsigned pi = 0; pi < dp.nports; pi++) {
-		rf_pktbuf_free_bulk(core->tx[pi], core->ntx[pi]);
-		core->ntx[pi] = 0;
-	}
-	void *b;
-	while (rf_ring_dequeue_burst(dp.to_ctl, &b, 1, NULL) == 1)
-		rf_pktbuf_free(b);
-	cr_assert_eq(rf_pktbuf_pool_avail(dp.pool), pool_full, "a buffer was lost or freed twice");
 }
 
 static struct sw_actions program(const struct of_match *m, const struct of_actions *a)
@@ -561,7 +524,7 @@ static void valid(const uint8_t *f, unsigned ip_off, uint8_t proto)
 		     at16(ip + 20 + c), l4_csum(ip, c));
 }
 
-TestSuite(sw_apply, .init = dp_setup, .fini = dp_teardown);
+TestSuite(sw_apply, .init = pipe_setup, .fini = pipe_teardown); /* sw_pipe_bed.h */
 
 Test(sw_apply, one_output_takes_the_buffer_itself)
 {
