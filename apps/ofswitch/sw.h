@@ -64,7 +64,7 @@
 #define SW_EMC_ENTRIES 8192  /* exact-match cache entries per core (4-way, a power of two) */
 #define SW_MFC_ENTRIES 65536 /* megaflow cache entries per core (4-way, a power of two) */
 #define SW_OUT_ENTRIES 2048  /* pipeline outcome cache entries per core (4-way, a power of
-				two; ~0.7 KiB each) */
+				two; 840 bytes each with the key) */
 #define SW_BURST 32
 #define SW_PO_SLOTS 256      /* PACKET_OUTs in flight to poller 0 */
 #define SW_N_TABLES 8        /* flow tables of the pipeline (sw_pipe.c), 0..SW_N_TABLES-1 */
