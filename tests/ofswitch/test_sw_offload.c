@@ -82,7 +82,8 @@ static struct sw_flow *add(uint16_t prio, uint16_t dport, int dscp, const struct
 	f->priority = prio;
 	struct sw_actions *x = calloc(1, sizeof(*x));
 	cr_assert(x);
-	memcpy(x->op, ops, n * sizeof(*ops));
+	if (n) /* ops may be NULL for a program of no action */
+		memcpy(x->op, ops, n * sizeof(*ops));
 	x->n = (uint8_t)n;
 	x->last_out = (uint8_t)n;
 	for (unsigned i = 0; i < n; i++)
