@@ -284,6 +284,8 @@ struct sw_actions {
 	struct sw_meter *meter; /* its meter (sw_meter.h), set by the agent; runs first */
 	struct sw_op op[2 * OF_MAX_ACTIONS]; /* apply-actions, then write-actions */
 };
+/* Sets x->last_out from x->op[0 .. x->n): the last OUTPUT or GROUP, or n when none. */
+void sw_actions_mark_last_out(struct sw_actions *x);
 /* Gives x, about to be published as a flow's program, an id no other program had. Any
  * thread. */
 void sw_actions_stamp(struct sw_actions *x);

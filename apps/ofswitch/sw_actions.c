@@ -213,6 +213,14 @@ static bool other_action(const struct of_action *x, struct cur *c, struct sw_op 
 	return ok;
 }
 
+void sw_actions_mark_last_out(struct sw_actions *x)
+{
+	x->last_out = x->n;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->op[i].code == SW_OP_OUTPUT || x->op[i].code == SW_OP_GROUP)
+			x->last_out = (uint8_t)i;
+}
+
 void sw_actions_stamp(struct sw_actions *x)
 {
 	static _Atomic uint64_t last; /* relaxed: only uniqueness is asked of it */
@@ -305,10 +313,7 @@ int sw_actions_decode(const struct of_actions *oa, const struct sw_act_ctx *ctx,
 		k++;
 	}
 	out->n = (uint8_t)k;
-	out->last_out = (uint8_t)k;
-	for (unsigned i = 0; i < k; i++)
-		if (out->op[i].code == SW_OP_OUTPUT || out->op[i].code == SW_OP_GROUP)
-			out->last_out = (uint8_t)i;
+	sw_actions_mark_last_out(out);
 	return 0;
 }
 

@@ -153,10 +153,7 @@ static bool compose(const struct sw_outcome_rec *r, const struct sw_actions *set
 		k += set->n;
 	}
 	p->n = (uint8_t)k;
-	p->last_out = (uint8_t)k;
-	for (unsigned i = 0; i < k; i++)
-		if (p->op[i].code == SW_OP_OUTPUT || p->op[i].code == SW_OP_GROUP)
-			p->last_out = (uint8_t)i;
+	sw_actions_mark_last_out(p);
 	p->goto_table = SW_NO_GOTO;
 	p->inst = p->nwrite = p->write = 0;
 	p->md = p->md_mask = p->id = 0;

@@ -109,10 +109,7 @@ static void aset_program(const struct aset *s, struct sw_actions *p)
 			k += s->e[j].nops;
 		}
 	p->n = (uint8_t)k;
-	p->last_out = (uint8_t)k;
-	for (unsigned i = 0; i < k; i++)
-		if (p->op[i].code == SW_OP_OUTPUT || p->op[i].code == SW_OP_GROUP)
-			p->last_out = (uint8_t)i;
+	sw_actions_mark_last_out(p);
 }
 
 static bool rewrites(const struct sw_actions *x)

@@ -85,10 +85,7 @@ static struct sw_flow *add(uint16_t prio, uint16_t dport, int dscp, const struct
 	if (n) /* ops may be NULL for a program of no action */
 		memcpy(x->op, ops, n * sizeof(*ops));
 	x->n = (uint8_t)n;
-	x->last_out = (uint8_t)n;
-	for (unsigned i = 0; i < n; i++)
-		if (ops[i].code == SW_OP_OUTPUT || ops[i].code == SW_OP_GROUP)
-			x->last_out = (uint8_t)i;
+	sw_actions_mark_last_out(x);
 	atomic_init(&f->actions, x);
 	return f;
 }
