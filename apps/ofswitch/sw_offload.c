@@ -47,12 +47,12 @@
 
 struct sw_off_ent {
 	struct sw_off_ent *next, **pprev;   /* every entry */
-	struct sw_off_ent *fnext, **fpprev; /* its flow's (sw_flow.off_ents) */
+	struct sw_off_ent *fnext, **fpprev; /* its last flow's (sw_flow.off_ents): the flow whose
+					       program it runs, step[nsteps - 1].f */
 	struct sw_off_ent *hnext;           /* index by (port, match) */
-	struct sw_flow *flow;   /* the last flow of its chain: the one whose program it runs */
 	struct sw_key key, det; /* the microflow that made it; the bytes the entry fixes */
 	/* Its chain (struct sw_off_chain): step i's flow, the table and metadata it was looked
-	 * up with, its priority; step nsteps - 1 is `flow`. */
+	 * up with, its priority. */
 	struct sw_off_step {
 		struct sw_flow *f;
 		uint64_t md;
@@ -574,8 +574,7 @@ static void consider(struct sw_offload *o, struct sw_table *t, const struct sw_k
 		inc(&o->why[rc == -ENOSPC ? SW_OFF_FULL : SW_OFF_ERROR], 1);
 		return;
 	}
-	struct sw_flow *f = (struct sw_flow *)ch.f[ch.n - 1];
-	e->flow = f;
+	struct sw_flow *f = (struct sw_flow *)ch.f[ch.n - 1]; /* its list holds e */
 	e->nsteps = ch.n;
 	for (unsigned i = 0; i < ch.n; i++)
 		e->step[i] = (struct sw_off_step){.f = (struct sw_flow *)ch.f[i], .md = ch.md[i],
