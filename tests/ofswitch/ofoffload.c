@@ -458,6 +458,15 @@ static void drain(void)
 	}
 }
 
+/* How many frames of [from, to) arrived (what b0 has so far). */
+static unsigned got_in(uint32_t from, uint32_t to)
+{
+	unsigned n = 0;
+	for (uint32_t s = from; s < to; s++)
+		n += got[s] != 0;
+	return n;
+}
+
 /* Drains for up to 2 s or until every frame of [from, to) arrived; how many arrived. */
 static unsigned arrived(uint32_t from, uint32_t to, bool expect_all)
 {
@@ -466,9 +475,7 @@ static unsigned arrived(uint32_t from, uint32_t to, bool expect_all)
 	do {
 		usleep(10000);
 		drain();
-		n = 0;
-		for (uint32_t s = from; s < to; s++)
-			n += got[s] != 0;
+		n = got_in(from, to);
 	} while (now_s() < end && (!expect_all || n < to - from));
 	return n;
 }
@@ -479,6 +486,36 @@ static unsigned dups(uint32_t from, uint32_t to)
 	for (uint32_t s = from; s < to; s++)
 		n += got[s] > 1;
 	return n;
+}
+
+/* FLOW_MOD fmod and a BARRIER, sent while frames to UDP dport keep going, until the
+ * BARRIER_REPLY (20000 frames at most); then 300 more, and everything that arrives drained.
+ * *after: the first frame sent after the reply; *end: one past the last. True when the
+ * reply came. */
+static bool send_through_barrier(const struct fm *fmod, uint16_t dport, uint32_t *after,
+				 uint32_t *end)
+{
+	static uint8_t m[1 << 16];
+	uint16_t l;
+	uint32_t from = seq, bx = 0;
+	bool replied = false;
+	if (flow_mod(fmod) == 0)
+		bx = send_barrier();
+	for (int i = 0; bx && i < 20000 && !replied; i++) { /* send, look for the reply */
+		send_one(dport, 0, true);
+		int t;
+		while ((t = next_msg(m, sizeof(m), &l, 0)) >= 0)
+			if (t == T_BARRIER_REP && g32(m + 4) == bx)
+				replied = true;
+	}
+	*after = seq; /* every frame from here on was sent after the reply */
+	for (int i = 0; i < 300; i++)
+		send_one(dport, 0, true), usleep(200);
+	*end = seq;
+	arrived(from, *end, false);
+	usleep(300000);
+	drain();
+	return replied;
 }
 
 int main(int argc, char **argv)
@@ -581,29 +618,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 100; i++) /* the entry is in by now: these go through the kernel */
 		send_one(9000, 0, true), usleep(200);
 	struct fm D = {.cmd = 0, .cookie = CK_DROP, .prio = 200, .udp_dst = 9000, .dscp = -1};
-	uint32_t bx = 0;
-	bool replied = false;
-	if (flow_mod(&D) == 0)
-		bx = send_barrier();
-	for (int i = 0; bx && i < 20000 && !replied; i++) { /* send, look for the reply */
-		send_one(9000, 0, true);
-		int t;
-		while ((t = next_msg(m, sizeof(m), &l, 0)) >= 0)
-			if (t == T_BARRIER_REP && g32(m + 4) == bx)
-				replied = true;
-	}
-	after = seq; /* every frame from here on was sent after the reply */
-	for (int i = 0; i < 300; i++)
-		send_one(9000, 0, true), usleep(200);
-	uint32_t s3 = seq;
-	arrived(s2, s3, false);
-	usleep(300000);
-	drain();
-	unsigned leaked = 0, before = 0;
-	for (uint32_t s = after; s < s3; s++)
-		leaked += got[s] != 0;
-	for (uint32_t s = s2; s < after; s++)
-		before += got[s] != 0;
+	uint32_t s3;
+	bool replied = send_through_barrier(&D, 9000, &after, &s3);
+	unsigned leaked = got_in(after, s3), before = got_in(s2, after);
 	CHECK(replied, "BARRIER_REPLY to the drop flow's BARRIER (%u frames sent meanwhile)",
 	      after - s2 - 100);
 	CHECK(leaked == 0, "no frame leaked after the BARRIER_REPLY: %u of %u", leaked, s3 - after);
@@ -633,9 +650,7 @@ int main(int argc, char **argv)
 	n = arrived(s6, s7, false);
 	usleep(200000);
 	drain();
-	n = 0;
-	for (uint32_t s = s6; s < s7; s++)
-		n += got[s] != 0;
+	n = got_in(s6, s7);
 	CHECK(n == 0, "after A's DELETE and BARRIER none of %u frames arrived (got %u)", s7 - s6, n);
 
 	/* 4. a flow matching ip_dscp: forwarded in userspace, never offloaded */
@@ -805,28 +820,9 @@ int main(int argc, char **argv)
 	      (unsigned long long)tl, (unsigned long long)tm, s19 - s18);
 	struct fm GD = {.cmd = 0, .cookie = 0xb3, .prio = 200, .udp_dst = 9005, .dscp = -1,
 			.table = 1};
-	uint32_t s20 = seq;
-	bx = 0;
-	replied = false;
-	if (flow_mod(&GD) == 0)
-		bx = send_barrier();
-	for (int i = 0; bx && i < 20000 && !replied; i++) {
-		send_one(9005, 0, true);
-		int t;
-		while ((t = next_msg(m, sizeof(m), &l, 0)) >= 0)
-			if (t == T_BARRIER_REP && g32(m + 4) == bx)
-				replied = true;
-	}
-	after = seq;
-	for (int i = 0; i < 300; i++)
-		send_one(9005, 0, true), usleep(200);
-	uint32_t s21 = seq;
-	arrived(s20, s21, false);
-	usleep(300000);
-	drain();
-	leaked = 0;
-	for (uint32_t s = after; s < s21; s++)
-		leaked += got[s] != 0;
+	uint32_t s21;
+	replied = send_through_barrier(&GD, 9005, &after, &s21);
+	leaked = got_in(after, s21);
 	CHECK(replied && leaked == 0,
 	      "a drop flow in table 1: no frame leaked after the BARRIER_REPLY (%u of %u)", leaked,
 	      s21 - after);
