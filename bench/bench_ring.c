@@ -4,6 +4,9 @@
  *
  * Cases (DPDK's app/test/test_ring_perf.c measures the same shapes):
  *   spsc_burst1, spsc_burst32      one producer, one consumer, single-threaded modes
+ *   spsc_burst32_checked           the same, the producer numbering its items and the
+ *                                  consumer checking and summing each (a consumer that looks
+ *                                  at what it takes); any item out of order fails the run
  *   mpmc_1p1c_burst32              multi-producer/consumer mode, one thread each side
  *   mpmc_2p2c_burst32              two producers and two consumers on the two CPUs: with
  *                                  2 vCPUs this is oversubscribed; rte_ring HTS mode too
@@ -172,7 +175,7 @@ static double floor2_handoff(void *arg, const struct rf_bench_ctx *ctx)
 
 static void ring_help(FILE *out)
 {
-	fprintf(out, "cases: spsc_burst1 spsc_burst32 mpmc_1p1c_burst32 mpmc_2p2c_burst32 handoff\n"
+	fprintf(out, "cases: spsc_burst1 spsc_burst32 spsc_burst32_checked mpmc_1p1c_burst32 mpmc_2p2c_burst32 handoff\n"
 		     "impls: ringflow (rf_ring), ringflow_slot (rf_slotring: SPSC, the slot carries its\n"
 		     "       full state; SPSC cases and handoff), rte_ring, rte_ring_hts (2p2c only), ck_ring, mutex,\n"
 		     "       floor (raw cache-line ping-pong, handoff only), floor_2lines (a data\n"
@@ -198,6 +201,12 @@ static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		{"ringflow", ringflow_throughput, &spsc32}, {"ringflow_slot", slotring_throughput, &spsc32},
 		{"rte_ring", rte_throughput, &spsc32},      {"ck_ring", ck_throughput, &spsc32},
 		{"mutex", mutexq_throughput, &spsc32}};
+	const struct rf_bench_impl spsc_chk[] = {
+		{"ringflow", ringflow_throughput_checked, &spsc32},
+		{"ringflow_slot", slotring_throughput_checked, &spsc32},
+		{"rte_ring", rte_throughput_checked, &spsc32},
+		{"ck_ring", ck_throughput_checked, &spsc32},
+		{"mutex", mutexq_throughput_checked, &spsc32}};
 	const struct rf_bench_impl mpmc_11[] = {
 		{"ringflow", ringflow_throughput, &mpmc11}, {"rte_ring", rte_throughput, &mpmc11},
 		{"ck_ring", ck_throughput, &mpmc11},        {"mutex", mutexq_throughput, &mpmc11}};
@@ -215,6 +224,8 @@ static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
 		rf_bench_note("only one CPU online: cross-core cases run both sides on it");
 	rf_bench_case(opts, "ring", "spsc_burst1", "Mops/s", RF_HIGHER_IS_BETTER, spsc_b1, 5);
 	rf_bench_case(opts, "ring", "spsc_burst32", "Mops/s", RF_HIGHER_IS_BETTER, spsc_b32, 5);
+	rf_bench_case(opts, "ring", "spsc_burst32_checked", "Mops/s", RF_HIGHER_IS_BETTER, spsc_chk,
+		      5);
 	rf_bench_case(opts, "ring", "mpmc_1p1c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_11, 4);
 	rf_bench_case(opts, "ring", "mpmc_2p2c_burst32", "Mops/s", RF_HIGHER_IS_BETTER, mpmc_22, 5);
 	rf_bench_case(opts, "ring", "handoff", "ns", RF_LOWER_IS_BETTER, handoff, 7);
@@ -225,6 +236,13 @@ static int ring_run(int argc, char **argv, const struct rf_bench_opts *opts)
 	rf_bench_note("ck_ring has no burst call: its bursts are loops of single enqueues");
 	rf_bench_note("2p2c puts two threads on each of the two CPUs (oversubscribed here)");
 	rf_bench_print_table(opts, "ring");
+	/* relaxed: every worker has been joined */
+	uint64_t bad = atomic_load_explicit(&rb_out_of_order, memory_order_relaxed);
+	if (bad) {
+		fprintf(stderr, "ringflow-bench ring: %llu items came out of order in the checked case\n",
+			(unsigned long long)bad);
+		return 1;
+	}
 	return 0;
 }
 

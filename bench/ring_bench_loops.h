@@ -44,6 +44,8 @@ struct rb_shared {
 struct rb_thread_arg {
 	struct rb_shared *sh;
 	uint64_t count;
+	uint64_t out_of_order; /* checked loops: items that were not the next number */
+	uint64_t sum;          /* checked loops: the consumer's checksum (kept, so it is computed) */
 };
 
 /* Sleeps `seconds` on the calling (unpinned) thread. */
@@ -70,6 +72,9 @@ static inline void rb_backoff(unsigned moved, unsigned *idle)
 		sched_yield();
 	}
 }
+
+/* Items the checked loops' consumers found out of order (summed by rb_run_throughput). */
+static _Atomic uint64_t rb_out_of_order;
 
 /* Runs producers and consumers for ctx->seconds; returns Mops/s (or -1 if no ring). */
 static inline double rb_run_throughput(const struct rb_case *c, const struct rf_bench_ctx *ctx,
@@ -102,6 +107,8 @@ static inline double rb_run_throughput(const struct rb_case *c, const struct rf_
 		rf_bench_thread_join(th[i]);
 		if (i >= c->producers)
 			moved += args[i].count;
+		/* relaxed: a count read by the main thread after the joins */
+		atomic_fetch_add_explicit(&rb_out_of_order, args[i].out_of_order, memory_order_relaxed);
 	}
 	return (double)moved / ((double)(t1 - t0) / 1e9) / 1e6;
 }
@@ -178,6 +185,63 @@ struct rb_pingpong {
 		}                                                                            \
 		a->count = got;                                                              \
 		return NULL;                                                                 \
+	}                                                                                    \
+	/* The checked loops: the producer numbers each item it offers (1, 2, 3, ...: 32 fresh   \
+	 * values per call, the ones not taken offered again), the consumer checks that each    \
+	 * item is the next number and folds it into a checksum: a consumer that looks at what  \
+	 * it takes, as any real one does. Out-of-order items are counted, never expected. */   \
+	static void *NAME##_producer_checked(void *p)                                        \
+	{                                                                                    \
+		struct rb_thread_arg *a = p;                                                 \
+		struct rb_shared *sh = a->sh;                                                \
+		void *objs[64];                                                              \
+		while (!atomic_load_explicit(&sh->go, memory_order_acquire))                 \
+			rf_cpu_relax();                                                      \
+		uint64_t sent = 0;                                                           \
+		unsigned idle = 0;                                                           \
+		while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {             \
+			for (unsigned i = 0; i < sh->burst; i++)                             \
+				objs[i] = (void *)(uintptr_t)(sent + i + 1);                 \
+			unsigned n = ENQ(sh->q, objs, sh->burst);                            \
+			sent += n;                                                           \
+			rb_backoff(n, &idle);                                                \
+		}                                                                            \
+		a->count = sent;                                                             \
+		return NULL;                                                                 \
+	}                                                                                    \
+	static void *NAME##_consumer_checked(void *p)                                        \
+	{                                                                                    \
+		struct rb_thread_arg *a = p;                                                 \
+		struct rb_shared *sh = a->sh;                                                \
+		void *objs[64];                                                              \
+		while (!atomic_load_explicit(&sh->go, memory_order_acquire))                 \
+			rf_cpu_relax();                                                      \
+		uint64_t got = 0, bad = 0, sum = 0;                                          \
+		unsigned idle = 0;                                                           \
+		while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {             \
+			unsigned n = DEQ(sh->q, objs, sh->burst);                            \
+			for (unsigned i = 0; i < n; i++) {                                   \
+				uint64_t v = (uintptr_t)objs[i];                             \
+				bad += v != got + i + 1;                                     \
+				sum = sum * 31 + v;                                          \
+			}                                                                    \
+			got += n;                                                            \
+			rb_backoff(n, &idle);                                                \
+		}                                                                            \
+		a->count = got;                                                              \
+		a->out_of_order = bad;                                                       \
+		a->sum = sum;                                                                \
+		return NULL;                                                                 \
+	}                                                                                    \
+	static double NAME##_throughput_checked(void *arg, const struct rf_bench_ctx *ctx)   \
+	{                                                                                    \
+		const struct rb_case *c = arg;                                               \
+		void *q = CREATE(RB_RING_SIZE, c->mode);                                     \
+		double v = rb_run_throughput(c, ctx, q, NAME##_producer_checked,             \
+					     NAME##_consumer_checked);                       \
+		if (q)                                                                       \
+			DESTROY(q);                                                          \
+		return v;                                                                    \
 	}                                                                                    \
 	static double NAME##_throughput(void *arg, const struct rf_bench_ctx *ctx)           \
 	{                                                                                    \
