@@ -59,6 +59,7 @@ struct xdp_xst {
 	_Atomic uint64_t tx_runt, tx_too_long; /* frame mode: refused frames (in tx_drops) */
 	_Atomic uint64_t rx_runt;     /* frame mode: shorter than an Ethernet header */
 	_Atomic uint64_t rx_wakeups, tx_wakeups; /* syscalls made because the kernel asked */
+	_Atomic uint64_t rx_busy_polls; /* busy_poll=: recvfrom calls that polled the NAPI */
 };
 
 struct xdp_queue {
@@ -81,6 +82,7 @@ struct xdp_dev {
 	struct rf_mempool *mp; /* the pool's mempool, whose region this is */
 	uint64_t inv;  /* 2^64 / stride rounded up: obj_index() without a divide (0: divide) */
 	unsigned nq;
+	unsigned busy_us, busy_budget; /* busy_poll=, busy_budget= (0: no busy polling) */
 	struct rf_xsk_ring_sizes sz;
 	/* held[i]: buffer i is in a fill or tx ring, i.e. the kernel has it (freed at close).
 	 * Each byte is written only by the queue that owns the buffer at that moment. */
@@ -245,8 +247,12 @@ static unsigned xdp_rx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	}
 	if (q->in_fill < x->sz.fill)
 		refill(dev, q, x->sz.fill - q->in_fill);
-	if (got == 0 && rf_xsk_rx_wakeup(q->port))
-		rf_stat_add(&q->xst.rx_wakeups, 1);
+	if (got == 0) {
+		if (rf_xsk_rx_busy_poll(q->port))
+			rf_stat_add(&q->xst.rx_busy_polls, 1);
+		else if (rf_xsk_rx_wakeup(q->port))
+			rf_stat_add(&q->xst.rx_wakeups, 1);
+	}
 	return k;
 }
 
@@ -399,7 +405,7 @@ static void xdp_stats(struct rf_io_dev *dev, struct rf_io_stats *st)
 static unsigned xdp_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsigned n)
 {
 	struct xdp_dev *x = dev->priv;
-	uint64_t v[17] = {0};
+	uint64_t v[18] = {0};
 	unsigned i = 0;
 
 	for (unsigned qi = 0; qi < x->nq; qi++) {
@@ -423,6 +429,7 @@ static unsigned xdp_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsign
 		v[14] += ld(&q->net.st.arp_replied);
 		v[15] += ld(&q->net.st.rx_ignored);
 		v[16] += ld(&q->net.st.rx_bad_udp_csum);
+		v[17] += ld(&q->xst.rx_busy_polls);
 	}
 	i = rf_io_xstat_put(xs, n, i, "tx_copies", v[0]);
 	i = rf_io_xstat_put(xs, n, i, "tx_no_neigh", v[1]);
@@ -431,6 +438,7 @@ static unsigned xdp_xstats(struct rf_io_dev *dev, struct rf_io_xstat *xs, unsign
 	i = rf_io_xstat_put(xs, n, i, "rx_runt", v[4]);
 	i = rf_io_xstat_put(xs, n, i, "rx_wakeup_kicks", v[5]);
 	i = rf_io_xstat_put(xs, n, i, "tx_wakeup_kicks", v[6]);
+	i = rf_io_xstat_put(xs, n, i, "rx_busy_polls", v[17]);
 	i = rf_io_xstat_put(xs, n, i, "rx_kernel_dropped", v[7]);
 	i = rf_io_xstat_put(xs, n, i, "rx_ring_full", v[8]);
 	i = rf_io_xstat_put(xs, n, i, "rx_fill_ring_empty", v[9]);
@@ -504,11 +512,39 @@ static int ring_size(const struct rf_io_config *cfg, const char *key, uint32_t d
 	return rc;
 }
 
+/* Busy polling takes the receive NAPI over from softirq only while the device defers it
+ * (napi_defer_hard_irqs and gro_flush_timeout both set); otherwise the kernel still runs it
+ * between our polls. Says so once (the app's log), and what to set. */
+static void busy_poll_hint(const char *ifname)
+{
+	long defer = 0, flush = 0;
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/napi_defer_hard_irqs", ifname);
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%ld", &defer) != 1)
+			defer = 0;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/%s/gro_flush_timeout", ifname);
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%ld", &flush) != 1)
+			flush = 0;
+		fclose(f);
+	}
+	if (defer == 0 || flush == 0)
+		rf_log(RF_LOG_WARN, "xdp: %s: busy_poll= is set but napi_defer_hard_irqs=%ld "
+		       "gro_flush_timeout=%ld: the kernel still runs the receive NAPI between polls "
+		       "(set both, e.g. 2 and 200000, in /sys/class/net/%s/)", ifname, defer, flush,
+		       ifname);
+}
+
 static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char *err, size_t len)
 {
 	struct rf_mempool *mp = rf_pktbuf_pool_mempool(dev->pool);
 	const char *ifname = rf_io_config_get(cfg, "dev"), *ipstr = rf_io_config_get(cfg, "ip");
-	uint32_t queue, port, ip = 0;
+	uint32_t queue, port, ip = 0, busy_us, busy_budget;
 	unsigned mode;
 	uint8_t mac[6];
 	struct xdp_dev *x;
@@ -519,7 +555,9 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		return rf_io_err(err, len, "xdp: dev= is required (e.g. %s)", rf_io_xdp_ops.usage);
 	if ((rc = rf_io_config_get_u32(cfg, "queue", 0, 0, 1023, &queue, err, len)) ||
 	    (rc = rf_io_config_get_u32(cfg, "port", 0, 1, 65535, &port, err, len)) ||
-	    (rc = rf_io_config_get_enum(cfg, "mode", "auto|native|skb", 0, &mode, err, len)))
+	    (rc = rf_io_config_get_enum(cfg, "mode", "auto|native|skb", 0, &mode, err, len)) ||
+	    (rc = rf_io_config_get_u32(cfg, "busy_poll", 0, 0, 1000000, &busy_us, err, len)) ||
+	    (rc = rf_io_config_get_u32(cfg, "busy_budget", 64, 1, 1024, &busy_budget, err, len)))
 		return rc;
 	if (port == 0 && !dev->frames)
 		return rf_io_err(err, len, "xdp: port= is required: the UDP port to take over "
@@ -537,6 +575,8 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	if (!x)
 		return rf_io_err(err, len, "xdp: out of memory");
 	x->ctl_fd = -1;
+	x->busy_us = busy_us;
+	x->busy_budget = busy_budget;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	uint32_t fill0 = default_fill(rf_mempool_avail_count(mp), dev->nqueues);
 	uint32_t ring0 = fill0 < RING_DEFAULT_MAX ? fill0 : RING_DEFAULT_MAX;
@@ -597,6 +637,8 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 		struct xdp_queue *q = &x->q[x->nq];
 		rc = rf_xsk_port_open(&q->port, &x->prog, queue + x->nq, x->base, x->len, XDP_CHUNK,
 				      &x->sz, err, len);
+		if (rc == 0 && x->busy_us)
+			rc = rf_xsk_port_busy_poll(q->port, x->busy_us, x->busy_budget, err, len);
 		if (rc != 0)
 			goto fail_close;
 		rf_net_init(&q->net, mac, ip, htons((uint16_t)port));
@@ -607,6 +649,8 @@ static int xdp_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 			goto fail_close;
 		}
 	}
+	if (x->busy_us)
+		busy_poll_hint(ifname);
 	rf_log(RF_LOG_INFO, "xdp: %s queue %u%s%.0u: %s, %s mode, %s%s; rings fill=%u comp=%u rx=%u tx=%u; "
 		"UMEM %zu KiB on %s", ifname, queue, dev->nqueues > 1 ? "-" : "",
 		dev->nqueues > 1 ? queue + dev->nqueues - 1 : 0,
@@ -650,9 +694,10 @@ const struct rf_io_ops rf_io_xdp_ops = {
 	RF_IO_OPS_ABI,
 	.name = "xdp",
 	.usage = "xdp:dev=IFACE,port=N|frames=1[,ip=A.B.C.D,queue=Q,queues=K,mode=auto|native|skb,"
-		 "fill=N,comp=N,rx=N,tx=N (default from the pool)]  e.g. xdp:dev=veth1,mode=skb,port=9000 or "
+		 "fill=N,comp=N,rx=N,tx=N (default from the pool),busy_poll=USECS,busy_budget=N]  "
+		 "e.g. xdp:dev=veth1,mode=skb,port=9000 or "
 		 "xdp:dev=veth1,frames=1",
-	.keys = "dev,port,ip,queue,mode,fill,comp,rx,tx",
+	.keys = "dev,port,ip,queue,mode,fill,comp,rx,tx,busy_poll,busy_budget",
 	.max_queues = RF_IO_MAX_QUEUES,
 	.probe = xdp_probe,
 	.open = xdp_open,

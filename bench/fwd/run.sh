@@ -34,11 +34,14 @@
 #                    [--placements "P1 P2"] [--zl-window S] [--zl-steps N] [--zl-rounds N]
 #                    [--lat-fracs PCT,...] [--out DIR] [--quiet]
 # Impls: gen-only gen-only-trafgen xdp-redirect linux-bridge ovs-system ovs-afxdp testpmd-af_packet testpmd-af_xdp
-#        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-xdp-offload
-#        ringflow-dpdk-af_packet ringflow-dpdk-af_xdp (default: all; one that cannot start is
-#        reported and skipped). ringflow-xdp-offload is ringflow-l2fwd --offload on the native
-#        xdp ports: the port pair forwarded by its XDP program (docs/dataplane-app.md §11), its
-#        poller on adaptive idle. The other ringflow rows spin (--idle busy) in P2 and run
+#        ringflow-packet ringflow-packet-v2 ringflow-xdp-skb ringflow-xdp-native ringflow-xdp-busypoll
+#        ringflow-xdp-offload
+#        ringflow-dpdk-af_packet ringflow-dpdk-af_xdp (default: all but ringflow-xdp-busypoll;
+#        one that cannot start is reported and skipped). ringflow-xdp-busypoll is xdp native with
+#        busy_poll= on the receiving port (docs/backends.md: no gain on veth, so not a default).
+#        ringflow-xdp-offload is ringflow-l2fwd --offload on the native xdp ports: the port
+#        pair forwarded by its XDP program (docs/dataplane-app.md §11), its poller on adaptive
+#        idle. The other ringflow rows spin (--idle busy) in P2 and run
 #        adaptive in P1, where the receive NAPI shares their CPU (the placement line's "idle").
 # --placements "P1 P2" (both by default): P1 all of FWD's receive work on the forwarder's CPU
 # (fa's NAPI threaded and its kthread pinned there; RPS where that cannot be), P2 the veth
@@ -200,6 +203,11 @@ fwd_start() {
         packet-v2) spec0="packet:dev=$fa,frames=1,ring=v2" spec1="packet:dev=$fb,frames=1,ring=v2" ;;
         xdp-skb) spec0="xdp:dev=$fa,mode=skb,frames=1" spec1="xdp:dev=$fb,mode=skb,frames=1" ;;
         xdp-native|xdp-offload) spec0="xdp:dev=$fa,mode=native,frames=1" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
+        xdp-busypoll) # the poller runs fa's receive NAPI itself (recvfrom polls it); the
+          # device defers it meanwhile (napi_defer_hard_irqs, gro_flush_timeout: af_xdp.rst)
+          in_f sh -c "echo 2 > /sys/class/net/$fa/napi_defer_hard_irqs && echo 200000 > /sys/class/net/$fa/gro_flush_timeout" 2>>"$fwd_log" \
+            || { fwd_err="could not set napi_defer_hard_irqs/gro_flush_timeout on $fa"; return 1; }
+          spec0="xdp:dev=$fa,mode=native,frames=1,busy_poll=20" spec1="xdp:dev=$fb,mode=native,frames=1" ;;
         dpdk-af_packet) spec0="dpdk:vdev=net_af_packet0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_packet1,iface=$fb,frames=1" ;;
         dpdk-af_xdp) spec0="dpdk:vdev=net_af_xdp0,iface=$fa,frames=1" spec1="dpdk:vdev=net_af_xdp1,iface=$fb,frames=1" ;;
         *) fwd_err="unknown ringflow backend"; return 1 ;;
@@ -212,6 +220,8 @@ fwd_start() {
       local off= idle=busy
       [ "$pl" = P1 ] && idle=adaptive
       [ "$impl" = ringflow-xdp-offload ] && off=--offload idle=adaptive
+      # busy polling: the poller's own recvfrom runs the receive NAPI, so it must keep calling
+      [ "$impl" = ringflow-xdp-busypoll ] && idle=busy
       fwd_idle=$idle
       ip netns exec "$F" "$l2fwd_bin" --port "$spec0" --port "$spec1" $off \
         --cores "$cpu_fwd" --idle $idle --buffers 16384 </dev/null >> "$fwd_log" 2>&1 &
@@ -256,6 +266,8 @@ fwd_stop() {
   fi
   case "$impl" in
     gen-only*|xdp-redirect) ip -n "$F" link set dev "$fa" xdp off 2>/dev/null || true ;;
+    ringflow-xdp-busypoll)
+      in_f sh -c "echo 0 > /sys/class/net/$fa/napi_defer_hard_irqs; echo 0 > /sys/class/net/$fa/gro_flush_timeout" 2>/dev/null || true ;;
     linux-bridge) bridge_down ;;
     ovs-*) fwd_ovs_stop ;;
     testpmd-*|ringflow-*)

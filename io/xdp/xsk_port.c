@@ -37,6 +37,7 @@ struct rf_xsk_port {
 	struct xsk_umem *umem;
 	struct umem_share *share;
 	bool zc;
+	bool busy; /* busy polling set (rf_xsk_port_busy_poll) */
 	int fd;
 	_Atomic uint64_t tx_kicks; /* sendto() calls made for the kernel (one writer) */
 };
@@ -233,6 +234,43 @@ unsigned rf_xsk_fill(struct rf_xsk_port *p, const uint64_t *addrs, unsigned n)
 bool rf_xsk_rx_wakeup(struct rf_xsk_port *p)
 {
 	if (!xsk_ring_prod__needs_wakeup(&p->fq))
+		return false;
+	recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	return true;
+}
+
+int rf_xsk_port_busy_poll(struct rf_xsk_port *p, unsigned usecs, unsigned budget, char *err,
+			  size_t errlen)
+{
+	int one = 1, us = (int)usecs, b = (int)budget;
+	const char *opt = NULL;
+
+	if (setsockopt(p->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) != 0)
+		opt = "SO_PREFER_BUSY_POLL";
+	else if (setsockopt(p->fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) != 0)
+		opt = "SO_BUSY_POLL";
+	else if (setsockopt(p->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &b, sizeof(b)) != 0)
+		opt = "SO_BUSY_POLL_BUDGET";
+	if (opt) {
+		int e = errno;
+		if (e == EPERM)
+			snprintf(err, errlen, "xdp: busy polling: %s needs CAP_NET_ADMIN: run as root "
+				 "or leave busy_poll out", opt);
+		else if (e == ENOPROTOOPT || e == EINVAL)
+			snprintf(err, errlen, "xdp: busy polling: the kernel refused %s (%s; "
+				 "SO_PREFER_BUSY_POLL needs Linux 5.11): leave busy_poll out", opt,
+				 strerror(e));
+		else
+			snprintf(err, errlen, "xdp: busy polling: setsockopt %s: %s", opt, strerror(e));
+		return -e;
+	}
+	p->busy = usecs > 0;
+	return 0;
+}
+
+bool rf_xsk_rx_busy_poll(struct rf_xsk_port *p)
+{
+	if (!p->busy)
 		return false;
 	recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	return true;

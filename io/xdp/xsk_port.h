@@ -87,6 +87,14 @@ unsigned rf_xsk_complete(struct rf_xsk_port *p, uint64_t *addrs, unsigned n);
 /* Kick rx when the kernel asks for it (need_wakeup on the fill ring, skb/copy modes);
  * true when it did. */
 bool rf_xsk_rx_wakeup(struct rf_xsk_port *p);
+/* Busy polling (kernel 5.11+): SO_PREFER_BUSY_POLL, SO_BUSY_POLL = usecs and
+ * SO_BUSY_POLL_BUDGET = budget on the socket, so that rf_xsk_rx_busy_poll runs the receive
+ * NAPI in this thread. 0, or -errno with one line in err. */
+int rf_xsk_port_busy_poll(struct rf_xsk_port *p, unsigned usecs, unsigned budget, char *err,
+			  size_t errlen);
+/* With busy polling on: one recvfrom(MSG_DONTWAIT), which polls the queue's NAPI once (up to
+ * the budget) on this CPU; true when it made the call. */
+bool rf_xsk_rx_busy_poll(struct rf_xsk_port *p);
 /* sendto() kicks rf_xsk_tx made so far (any thread). */
 uint64_t rf_xsk_port_tx_kicks(const struct rf_xsk_port *p);
 

@@ -588,6 +588,46 @@ Test(io_frames, xdp_native_copy_between_pools, .fini = fini, .timeout = 60)
 	check_copy_between_pools(&frame_rows[1]);
 }
 
+/* busy_poll= on native xdp ports: frames still cross byte-exact, and an empty rx poll is a
+ * recvfrom that polls the queue's NAPI (counted); a bad value is one line naming the key. */
+Test(io_frames, xdp_native_busy_poll, .fini = fini, .timeout = 60)
+{
+	const struct frame_row *row = &frame_rows[1];
+	bed_up(1, 1500);
+	pool_up();
+	if (!row_usable(row))
+		cr_skip_test("%s absent here", row->name);
+	char spec[256], err[512];
+	make_spec(row, fb.a1, 0, ",busy_poll=abc", spec, sizeof(spec));
+	err[0] = '\0';
+	cr_assert_null(rf_io_open(spec, pool, err, sizeof(err)), "'%s' opened", spec);
+	cr_assert(err[0] && !strchr(err, '\n') && strstr(err, "busy_poll"), "'%s'", err);
+	struct rf_io_dev *a = open_port(row, fb.a1, 0, ",busy_poll=50,busy_budget=16");
+	struct rf_io_dev *b = open_port(row, fb.b1, 1, ",busy_poll=50");
+	uint8_t f[2048], out[4096];
+	uint32_t n = 0;
+	for (size_t len = 60; len <= 1514; len += 29, n++) {
+		make_frame(f, len, len % 2 ? K_UDP : K_VLAN, n, (uint16_t)len);
+		ssize_t r = through(fb.sa, fb.sb, a, b, f, len, n, out, sizeof(out));
+		cr_assert_eq(r, (ssize_t)len, "frame of %zu bytes: got %zd", len, r);
+		cr_assert_eq(memcmp(out, f, len), 0, "frame of %zu bytes changed", len);
+	}
+	struct rf_pktbuf *got[32];
+	uint64_t polls = xstat(a, "rx_busy_polls");
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(rf_io_rx_burst(a, 0, got, 32), 0, "nothing more came to A");
+	cr_assert_eq(xstat(a, "rx_busy_polls"), polls + 3, "each empty poll of A polled the NAPI");
+	cr_assert_eq(xstat(a, "rx_wakeup_kicks"), 0, "busy polling replaces the rx wake-ups");
+	struct rf_io_stats sa, sb;
+	rf_io_stats_get(a, &sa);
+	rf_io_stats_get(b, &sb);
+	cr_assert_geq(sa.rx_pkts, n);
+	cr_assert_eq(sb.tx_pkts, sa.rx_pkts, "everything A received went out of B");
+	rf_io_close(a);
+	rf_io_close(b);
+	cr_assert_eq(rf_pktbuf_pool_avail(pool), NBUF, "the pool is whole");
+}
+
 #define ROW_TESTS(id, idx)                                                                      \
 	Test(io_frames, id##_byte_exact, .fini = fini, .timeout = 120)                          \
 	{                                                                                       \
