@@ -162,7 +162,10 @@ int main(int argc, char **argv)
 	snprintf(ifa1, sizeof(ifa1), "xca1%d", pid % 100000);
 	snprintf(ifb0, sizeof(ifb0), "xcb0%d", pid % 100000);
 	snprintf(ifb1, sizeof(ifb1), "xcb1%d", pid % 100000);
-	if (sh("ip link add %s type veth peer name %s && ip link add %s type veth peer name %s && "
+	/* IPv6 off first: no router or neighbour solicitation may reach the program and be
+	 * counted beside the test runs. */
+	if (sh("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && "
+	       "ip link add %s type veth peer name %s && ip link add %s type veth peer name %s && "
 	       "ip link set %s up && ip link set %s up && ip link set %s up && ip link set %s up",
 	       ifa0, ifa1, ifb0, ifb1, ifa0, ifa1, ifb0, ifb1) != 0) {
 		fprintf(stderr, "ringflow-xdp-cost: could not create the veth pairs (iproute2)\n");
