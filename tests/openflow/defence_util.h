@@ -277,6 +277,23 @@ fail:
 	return -1;
 }
 
+/* A switch as real ones behave under a flood: when the controller drops the connection (a
+ * starved controller may find its table full of a flood's connections it has not refused
+ * yet, and close the newest), reconnect after 0.2 s, up to `tries` attempts of try_handshake
+ * (each bounded by secs). Returns the fd or -1; *used gets the attempts made. */
+static inline int handshake_reconnecting(unsigned src_host, uint64_t dpid, double secs,
+					 unsigned tries, unsigned *used)
+{
+	int fd = -1;
+	for (*used = 0; *used < tries && fd < 0;) {
+		if (*used)
+			usleep(200000);
+		(*used)++;
+		fd = try_handshake(src_host, dpid, secs);
+	}
+	return fd;
+}
+
 /* An ECHO_REQUEST answered with its xid within secs. */
 static inline bool echo_ok(int fd, uint32_t xid, double secs)
 {
