@@ -14,6 +14,7 @@
 #define RINGFLOW_BENCH_RING_LOOPS_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -150,7 +151,13 @@ struct rb_pingpong {
 };
 
 #define RING_BENCH_IMPL(NAME, CREATE, DESTROY, ENQ, DEQ)                                     \
-	static void *NAME##_producer(void *p)                                                \
+	/* The producer and consumer loops, plain and checked (checked is a constant at each   \
+	 * call, so the plain loop has nothing of the checks). Checked: the producer numbers    \
+	 * each item it offers (1, 2, 3, ...: fresh values per call, the ones not taken offered \
+	 * again), the consumer checks each is the next number and folds it into a checksum: a \
+	 * consumer that looks at what it takes, as any real one does. Out-of-order items are   \
+	 * counted, never expected. */                                                         \
+	static inline __attribute__((always_inline)) void *NAME##_produce(void *p, bool checked) \
 	{                                                                                    \
 		struct rb_thread_arg *a = p;                                                 \
 		struct rb_shared *sh = a->sh;                                                \
@@ -162,6 +169,9 @@ struct rb_pingpong {
 		uint64_t sent = 0;                                                           \
 		unsigned idle = 0;                                                           \
 		while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {             \
+			if (checked)                                                         \
+				for (unsigned i = 0; i < sh->burst; i++)                     \
+					objs[i] = (void *)(uintptr_t)(sent + i + 1);         \
 			unsigned n = ENQ(sh->q, objs, sh->burst);                            \
 			sent += n;                                                           \
 			rb_backoff(n, &idle);                                                \
@@ -169,47 +179,7 @@ struct rb_pingpong {
 		a->count = sent;                                                             \
 		return NULL;                                                                 \
 	}                                                                                    \
-	static void *NAME##_consumer(void *p)                                                \
-	{                                                                                    \
-		struct rb_thread_arg *a = p;                                                 \
-		struct rb_shared *sh = a->sh;                                                \
-		void *objs[64];                                                              \
-		while (!atomic_load_explicit(&sh->go, memory_order_acquire))                 \
-			rf_cpu_relax();                                                      \
-		uint64_t got = 0;                                                            \
-		unsigned idle = 0;                                                           \
-		while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {             \
-			unsigned n = DEQ(sh->q, objs, sh->burst);                            \
-			got += n;                                                            \
-			rb_backoff(n, &idle);                                                \
-		}                                                                            \
-		a->count = got;                                                              \
-		return NULL;                                                                 \
-	}                                                                                    \
-	/* The checked loops: the producer numbers each item it offers (1, 2, 3, ...: 32 fresh   \
-	 * values per call, the ones not taken offered again), the consumer checks that each    \
-	 * item is the next number and folds it into a checksum: a consumer that looks at what  \
-	 * it takes, as any real one does. Out-of-order items are counted, never expected. */   \
-	static void *NAME##_producer_checked(void *p)                                        \
-	{                                                                                    \
-		struct rb_thread_arg *a = p;                                                 \
-		struct rb_shared *sh = a->sh;                                                \
-		void *objs[64];                                                              \
-		while (!atomic_load_explicit(&sh->go, memory_order_acquire))                 \
-			rf_cpu_relax();                                                      \
-		uint64_t sent = 0;                                                           \
-		unsigned idle = 0;                                                           \
-		while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {             \
-			for (unsigned i = 0; i < sh->burst; i++)                             \
-				objs[i] = (void *)(uintptr_t)(sent + i + 1);                 \
-			unsigned n = ENQ(sh->q, objs, sh->burst);                            \
-			sent += n;                                                           \
-			rb_backoff(n, &idle);                                                \
-		}                                                                            \
-		a->count = sent;                                                             \
-		return NULL;                                                                 \
-	}                                                                                    \
-	static void *NAME##_consumer_checked(void *p)                                        \
+	static inline __attribute__((always_inline)) void *NAME##_consume(void *p, bool checked) \
 	{                                                                                    \
 		struct rb_thread_arg *a = p;                                                 \
 		struct rb_shared *sh = a->sh;                                                \
@@ -220,7 +190,7 @@ struct rb_pingpong {
 		unsigned idle = 0;                                                           \
 		while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {             \
 			unsigned n = DEQ(sh->q, objs, sh->burst);                            \
-			for (unsigned i = 0; i < n; i++) {                                   \
+			for (unsigned i = 0; checked && i < n; i++) {                        \
 				uint64_t v = (uintptr_t)objs[i];                             \
 				bad += v != got + i + 1;                                     \
 				sum = sum * 31 + v;                                          \
@@ -233,24 +203,27 @@ struct rb_pingpong {
 		a->sum = sum;                                                                \
 		return NULL;                                                                 \
 	}                                                                                    \
-	static double NAME##_throughput_checked(void *arg, const struct rf_bench_ctx *ctx)   \
+	static void *NAME##_producer(void *p) { return NAME##_produce(p, false); }           \
+	static void *NAME##_consumer(void *p) { return NAME##_consume(p, false); }           \
+	static void *NAME##_producer_checked(void *p) { return NAME##_produce(p, true); }    \
+	static void *NAME##_consumer_checked(void *p) { return NAME##_consume(p, true); }    \
+	static double NAME##_run(void *arg, const struct rf_bench_ctx *ctx, rb_thread_fn prod, \
+				 rb_thread_fn cons)                                          \
 	{                                                                                    \
 		const struct rb_case *c = arg;                                               \
 		void *q = CREATE(RB_RING_SIZE, c->mode);                                     \
-		double v = rb_run_throughput(c, ctx, q, NAME##_producer_checked,             \
-					     NAME##_consumer_checked);                       \
+		double v = rb_run_throughput(c, ctx, q, prod, cons);                         \
 		if (q)                                                                       \
 			DESTROY(q);                                                          \
 		return v;                                                                    \
 	}                                                                                    \
 	static double NAME##_throughput(void *arg, const struct rf_bench_ctx *ctx)           \
 	{                                                                                    \
-		const struct rb_case *c = arg;                                               \
-		void *q = CREATE(RB_RING_SIZE, c->mode);                                     \
-		double v = rb_run_throughput(c, ctx, q, NAME##_producer, NAME##_consumer);   \
-		if (q)                                                                       \
-			DESTROY(q);                                                          \
-		return v;                                                                    \
+		return NAME##_run(arg, ctx, NAME##_producer, NAME##_consumer);               \
+	}                                                                                    \
+	static double NAME##_throughput_checked(void *arg, const struct rf_bench_ctx *ctx)   \
+	{                                                                                    \
+		return NAME##_run(arg, ctx, NAME##_producer_checked, NAME##_consumer_checked); \
 	}                                                                                    \
 	static void *NAME##_echo(void *p)                                                    \
 	{                                                                                    \
