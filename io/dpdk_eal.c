@@ -18,14 +18,8 @@ unsigned rf_dpdk_ndevs; /* dpdk devices open */
 
 static unsigned free_hugepages_2m(void)
 {
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	unsigned n = 0;
-	if (f) {
-		if (fscanf(f, "%u", &n) != 1)
-			n = 0;
-		fclose(f);
-	}
-	return n;
+	long n = rf_io_read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
+	return n > 0 ? (unsigned)n : 0;
 }
 
 /* Remove the EAL's runtime directory (one level of files), which rte_eal_cleanup leaves. */

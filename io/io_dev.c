@@ -3,7 +3,8 @@
  * finds the driver (io_registry.c), checks every key against the driver's list (and the common
  * keys `queues` and `frames` against what the driver can do) before the driver sees it, gives
  * the device a port id (the lowest free one), then calls the driver's open(). Also the
- * device's counters (rf_io_stats_get and the per-queue sums).
+ * device's counters (rf_io_stats_get and the per-queue sums), and rf_io_read_long, the
+ * one-number files (sysfs) drivers read at open.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -245,4 +246,16 @@ void rf_io_qstats_sum(const struct rf_io_qstats *q, struct rf_io_stats *st)
 	st->tx_drops += atomic_load_explicit(&q->tx_drops, memory_order_relaxed);
 	st->conns_open += atomic_load_explicit(&q->conns_open, memory_order_relaxed);
 	st->conns_total += atomic_load_explicit(&q->conns_total, memory_order_relaxed);
+}
+
+long rf_io_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
 }

@@ -45,6 +45,9 @@ static inline void rf_stat_add(_Atomic uint64_t *c, uint64_t n)
 /* Add one queue's counters into st (relaxed loads: each value exact, not a joint snapshot). */
 void rf_io_qstats_sum(const struct rf_io_qstats *q, struct rf_io_stats *st);
 
+/* The number a one-value file holds (sysfs, procfs), or 0 when it cannot be read. */
+long rf_io_read_long(const char *path);
+
 /* Write one formatted line into err (NULL or len 0: nothing). Returns -EINVAL for chaining. */
 int rf_io_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -523,22 +523,11 @@ static int ring_size(const struct rf_io_config *cfg, const char *key, uint32_t d
  * between our polls. Says so once (the app's log), and what to set. */
 static void busy_poll_hint(const char *ifname)
 {
-	long defer = 0, flush = 0;
 	char path[96];
-	FILE *f;
-
 	snprintf(path, sizeof(path), "/sys/class/net/%s/napi_defer_hard_irqs", ifname);
-	if ((f = fopen(path, "r"))) {
-		if (fscanf(f, "%ld", &defer) != 1)
-			defer = 0;
-		fclose(f);
-	}
+	long defer = rf_io_read_long(path);
 	snprintf(path, sizeof(path), "/sys/class/net/%s/gro_flush_timeout", ifname);
-	if ((f = fopen(path, "r"))) {
-		if (fscanf(f, "%ld", &flush) != 1)
-			flush = 0;
-		fclose(f);
-	}
+	long flush = rf_io_read_long(path);
 	if (defer == 0 || flush == 0)
 		rf_log(RF_LOG_WARN, "xdp: %s: busy_poll= is set but napi_defer_hard_irqs=%ld "
 		       "gro_flush_timeout=%ld: the kernel still runs the receive NAPI between polls "
