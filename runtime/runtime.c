@@ -3,12 +3,13 @@
  *
  * The one idea: stopping is a flag plus an eventfd that is written once and never read.
  * The flag is what busy pollers see on their next iteration; the eventfd stays readable
- * forever after stop, and it sits in every poller's epoll set and in the service thread's
+ * forever after stop, and it is in every poller's and the service thread's
  * poll set, so a thread blocked for idleness wakes at once, and a signal handler can stop
  * everything with two async-signal-safe operations. The service thread (timers, stats) is
  * in runtime/service.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <poll.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 #include <ringflow/io.h>
@@ -151,7 +151,6 @@ struct rf_runtime *rf_runtime_create(const struct rf_runtime_config *cfg, char *
 		p[i].rt = rt;
 		p[i].idx = (unsigned)i;
 		p[i].cpu = cpus[i];
-		p[i].epfd = -1;
 	}
 	pthread_mutex_init(&rt->gate_lock, NULL);
 	pthread_cond_init(&rt->gate_cond, NULL);
@@ -208,23 +207,35 @@ int rf_runtime_add_poll_io(struct rf_runtime *rt, unsigned idx, rf_poll_fn fn, v
 	return add_poll(rt, idx, fn, arg, rf_io_wait_fd(dev, queue), dev, queue);
 }
 
-/* The epoll set a poller blocks on: the stop eventfd and each poll function's wait fd. */
-static int poller_epoll_setup(struct rf_poller *p)
+/* Add fd to what the poller blocks on, once; -EBADF for an fd that is not open (poll()
+ * would report it at once on every call and the idle poller would spin). */
+static int wait_add(struct rf_poller *p, int fd)
 {
-	p->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (p->epfd < 0)
-		return -errno;
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = p->rt->stop_efd};
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->rt->stop_efd, &ev) != 0)
-		return -errno;
-	if (p->wake_efd >= 0) {
-		ev = (struct epoll_event){.events = EPOLLIN, .data.fd = p->wake_efd};
-		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wake_efd, &ev) != 0)
-			return -errno;
-	}
+	if (fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	for (unsigned i = 0; i < p->nwait; i++)
+		if (p->wait[i].fd == fd)
+			return 0;
+	p->wait[p->nwait++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	return 0;
+}
+
+/*
+ * The fds a poller blocks on: the stop eventfd and each poll function's wait fd. They are
+ * handed to poll() each time the poller blocks, not kept in an epoll set: a socket in an
+ * epoll set has a waiter on its wait queue for good, and the kernel then takes the wait
+ * queue's lock (irqsave) for every frame it queues or every sent frame it frees on that
+ * socket (AF_XDP's and AF_PACKET's write-space and data-ready callbacks), busy or not.
+ */
+static int poller_wait_setup(struct rf_poller *p)
+{
+	p->nwait = 0;
+	int rc = wait_add(p, p->rt->stop_efd);
+	if (!rc && p->wake_efd >= 0)
+		rc = wait_add(p, p->wake_efd);
 	p->nwaitless = 0;
 	p->waitdev = NULL;
-	for (unsigned i = 0; i < p->npolls; i++) {
+	for (unsigned i = 0; i < p->npolls && !rc; i++) {
 		struct rf_poll_entry *e = &p->polls[i];
 		if (e->wait_fd == RF_POLL_WAKE && p->wake_efd >= 0)
 			continue; /* rf_runtime_wake reaches it through wake_efd */
@@ -237,15 +248,13 @@ static int poller_epoll_setup(struct rf_poller *p)
 			}
 			continue;
 		}
-		ev = (struct epoll_event){.events = EPOLLIN, .data.fd = e->wait_fd};
-		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, e->wait_fd, &ev) != 0 && errno != EEXIST)
-			return -errno;
+		rc = wait_add(p, e->wait_fd);
 	}
-	return 0;
+	return rc;
 }
 
 /*
- * Block for idleness, bounded by block_ms. The normal case is epoll on the wait fds (the
+ * Block for idleness, bounded by block_ms. The normal case is poll() on the wait fds (the
  * stop eventfd among them). A poll function with a driver wait() and no fd is waited on
  * directly when it is the only thing to wait for; with anything else that has no way to
  * wake us, sleep at most 1 ms so it is still polled often.
@@ -262,8 +271,7 @@ static void poller_block(struct rf_poller *p)
 	}
 	if (p->waitdev && timeout > 1)
 		timeout = 1;
-	struct epoll_event evs[8];
-	epoll_wait(p->epfd, evs, 8, timeout);
+	poll(p->wait, p->nwait, timeout); /* EINTR or a timeout: the loop polls again */
 }
 
 static unsigned poll_round(struct rf_poller *p)
@@ -405,9 +413,9 @@ int rf_runtime_start(struct rf_runtime *rt)
 	int rc = 0;
 	unsigned created = 0;
 	for (unsigned i = 0; i < rt->n && !rc; i++)
-		rc = poller_epoll_setup(&rt->p[i]);
+		rc = poller_wait_setup(&rt->p[i]);
 	if (rc)
-		goto fail_epoll;
+		return rc;
 	for (; created < rt->n; created++) {
 		struct rf_poller *p = &rt->p[created];
 		rc = -pthread_create(&p->th, NULL, poller_main, p);
@@ -436,18 +444,10 @@ int rf_runtime_start(struct rf_runtime *rt)
 	if (rc) {
 		for (unsigned i = 0; i < created; i++)
 			pthread_join(rt->p[i].th, NULL);
-		goto fail_epoll;
+		return rc;
 	}
 	rt->started = true;
 	return 0;
-
-fail_epoll:
-	for (unsigned i = 0; i < rt->n; i++)
-		if (rt->p[i].epfd >= 0) {
-			close(rt->p[i].epfd);
-			rt->p[i].epfd = -1;
-		}
-	return rc;
 }
 
 void rf_runtime_stop(struct rf_runtime *rt)
@@ -545,10 +545,6 @@ int rf_runtime_join(struct rf_runtime *rt)
 	for (unsigned i = 0; i < rt->n; i++)
 		pthread_join(rt->p[i].th, NULL);
 	rf_service_join(rt);
-	for (unsigned i = 0; i < rt->n; i++) {
-		close(rt->p[i].epfd);
-		rt->p[i].epfd = -1;
-	}
 	rt->joined = true;
 	return 0;
 }

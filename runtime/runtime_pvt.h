@@ -5,6 +5,7 @@
 #ifndef RINGFLOW_RUNTIME_PVT_H
 #define RINGFLOW_RUNTIME_PVT_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -28,7 +29,11 @@ struct rf_poller {
 	unsigned idx;
 	int cpu;
 	pthread_t th;
-	int epfd;                /* stop eventfd + wait fds */
+	/* What an idle poller blocks on in poll(): the stop eventfd, its wake eventfd and each
+	 * poll function's wait fd. poll(), not a standing epoll set: an fd stays on nobody's
+	 * wait queue while the poller is busy (docs/dataplane-app.md, "Idle"). */
+	struct pollfd wait[RF_RUNTIME_MAX_POLLS + 2];
+	unsigned nwait;
 	unsigned nwaitless;      /* poll functions with no way to wake the poller */
 	struct rf_io_dev *waitdev; /* first poll function with a driver wait() and no fd */
 	unsigned waitq;

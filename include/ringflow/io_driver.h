@@ -70,7 +70,7 @@ struct rf_io_ops {
 	 * pkts[k..n) (free them or retry). */
 	unsigned (*tx_burst)(struct rf_io_dev *dev, unsigned queue, struct rf_pktbuf **pkts,
 			     unsigned n);
-	/* An fd that becomes readable (epoll, level-triggered) when queue may have work, or -1. */
+	/* An fd that becomes readable (poll/epoll, level-triggered) when queue may have work, or -1. */
 	int (*wait_fd)(struct rf_io_dev *dev, unsigned queue);
 	/* Optional (NULL: io.c polls wait_fd): block up to timeout_ms until queue may have
 	 * work. >0 ready, 0 timeout, -errno. */

@@ -10,7 +10,7 @@
  *   RF_IDLE_BUSY      never block: an empty round executes `pause` and polls again (a whole
  *                     CPU per poller, the lowest latency).
  *   RF_IDLE_ADAPTIVE  after spin_rounds empty rounds in a row, block on the poller's wait fds
- *                     (epoll_wait) for at most block_ms, so an idle app costs ~0 % CPU.
+ *                     (poll) for at most block_ms, so an idle app costs ~0 % CPU.
  * A poll function returns how much work it did; 0 means an empty round. Work another thread
  * hands to a poller without an fd (a ring between pollers) reaches a blocked poller through
  * rf_runtime_wake: register such a poll function with wait fd RF_POLL_WAKE, and call
