@@ -13,10 +13,12 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <ringflow/qsbr.h>
 
@@ -379,6 +381,83 @@ Test(runtime, adaptive_blocks_and_wakes_on_wait_fd)
 	rf_runtime_join(rt);
 	cr_assert_lt(now_ms() - t0, 5000, "stop did not wake the blocked poller");
 	close(j.efd);
+	rf_runtime_destroy(rt);
+}
+
+/* How many epoll instances of this process watch fd (the "tfd:" lines of each epoll fd's
+ * /proc/self/fdinfo entry). */
+static int epoll_watchers(int fd)
+{
+	int n = 0;
+	char path[64], line[256], want[32];
+	snprintf(want, sizeof(want), "tfd: %8d ", fd);
+	for (int i = 0; i < 4096; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", i);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, want, strlen(want)) == 0)
+				n++;
+		fclose(f);
+	}
+	return n;
+}
+
+/* A running poller keeps no standing waiter on its wait fds (no epoll set holds them): the
+ * kernel would pay a wait-queue wake-up per frame on such a socket, busy or not
+ * (docs/runtime.md, "Idle policy"). The fd is still what wakes it (the test above). */
+Test(runtime, wait_fds_are_in_no_standing_epoll_set)
+{
+	char err[256];
+	struct rf_runtime_config cfg = {.cores = NULL, .idle = RF_IDLE_ADAPTIVE, .spin_rounds = 16,
+					.block_ms = 5};
+	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
+	cr_assert_not_null(rt, "%s", err);
+	struct efd_job j = {.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+	cr_assert(j.efd >= 0);
+	cr_assert_eq(rf_runtime_add_poll(rt, 0, efd_poll, &j, j.efd), 0);
+	cr_assert_eq(rf_runtime_start(rt), 0);
+	struct rf_counters c;
+	uint64_t t0 = now_ms();
+	do {
+		usleep(1000);
+		rf_runtime_counters(rt, 0, &c);
+	} while (c.idle_blocks < 3 && now_ms() - t0 < 10000);
+	cr_assert_geq(c.idle_blocks, 3, "the idle poller never blocked");
+	cr_assert_eq(epoll_watchers(j.efd), 0, "an epoll set watches the wait fd");
+	uint64_t one = 1;
+	cr_assert_eq(write(j.efd, &one, sizeof(one)), 8);
+	t0 = now_ms();
+	while (atomic_load(&j.got) < 1 && now_ms() - t0 < 5000)
+		usleep(200);
+	cr_assert_eq(atomic_load(&j.got), 1, "the wait fd did not wake the poller");
+	rf_runtime_stop(rt);
+	rf_runtime_join(rt);
+	/* The count sees a standing epoll set when there is one. */
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN};
+	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, j.efd, &ev), 0);
+	cr_assert_eq(epoll_watchers(j.efd), 1);
+	close(ep);
+	close(j.efd);
+	rf_runtime_destroy(rt);
+}
+
+/* A wait fd that is not open fails the start (poll() would report it on every call and the
+ * idle poller would spin). */
+Test(runtime, closed_wait_fd_fails_start)
+{
+	char err[256];
+	struct rf_runtime_config cfg = {.cores = NULL, .idle = RF_IDLE_ADAPTIVE};
+	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
+	cr_assert_not_null(rt, "%s", err);
+	int fd = eventfd(0, EFD_CLOEXEC);
+	cr_assert(fd >= 0);
+	close(fd);
+	struct efd_job j = {.efd = fd};
+	cr_assert_eq(rf_runtime_add_poll(rt, 0, efd_poll, &j, fd), 0);
+	cr_assert_eq(rf_runtime_start(rt), -EBADF);
 	rf_runtime_destroy(rt);
 }
 
