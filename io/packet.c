@@ -1,27 +1,35 @@
 /*
  * io/packet.c: the AF_PACKET driver ("packet:dev=veth1,frames=1,queues=2"), frame mode only.
  *
- * The one idea: each queue is one AF_PACKET socket with two rings mapped into our memory
+ * The one idea: each queue is one AF_PACKET socket with an rx ring mapped into our memory
  * (io/packet/afp_sock.c). The kernel fills the TPACKET_V3 rx ring a block at a time and
  * hands a block over when it is full or block_ms old; rx_burst copies each frame out of the
  * block into a pktbuf (buffers taken from the pool in bulk: as many as the open block still
- * holds, up to the burst) and gives the block back once it has read all of it. tx_burst copies
- * each buffer into a slot of the tx ring, marks it SEND_REQUEST and kicks the kernel with one
- * send() per burst; the kernel builds skbs that point at the ring and,
- * with PACKET_QDISC_BYPASS, hands them straight to the device. This is what OVS's userspace
- * datapath does with its "system" ports, and it works wherever a raw socket does.
+ * holds, up to the burst) and gives the block back once it has read all of it. tx_burst
+ * hands the whole burst to the kernel in one sendmmsg(), one message per buffer (send=mmsg,
+ * the default); the kernel copies each frame into an skb of its own and, with
+ * PACKET_QDISC_BYPASS, gives it straight to the device. OVS's userspace datapath sends on
+ * its "system" ports the same way, and it works wherever a raw socket does.
+ *
+ * send=ring maps a tx ring too: tx_burst copies each buffer into a slot, marks it
+ * SEND_REQUEST and kicks the kernel with one send() per burst; the kernel builds skbs that
+ * point at the ring pages. That saves the kernel's copy, but those pages are lent, not
+ * given: a device that must own the data (veth handing the frame to another namespace,
+ * anything with an XDP program behind it) makes the kernel allocate a page per frame and
+ * copy it anyway (skb_copy_ubufs), and the slot stays busy until the skb is freed. On the
+ * veth bed send=mmsg forwarded 25-35 % more (docs/dataplane-app.md, "Ports").
  *
  * ring=v2 (TPACKET_V2) trades the blocks for one frame per slot: each frame is handed over
  * the moment it arrives. V3's blocks cost no per-frame status write by the kernel and suit
  * high rates; at low rates a frame waits for its block to time out (block_ms, rounded up to
  * a timer tick: 4 ms at HZ=250), which V2 does not (docs/dataplane-app.md has the RTTs).
  *
- * What moves bytes: on rx the kernel copies skb -> rx ring, we copy ring -> pktbuf; on tx we
- * copy pktbuf -> tx ring, and the kernel copies only the 14-byte Ethernet header into the
- * skb and points it at the ring page for the rest (the slot stays busy until the skb is
- * freed, which on veth is when the receiving side is done with it). So any pool's buffer is sent
- * without an extra copy, and a frame forwarded from one packet port to another is copied
- * twice by ringflow (the "zero-copy" of the ownership rule is between xdp or dpdk ports).
+ * What moves bytes: on rx the kernel copies skb -> rx ring, we copy ring -> pktbuf; on tx
+ * the kernel copies pktbuf -> skb (send=ring: we copy pktbuf -> tx ring, and the kernel
+ * copies only the 14-byte Ethernet header into the skb and points it at the ring page for
+ * the rest). So a frame forwarded from one packet port to another is copied once by
+ * ringflow (twice with send=ring; the "zero-copy" of the ownership rule is between xdp or
+ * dpdk ports).
  *
  * Why no message mode: AF_PACKET sees every frame of the device and the kernel's own IP stack
  * still answers it; there is no port of ours to own, so this driver carries frames only.
@@ -29,10 +37,13 @@
  * frame into tp_vlan_tci before any socket sees it; we put it back, so a tagged frame is
  * handed over as it was on the wire.
  *
- * Accounting (exact per burst): after the kick every slot of the burst has either left
- * SEND_REQUEST (the kernel took it: tx_pkts) or not (the kernel refused it, e.g. the
- * device is down: we take the slot back, count tx_drops and rewind, so that our ring head
- * stays where the kernel's is).
+ * Accounting (exact per burst). send=mmsg: sendmmsg() says how many messages the kernel
+ * took (tx_pkts); a full send buffer or device queue (EAGAIN, ENOBUFS) ends the burst and
+ * the rest stays the caller's (tx_busy); any other refusal (the device is down or gone)
+ * consumes the rest as tx_drops. send=ring: after the kick every slot of the burst has
+ * either left SEND_REQUEST (the kernel took it: tx_pkts) or not (the kernel refused it, e.g.
+ * the device is down: we take the slot back, count tx_drops and rewind, so that our ring
+ * head stays where the kernel's is).
  */
 #include <errno.h>
 #include <linux/capability.h>
@@ -73,16 +84,17 @@ enum {
 	X_RX_NQ,
 };
 enum {
-	X_TX_RING_FULL,  /* tx_burst stopped: the next slot was still in flight */
-	X_TX_KICKS,      /* send() calls */
-	X_TX_KICK_ERRORS,/* kicks that failed (ENETDOWN, ENOBUFS, ...); their frames are tx_drops */
+	X_TX_RING_FULL,  /* send=ring: tx_burst stopped, the next slot was still in flight */
+	X_TX_BUSY,       /* send=mmsg: tx_burst stopped, the send buffer or device queue was full */
+	X_TX_KICKS,      /* send() (ring) or sendmmsg() (mmsg) calls */
+	X_TX_KICK_ERRORS,/* calls that failed (ENETDOWN, ...); their frames are tx_drops */
 	X_TX_BAD_LEN,    /* tx buffers shorter than 14 bytes or longer than MTU + headers */
 	X_TX_NQ,
 };
 static const char *const rx_xnames[X_RX_NQ] = {"rx_ring_blocks", "rx_too_long", "rx_runts",
 	"rx_vlan_restored", "rx_csum_partial", "rx_link_events"};
-static const char *const tx_xnames[X_TX_NQ] = {"tx_ring_full", "tx_kicks", "tx_kick_errors",
-	"tx_bad_len"};
+static const char *const tx_xnames[X_TX_NQ] = {"tx_ring_full", "tx_busy", "tx_kicks",
+	"tx_kick_errors", "tx_bad_len"};
 
 struct pkt_queue {
 	/* rx side: written by the receiving thread */
@@ -108,6 +120,7 @@ struct pkt_dev {
 	unsigned tx_max_len;   /* MTU + Ethernet header (+ 4 for an 802.1Q-tagged frame) */
 	unsigned tx_data_off;  /* TX_DATA_OFF_V3 or _V2 */
 	unsigned rx_slots;     /* V2: rx ring slots */
+	bool send_ring;        /* send=ring: a tx ring per queue; else sendmmsg() */
 	unsigned nq;
 	struct pkt_queue q[];
 };
@@ -376,19 +389,24 @@ static void tx_kick(struct pkt_dev *p, struct pkt_queue *q, unsigned first, unsi
 	rf_stat_add(&q->tst.tx_drops, dropped);
 }
 
-static unsigned pkt_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbuf **pkts,
-			     unsigned n)
+/* Would the kernel send a frame of len bytes (an Ethernet header, at most the MTU, 4 more
+ * with an 802.1Q tag)? */
+static inline bool tx_len_ok(const struct pkt_dev *p, const uint8_t *d, uint32_t len)
 {
-	struct pkt_dev *p = dev->priv;
-	struct pkt_queue *q = &p->q[qi];
+	return len >= ETH_HDR && len <= p->tx_max_len &&
+	       (len <= p->tx_max_len - VLAN_HDR || (d[12] == 0x81 && d[13] == 0x00));
+}
+
+static unsigned tx_burst_ring(struct pkt_dev *p, struct pkt_queue *q, struct rf_pktbuf **pkts,
+			      unsigned n)
+{
 	unsigned mask = p->g.tx_frames - 1, first = q->tx_head, filled = 0, bad = 0, i;
 
 	for (i = 0; i < n; i++) {
 		struct rf_pktbuf *b = pkts[i];
 		const uint8_t *d = rf_pktbuf_data(b);
 		uint32_t len = b->data_len;
-		if (len < ETH_HDR || len > p->tx_max_len ||
-		    (len > p->tx_max_len - VLAN_HDR && !(d[12] == 0x81 && d[13] == 0x00))) {
+		if (!tx_len_ok(p, d, len)) {
 			bad++; /* the kernel would refuse it: consumed, counted, freed below */
 			continue;
 		}
@@ -412,6 +430,73 @@ static unsigned pkt_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbu
 	/* Every consumed buffer was copied (or refused): all go back to their pools now. */
 	rf_pktbuf_free_bulk(pkts, i);
 	return i;
+}
+
+#define MMSG_MAX 64u /* messages per sendmmsg() call (a longer burst takes more calls) */
+
+/* send=mmsg: the burst in sendmmsg() calls, one message per buffer, each call a run of
+ * buffers of a length the kernel takes; the kernel copies each frame into an skb. A full
+ * send buffer or device queue ends the burst (the rest stays the caller's); every buffer
+ * before that was sent, refused for its length, or dropped (device down) and is freed. */
+static unsigned tx_burst_mmsg(struct pkt_dev *p, struct pkt_queue *q, struct rf_pktbuf **pkts,
+			      unsigned n)
+{
+	struct mmsghdr m[MMSG_MAX];
+	struct iovec iov[MMSG_MAX];
+	unsigned i = 0, sent = 0, bad = 0, drops = 0, intr = 0;
+	uint64_t bytes = 0;
+
+	while (i < n) {
+		unsigned k = 0;
+		while (i + k < n && k < MMSG_MAX) {
+			struct rf_pktbuf *b = pkts[i + k];
+			uint8_t *d = rf_pktbuf_data(b);
+			if (!tx_len_ok(p, d, b->data_len))
+				break;
+			iov[k] = (struct iovec){.iov_base = d, .iov_len = b->data_len};
+			m[k].msg_hdr = (struct msghdr){.msg_iov = &iov[k], .msg_iovlen = 1};
+			k++;
+		}
+		if (!k) { /* pkts[i] has a length the kernel would refuse: consumed, counted */
+			bad++;
+			i++;
+			continue;
+		}
+		rf_stat_add(&q->tx_x[X_TX_KICKS], 1);
+		int r = sendmmsg(q->sock.fd, m, k, MSG_DONTWAIT);
+		if (r > 0) { /* fewer than k: the next call meets the reason, or sends them */
+			for (int j = 0; j < r; j++)
+				bytes += iov[j].iov_len;
+			sent += (unsigned)r;
+			i += (unsigned)r;
+			continue;
+		}
+		if (errno == EINTR && ++intr < 3)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR) {
+			rf_stat_add(&q->tx_x[X_TX_BUSY], 1);
+			break; /* full: pkts[i..n) stay the caller's */
+		}
+		rf_stat_add(&q->tx_x[X_TX_KICK_ERRORS], 1); /* ENETDOWN, ENXIO: down or gone */
+		drops = n - i;
+		i = n;
+	}
+	rf_stat_add(&q->tst.tx_pkts, sent);
+	rf_stat_add(&q->tst.tx_bytes, bytes);
+	if (bad)
+		rf_stat_add(&q->tx_x[X_TX_BAD_LEN], bad);
+	if (bad + drops)
+		rf_stat_add(&q->tst.tx_drops, bad + drops);
+	rf_pktbuf_free_bulk(pkts, i);
+	return i;
+}
+
+static unsigned pkt_tx_burst(struct rf_io_dev *dev, unsigned qi, struct rf_pktbuf **pkts,
+			     unsigned n)
+{
+	struct pkt_dev *p = dev->priv;
+	struct pkt_queue *q = &p->q[qi];
+	return p->send_ring ? tx_burst_ring(p, q, pkts, n) : tx_burst_mmsg(p, q, pkts, n);
 }
 
 static int pkt_wait_fd(struct rf_io_dev *dev, unsigned qi)
@@ -540,7 +625,7 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 {
 	const char *ifname = rf_io_config_get(cfg, "dev"), *fr = rf_io_config_get(cfg, "frames");
 	uint32_t blocks, block_kb, block_ms, txn;
-	unsigned fanout, ring;
+	unsigned fanout, ring, send;
 	bool bypass, promisc;
 	struct pkt_dev *p;
 	int rc;
@@ -557,9 +642,14 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	    (rc = pow2_key(cfg, "tx", 1024, 64, 65536, &txn, err, len)) ||
 	    (rc = rf_io_config_get_enum(cfg, "fanout", "hash|lb|cpu|qm", 0, &fanout, err, len)) ||
 	    (rc = rf_io_config_get_enum(cfg, "ring", "v3|v2", 0, &ring, err, len)) ||
+	    (rc = rf_io_config_get_enum(cfg, "send", "mmsg|ring", 0, &send, err, len)) ||
 	    (rc = rf_io_config_get_bool(cfg, "qdisc_bypass", true, &bypass, err, len)) ||
 	    (rc = rf_io_config_get_bool(cfg, "promisc", true, &promisc, err, len)))
 		return rc;
+	if (send == 0 && rf_io_config_get(cfg, "tx"))
+		return rf_io_err(err, len, "packet: tx=%s sizes the tx ring of send=ring; send=mmsg "
+				 "(the default) has none: drop tx= or give send=ring",
+				 rf_io_config_get(cfg, "tx")), -EINVAL;
 	int ifindex = (int)if_nametoindex(ifname);
 	if (ifindex == 0)
 		return rf_io_err(err, len, "packet: interface '%s' not found (check `ip link show`; "
@@ -573,10 +663,11 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	p->ifindex = ifindex;
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	p->tx_max_len = dev->mtu + ETH_HDR + VLAN_HDR;
+	p->send_ring = send == 1;
 	p->g = (struct rf_afp_geom){
 		.version = ring == 0 ? TPACKET_V3 : TPACKET_V2,
 		.rx_blocks = blocks, .rx_block_size = block_kb << 10, .block_ms = block_ms,
-		.tx_frames = txn, .tx_frame_size = 2048,
+		.tx_frames = send == 1 ? txn : 0, .tx_frame_size = 2048,
 		.fanout_mode = (unsigned[]){PACKET_FANOUT_HASH, PACKET_FANOUT_LB, PACKET_FANOUT_CPU,
 					    PACKET_FANOUT_QM}[fanout],
 		.qdisc_bypass = bypass, .promisc = promisc, .sndbuf = 4 << 20,
@@ -632,8 +723,8 @@ const struct rf_io_ops rf_io_packet_ops = {
 	RF_IO_OPS_ABI,
 	.name = "packet",
 	.usage = "packet:dev=IFACE[,frames=1,queues=K,fanout=hash|lb|cpu|qm,ring=v3|v2,blocks=128,"
-		 "block_kb=32,block_ms=1,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",
-	.keys = "dev,blocks,block_kb,block_ms,tx,fanout,ring,qdisc_bypass,promisc",
+		 "block_kb=32,block_ms=1,send=mmsg|ring,tx=1024,qdisc_bypass=1,promisc=1]  e.g. packet:dev=veth1,frames=1",
+	.keys = "dev,blocks,block_kb,block_ms,send,tx,fanout,ring,qdisc_bypass,promisc",
 	.max_queues = RF_IO_MAX_QUEUES,
 	.probe = pkt_probe,
 	.open = pkt_open,

@@ -83,12 +83,14 @@ int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 		       g->version == TPACKET_V3 ? sizeof(rx) : sizeof(struct tpacket_req))))
 		return fail(s, rc, err, len, "PACKET_RX_RING", ifname,
 			    rc == -ENOMEM ? "give fewer blocks= or a smaller block_kb=" : NULL);
-	/* The tx ring of a V3 socket is frame-based: the block fields beyond size/count stay 0. */
+	/* The tx ring of a V3 socket is frame-based: the block fields beyond size/count stay 0.
+	 * No tx ring (tx_frames 0): frames are sent with sendmmsg(), which a socket with a tx
+	 * ring would not do (its sends only kick the ring). */
 	tx.tp_block_size = g->tx_frame_size * 16;
 	tx.tp_block_nr = g->tx_frames / 16;
 	tx.tp_frame_size = g->tx_frame_size;
 	tx.tp_frame_nr = g->tx_frames;
-	if ((rc = sopt(s->fd, SOL_PACKET, PACKET_TX_RING, &tx,
+	if (g->tx_frames && (rc = sopt(s->fd, SOL_PACKET, PACKET_TX_RING, &tx,
 		       g->version == TPACKET_V3 ? sizeof(tx) : sizeof(struct tpacket_req))))
 		return fail(s, rc, err, len, "PACKET_TX_RING", ifname,
 			    rc == -ENOMEM ? "give a smaller tx=" : NULL);
@@ -102,7 +104,7 @@ int rf_afp_sock_open(struct rf_afp_sock *s, int ifindex, const char *ifname,
 		return fail(s, rc, err, len, "mmap of the rings", ifname, NULL);
 	}
 	s->rx = s->map;
-	s->tx = s->map + rx_len;
+	s->tx = g->tx_frames ? s->map + rx_len : NULL;
 
 	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
 				  .sll_ifindex = ifindex};

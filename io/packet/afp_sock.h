@@ -8,7 +8,8 @@
  * Layout of the one mapping: the rx ring (rx_blocks blocks of rx_block_size bytes; with
  * TPACKET_V3 the kernel hands over whole blocks, with TPACKET_V2 each block is cut into
  * rx_frame_size slots handed over one frame at a time), then the tx ring (tx_frames slots of
- * tx_frame_size bytes, one frame each, in the socket's version's frame format).
+ * tx_frame_size bytes, one frame each, in the socket's version's frame format), if any:
+ * tx_frames 0 makes none (the driver's send=mmsg).
  */
 #ifndef RINGFLOW_IO_PACKET_AFP_SOCK_H
 #define RINGFLOW_IO_PACKET_AFP_SOCK_H
@@ -21,7 +22,8 @@ struct rf_afp_geom {
 	unsigned rx_blocks, rx_block_size; /* block_size: a multiple of the page size */
 	unsigned block_ms;                 /* V3: a block is handed over at the latest after this */
 	unsigned rx_frame_size;            /* V2: bytes per rx slot (a power of two) */
-	unsigned tx_frames, tx_frame_size; /* frame_size: power of two, >= 2048 */
+	unsigned tx_frames, tx_frame_size; /* frame_size: power of two, >= 2048; frames 0: no
+					    * tx ring */
 	unsigned fanout_mode;              /* PACKET_FANOUT_*, when fanout is not 0 */
 	int fanout;                        /* 0: none (one queue); 1: make a new group (the
 					    * kernel picks a free id, kept in fanout_id); 2: join
@@ -35,7 +37,7 @@ struct rf_afp_sock {
 	int fd;
 	uint8_t *map;   /* rx ring, then tx ring */
 	size_t map_len;
-	uint8_t *rx, *tx;
+	uint8_t *rx, *tx; /* tx: NULL without a tx ring */
 };
 
 /* Open, size, map, bind to ifindex and make or join the fanout group (g->fanout_id is

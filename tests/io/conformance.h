@@ -75,6 +75,8 @@ static const struct frame_row frame_rows[] = {
 	{"dpdk-af_xdp", "dpdk", "dpdk:vdev=net_af_xdp{n},iface={dev},frames=1", true, false, false,
 	 3, true},
 	{"packet", "packet", "packet:dev={dev},frames=1", false, true, true, 0, true},
+	{"packet-send-ring", "packet", "packet:dev={dev},frames=1,send=ring", false, true, true, 0,
+	 true},
 };
 
 #define N_FRAME_ROWS (sizeof(frame_rows) / sizeof(frame_rows[0]))

@@ -651,3 +651,29 @@ ROW_TESTS(xdp_native, 1)
 ROW_TESTS(dpdk_af_packet, 2)
 ROW_TESTS(dpdk_af_xdp, 3)
 ROW_TESTS(packet, 4)
+ROW_TESTS(packet_send_ring, 5)
+
+/* send=mmsg (the default) has no tx ring to size: tx= alone is refused in one line that
+ * says what to give; with send=ring it sizes the ring. */
+Test(io_frames, packet_tx_needs_send_ring, .fini = fini, .timeout = 60)
+{
+	bed_up(1, 1500);
+	pool_up();
+	const struct frame_row *row = &frame_rows[4];
+	if (!row_usable(row))
+		cr_skip_test("%s absent here", row->name);
+	char spec[256], err[512];
+	make_spec(row, fb.a1, 0, ",tx=512", spec, sizeof(spec));
+	err[0] = '\0';
+	cr_assert_null(rf_io_open(spec, pool, err, sizeof(err)), "'%s' opened", spec);
+	cr_assert(err[0] && !strchr(err, '\n'), "one line: '%s'", err);
+	cr_assert(strstr(err, "tx=512") && strstr(err, "send=ring"), "'%s'", err);
+	make_spec(row, fb.a1, 0, ",send=ring,tx=512", spec, sizeof(spec));
+	struct rf_io_dev *a = rf_io_open(spec, pool, err, sizeof(err));
+	cr_assert_not_null(a, "'%s': %s", spec, err);
+	rf_io_close(a);
+	make_spec(row, fb.a1, 0, ",send=copy", spec, sizeof(spec));
+	err[0] = '\0';
+	cr_assert_null(rf_io_open(spec, pool, err, sizeof(err)), "'%s' opened", spec);
+	cr_assert(strstr(err, "send"), "'%s'", err);
+}
