@@ -344,24 +344,35 @@ static unsigned efd_poll(struct rf_poller *p, void *arg)
 	return 0;
 }
 
-Test(runtime, adaptive_blocks_and_wakes_on_wait_fd)
+/* One adaptive poller (block_ms as given) whose poll function reads j's new eventfd, started,
+ * then waited on until it has blocked for idleness `blocks` times; its counters in *c. */
+static struct rf_runtime *efd_runtime_blocked(struct efd_job *j, unsigned block_ms,
+					      uint64_t blocks, struct rf_counters *c)
 {
 	char err[256];
 	struct rf_runtime_config cfg = {.cores = NULL, .idle = RF_IDLE_ADAPTIVE, .spin_rounds = 16,
-					.block_ms = 10000};
+					.block_ms = block_ms};
 	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
 	cr_assert_not_null(rt, "%s", err);
-	struct efd_job j = {.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
-	cr_assert(j.efd >= 0);
-	cr_assert_eq(rf_runtime_add_poll(rt, 0, efd_poll, &j, j.efd), 0);
+	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	cr_assert(j->efd >= 0);
+	cr_assert_eq(rf_runtime_add_poll(rt, 0, efd_poll, j, j->efd), 0);
 	cr_assert_eq(rf_runtime_start(rt), 0);
-	struct rf_counters c;
 	uint64_t t0 = now_ms();
 	do {
 		usleep(1000);
-		rf_runtime_counters(rt, 0, &c);
-	} while (c.idle_blocks == 0 && now_ms() - t0 < 10000);
-	cr_assert_gt(c.idle_blocks, 0, "the idle poller never blocked");
+		rf_runtime_counters(rt, 0, c);
+	} while (c->idle_blocks < blocks && now_ms() - t0 < 10000);
+	cr_assert_geq(c->idle_blocks, blocks, "the idle poller never blocked");
+	return rt;
+}
+
+Test(runtime, adaptive_blocks_and_wakes_on_wait_fd)
+{
+	struct efd_job j = {0};
+	struct rf_counters c;
+	struct rf_runtime *rt = efd_runtime_blocked(&j, 10000, 1, &c);
+	uint64_t t0;
 	uint64_t loops = c.loops;
 	usleep(100000);
 	rf_runtime_counters(rt, 0, &c);
@@ -409,26 +420,13 @@ static int epoll_watchers(int fd)
  * (docs/runtime.md, "Idle policy"). The fd is still what wakes it (the test above). */
 Test(runtime, wait_fds_are_in_no_standing_epoll_set)
 {
-	char err[256];
-	struct rf_runtime_config cfg = {.cores = NULL, .idle = RF_IDLE_ADAPTIVE, .spin_rounds = 16,
-					.block_ms = 5};
-	struct rf_runtime *rt = rf_runtime_create(&cfg, err, sizeof(err));
-	cr_assert_not_null(rt, "%s", err);
-	struct efd_job j = {.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
-	cr_assert(j.efd >= 0);
-	cr_assert_eq(rf_runtime_add_poll(rt, 0, efd_poll, &j, j.efd), 0);
-	cr_assert_eq(rf_runtime_start(rt), 0);
+	struct efd_job j = {0};
 	struct rf_counters c;
-	uint64_t t0 = now_ms();
-	do {
-		usleep(1000);
-		rf_runtime_counters(rt, 0, &c);
-	} while (c.idle_blocks < 3 && now_ms() - t0 < 10000);
-	cr_assert_geq(c.idle_blocks, 3, "the idle poller never blocked");
+	struct rf_runtime *rt = efd_runtime_blocked(&j, 5, 3, &c);
 	cr_assert_eq(epoll_watchers(j.efd), 0, "an epoll set watches the wait fd");
 	uint64_t one = 1;
 	cr_assert_eq(write(j.efd, &one, sizeof(one)), 8);
-	t0 = now_ms();
+	uint64_t t0 = now_ms();
 	while (atomic_load(&j.got) < 1 && now_ms() - t0 < 5000)
 		usleep(200);
 	cr_assert_eq(atomic_load(&j.got), 1, "the wait fd did not wake the poller");
