@@ -221,7 +221,15 @@ rq() { # role_requests each member has sent, summed: unchanged means no demotion
 	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done |
 		python3 -c 'import json,sys; print(sum(s["role_requests"] for l in sys.stdin if l.strip() for s in json.loads(l)["switches"]))'
 }
+rq_detail() { # which member sent ROLE_REQUESTs to which switch, and any fencing (failure output)
+	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster |
+		python3 -c 'import json,sys
+j=json.load(sys.stdin)
+print("  c'$i': " + " ".join("%s conn=%s req=%s refused=%s" % (s["dpid"][-4:], s["connected"], s["role_requests"], s["refused"]) for s in j["switches"]) + " last_fencing=%s" % j.get("last_fencing"))' 2>/dev/null
+	done
+}
 rq0=$(rq)
+rqd0=$(rq_detail)
 # one of three etcd members stops: nothing visible (a lease period later: same roles, ok)
 kill -9 "${EPIDS[3]}"
 sleep 2 # two keepalive periods (TTL/3 each)
@@ -230,7 +238,8 @@ st1=$(for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null; done | sort -u | tr '\n' ' ')
 [ "$one" = "$before" ] && [ "$st1" = "ok " ] && [ "$(rq)" = "$rq0" ] &&
 	pass "one etcd member of three stopped: nothing visible for 2 s (status ok, same roles, no ROLE_REQUEST)" ||
-	{ fail "one etcd member stopped: status '$st1', $before -> $one"; view 1 2; }
+	{ fail "one etcd member stopped: status '$st1', $before -> $one"; view 1 2;
+	  echo "  ROLE_REQUESTs before:"; echo "$rqd0"; echo "  after:"; rq_detail; }
 kill -9 "${EPIDS[2]}"
 lost=no
 for _ in $(seq 80); do
