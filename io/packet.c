@@ -17,7 +17,7 @@
  * given: a device that must own the data (veth handing the frame to another namespace,
  * anything with an XDP program behind it) makes the kernel allocate a page per frame and
  * copy it anyway (skb_copy_ubufs), and the slot stays busy until the skb is freed. On the
- * veth bed send=mmsg forwarded 25-35 % more (docs/dataplane-app.md, "Ports").
+ * veth bed send=mmsg forwarded 25-35 % more (docs/dataplane-app.md, "The levers").
  *
  * ring=v2 (TPACKET_V2) trades the blocks for one frame per slot: each frame is handed over
  * the moment it arrives. V3's blocks cost no per-frame status write by the kernel and suit
@@ -646,10 +646,10 @@ static int pkt_open(struct rf_io_dev *dev, const struct rf_io_config *cfg, char 
 	    (rc = rf_io_config_get_bool(cfg, "qdisc_bypass", true, &bypass, err, len)) ||
 	    (rc = rf_io_config_get_bool(cfg, "promisc", true, &promisc, err, len)))
 		return rc;
-	if (send == 0 && rf_io_config_get(cfg, "tx"))
+	const char *tx = rf_io_config_get(cfg, "tx");
+	if (send == 0 && tx)
 		return rf_io_err(err, len, "packet: tx=%s sizes the tx ring of send=ring; send=mmsg "
-				 "(the default) has none: drop tx= or give send=ring",
-				 rf_io_config_get(cfg, "tx")), -EINVAL;
+				 "(the default) has none: drop tx= or give send=ring", tx);
 	int ifindex = (int)if_nametoindex(ifname);
 	if (ifindex == 0)
 		return rf_io_err(err, len, "packet: interface '%s' not found (check `ip link show`; "

@@ -31,7 +31,7 @@ struct rf_poller {
 	pthread_t th;
 	/* What an idle poller blocks on in poll(): the stop eventfd, its wake eventfd and each
 	 * poll function's wait fd. poll(), not a standing epoll set: an fd stays on nobody's
-	 * wait queue while the poller is busy (docs/dataplane-app.md, "Idle"). */
+	 * wait queue while the poller is busy (docs/runtime.md, "Idle policy"). */
 	struct pollfd wait[RF_RUNTIME_MAX_POLLS + 2];
 	unsigned nwait;
 	unsigned nwaitless;      /* poll functions with no way to wake the poller */

@@ -217,16 +217,22 @@ fi
 # The baseline is taken once the takeover has ended for the slaves too (their ROLE_REQUEST
 # with the new generation answered), or a late one would count as a change below.
 before=$(wait_settled 5 1 2) || { fail "not settled after the takeover: $before"; view 1 2; }
+members_json() { # /api/cluster of members 1 and 2, one line each
+	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done
+}
 rq() { # role_requests each member has sent, summed: unchanged means no demotion and back
-	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done |
+	members_json |
 		python3 -c 'import json,sys; print(sum(s["role_requests"] for l in sys.stdin if l.strip() for s in json.loads(l)["switches"]))'
 }
 rq_detail() { # which member sent ROLE_REQUESTs to which switch, and any fencing (failure output)
-	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster |
-		python3 -c 'import json,sys
-j=json.load(sys.stdin)
-print("  c'$i': " + " ".join("%s conn=%s req=%s refused=%s" % (s["dpid"][-4:], s["connected"], s["role_requests"], s["refused"]) for s in j["switches"]) + " last_fencing=%s" % j.get("last_fencing"))' 2>/dev/null
-	done
+	members_json | python3 -c 'import json,sys
+for n, l in enumerate(sys.stdin, 1):
+	try:
+		j = json.loads(l)
+	except ValueError:
+		print("  c%d: no answer" % n)
+		continue
+	print("  c%d: " % n + " ".join("%s conn=%s req=%s refused=%s" % (s["dpid"][-4:], s["connected"], s["role_requests"], s["refused"]) for s in j["switches"]) + " last_fencing=%s" % j.get("last_fencing"))'
 }
 rq0=$(rq)
 rqd0=$(rq_detail)
