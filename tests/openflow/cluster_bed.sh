@@ -6,6 +6,7 @@
 #   etcd_start N / etcd_up          member eN of a three-member etcd (Debian's /usr/bin/etcd,
 #                                   data under BED_TMP/eN, kept across restarts) / all three,
 #                                   then until healthy (10 s): 0 or 1
+#   etcd_leader                     the N of the member that leads now, or nothing
 #   ofc_start N [EXTRA...]          controller cN (CPIDS[N]): OpenFlow port OFP[N], REST
 #                                   REST[N], etcd at CTL_ETCD[N] (default ENDPOINTS), node cN,
 #                                   prefix /rct$P, lease TTL s; CTL_OPTS (every start) and
@@ -14,7 +15,8 @@
 #   wait_masters SECS N...          until members N... agree on one confirmed master per switch:
 #                                   prints "dpid:node:gen ..." and returns 0, or 1 after SECS
 #   wait_settled SECS N...          the same, and every member's role on every switch (slaves
-#                                   too) confirmed by the switch: no ROLE_REQUEST still due
+#                                   too) confirmed by the switch, each member connected to
+#                                   every switch: no ROLE_REQUEST still due
 #   balanced M                      0 when M (wait_masters' words) gives each member one switch
 #   wait_rejoin SECS NODE           until every member agrees and NODE is master of one switch
 #                                   again, each member of one (wait_masters' words in M3): 0 or 1
@@ -72,6 +74,15 @@ etcd_up() {
 		sleep 0.1
 	done
 	return 1
+}
+
+etcd_leader() {
+	ip netns exec $C timeout 5 etcdctl --endpoints $ENDPOINTS endpoint status -w json 2>/dev/null |
+		python3 -c 'import json,sys
+for e in json.load(sys.stdin):
+	if e["Status"]["header"]["member_id"] == e["Status"]["leader"]:
+		print({"2379": 1, "2479": 2, "2579": 3}[e["Endpoint"].rsplit(":", 1)[1]])
+		break' 2>/dev/null
 }
 
 ofc_start() {

@@ -14,9 +14,10 @@
 # ROLE_REPLYs), pings, shared hosts and links on every member, ringflow-ctl cluster, kill -9
 # of a master (a new master, its time printed against TTL + 1 s; pings kept flowing; the new
 # master seeded with the old one's MACs), a fake old master's ROLE_REQUEST refused as stale,
-# rejoin and rebalance, fencing, one etcd member stopped (nothing visible), a second one
-# (quorum lost: roles kept, a log line, /api/cluster status) and quorum back. Every wait is bounded; the bed's trap removes processes, namespaces and etcd's
-# data on any exit. Exit 77 (skip) without root, etcd, etcdctl or python3.
+# rejoin and rebalance, fencing, the etcd leader hung (nothing visible), a second member
+# (quorum lost: roles kept, a log line, /api/cluster status) and quorum back. Every wait is
+# bounded; the bed's trap removes processes, namespaces and etcd's data on any exit. Exit 77
+# (skip) without root, etcd, etcdctl or python3.
 set -u
 SWITCH=$1 CONTROLLER=$2
 D=$(cd "$(dirname "$0")" && pwd)
@@ -215,10 +216,12 @@ fi
 
 # ---- one etcd member stops, then a second (quorum lost) -----------------------------------
 # The baseline is taken once the takeover has ended for the slaves too (their ROLE_REQUEST
-# with the new generation answered), or a late one would count as a change below.
-before=$(wait_settled 5 1 2) || { fail "not settled after the takeover: $before"; view 1 2; }
-members_json() { # /api/cluster of members 1 and 2, one line each
-	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster; echo; done
+# with the new generation answered) and every switch is connected to both members again (a
+# switch's reconnect backoff after c2's restart reaches 8 s), or a late ROLE_REQUEST would
+# count as a change below.
+before=$(wait_settled 20 1 2) || { fail "not settled after the takeover: $before"; view 1 2; }
+members_json() { # /api/cluster of members 1 and 2, one line each (empty: no answer)
+	for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster | tr -d '\n'; echo; done
 }
 rq() { # role_requests each member has sent, summed: unchanged means no demotion and back
 	members_json |
@@ -236,17 +239,22 @@ for n, l in enumerate(sys.stdin, 1):
 }
 rq0=$(rq)
 rqd0=$(rq_detail)
-# one of three etcd members stops: nothing visible (a lease period later: same roles, ok)
-kill -9 "${EPIDS[3]}"
-sleep 2 # two keepalive periods (TTL/3 each)
+# one of three etcd members hangs, the leader (SIGSTOP: requests to it wait for their
+# timeout, the others elect a new leader after theirs, and keepalives meanwhile fail):
+# nothing visible (a lease period later: same roles, ok)
+K1=$(etcd_leader)
+[ -n "$K1" ] || { fail "no etcd member says it leads"; K1=3; }
+K2=$((K1 % 3 + 1))
+kill -STOP "${EPIDS[$K1]}"
+sleep 2 # four keepalive periods (TTL/6 each)
 one=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
 st1=$(for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null; done | sort -u | tr '\n' ' ')
 [ "$one" = "$before" ] && [ "$st1" = "ok " ] && [ "$(rq)" = "$rq0" ] &&
-	pass "one etcd member of three stopped: nothing visible for 2 s (status ok, same roles, no ROLE_REQUEST)" ||
-	{ fail "one etcd member stopped: status '$st1', $before -> $one"; view 1 2;
+	pass "one etcd member of three hung (the leader, e$K1): nothing visible for 2 s (status ok, same roles, no ROLE_REQUEST)" ||
+	{ fail "one etcd member hung: status '$st1', $before -> $one"; view 1 2;
 	  echo "  ROLE_REQUESTs before:"; echo "$rqd0"; echo "  after:"; rq_detail; }
-kill -9 "${EPIDS[2]}"
+kill -9 "${EPIDS[$K2]}"
 lost=no
 for _ in $(seq 80); do
 	st=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[1]}/api/cluster | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
@@ -261,10 +269,12 @@ during=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
 rq1=$(rq)
 [ "$during" = "$before" ] && [ "$rq0" = "$rq1" ] &&
 	pass "roles kept through quorum loss for $((TTL + 1)) s, no ROLE_REQUEST sent: $during" ||
-	{ fail "roles changed during quorum loss: $before -> $during, ROLE_REQUESTs $rq0 -> $rq1"; view 1 2; }
+	{ fail "roles changed during quorum loss: $before -> $during, ROLE_REQUESTs $rq0 -> $rq1"; view 1 2;
+	  echo "  ROLE_REQUESTs before:"; echo "$rqd0"; echo "  after:"; rq_detail; }
 bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 without etcd quorum"
-etcd_start 2
-etcd_start 3
+kill -9 "${EPIDS[$K1]}"
+etcd_start $K1
+etcd_start $K2
 back=no
 for _ in $(seq 100); do
 	st=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[1]}/api/cluster | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)

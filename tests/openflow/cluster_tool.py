@@ -8,7 +8,8 @@
                                        one member it calls master that the switch confirms
   cluster_tool.py settled URL...       as masters, and besides every member's role on every
                                        switch (slaves too) is the one the switch confirmed, with
-                                       the master key's generation: no ROLE_REQUEST is still due
+                                       the master key's generation, and every member is connected
+                                       to every switch: no ROLE_REQUEST is still due
   cluster_tool.py stale HOST PORT GEN  a fake old master: HELLO (1.3), then ROLE_REQUEST MASTER
                                        with generation GEN on a switch's --listen; exits 0 when
                                        the switch answers ROLE_REQUEST_FAILED/STALE (5 s bound)
@@ -82,6 +83,12 @@ def settled(urls):
     views = [get(u) for u in urls]
     gens = {m["dpid"]: m["generation"] for m in views[0]["masters"]}
     for v in views:
+        conn = {s["dpid"] for s in v["switches"] if s["connected"]}
+        if conn != set(gens):
+            # a switch still reconnecting to a member (its backoff after the member's restart)
+            # gets that member's ROLE_REQUEST when it does
+            print(f"{v['node']} is connected to {sorted(conn)}, not to every switch {sorted(gens)}")
+            return 1
         for s in v["switches"]:
             g = gens.get(s["dpid"])
             if (s["role"] != s["switch_says"] or s["generation"] != g

@@ -9,7 +9,7 @@
  * switch refuses the old master's requests as stale. A member that should no longer be
  * master deletes its key (only if unchanged) and turns SLAVE; the rightful one then takes it.
  *
- * Lease and fencing: the lease is renewed every TTL/3; the I/O poller demotes itself on its
+ * Lease and fencing: the lease is renewed every TTL/6; the I/O poller demotes itself on its
  * own when 2/3 TTL pass without a renewal (cl_roles.h fence_at_ms), a full third of the TTL
  * before etcd can expire the lease and let another member win the key. When etcd answers
  * but has no leader (quorum lost), nobody can win a transaction and etcd does not expire
@@ -42,6 +42,12 @@
 #define MAX_MEMBERS 64
 #define CL_PFX_MAX 256 /* PREFIX/what/ of a range */
 #define TICK_MS 100
+/* Lease renewals per TTL. The deadline is 2/3 TTL after a renewal, so a renewal missed
+ * leaves at least TTL/2 to learn why (etcd electing a new leader, quorum lost, or cut off)
+ * before the I/O poller demotes itself; TTL/3 left a third, which an election after the
+ * loss of etcd's leader (a keepalive held until the request's timeout, then the status
+ * calls) could use up. */
+#define KA_PER_TTL 6
 #define RESYNC_MS 1000
 #define ABSENT_GRACE_MS 2000 /* a key nobody takes: any connected member takes it after */
 
@@ -448,7 +454,7 @@ static int register_member(struct cl_cluster *c)
 	c->lease = id;
 	c->ttl_s = ttl;
 	c->renewed_ms = t0;
-	c->next_ka_ms = t0 + (uint64_t)ttl * 1000 / 3;
+	c->next_ka_ms = t0 + (uint64_t)ttl * 1000 / KA_PER_TTL;
 	rc = publish(c, true);
 	return rc < 0 ? rc : 0;
 }
@@ -483,7 +489,7 @@ static void keepalive(struct cl_cluster *c, uint64_t now)
 		if (rc == 0 && ttl > 0) {
 			c->renewed_ms = t0;
 			c->silent_since = 0;
-			c->next_ka_ms = t0 + (uint64_t)c->ttl_s * 1000 / 3;
+			c->next_ka_ms = t0 + (uint64_t)c->ttl_s * 1000 / KA_PER_TTL;
 			set_fence(c, t0 + margin);
 			set_health(c, H_OK, NULL);
 		} else if (rc == 0) { /* expired on etcd's side: our keys are gone */
@@ -496,7 +502,9 @@ static void keepalive(struct cl_cluster *c, uint64_t now)
 				set_health(c, H_OK, NULL);
 			}
 		} else {
-			c->next_ka_ms = now_ms() + TICK_MS * 3;
+			/* Retried a tick later: the verdict (renewed, or quorum lost) has to come
+			 * before the deadline, TTL/2 after the first renewal missed. */
+			c->next_ka_ms = now_ms() + TICK_MS;
 			char why[256];
 			snprintf(why, sizeof(why), "%s", cl_etcd_error(c->etcd));
 			int lead = cl_etcd_has_leader(c->etcd);
