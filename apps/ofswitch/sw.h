@@ -20,7 +20,7 @@
  *   sw_table.c         the classifier (tuple space on the lock-free hash), updated in place
  *   sw_dp.c            the poll functions: key, EMC, classifier, action program, tx batches
  *   sw_pipe.c          tables 1.., goto_table, metadata, the action set
- *   sw_outcome.c       per core, a microflow's whole pipeline as one cached program
+ *   sw_outcome.c       per core, a megaflow's whole pipeline as one cached program
  *   sw_rewrite.c       frame rewrites on Ethernet, VLAN, IPv4/IPv6, L4 (the sw_act_* calls)
  *   sw_rewrite_mpls.c  frame rewrites on MPLS and PBB headers
  *   sw_group_dp.c, sw_meter.c  groups' buckets and meters' token buckets on the fast path

@@ -4,8 +4,21 @@
  * The EMC and the megaflow cache (sw_emc.c) answer one table each: a frame through three
  * tables makes three cache probes, a key parse when a flow rewrote it, and runs every flow's
  * instructions, building its action set on the way. This cache keeps what all of that comes
- * to for one microflow (the table-0 key): the flows the frame went through, one per table,
- * and the one program the pipeline ran, so a hit is one probe and one sw_dp_apply.
+ * to for a frame's megaflow (below): the flows the frame went through, one per table, and
+ * the one program the pipeline ran, so a hit is one probe and one sw_dp_apply.
+ *
+ * It is a megaflow cache over the whole pipeline: the key is the table-0 key under `uall`,
+ * the union of every table's union mask (struct sw_pvec), so the entry one microflow made
+ * answers every microflow that agrees with it on every bit some flow of some table looks
+ * at, including microflows never seen (as OVS's datapath flows span its whole pipeline).
+ * Why that is exact: a cached chain's later tables see the table-0 key itself and a
+ * metadata that only the chain's flows wrote (below), and table i's answer is a function of
+ * k & umask[i] and the metadata; umask[i] is inside uall, so two keys equal under uall get
+ * the same answer from every table, flow after flow, and the shadow filter's bits noted
+ * for the first (subtable, k & its mask, each inside uall) are the bits of every other:
+ * sw_emc.c's megaflow argument, for each table in turn. A subtable that joins the order
+ * widens uall and bumps every core; one that leaves (empty) narrows it, and an entry made
+ * under the wider mask still answers right (sw_emc.c, the last point).
  *
  * What is cached (sw_outcome_step clears `ok` otherwise): every flow before the last has
  * apply-actions of OUTPUTs only (to any port but the controller), so the key the later
@@ -66,12 +79,22 @@ static struct sw_outcome *out_find(struct sw_ocache *c, uint32_t epoch, const st
 	return NULL;
 }
 
+/* k under order v's union of every table's masks: the outcome cache's key. */
+static void out_key(const struct sw_table *t, const struct sw_key *k, struct sw_key *mk)
+{
+	/* acquire: pairs with the writer's release in publish_vec (the order's masks). */
+	const struct sw_pvec *v = atomic_load_explicit(&t->vec, memory_order_acquire);
+	sw_mask_key(k, &v->uall, mk);
+}
+
 const struct sw_outcome *sw_outcome_find(struct sw_table *t, unsigned core,
 					 const struct sw_key *k, const struct sw_flow *f0)
 {
 	struct sw_pcache *m = t->pc[core];
 	struct oprobe p;
-	const struct sw_outcome *o = out_find(&m->out, m->epoch, k, &p);
+	struct sw_key mk;
+	out_key(t, k, &mk);
+	const struct sw_outcome *o = out_find(&m->out, m->epoch, &mk, &p);
 	/* acquire: pairs with the writer's release bump in shadow_check (sw_table.c), as in
 	 * sw_table_lookup: a bump seen here comes with the flow that caused it. */
 	if (!o || o->step[0].f != f0 ||
@@ -172,7 +195,9 @@ bool sw_outcome_fill(struct sw_table *t, unsigned core, const struct sw_key *k,
 	if ((last->inst & SW_INST_META) && has_group_or_controller(last))
 		return false;
 	struct oprobe p;
-	(void)out_find(&m->out, m->epoch, k, &p);
+	struct sw_key mk;
+	out_key(t, k, &mk);
+	(void)out_find(&m->out, m->epoch, &mk, &p);
 	int x = p.mine;
 	for (unsigned y = 0; x < 0 && y < 2 * SW_EMC_WAYS; y++) { /* a free or stale way */
 		const struct sw_out_set *s = &m->out.set[p.si[y / SW_EMC_WAYS]];
@@ -196,7 +221,7 @@ bool sw_outcome_fill(struct sw_table *t, unsigned core, const struct sw_key *k,
 						      .prog_id = r->a[i]->id,
 						      .slot = r->f[i]->slot,
 						      .fgen = r->f[i]->gen};
-	m->out.key[si][w] = *k;
+	m->out.key[si][w] = mk;
 	m->out.set[si].hash[w] = p.tag;
 	m->out.set[si].epoch[w] = m->epoch;
 	return true;

@@ -20,9 +20,10 @@
  * that table matches go into the megaflow key, sw_emc.c). Frames with fields outside the key
  * (a tunnel_id set, IPv6 ND) always go to the classifier (sw_table_lookup_x).
  *
- * In front of all that, the core's outcome cache (sw_outcome.c): a microflow seen before
- * whose run could be repeated as one program gets that program and the counts the walk
- * would make (outcome_run); a run that misses records its steps and fills the entry.
+ * In front of all that, the core's outcome cache (sw_outcome.c): a frame of a megaflow
+ * seen before (the bits some table looks at) whose run could be repeated as one program
+ * gets that program and the counts the walk would make (outcome_run); a run that misses
+ * records its steps and fills the entry.
  */
 #include <string.h>
 

@@ -447,9 +447,10 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 			i++;
 		v->start[tb] = tb == SW_N_TABLES ? v->n : i;
 	}
-	/* the megaflow cache's masks (sw_emc.c), per table */
+	/* the megaflow cache's masks (sw_emc.c), per table, and their union (sw_outcome.c) */
 	memset(v->umask, 0, sizeof(v->umask));
 	memset(v->md_umask, 0, sizeof(v->md_umask));
+	memset(&v->uall, 0, sizeof(v->uall));
 	for (unsigned tb = 0; tb < SW_N_TABLES; tb++) {
 		for (unsigned i = v->start[tb]; i < v->start[tb + 1]; i++) {
 			const struct sw_subtable *st = v->e[i].st;
@@ -459,6 +460,8 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 				v->umask[tb].in_port = 0xffffffffu;
 			v->md_umask[tb] |= st->md_mask;
 		}
+		for (size_t b = 0; b < sizeof(v->uall); b++)
+			((uint8_t *)&v->uall)[b] |= ((const uint8_t *)&v->umask[tb])[b];
 		v->md_word[tb] = -1; /* where a megaflow key carries metadata */
 		for (int w = 0; w < (int)(sizeof(struct sw_key) / 8) && v->md_word[tb] < 0; w++) {
 			uint64_t x;

@@ -56,10 +56,12 @@ struct sw_subtable {
  * i's are e[start[i] .. start[i + 1]). umask[i]: the union of table i's masks (and in_port
  * whole if one of them matches fields outside the key: sw_xmatch_ok reads k->in_port);
  * md_umask[i]: the union of the metadata masks its subtables match. Table i's answer for a
- * key k and metadata md is a function of k & umask[i] and md & md_umask[i]. Immutable once
+ * key k and metadata md is a function of k & umask[i] and md & md_umask[i]. uall: the union
+ * of every table's umask, the outcome cache's mask (sw_outcome.c). Immutable once
  * published; replaced as a whole. */
 struct sw_pvec {
 	struct sw_key umask[SW_N_TABLES];
+	struct sw_key uall;
 	uint64_t md_umask[SW_N_TABLES];
 	int8_t md_word[SW_N_TABLES]; /* a 64-bit word umask[i] leaves all zero, or -1: where a
 					megaflow key of table i carries metadata (sw_emc.c) */
@@ -125,7 +127,8 @@ struct sw_ocache {
 struct sw_pcache {
 	struct sw_cache exact; /* SW_EMC_ENTRIES: the whole key */
 	struct sw_cache mega;  /* SW_MFC_ENTRIES: the key under the order's umask */
-	struct sw_ocache out;  /* SW_OUT_ENTRIES: the whole table-0 key -> the pipeline's outcome */
+	struct sw_ocache out;  /* SW_OUT_ENTRIES: the table-0 key under the order's uall -> the
+				  pipeline's outcome */
 	uint32_t epoch, fills; /* the poller's own */
 	uint32_t rng;          /* xorshift state: which misses go into the EMC (sw_emc.c) */
 	/* its own lines (the writer reads them); also makes the struct's size a multiple of

@@ -6,11 +6,16 @@
  *     table counters, and one fill;
  *   - what a cached program could not repeat is never cached (a rewrite before a goto, a
  *     meter after table 0, a controller output before the last table), and still runs;
+ *   - it is a megaflow cache: ten microflows that no flow tells apart (IPv4 sources) make
+ *     one fill and nine hits; an add that beats the cached answer reaches microflows the
+ *     cache never saw; a flow on one source (a new subtable) splits the megaflow;
  *   - a differential run: random flows in four tables and random changes (adds that beat
  *     cached answers, deletes, MODIFYs of programs, in every table), and after each change
  *     every frame run warm (through whatever the caches hold) and cold (the core's caches
  *     forgotten): the frames out, the frames to the controller and every counter must be
  *     the same, byte for byte, and the cache must have answered a good share of the runs.
+ *     Half the frames differ from the other half only in the IPv4 source, which no flow
+ *     matches: they are answered by the megaflows the others made.
  */
 #include "rf_test.h"
 
@@ -66,6 +71,76 @@ Test(outcome, repeats_come_from_the_cache, .init = pipe_setup, .fini = pipe_tear
 	cr_assert_eq(core->tmatch[1], 20);
 	cr_assert_eq(core->tlookup[2], 20);
 	cr_assert_eq(core->tmatch[2], 20);
+	release_all();
+}
+
+/* fr's IPv4 source with last byte x (no flow of these tests matches the source: a new
+ * microflow of the same megaflow), its checksums set again. */
+static void set_src(uint8_t *fr, uint8_t x)
+{
+	uint8_t *ip = fr + 14, *l4 = ip + 20;
+	ip[15] = x;
+	unsigned c = ip[9] == 6 ? 16 : 6;
+	uint16_t s = l4_csum(ip, c);
+	l4[c] = (uint8_t)(s >> 8), l4[c + 1] = (uint8_t)s;
+	s = ip_csum(ip);
+	ip[10] = (uint8_t)(s >> 8), ip[11] = (uint8_t)s;
+}
+
+/* Ten microflows from sources first..first+9 into port 1, through the three tables; checks
+ * each frame's copy (as it came) and its action-set output (its own source, eth_dst set,
+ * TTL 63), and returns how many went back out of port 1 too. */
+static unsigned ten_sources(uint8_t first)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	for (unsigned i = 0; i < 10; i++) {
+		set_src(fr, (uint8_t)(first + i));
+		run(fr, n, 0);
+		cr_assert_eq(core->ntx[2], i + 1);
+		cr_assert_arr_eq(rf_pktbuf_data(core->tx[2][i]), fr, n, "the copy left as it came");
+		const uint8_t *d = rf_pktbuf_data(core->tx[1][i]);
+		cr_assert_eq(d[14 + 15], first + i, "its own source");
+		cr_assert_eq(d[5], 0x42, "eth_dst set");
+		cr_assert_eq(d[14 + 8], 63, "TTL decremented once");
+	}
+	unsigned to1 = core->ntx[0];
+	release_all();
+	return to1;
+}
+
+Test(outcome, a_microflow_never_seen_is_answered_by_its_megaflow, .init = pipe_setup,
+     .fini = pipe_teardown)
+{
+	three_tables();
+	cr_assert_eq(ten_sources(2), 0);
+	cr_assert_eq(core->out_fills, 1, "one fill for ten sources: %lu",
+		     (unsigned long)core->out_fills);
+	cr_assert_eq(core->out_hits, 9, "nine hits: %lu", (unsigned long)core->out_hits);
+	/* An add in a subtable already listed (table 2's eth_type) that beats the cached answer
+	 * for every source, also those the cache has not seen: each takes it (the first
+	 * table-2 flow's actions and a copy back to port 1, the in_port). */
+	static const uint8_t dst[6] = {2, 0, 0, 0, 0, 0x42};
+	struct of_actions o = {0};
+	of_act_set_mac(&o, OF_OXM_ETH_DST, dst);
+	of_act_simple(&o, OF_ACT_DEC_NW_TTL, 0);
+	of_act_output(&o, OFPP_IN_PORT, 0xffff);
+	struct of_match m = {.fields = OF_MATCH_ETH_TYPE, .eth_type = 0x0800};
+	add(2, &m, 5, &o, NULL);
+	unsigned to1 = ten_sources(40);
+	cr_assert_eq(to1, 10, "every new source took the new flow: %u", to1);
+	uint64_t fills = core->out_fills;
+	cr_assert_eq(ten_sources(60), 10);
+	cr_assert_eq(core->out_fills, fills, "and its megaflow answered them");
+	/* A flow on one source (a new subtable: the mask widens to the source) doing what the
+	 * first table-2 flow does: that source alone loses the copy to port 1. */
+	o = (struct of_actions){0};
+	of_act_set_mac(&o, OF_OXM_ETH_DST, dst);
+	of_act_simple(&o, OF_ACT_DEC_NW_TTL, 0);
+	m.fields |= OF_MATCH_IPV4_SRC;
+	m.ipv4_src = 0xc0a80105u; /* 192.168.1.5 */
+	add(2, &m, 9, &o, NULL);
+	cr_assert_eq(ten_sources(2), 9, "every source but .5 still to port 1");
 	release_all();
 }
 
@@ -295,18 +370,21 @@ static void add_random(unsigned tbl)
 Test(outcome, warm_runs_equal_cold_runs_through_every_change, .init = pipe_setup,
      .fini = pipe_teardown)
 {
-	uint8_t fr[8][128];
-	uint32_t len[8];
-	unsigned inp[8];
-	for (unsigned i = 0; i < 8; i++) { /* TCP and UDP, two destinations, from ports 1-3 */
+	enum { NF = 16 };
+	uint8_t fr[NF][128];
+	uint32_t len[NF];
+	unsigned inp[NF];
+	for (unsigned i = 0; i < NF; i++) { /* TCP and UDP, two destinations, from ports 1-3; */
 		len[i] = frame(fr[i], i & 1 ? 6 : 17);
 		fr[i][14 + 19] = (uint8_t)(7 + (i >> 1 & 1));
+		if (i >= 8) /* frames 8-15 as 0-7 from another source, which no flow matches: */
+			set_src(fr[i], 99); /* another microflow, the same megaflow */
 		inp[i] = i % 3;
 	}
 	for (unsigned t = 0; t < 4; t++)
 		for (unsigned i = 0; i < 4; i++)
 			add_random(t);
-	static struct trace warm[8], cold[8], again[8];
+	static struct trace warm[NF], cold[NF], again[NF];
 	unsigned runs = 0;
 	for (unsigned step = 0; step < 400; step++) {
 		unsigned what = rnd(10), t = rnd(4);
@@ -335,19 +413,21 @@ Test(outcome, warm_runs_equal_cold_runs_through_every_change, .init = pipe_setup
 		if (nflows > 900)
 			break;
 		/* Warm: through whatever the caches kept from the last step's runs; then cold
-		 * (every cache forgotten, which also refills them); then warm again (hits). */
-		for (unsigned i = 0; i < 8; i++)
+		 * (every cache forgotten before each frame); then warm again (fills, and frames
+		 * 8-15 answered by the megaflows frames 0-7 made). */
+		for (unsigned i = 0; i < NF; i++)
 			run_traced(fr[i], len[i], inp[i], &warm[i]);
-		sw_table_cache_forget(table, 0);
-		for (unsigned i = 0; i < 8; i++)
+		for (unsigned i = 0; i < NF; i++) {
+			sw_table_cache_forget(table, 0);
 			run_traced(fr[i], len[i], inp[i], &cold[i]);
-		for (unsigned i = 0; i < 8; i++)
+		}
+		for (unsigned i = 0; i < NF; i++)
 			run_traced(fr[i], len[i], inp[i], &again[i]);
-		for (unsigned i = 0; i < 8; i++) {
+		for (unsigned i = 0; i < NF; i++) {
 			same(&warm[i], &cold[i], step, i, "after the change");
 			same(&again[i], &cold[i], step, i, "refilled");
 		}
-		runs += 16;
+		runs += 2 * NF;
 		sw_table_reclaim(table, 0, true);
 	}
 	cr_assert_gt(core->out_hits, runs / 8, "the cache answered %lu of %u warm runs",
