@@ -34,6 +34,11 @@ traffic takes outputs to port 2; a frame no flow takes is dropped and the sink d
             /32, priority 100 + length (longest prefix wins) -> set_field eth_src (the route's
             own MAC), set_field eth_dst, dec_ttl, output:2; 10.251.0.1 lies in a /8, /16, /20
             and /24 route, and the /24 must take it. Traffic: exact1k's (--flows 1000 seq).
+  l2l3      pipe3 without its ACL: table 0 is one flow (priority 0) -> goto_table:1, tables 1
+            and 2 are pipe3's (L2, then the routes). Traffic: wild100k's (--flows 50000 random):
+            no table looks at the source, so every microflow is one megaflow of the whole
+            pipeline (the router shape: the switch's outcome cache answers them all from one
+            entry, docs/switch.md "A megaflow over the whole pipeline").
   select    one flow, in_port=1 -> group:1; group 1 type=select, 4 buckets of weights 40, 30,
             20, 10, each set_field eth_src 02:00:00:00:0b:0B (B = bucket 1..4), output:2 (all
             reach the sink; the group's bucket counters tell them apart). Traffic: exact1k's
@@ -140,6 +145,13 @@ def main():
         flows = pipe3(dmac)
         frames = [frame(dmac, smac, SRC + f, SPORT + f) for f in range(N_EXACT)]
         gen = f"--flows {N_EXACT} --flows-mode seq"
+    elif case == "l2l3":
+        flows = ["priority=0,actions=goto_table:1"]
+        flows += [f for f in pipe3(dmac) if f.startswith("table=")]
+        step = N_MASKS * SLICE // N_FRAMES
+        frames = [frame(dmac, smac, WILD_BASE + j * step, SPORT, rnd_low=True)
+                  for j in range(N_FRAMES)]
+        gen = f"--flows {WILD_FLOWS} --flows-mode random"
     elif case == "select":
         groups.append("group_id=1,type=select," + ",".join(
             f"bucket=weight:{w},actions=set_field:02:00:00:00:0b:{b + 1:02x}->eth_src,output:2"
@@ -148,7 +160,7 @@ def main():
         frames = [frame(dmac, smac, SRC + f, SPORT + f) for f in range(N_EXACT)]
         gen = f"--flows {N_EXACT} --flows-mode seq"
     else:
-        sys.exit(f"flows.py: unknown case '{case}' (one, exact1k, wild100k, pipe3, select)")
+        sys.exit(f"flows.py: unknown case '{case}' (one, exact1k, wild100k, pipe3, l2l3, select)")
     files = [("flows", flows), ("cfg", frames), ("gen", [gen])]
     if groups:
         files.append(("groups", groups))

@@ -23,10 +23,11 @@ base of a ratio. A switch is "near the generator's rate" when
 most of its rounds were generator-limited or its median passed >= 90 % of the offer; a ratio
 with such a side says so (both: it says nothing about the switches). Churn is
 judged per switch against its own exact1k point of the same round (same flows, same traffic).
-pipe3 (a 3-table pipeline) and select (a select group) have no goal of their own (issue 25 asks
-them beside OVS): their ratio is printed with the goal "-". Their check lines say where the
-frames went by the switch's counters: pipe3, the flows that took frames per table and the
-packets drop flows took (table-miss included: 0 expected); select, the packets per bucket.
+pipe3 (a 3-table pipeline), l2l3 (its L2 and L3 tables under 50000 random microflows) and select
+(a select group) have no goal of their own (issue 25 asks them beside OVS): their ratio is
+printed with the goal "-". Their check lines say where the frames went by the switch's
+counters: pipe3 and l2l3, the flows that took frames per table and the packets drop flows took
+(table-miss included: 0 expected); select, the packets per bucket.
 """
 import json
 import os
@@ -39,8 +40,8 @@ GOALS = {"fwd": 2.0, "offload": 5.0, "setup": 2.0, "churn": 0.95}
 PAIRS = [("AF_PACKET", "ringflow-packet", "ovs-system"), ("AF_XDP", "ringflow-xdp", "ovs-afxdp"),
          ("offload", "ringflow-xdp-offload", "ovs-afxdp"),  # --offload: the XDP fast path
          ("vs bridge", "ringflow-xdp-offload", "linux-bridge")]  # ... and the kernel's bridge
-FWD_CASES = ["one", "exact1k", "churn", "wild100k", "pipe3", "select"]
-NO_GOAL = ("pipe3", "select")  # measured beside OVS, no ratio goal
+FWD_CASES = ["one", "exact1k", "churn", "wild100k", "pipe3", "l2l3", "select"]
+NO_GOAL = ("pipe3", "l2l3", "select")  # measured beside OVS, no ratio goal
 
 out = sys.argv[1]
 path = os.path.join(out, "results.jsonl")
@@ -181,12 +182,14 @@ if hit:
     lines.append("exact1k flows that matched frames (n_packets > 0) / flows in the table: " + ";  ".join(
         f"{r['impl']} {r['value']}/{r['flows_in_table']}" for r in hit if r.get("round") == 1))
 
-# ---- pipe3 and select: where the frames went, by the switch's own counters (round 1) ----
+# ---- pipe3, l2l3 and select: where the frames went, by the switch's own counters (round 1) ----
 for r in rows:
-    if r.get("case") == "check_pipe3" and r.get("round") == 1:
-        ok = r["flows_hit"] == [4, 1, 1] and r["value"] == 0 and r["out_flow_priority"] == 124
-        lines.append(f"pipe3 {r['impl']}: flows that took frames per table {r['flows_hit']} (expected "
-                     f"[4, 1, 1]), table 2's longest taken priority {r['out_flow_priority']} (124: the "
+    if r.get("case") in ("check_pipe3", "check_l2l3") and r.get("round") == 1:
+        case = r["case"][len("check_"):]
+        want = [4, 1, 1] if case == "pipe3" else [1, 1, 1]
+        ok = r["flows_hit"] == want and r["value"] == 0 and r["out_flow_priority"] == 124
+        lines.append(f"{case} {r['impl']}: flows that took frames per table {r['flows_hit']} (expected "
+                     f"{want}), table 2's longest taken priority {r['out_flow_priority']} (124: the "
                      f"/24) with {r['out_flow_packets']} packets; packets a drop flow took "
                      f"{r['value']} (table-miss {r['table_miss_packets']}): "
                      + ("as expected" if ok else "UNEXPECTED"))
@@ -205,7 +208,7 @@ if inst:
     lines.append("flow install through ovs-ofctl add-flows (del-flows first): seconds, median; flows in the table")
     for impl in sorted({r["impl"] for r in inst}):
         cells = []
-        for c in ("one", "exact1k", "wild100k", "pipe3", "select"):
+        for c in ("one", "exact1k", "wild100k", "pipe3", "l2l3", "select"):
             ps = [r for r in inst if r["impl"] == impl and r["case"] == "install_" + c]
             if ps:
                 m = summ(ps)

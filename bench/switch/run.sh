@@ -48,6 +48,9 @@
 #             eth_dst, dec_ttl, output:2), each table ending in a priority-0 drop; exact1k's
 #             traffic. After the point the flows' counters are read (check_pipe3): the flows
 #             taken per table and the packets any drop flow (table-miss included) took
+#   l2l3      pipe3's tables 1 and 2 (L2, routes) behind a table 0 that only goes on, wild100k's
+#             traffic (50000 random microflows, which no table tells apart); the flows'
+#             counters are read after the point as for pipe3 (check_l2l3)
 #   select    in_port=1 -> group:1, a select group of 4 buckets (weights 40 30 20 10, each its
 #             own set_field eth_src, output:2), added by `ovs-ofctl add-groups` before the flow;
 #             exact1k's traffic; the group's bucket counters are read after the point
@@ -123,7 +126,7 @@ if [ "$quick" = 1 ]; then # the options given explicitly still win for impls and
   impls=${impls:-ringflow-packet ovs-system} cases=${cases:-one exact1k churn pipe3 select setup}
 fi
 impls=${impls:-ringflow-packet ovs-system ringflow-xdp ringflow-xdp-offload ovs-afxdp linux-bridge}
-all_cases="one exact1k churn pipe3 select wild100k setup"
+all_cases="one exact1k churn pipe3 l2l3 select wild100k setup"
 cases=${cases:-$all_cases}
 setup_flows=${setup_flows:-2000}
 die() { echo "bench-switch: $*" >&2; exit 1; }
@@ -177,7 +180,7 @@ sink_rx() {
   if [ "$ceiling" = 1 ]; then devpk "$apid_f" "$fa" | cut -d' ' -f1
   else devpk "$apid_s" "$sdev" | cut -d' ' -f1; fi
 }
-for c in one exact1k wild100k pipe3 select; do
+for c in one exact1k wild100k pipe3 l2l3 select; do
   python3 "$here/flows.py" "$c" "$state" "$smac" "$gmac"
 done
 # fwd_probe sends 20 frames of the case's traffic ($tg_conf for trafgen, $pktgen_args for pktgen)
@@ -336,7 +339,7 @@ fwd_cases() { # impl round: every forwarding case on one running switch
     fwd_probe || note "$impl" "probe_$c" "$r" "fewer than 10 of 20 probe frames reached SINK within 15 s"
     if [ "$c" = churn ]; then churn_point "$impl" "$r"; else point "$impl" "$c" 0 "$r" || true; fi
     if [ "$c" = exact1k ] && [ "$impl" != linux-bridge ]; then flows_hit "$impl" "$r"; fi
-    case "$c" in pipe3|select) path_check "$impl" "$c" "$r" ;; esac
+    case "$c" in pipe3|l2l3|select) path_check "$impl" "$c" "$r" ;; esac
   done
 }
 
@@ -358,7 +361,7 @@ flows_hit() { # impl round
 }
 
 # Where a case's frames went, from the switch's own counters after the point (the probe's frames
-# included): pipe3, per table the flows that took frames and the packets that drop flows took
+# included): pipe3 and l2l3, per table the flows that took frames and the packets that drop flows took
 # (the table-miss entries included: any is a frame that left the pipeline early); select, the
 # group's and each bucket's packets. OVS folds its counters in late: read until two reads 0.5 s
 # apart agree (10 s at most; the generator has stopped).
@@ -387,7 +390,7 @@ path_check() { # impl case round
     printf '"unit":"packets","bucket_packets":[%s],"flow_packets":%s}\n' "$buckets" "${j:-null}" \
       >> "$res"
   else
-    echo "$cur" | awk -v impl="$impl" -v r="$r" '
+    echo "$cur" | awk -v impl="$impl" -v r="$r" -v c="$c" '
       /actions=/ {
         t = 0; n = 0; p = 32768
         if (match($0, /table=[0-9]+/)) t = substr($0, RSTART + 6, RLENGTH - 6)
@@ -399,7 +402,7 @@ path_check() { # impl case round
         tables[t] = 1
       }
       END {
-        printf "{\"bench\":\"switch\",\"impl\":\"%s\",\"case\":\"check_pipe3\",", impl
+        printf "{\"bench\":\"switch\",\"impl\":\"%s\",\"case\":\"check_%s\",", impl, c
         printf "\"round\":%d,\"value\":%d,\"unit\":\"packets\",", r, dropped
         printf "\"table_miss_packets\":%d,\"flows_hit\":[%d,%d,%d],", miss, hit[0], hit[1], hit[2]
         printf "\"out_flow_priority\":%d,\"out_flow_packets\":%d}\n", maxp, out
@@ -462,7 +465,7 @@ for ((r = 1; r <= rounds; r++)); do
   fi
   for ((j = 0; j < n; j++)); do
     impl=${impl_list[$(( (j + r - 1) % n ))]}
-    if [[ " $cases " =~ \ (one|exact1k|churn|pipe3|select|wild100k)\  ]]; then
+    if [[ " $cases " =~ \ (one|exact1k|churn|pipe3|l2l3|select|wild100k)\  ]]; then
       log "[round $r/$rounds] $impl"
       last_installed=
       if sw_start "$impl"; then fwd_cases "$impl" "$r"; else note "$impl" start "$r" "$fwd_err"; fi
