@@ -6,6 +6,7 @@
 #   etcd_start N / etcd_up          member eN of a three-member etcd (Debian's /usr/bin/etcd,
 #                                   data under BED_TMP/eN, kept across restarts) / all three,
 #                                   then until healthy (10 s): 0 or 1
+#   etcd_healthy                    until all three members are healthy (10 s): 0 or 1
 #   etcd_leader                     the N of the member that leads now, or nothing
 #   ofc_start N [EXTRA...]          controller cN (CPIDS[N]): OpenFlow port OFP[N], REST
 #                                   REST[N], etcd at CTL_ETCD[N] (default ENDPOINTS), node cN,
@@ -68,6 +69,10 @@ etcd_start() {
 etcd_up() {
 	local i
 	for i in 1 2 3; do etcd_start $i; done
+	etcd_healthy
+}
+
+etcd_healthy() {
 	for _ in $(seq 100); do
 		ip netns exec $C timeout 2 etcdctl --endpoints $ENDPOINTS endpoint health >/dev/null 2>&1 &&
 			return 0
@@ -77,12 +82,14 @@ etcd_up() {
 }
 
 etcd_leader() {
-	ip netns exec $C timeout 5 etcdctl --endpoints $ENDPOINTS endpoint status -w json 2>/dev/null |
+	local port i
+	port=$(ip netns exec $C timeout 5 etcdctl --endpoints $ENDPOINTS endpoint status -w json 2>/dev/null |
 		python3 -c 'import json,sys
 for e in json.load(sys.stdin):
 	if e["Status"]["header"]["member_id"] == e["Status"]["leader"]:
-		print({"2379": 1, "2479": 2, "2579": 3}[e["Endpoint"].rsplit(":", 1)[1]])
-		break' 2>/dev/null
+		print(e["Endpoint"].rsplit(":", 1)[1])' 2>/dev/null)
+	for i in 1 2 3; do [ "${ECL[$i]}" = "$port" ] && echo $i; done
+	return 0
 }
 
 ofc_start() {

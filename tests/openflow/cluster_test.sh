@@ -248,13 +248,24 @@ K2=$((K1 % 3 + 1))
 kill -STOP "${EPIDS[$K1]}"
 sleep 2 # four keepalive periods (TTL/6 each)
 one=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
-st1=$(for i in 1 2; do ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[$i]}/api/cluster |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null; done | sort -u | tr '\n' ' ')
+st1=$(members_json | python3 -c 'import json,sys
+for l in sys.stdin:
+	try:
+		print(json.loads(l)["status"])
+	except ValueError:
+		pass' | sort -u | tr '\n' ' ')
 [ "$one" = "$before" ] && [ "$st1" = "ok " ] && [ "$(rq)" = "$rq0" ] &&
 	pass "one etcd member of three hung (the leader, e$K1): nothing visible for 2 s (status ok, same roles, no ROLE_REQUEST)" ||
 	{ fail "one etcd member hung: status '$st1', $before -> $one"; view 1 2;
 	  echo "  ROLE_REQUESTs before:"; echo "$rqd0"; echo "  after:"; rq_detail; }
-kill -9 "${EPIDS[$K2]}"
+# The hung leader is killed and started again (not resumed: in one run, a lease kept alive
+# throughout expired soon after the paused leader resumed, and its switch changed master);
+# quorum is then lost by two members killed. (A member still hung during quorum loss costs a request timeout per call
+# and can make a member fence itself: docs/cluster.md, "Limits".)
+kill -9 "${EPIDS[$K1]}"
+etcd_start $K1
+etcd_healthy || fail "etcd not healthy 10 s after e$K1 restarted"
+kill -9 "${EPIDS[$K1]}" "${EPIDS[$K2]}"
 lost=no
 for _ in $(seq 80); do
 	st=$(ip netns exec $C curl -s -m 2 http://127.0.0.1:${REST[1]}/api/cluster | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
@@ -272,7 +283,6 @@ rq1=$(rq)
 	{ fail "roles changed during quorum loss: $before -> $during, ROLE_REQUESTs $rq0 -> $rq1"; view 1 2;
 	  echo "  ROLE_REQUESTs before:"; echo "$rqd0"; echo "  after:"; rq_detail; }
 bed_reach $H1 $BED_NET.2 10 "ping H1 -> H2 without etcd quorum"
-kill -9 "${EPIDS[$K1]}"
 etcd_start $K1
 etcd_start $K2
 back=no
