@@ -433,6 +433,13 @@ static struct sw_pvec *vec_alloc(const struct sw_table *t)
 }
 
 /* Fill v with the non-empty subtables in rank order and publish it; the old one is retired. */
+/* *u |= *m, byte by byte: a union of masks. */
+static void key_or(struct sw_key *u, const struct sw_key *m)
+{
+	for (size_t b = 0; b < sizeof(*u); b++)
+		((uint8_t *)u)[b] |= ((const uint8_t *)m)[b];
+}
+
 static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 {
 	v->n = 0;
@@ -454,14 +461,12 @@ static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 	for (unsigned tb = 0; tb < SW_N_TABLES; tb++) {
 		for (unsigned i = v->start[tb]; i < v->start[tb + 1]; i++) {
 			const struct sw_subtable *st = v->e[i].st;
-			for (size_t b = 0; b < sizeof(v->umask[tb]); b++)
-				((uint8_t *)&v->umask[tb])[b] |= ((const uint8_t *)&st->mask)[b];
+			key_or(&v->umask[tb], &st->mask);
 			if (st->has_x)
 				v->umask[tb].in_port = 0xffffffffu;
 			v->md_umask[tb] |= st->md_mask;
 		}
-		for (size_t b = 0; b < sizeof(v->uall); b++)
-			((uint8_t *)&v->uall)[b] |= ((const uint8_t *)&v->umask[tb])[b];
+		key_or(&v->uall, &v->umask[tb]);
 		v->md_word[tb] = -1; /* where a megaflow key carries metadata */
 		for (int w = 0; w < (int)(sizeof(struct sw_key) / 8) && v->md_word[tb] < 0; w++) {
 			uint64_t x;
