@@ -73,6 +73,14 @@ def frame(dmac, smac, src, sport, rnd_low=False):
             % (hexmac(dmac), hexmac(smac), ", ".join(s), ", ".join(d), sport, DPORT))
 
 
+def wild_traffic(dmac, smac):
+    """wild100k's traffic (l2l3's too): trafgen frames and ringflow-pktgen arguments."""
+    step = N_MASKS * SLICE // N_FRAMES  # 51: a frame's /24 stays inside the tiled range
+    frames = [frame(dmac, smac, WILD_BASE + j * step, SPORT, rnd_low=True)
+              for j in range(N_FRAMES)]
+    return frames, f"--flows {WILD_FLOWS} --flows-mode random"
+
+
 def pipe3(dmac):
     """The pipe3 case's flows (see the docstring): ACL (table 0), L2 (1), L3-style (2)."""
     n = 40
@@ -137,10 +145,7 @@ def main():
                 else:
                     a = (20 + k) << 24 | (i - inside) << k
                 flows.append(f"priority={100 + k},udp,nw_src={ip(a)}/{32 - k},actions=output:2")
-        step = N_MASKS * SLICE // N_FRAMES  # 51: a frame's /24 stays inside the tiled range
-        for j in range(N_FRAMES):
-            frames.append(frame(dmac, smac, WILD_BASE + j * step, SPORT, rnd_low=True))
-        gen = f"--flows {WILD_FLOWS} --flows-mode random"
+        frames, gen = wild_traffic(dmac, smac)
     elif case == "pipe3":
         flows = pipe3(dmac)
         frames = [frame(dmac, smac, SRC + f, SPORT + f) for f in range(N_EXACT)]
@@ -148,10 +153,7 @@ def main():
     elif case == "l2l3":
         flows = ["priority=0,actions=goto_table:1"]
         flows += [f for f in pipe3(dmac) if f.startswith("table=")]
-        step = N_MASKS * SLICE // N_FRAMES
-        frames = [frame(dmac, smac, WILD_BASE + j * step, SPORT, rnd_low=True)
-                  for j in range(N_FRAMES)]
-        gen = f"--flows {WILD_FLOWS} --flows-mode random"
+        frames, gen = wild_traffic(dmac, smac)
     elif case == "select":
         groups.append("group_id=1,type=select," + ",".join(
             f"bucket=weight:{w},actions=set_field:02:00:00:00:0b:{b + 1:02x}->eth_src,output:2"
