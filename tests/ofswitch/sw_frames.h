@@ -51,6 +51,18 @@ static inline uint16_t at16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/* Sets the TCP or UDP checksum and the IPv4 header checksum of the frame f (Ethernet, IPv4
+ * without options): after frame(), or after a test changed its fields. */
+static inline void frame_csums(uint8_t *f)
+{
+	uint8_t *ip = f + 14, *l4 = ip + 20;
+	unsigned c = ip[9] == 6 ? 16 : 6;
+	uint16_t x = l4_csum(ip, c);
+	l4[c] = (uint8_t)(x >> 8), l4[c + 1] = (uint8_t)x;
+	x = ip_csum(ip);
+	ip[10] = (uint8_t)(x >> 8), ip[11] = (uint8_t)x;
+}
+
 /* Ethernet + IPv4 (TTL 64) + TCP (20 bytes + 5 of data) or UDP (8 + 5), checksums set. */
 static inline uint32_t frame(uint8_t *f, uint8_t proto)
 {
@@ -71,11 +83,7 @@ static inline uint32_t frame(uint8_t *f, uint8_t proto)
 		l4[5] = (uint8_t)l4len;
 		memcpy(l4 + 8, "hello", 5);
 	}
-	unsigned c = proto == 6 ? 16 : 6;
-	uint16_t x = l4_csum(ip, c);
-	l4[c] = (uint8_t)(x >> 8), l4[c + 1] = (uint8_t)x;
-	x = ip_csum(ip);
-	ip[10] = (uint8_t)(x >> 8), ip[11] = (uint8_t)x;
+	frame_csums(f);
 	return 14 + 20 + l4len;
 }
 

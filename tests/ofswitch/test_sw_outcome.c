@@ -24,6 +24,16 @@
 #include "sw_frames.h"
 #include "sw_pipe_bed.h"
 
+/* Table 2's program in these tests: eth_dst 02:00:00:00:00:42, the TTL decremented. */
+static struct of_actions route_actions(void)
+{
+	static const uint8_t dst[6] = {2, 0, 0, 0, 0, 0x42};
+	struct of_actions a = {0};
+	of_act_set_mac(&a, OF_OXM_ETH_DST, dst);
+	of_act_simple(&a, OF_ACT_DEC_NW_TTL, 0);
+	return a;
+}
+
 /* Three tables: table 0 copies to port 3 and writes metadata 7, table 1 (metadata 7) writes
  * output 2 into the action set and goes on, table 2 sets eth_dst and decrements the TTL. */
 static void three_tables(void)
@@ -38,10 +48,7 @@ static void three_tables(void)
 	of_act_output(&g1.write, 2, 0xffff);
 	m = md_match(7, 0xff);
 	add(1, &m, 5, NULL, &g1);
-	static const uint8_t dst[6] = {2, 0, 0, 0, 0, 0x42};
-	struct of_actions a2 = {0};
-	of_act_set_mac(&a2, OF_OXM_ETH_DST, dst);
-	of_act_simple(&a2, OF_ACT_DEC_NW_TTL, 0);
+	struct of_actions a2 = route_actions();
 	m = (struct of_match){.fields = OF_MATCH_ETH_TYPE, .eth_type = 0x0800};
 	add(2, &m, 0, &a2, NULL);
 }
@@ -78,13 +85,8 @@ Test(outcome, repeats_come_from_the_cache, .init = pipe_setup, .fini = pipe_tear
  * microflow of the same megaflow), its checksums set again. */
 static void set_src(uint8_t *fr, uint8_t x)
 {
-	uint8_t *ip = fr + 14, *l4 = ip + 20;
-	ip[15] = x;
-	unsigned c = ip[9] == 6 ? 16 : 6;
-	uint16_t s = l4_csum(ip, c);
-	l4[c] = (uint8_t)(s >> 8), l4[c + 1] = (uint8_t)s;
-	s = ip_csum(ip);
-	ip[10] = (uint8_t)(s >> 8), ip[11] = (uint8_t)s;
+	fr[14 + 15] = x;
+	frame_csums(fr);
 }
 
 /* Ten microflows from sources first..first+9 into port 1, through the three tables; checks
@@ -120,10 +122,7 @@ Test(outcome, a_microflow_never_seen_is_answered_by_its_megaflow, .init = pipe_s
 	/* An add in a subtable already listed (table 2's eth_type) that beats the cached answer
 	 * for every source, also those the cache has not seen: each takes it (the first
 	 * table-2 flow's actions and a copy back to port 1, the in_port). */
-	static const uint8_t dst[6] = {2, 0, 0, 0, 0, 0x42};
-	struct of_actions o = {0};
-	of_act_set_mac(&o, OF_OXM_ETH_DST, dst);
-	of_act_simple(&o, OF_ACT_DEC_NW_TTL, 0);
+	struct of_actions o = route_actions();
 	of_act_output(&o, OFPP_IN_PORT, 0xffff);
 	struct of_match m = {.fields = OF_MATCH_ETH_TYPE, .eth_type = 0x0800};
 	add(2, &m, 5, &o, NULL);
@@ -134,9 +133,7 @@ Test(outcome, a_microflow_never_seen_is_answered_by_its_megaflow, .init = pipe_s
 	cr_assert_eq(core->out_fills, fills, "and its megaflow answered them");
 	/* A flow on one source (a new subtable: the mask widens to the source) doing what the
 	 * first table-2 flow does: that source alone loses the copy to port 1. */
-	o = (struct of_actions){0};
-	of_act_set_mac(&o, OF_OXM_ETH_DST, dst);
-	of_act_simple(&o, OF_ACT_DEC_NW_TTL, 0);
+	o = route_actions();
 	m.fields |= OF_MATCH_IPV4_SRC;
 	m.ipv4_src = 0xc0a80105u; /* 192.168.1.5 */
 	add(2, &m, 9, &o, NULL);
