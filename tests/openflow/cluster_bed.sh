@@ -8,6 +8,7 @@
 #                                   then until healthy (10 s): 0 or 1
 #   etcd_healthy                    until all three members are healthy (10 s): 0 or 1
 #   etcd_leader                     the N of the member that leads now, or nothing
+#   etcd_move_leader N              member N leads (etcdctl move-leader): 0 or 1
 #   ofc_start N [EXTRA...]          controller cN (CPIDS[N]): OpenFlow port OFP[N], REST
 #                                   REST[N], etcd at CTL_ETCD[N] (default ENDPOINTS), node cN,
 #                                   prefix /rct$P, lease TTL s; CTL_OPTS (every start) and
@@ -25,7 +26,8 @@
 #                                   (its own wall clock, decided_at_unix_ms), or "?"
 #   line_bed                        namespaces H1 - rcs1 - rcs2 - rcs3 - H2 (veths a/b, hosts
 #                                   $BED_NET.1 and .2, IPv6 off) and C, the controllers' one
-#   ctls_up                         c1..c3, until they listen (10 s): 0, or 1 with CTLS_ERR
+#   ctls_up                         c1..c3, until they listen, OpenFlow and REST (10 s each):
+#                                   0, or 1 with CTLS_ERR
 #   switches_up                     three ringflow-switches ($SWITCH, dpids 1..3, SPIDS[N]),
 #                                   each connected to all three controllers through a control
 #                                   link from C; their --listen on 127.0.0.1:6640 in rcsN
@@ -92,6 +94,20 @@ for e in json.load(sys.stdin):
 	return 0
 }
 
+etcd_move_leader() { # makes member N the leader (etcdctl move-leader), until it says so (5 s)
+	local id
+	[ "$(etcd_leader)" = "$1" ] && return 0
+	id=$(ip netns exec $C timeout 5 etcdctl --endpoints http://127.0.0.1:${ECL[$1]} endpoint status -w json 2>/dev/null |
+		python3 -c 'import json,sys; print("%x" % json.load(sys.stdin)[0]["Status"]["header"]["member_id"])' 2>/dev/null) ||
+		return 1
+	ip netns exec $C timeout 5 etcdctl --endpoints $ENDPOINTS move-leader "$id" >/dev/null 2>&1
+	for _ in $(seq 50); do
+		[ "$(etcd_leader)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 ofc_start() {
 	local n=$1
 	shift
@@ -143,9 +159,10 @@ import json,sys; print([s["decided_at_unix_ms"] for s in json.load(sys.stdin)["s
 ctls_up() {
 	local i
 	for i in 1 2 3; do ofc_start $i; done
-	for i in 1 2 3; do
-		bed_wait_tcp $C 127.0.0.1 ${OFP[$i]} 10 ||
-			{ CTLS_ERR="controller c$i did not listen: $(tail -3 "$BED_TMP/c$i.log")"; return 1; }
+	for i in 1 2 3; do # REST opens once the member has joined the cluster
+		bed_wait_tcp $C 127.0.0.1 ${OFP[$i]} 10 && bed_wait_tcp $C 127.0.0.1 ${REST[$i]} 10 ||
+			{ CTLS_ERR="controller c$i did not listen ($(kill -0 "${CPIDS[$i]}" 2>/dev/null &&
+				echo running || echo gone)): $(tail -3 "$BED_TMP/c$i.log" | tr '\n' ' ')"; return 1; }
 	done
 }
 

@@ -485,7 +485,8 @@ static void keepalive(struct cl_cluster *c, uint64_t now)
 	if (now >= c->next_ka_ms) {
 		int64_t ttl = 0;
 		uint64_t t0 = now_ms();
-		int rc = cl_etcd_keepalive(c->etcd, c->lease, &ttl);
+		int lead = 1; /* on failure: the status question's verdict, from the same round */
+		int rc = cl_etcd_keepalive(c->etcd, c->lease, &ttl, &lead);
 		if (rc == 0 && ttl > 0) {
 			c->renewed_ms = t0;
 			c->silent_since = 0;
@@ -507,7 +508,6 @@ static void keepalive(struct cl_cluster *c, uint64_t now)
 			c->next_ka_ms = now_ms() + TICK_MS;
 			char why[256];
 			snprintf(why, sizeof(why), "%s", cl_etcd_error(c->etcd));
-			int lead = cl_etcd_has_leader(c->etcd);
 			if (lead == 0) {
 				c->silent_since = 0;
 				set_fence(c, UINT64_MAX);
@@ -1029,8 +1029,10 @@ struct cl_cluster *cl_cluster_start(const struct cl_config *cfg, struct cl_roles
 	snprintf(c->prefix, sizeof(c->prefix), "%s", cfg->prefix);
 	snprintf(c->rest, sizeof(c->rest), "%s", cfg->rest ? cfg->rest : "");
 	pthread_mutex_init(&c->mu, NULL);
-	/* Each request gets a tenth of the TTL: three dead endpoints cost under a third. */
-	c->etcd = cl_etcd_open(cfg->urls, cfg->ttl_s * 100, err, errlen);
+	/* At start nothing is master and no deadline runs, so a request may take a whole TTL (a
+	 * fresh etcd's first commits can be slow: fsync on every member); once registered,
+	 * each gets a tenth of the TTL, so three dead endpoints cost under a third. */
+	c->etcd = cl_etcd_open(cfg->urls, cfg->ttl_s * 1000, err, errlen);
 	if (!c->etcd) {
 		free(c);
 		return NULL;
@@ -1057,6 +1059,7 @@ struct cl_cluster *cl_cluster_start(const struct cl_config *cfg, struct cl_roles
 		free(c);
 		return NULL;
 	}
+	cl_etcd_set_timeout(c->etcd, cfg->ttl_s * 100);
 	set_fence(c, c->renewed_ms + (uint64_t)c->ttl_s * 2000 / 3);
 	fprintf(stderr, "ringflow-controller: cluster: member %s under %s, lease %" PRId64
 		" (TTL %" PRId64 " s) at %s\n", c->node, c->prefix, c->lease, c->ttl_s,

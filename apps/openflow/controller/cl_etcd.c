@@ -4,8 +4,13 @@
  * Each call POSTs one JSON body and parses one JSON answer. The easy handle is kept between
  * calls (libcurl reuses the connection). A call tries the endpoints in turn from the last
  * one that answered; only a transport failure moves on to the next (an etcd error is an
- * answer). The watch stream is its own easy handle in a multi handle, polled by its owner
- * with a timeout; its write callback splits the stream into lines, one JSON object each.
+ * answer). An endpoint whose last request got no answer (silent: dead, hung, or a follower
+ * waiting for a leader) is tried after the others, and after a call that none answered the
+ * next starts one further on, so a hung member costs one timeout and not one per call. A
+ * lease keepalive that the current endpoint does not answer, and the status question, go to
+ * every endpoint at once (round_all): one timeout in all. The watch stream is its own easy
+ * handle in a multi handle, polled by its owner with a timeout; its write callback splits the
+ * stream into lines, one JSON object each.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,6 +30,7 @@ struct cl_etcd {
 	CURL *curl;
 	char *urls[CL_ETCD_MAX_URLS];
 	unsigned n_urls, cur;
+	bool silent[CL_ETCD_MAX_URLS]; /* its last request got no answer: tried last */
 	unsigned timeout_ms;
 	struct rf_buf reply;
 	char err[256];
@@ -173,6 +179,11 @@ void cl_etcd_close(struct cl_etcd *e)
 	free(e);
 }
 
+void cl_etcd_set_timeout(struct cl_etcd *e, unsigned timeout_ms)
+{
+	e->timeout_ms = timeout_ms ? timeout_ms : 1000;
+}
+
 const char *cl_etcd_error(const struct cl_etcd *e)
 {
 	return e->err;
@@ -195,32 +206,22 @@ static void easy_setup(CURL *c, const char *url, const char *body, unsigned time
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
 }
 
-/* POSTs body to path on endpoint i: the parsed answer, or NULL with e->err and *rc. */
-static struct rf_json *post_one(struct cl_etcd *e, unsigned i, const char *path,
-				const char *body, int *rc)
+/* The answer of endpoint i to a POST on path (cc, HTTP code, body in out): the parsed
+ * object, or NULL with e->err and *rc. */
+static struct rf_json *answer(struct cl_etcd *e, unsigned i, const char *path, CURLcode cc,
+			      long code, const struct rf_buf *out, int *rc)
 {
-	char url[256];
-	snprintf(url, sizeof(url), "%s%s", e->urls[i], path);
-	rf_buf_reset(&e->reply);
-	curl_easy_reset(e->curl);
-	easy_setup(e->curl, url, body, e->timeout_ms, &e->reply);
-	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
-	CURLcode cc = curl_easy_perform(e->curl);
 	if (cc != CURLE_OK) {
 		set_err(e, "etcd %s: %s", e->urls[i],
-			e->reply.full ? "answer too long" : curl_easy_strerror(cc));
+			out->full ? "answer too long" : curl_easy_strerror(cc));
 		*rc = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -ECONNREFUSED;
 		return NULL;
 	}
-	long code = 0;
-	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &code);
 	char perr[128];
-	struct rf_json *j = e->reply.len ? rf_json_parse(e->reply.p, e->reply.len, perr,
-							 sizeof(perr))
-					 : NULL;
+	struct rf_json *j = out->len ? rf_json_parse(out->p, out->len, perr, sizeof(perr)) : NULL;
 	if (!j || j->type != RF_JSON_OBJ) {
 		set_err(e, "etcd %s%s: HTTP %ld, %s", e->urls[i], path, code,
-			j ? "answer is not an object" : e->reply.len ? perr : "empty answer");
+			j ? "answer is not an object" : out->len ? perr : "empty answer");
 		rf_json_free(j);
 		*rc = -EPROTO;
 		return NULL;
@@ -238,18 +239,153 @@ static struct rf_json *post_one(struct cl_etcd *e, unsigned i, const char *path,
 	return j;
 }
 
-/* POSTs to each endpoint from the current one until one answers (an etcd error included). */
+/* POSTs body to path on endpoint i: the parsed answer, or NULL with e->err and *rc. */
+static struct rf_json *post_one(struct cl_etcd *e, unsigned i, const char *path,
+				const char *body, int *rc)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", e->urls[i], path);
+	rf_buf_reset(&e->reply);
+	curl_easy_reset(e->curl);
+	easy_setup(e->curl, url, body, e->timeout_ms, &e->reply);
+	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	CURLcode cc = curl_easy_perform(e->curl);
+	long code = 0;
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &code);
+	e->silent[i] = cc != CURLE_OK && !e->reply.full;
+	return answer(e, i, path, cc, code, &e->reply, rc);
+}
+
+/* POSTs to each endpoint until one answers (an etcd error included): from the current one
+ * on, the silent ones after the others. Each is tried once. */
 static struct rf_json *post(struct cl_etcd *e, const char *path, const char *body, int *rc)
 {
-	for (unsigned k = 0; k < e->n_urls; k++) {
-		unsigned i = (e->cur + k) % e->n_urls;
-		struct rf_json *j = post_one(e, i, path, body, rc);
-		if (j || *rc == -EPROTO) {
-			e->cur = i;
-			return j;
+	bool silent[CL_ETCD_MAX_URLS]; /* as the call starts: each endpoint is tried once */
+	memcpy(silent, e->silent, sizeof(silent));
+	for (unsigned pass = 0; pass < 2; pass++)
+		for (unsigned k = 0; k < e->n_urls; k++) {
+			unsigned i = (e->cur + k) % e->n_urls;
+			if (silent[i] != (pass == 1))
+				continue;
+			struct rf_json *j = post_one(e, i, path, body, rc);
+			if (j || *rc == -EPROTO) {
+				e->cur = i;
+				return j;
+			}
 		}
-	}
+	/* None answered: the next call starts from the next one (when all are silent, the
+	 * one tried first here is likely the member that hung and held up the others). */
+	e->cur = (e->cur + 1) % e->n_urls;
 	return NULL;
+}
+
+/* What one round to every endpoint learned (round_all). */
+struct round {
+	int64_t ttl;   /* the renewed lease's TTL (0: expired on etcd's side) */
+	bool renewed;  /* a keepalive answered with a result */
+	bool answered; /* a status answered */
+	bool leader;   /* ... with a leader */
+	int rc;        /* the last failure, -errno */
+};
+
+enum { RQ_KEEPALIVE, RQ_STATUS, RQ_KINDS };
+static const char *const rq_path[RQ_KINDS] = {"/v3/lease/keepalive", "/v3/maintenance/status"};
+
+/* Takes in the answer j of endpoint i to request kind k; true when it ends the round. */
+static bool round_take(struct round *r, unsigned k, const struct rf_json *j, bool ka)
+{
+	if (k == RQ_KEEPALIVE) {
+		const struct rf_json *res = rf_json_get(j, "result");
+		if (!res || res->type != RF_JSON_OBJ)
+			return false;
+		r->ttl = get_i64(res, "TTL", 0); /* absent: expired (proto3 leaves 0 out) */
+		return r->renewed = true;
+	}
+	r->answered = true;
+	r->leader |= get_i64(j, "leader", 0) != 0;
+	return !ka && r->leader; /* a status question alone ends at the first leader */
+}
+
+/* One round to every endpoint at once, so a hung member costs one timeout and not one per
+ * member: the keepalive ka_body (NULL: none) and, if status, the status question. It ends at
+ * the first renewal (without a keepalive: the first status with a leader), or when every
+ * request is answered or timed out. The endpoint that ended it becomes the current one (or
+ * else the first from the current one on that answered); one that answered nothing by the
+ * end counts as silent. Only for requests that may arrive twice. */
+static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struct round *r)
+{
+	CURLM *m = curl_multi_init();
+	CURL *h[CL_ETCD_MAX_URLS][RQ_KINDS] = {{0}};
+	struct rf_buf out[CL_ETCD_MAX_URLS][RQ_KINDS];
+	bool heard[CL_ETCD_MAX_URLS] = {0};
+	int running = 0, end = -1;
+	*r = (struct round){.rc = -ENOMEM};
+	for (unsigned i = 0; i < e->n_urls; i++)
+		for (unsigned k = 0; k < RQ_KINDS; k++) {
+			rf_buf_init(&out[i][k], CL_ETCD_MAX_REPLY);
+			if (!m || (k == RQ_KEEPALIVE ? !ka_body : !status) ||
+			    !(h[i][k] = curl_easy_init()))
+				continue;
+			char url[256];
+			snprintf(url, sizeof(url), "%s%s", e->urls[i], rq_path[k]);
+			easy_setup(h[i][k], url, k == RQ_KEEPALIVE ? ka_body : "{}", e->timeout_ms,
+				   &out[i][k]);
+			curl_easy_setopt(h[i][k], CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+			curl_multi_add_handle(m, h[i][k]);
+			running = 1;
+		}
+	while (running && end < 0) { /* bounded: every handle has its own timeout */
+		if (curl_multi_perform(m, &running) != CURLM_OK)
+			break;
+		CURLMsg *msg;
+		int left;
+		while (end < 0 && (msg = curl_multi_info_read(m, &left))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			unsigned i = 0, k = 0;
+			while (h[i][k] != msg->easy_handle)
+				if (++k == RQ_KINDS) {
+					k = 0;
+					i++;
+				}
+			long code = 0;
+			CURLcode cc = msg->data.result;
+			if (cc == CURLE_OK)
+				curl_easy_getinfo(h[i][k], CURLINFO_RESPONSE_CODE, &code);
+			heard[i] |= cc == CURLE_OK || out[i][k].full;
+			struct rf_json *j = answer(e, i, rq_path[k], cc, code, &out[i][k], &r->rc);
+			if (j && round_take(r, k, j, ka_body != NULL))
+				end = (int)i;
+			rf_json_free(j);
+		}
+		if (running && end < 0)
+			curl_multi_poll(m, NULL, 0, (int)e->timeout_ms, NULL);
+	}
+	for (unsigned i = 0; i < e->n_urls; i++)
+		for (unsigned k = 0; k < RQ_KINDS; k++) {
+			if (h[i][k]) {
+				curl_multi_remove_handle(m, h[i][k]);
+				curl_easy_cleanup(h[i][k]);
+			}
+			rf_buf_free(&out[i][k]);
+		}
+	if (m)
+		curl_multi_cleanup(m);
+	else
+		set_err(e, "out of memory for etcd requests");
+	if (!m)
+		return;
+	for (unsigned i = 0; i < e->n_urls; i++)
+		e->silent[i] = !heard[i];
+	if (end >= 0) {
+		e->cur = (unsigned)end;
+		e->err[0] = '\0';
+		return;
+	}
+	for (unsigned n = 0; n < e->n_urls && !heard[e->cur]; n++)
+		if (heard[(e->cur + n) % e->n_urls])
+			e->cur = (e->cur + n) % e->n_urls;
 }
 
 /* The request body fmt, ... in a new string of at most CL_ETCD_MAX_BODY bytes, or NULL with
@@ -346,21 +482,33 @@ int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_
 	return 0;
 }
 
-int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl)
+int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead)
 {
-	int rc = 0;
-	struct rf_json *j = post_fmt(e, "/v3/lease/keepalive", &rc, "{\"ID\":\"%" PRId64 "\"}", id);
-	if (!j)
-		return rc;
-	const struct rf_json *r = rf_json_get(j, "result");
-	if (!r || r->type != RF_JSON_OBJ) {
-		set_err(e, "etcd lease keepalive: no result in the answer");
+	char body[64];
+	snprintf(body, sizeof(body), "{\"ID\":\"%" PRId64 "\"}", id);
+	if (!e->silent[e->cur]) { /* the current endpoint first: its connection is kept */
+		int rc = 0;
+		struct round r = {0};
+		struct rf_json *j = post_one(e, e->cur, rq_path[RQ_KEEPALIVE], body, &rc);
+		bool ok = j && round_take(&r, RQ_KEEPALIVE, j, true);
 		rf_json_free(j);
-		return -EPROTO;
+		if (ok) {
+			*ttl = r.ttl;
+			return 0;
+		}
 	}
-	*ttl = get_i64(r, "TTL", 0); /* absent: expired (proto3 leaves 0 out) */
-	rf_json_free(j);
-	return 0;
+	struct round r;
+	round_all(e, body, lead != NULL, &r);
+	if (r.renewed) {
+		*ttl = r.ttl;
+		return 0;
+	}
+	if (lead) {
+		*lead = r.leader ? 1 : r.answered ? 0 : r.rc;
+		if (r.answered && !r.leader)
+			set_err(e, "etcd: members answer but none has a leader (quorum lost)");
+	}
+	return r.rc;
 }
 
 int cl_etcd_revoke(struct cl_etcd *e, int64_t id)
@@ -535,20 +683,13 @@ int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev)
 
 int cl_etcd_has_leader(struct cl_etcd *e)
 {
-	int answered = 0, rc = -ECONNREFUSED;
-	for (unsigned i = 0; i < e->n_urls; i++) {
-		struct rf_json *j = post_one(e, i, "/v3/maintenance/status", "{}", &rc);
-		if (!j)
-			continue;
-		answered = 1;
-		int64_t leader = get_i64(j, "leader", 0);
-		rf_json_free(j);
-		if (leader)
-			return 1;
-	}
-	if (answered)
+	struct round r;
+	round_all(e, NULL, true, &r);
+	if (r.leader)
+		return 1;
+	if (r.answered)
 		set_err(e, "etcd: members answer but none has a leader (quorum lost)");
-	return answered ? 0 : rc;
+	return r.answered ? 0 : r.rc;
 }
 
 /* ---- watch ------------------------------------------------------------------------------- */

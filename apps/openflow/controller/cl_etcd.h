@@ -3,8 +3,9 @@
  * the coordination store of the controller cluster (cl_cluster.c, docs/cluster.md).
  *
  * The one idea: every call is one HTTP POST through libcurl with a short timeout, tried on
- * each endpoint in turn (starting from the last one that answered), so a dead etcd member
- * costs one timeout and never a hang. Keys and values travel base64-encoded; revisions and
+ * each endpoint in turn (starting from the last one that answered, and an endpoint whose
+ * last request got no answer after the others), so a dead or hung etcd member costs one
+ * timeout and never a hang. Keys and values travel base64-encoded; revisions and
  * lease ids come back as strings and are read exactly (strtoll, not through a double).
  * Bodies are built with rf_buf and parsed with rf_json_parse (include/ringflow/json.h).
  *
@@ -40,15 +41,21 @@ struct cl_kv {
  * request. NULL + one line in err. */
 struct cl_etcd *cl_etcd_open(const char *urls, unsigned timeout_ms, char *err, size_t errlen);
 void cl_etcd_close(struct cl_etcd *e);
+/* Bounds each later request by timeout_ms instead (0: 1000). */
+void cl_etcd_set_timeout(struct cl_etcd *e, unsigned timeout_ms);
 /* The last call's error line ("" after a success). */
 const char *cl_etcd_error(const struct cl_etcd *e);
-/* The endpoint that answered last (for logs). */
+/* The endpoint the next call starts from: the one that answered last, or after a call that
+ * none answered, the next in the list (for logs). */
 const char *cl_etcd_endpoint(const struct cl_etcd *e);
 
 /* A lease of ttl seconds: 0 with *id and *granted_ttl, or -errno. */
 int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_ttl);
-/* Renews lease id once: 0 with *ttl (0: the lease has expired), or -errno. */
-int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl);
+/* Renews lease id once: 0 with *ttl (0: the lease has expired), or -errno. The current
+ * endpoint first (unless silent), then every endpoint at once (one timeout in all), with the
+ * status question too when lead is not NULL: on failure *lead says, as cl_etcd_has_leader,
+ * whether the renewal failed with a leader there (1), with quorum lost (0) or no answer. */
+int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead);
 /* Revokes lease id (its keys go at once). 0 or -errno. */
 int cl_etcd_revoke(struct cl_etcd *e, int64_t id);
 /* key = val[0..vlen) bound to lease (0: none). 0 with *rev (may be NULL), or -errno. */
@@ -68,8 +75,9 @@ int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t 
 		   int64_t *rev, struct cl_kv *held);
 /* Deletes key if its mod_revision is still mod_rev: 1 deleted, 0 changed meanwhile, -errno. */
 int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev);
-/* Asks each endpoint for its status: 1 when one answers with a leader, 0 when some answer
- * but none has a leader (quorum lost), -errno when none answers. */
+/* Asks every endpoint for its status at once (one timeout in all): 1 when one answers with
+ * a leader, 0 when some answer but none has a leader (quorum lost), -errno when none
+ * answers. Those that do not answer are tried last by the next calls. */
 int cl_etcd_has_leader(struct cl_etcd *e);
 
 /* A watch stream on every key under prefix (/v3/watch, one long POST read as it comes). */
