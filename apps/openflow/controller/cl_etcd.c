@@ -286,7 +286,7 @@ struct round {
 	bool renewed;  /* a keepalive answered with a result */
 	bool answered; /* a status answered */
 	bool leader;   /* ... with a leader */
-	int rc;        /* the last failure, -errno */
+	int rc;        /* the last failure, -errno (-EPROTO: answers without what was asked) */
 };
 
 enum { RQ_KEEPALIVE, RQ_STATUS, RQ_KINDS };
@@ -320,7 +320,7 @@ static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struc
 	struct rf_buf out[CL_ETCD_MAX_URLS][RQ_KINDS];
 	bool heard[CL_ETCD_MAX_URLS] = {0};
 	int running = 0, end = -1;
-	*r = (struct round){.rc = -ENOMEM};
+	*r = (struct round){.rc = m ? -EPROTO : -ENOMEM};
 	for (unsigned i = 0; i < e->n_urls; i++)
 		for (unsigned k = 0; k < RQ_KINDS; k++) {
 			rf_buf_init(&out[i][k], CL_ETCD_MAX_REPLY);
@@ -503,6 +503,8 @@ int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead)
 		*ttl = r.ttl;
 		return 0;
 	}
+	if (!e->err[0]) /* answered, but not with a renewal */
+		set_err(e, "etcd lease keepalive: no result in the answers");
 	if (lead) {
 		*lead = r.leader ? 1 : r.answered ? 0 : r.rc;
 		if (r.answered && !r.leader)
