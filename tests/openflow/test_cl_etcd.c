@@ -248,6 +248,38 @@ static unsigned accepted(struct fake *f, unsigned want)
 	return atomic_load(&f->accepted);
 }
 
+/* Starts n fakes in modes[] and a client over them in that order, each request bounded by
+ * timeout_ms. */
+static struct cl_etcd *fakes_open(struct fake *f, const enum fake_mode *modes, unsigned n,
+				  unsigned timeout_ms)
+{
+	char urls[256] = "", err[256];
+	for (unsigned i = 0; i < n; i++) {
+		fake_start(&f[i], modes[i]);
+		size_t len = strlen(urls);
+		snprintf(urls + len, sizeof(urls) - len, "%shttp://127.0.0.1:%u", i ? "," : "",
+			 f[i].port);
+	}
+	struct cl_etcd *e = cl_etcd_open(urls, timeout_ms, err, sizeof(err));
+	cr_assert_not_null(e, "%s", err);
+	return e;
+}
+
+static void fakes_close(struct cl_etcd *e, struct fake *f, unsigned n)
+{
+	cl_etcd_close(e);
+	for (unsigned i = 0; i < n; i++)
+		fake_stop(&f[i]);
+}
+
+/* The client's current endpoint is fake f. */
+static void expect_current(struct cl_etcd *e, const struct fake *f)
+{
+	char want[64];
+	snprintf(want, sizeof(want), "http://127.0.0.1:%u", f->port);
+	cr_expect_str_eq(cl_etcd_endpoint(e), want);
+}
+
 /* The failure cluster_test.sh once hit: etcd's leader hangs, and for a while the followers
  * hold a keepalive too (forwarded to the hung leader), so a renewal finds every endpoint
  * silent: the current one first, then all at once with the status question (no answer at
@@ -256,109 +288,76 @@ static unsigned accepted(struct fake *f, unsigned want)
  * never again to the hung member (its connections counted: none more). */
 Test(cl_etcd, a_hung_endpoint_is_not_asked_again_once_another_answers)
 {
-	struct fake hung, follower;
-	fake_start(&hung, FAKE_HANG);
-	fake_start(&follower, FAKE_HANG); /* waiting for a leader: holds requests */
-	char urls[128], err[256];
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%u,http://127.0.0.1:%u", hung.port,
-		 follower.port);
-	struct cl_etcd *e = cl_etcd_open(urls, 200, err, sizeof(err));
-	cr_assert_not_null(e, "%s", err);
+	struct fake f[2], *hung = &f[0], *follower = &f[1];
+	/* the follower waits for a leader: it holds requests */
+	struct cl_etcd *e = fakes_open(f, (enum fake_mode[]){FAKE_HANG, FAKE_HANG}, 2, 200);
 	int64_t ttl = 0;
 	int lead = 1;
 	cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, &lead), -ETIMEDOUT, "%s", cl_etcd_error(e));
 	cr_expect_eq(lead, -ETIMEDOUT, "nobody answered the status question either");
-	cr_expect_eq(accepted(&hung, 3), 3, "the current endpoint, then keepalive and status");
-	cr_expect_eq(accepted(&follower, 2), 2);
+	cr_expect_eq(accepted(hung, 3), 3, "the current endpoint, then keepalive and status");
+	cr_expect_eq(accepted(follower, 2), 2);
 
-	atomic_store(&follower.mode, FAKE_ANSWER); /* a leader again */
+	atomic_store(&follower->mode, FAKE_ANSWER); /* a leader again */
 	cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, &lead), 0, "%s", cl_etcd_error(e));
 	cr_expect_eq(ttl, 3);
-	char want[64];
-	snprintf(want, sizeof(want), "http://127.0.0.1:%u", follower.port);
-	cr_expect_str_eq(cl_etcd_endpoint(e), want);
+	expect_current(e, follower);
 	/* asked too, at the same time; the follower's renewal ends the round before it is known
 	 * whether the hung member took the connections */
-	unsigned hung_before = accepted(&hung, 5);
-	unsigned follower_before = accepted(&follower, 3);
+	unsigned hung_before = accepted(hung, 5);
+	unsigned follower_before = accepted(follower, 3);
 	for (int i = 0; i < 3; i++) {
 		ttl = 0;
 		cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, &lead), 0, "%s", cl_etcd_error(e));
 		cr_expect_eq(ttl, 3);
 	}
-	cr_expect_eq(atomic_load(&hung.accepted), hung_before, "the hung member is not asked again");
-	unsigned got = accepted(&follower, follower_before + 3);
+	cr_expect_eq(atomic_load(&hung->accepted), hung_before, "the hung member is not asked again");
+	unsigned got = accepted(follower, follower_before + 3);
 	cr_expect_eq(got, follower_before + 3, "follower took %u connections", got);
-	cl_etcd_close(e);
-	fake_stop(&hung);
-	fake_stop(&follower);
+	fakes_close(e, f, 2);
 }
 
 /* Quorum lost with a member hung: the renewal fails, and the same round's status question
  * says "members answer, none has a leader" (0) although the hung member never answers. */
 Test(cl_etcd, quorum_lost_is_told_with_a_member_hung)
 {
-	struct fake hung, alone;
-	fake_start(&hung, FAKE_HANG);
-	fake_start(&alone, FAKE_LEADERLESS);
-	char urls[128], err[256];
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%u,http://127.0.0.1:%u", hung.port,
-		 alone.port);
-	struct cl_etcd *e = cl_etcd_open(urls, 200, err, sizeof(err));
-	cr_assert_not_null(e, "%s", err);
+	struct fake f[2];
+	struct cl_etcd *e = fakes_open(f, (enum fake_mode[]){FAKE_HANG, FAKE_LEADERLESS}, 2, 200);
 	int64_t ttl = 0;
 	int lead = 1;
 	cr_expect_lt(cl_etcd_keepalive(e, 42, &ttl, &lead), 0);
 	cr_expect_eq(lead, 0, "quorum lost");
 	cr_expect(strstr(cl_etcd_error(e), "quorum lost") != NULL, "%s", cl_etcd_error(e));
 	cr_expect_eq(cl_etcd_has_leader(e), 0);
-	cl_etcd_close(e);
-	fake_stop(&hung);
-	fake_stop(&alone);
+	fakes_close(e, f, 2);
 }
 
 /* The current endpoint hangs, another answers: one keepalive call renews through the other
  * (all at once after the current one's timeout), and the next starts there. */
 Test(cl_etcd, a_renewal_goes_around_a_hung_current_endpoint)
 {
-	struct fake hung, good;
-	fake_start(&hung, FAKE_HANG);
-	fake_start(&good, FAKE_ANSWER);
-	char urls[128], err[256];
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%u,http://127.0.0.1:%u", hung.port, good.port);
-	struct cl_etcd *e = cl_etcd_open(urls, 200, err, sizeof(err));
-	cr_assert_not_null(e, "%s", err);
+	struct fake f[2], *hung = &f[0], *good = &f[1];
+	struct cl_etcd *e = fakes_open(f, (enum fake_mode[]){FAKE_HANG, FAKE_ANSWER}, 2, 200);
 	int64_t ttl = 0;
 	cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, NULL), 0, "%s", cl_etcd_error(e));
 	cr_expect_eq(ttl, 3);
-	char want[64];
-	snprintf(want, sizeof(want), "http://127.0.0.1:%u", good.port);
-	cr_expect_str_eq(cl_etcd_endpoint(e), want);
-	unsigned hung_before = accepted(&hung, 1);
+	expect_current(e, good);
+	unsigned hung_before = accepted(hung, 1);
 	cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, NULL), 0, "%s", cl_etcd_error(e));
-	cr_expect_eq(atomic_load(&hung.accepted), hung_before);
-	cl_etcd_close(e);
-	fake_stop(&hung);
-	fake_stop(&good);
+	cr_expect_eq(atomic_load(&hung->accepted), hung_before);
+	fakes_close(e, f, 2);
 }
 
 /* Every member silent: the status question still asks each (none skipped), once. */
 Test(cl_etcd, status_with_every_member_silent_asks_each_once)
 {
-	struct fake a, b;
-	fake_start(&a, FAKE_HANG);
-	fake_start(&b, FAKE_HANG);
-	char urls[128], err[256];
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%u,http://127.0.0.1:%u", a.port, b.port);
-	struct cl_etcd *e = cl_etcd_open(urls, 200, err, sizeof(err));
-	cr_assert_not_null(e, "%s", err);
+	struct fake f[2];
+	struct cl_etcd *e = fakes_open(f, (enum fake_mode[]){FAKE_HANG, FAKE_HANG}, 2, 200);
 	cr_expect_eq(cl_etcd_has_leader(e), -ETIMEDOUT, "%s", cl_etcd_error(e));
 	cr_expect(strstr(cl_etcd_error(e), "127.0.0.1") != NULL, "%s", cl_etcd_error(e));
-	cr_expect_eq(accepted(&a, 1), 1);
-	cr_expect_eq(accepted(&b, 1), 1);
-	cl_etcd_close(e);
-	fake_stop(&a);
-	fake_stop(&b);
+	cr_expect_eq(accepted(&f[0], 1), 1);
+	cr_expect_eq(accepted(&f[1], 1), 1);
+	fakes_close(e, f, 2);
 }
 
 /* A call tried in turn (a put: it must not arrive twice), every member silent, then all but
@@ -367,13 +366,8 @@ Test(cl_etcd, status_with_every_member_silent_asks_each_once)
 Test(cl_etcd, after_a_call_none_answered_the_next_starts_one_further)
 {
 	struct fake f[3];
-	char urls[160], err[256];
-	for (int i = 0; i < 3; i++)
-		fake_start(&f[i], FAKE_HANG);
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%u,http://127.0.0.1:%u,http://127.0.0.1:%u",
-		 f[0].port, f[1].port, f[2].port);
-	struct cl_etcd *e = cl_etcd_open(urls, 150, err, sizeof(err));
-	cr_assert_not_null(e, "%s", err);
+	struct cl_etcd *e =
+		fakes_open(f, (enum fake_mode[]){FAKE_HANG, FAKE_HANG, FAKE_HANG}, 3, 150);
 	int64_t rev = 0;
 	cr_expect_eq(cl_etcd_put(e, "/k", "v", 1, 0, &rev), -ETIMEDOUT, "%s", cl_etcd_error(e));
 	for (int i = 0; i < 3; i++)
@@ -382,10 +376,9 @@ Test(cl_etcd, after_a_call_none_answered_the_next_starts_one_further)
 	atomic_store(&f[2].mode, FAKE_ANSWER);
 	cr_expect_eq(cl_etcd_put(e, "/k", "v", 1, 0, &rev), 0, "%s", cl_etcd_error(e));
 	cr_expect_eq(rev, 5);
+	expect_current(e, &f[1]);
 	cr_expect_eq(accepted(&f[1], 2), 2);
 	cr_expect_eq(atomic_load(&f[0].accepted), 1, "the first member is not asked first again");
 	cr_expect_eq(atomic_load(&f[2].accepted), 1);
-	cl_etcd_close(e);
-	for (int i = 0; i < 3; i++)
-		fake_stop(&f[i]);
+	fakes_close(e, f, 3);
 }
