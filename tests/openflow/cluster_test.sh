@@ -251,7 +251,7 @@ for i in 1 2 3; do [ "${ECL[$i]}" = "$ep1" ] && K1=$i; done
 [ -n "$K1" ] || { fail "no etcd member says it leads"; K1=3; }
 K2=$((K1 % 3 + 1))
 kill -STOP "${EPIDS[$K1]}"
-sleep 2 # four keepalive periods (TTL/6 each)
+sleep 2 # six keepalive periods (TTL/10 each)
 one=$(ip netns exec $C python3 "$TOOL" masters $(urls 1 2) 2>&1)
 st1=$(members_json | python3 -c 'import json,sys
 for l in sys.stdin:

@@ -137,8 +137,10 @@ Test(cl_etcd, oversize_request_refused_before_sending)
 /* ---- fake endpoints: a loopback listener on an ephemeral port and its thread ------------- */
 
 /* HANG: takes connections, never answers (a hung member); ANSWER: answers as etcd does;
- * LEADERLESS: a member without a leader (status answered with none, anything else held). */
-enum fake_mode { FAKE_HANG, FAKE_ANSWER, FAKE_LEADERLESS };
+ * LEADERLESS: a member without a leader (status answered with none, anything else held);
+ * STALE: a follower whose leader is gone but not yet noticed (status names a leader,
+ * anything else held). */
+enum fake_mode { FAKE_HANG, FAKE_ANSWER, FAKE_LEADERLESS, FAKE_STALE };
 
 struct fake {
 	int lfd;
@@ -181,7 +183,7 @@ static bool answer_request(int fd, int mode)
 	char path[256];
 	if (read_request(fd, path))
 		return true;
-	if (mode == FAKE_LEADERLESS && !strstr(path, "status"))
+	if ((mode == FAKE_LEADERLESS || mode == FAKE_STALE) && !strstr(path, "status"))
 		return false;
 	const char *body = mode == FAKE_LEADERLESS ? "{\"header\":{\"member_id\":\"7\"}}"
 			 : strstr(path, "status") ? "{\"header\":{\"member_id\":\"7\"},\"leader\":\"7\"}"
@@ -305,7 +307,7 @@ Test(cl_etcd, a_hung_endpoint_is_not_asked_again_once_another_answers)
 	/* asked too, at the same time; the follower's renewal ends the round before it is known
 	 * whether the hung member took the connections */
 	unsigned hung_before = accepted(hung, 5);
-	unsigned follower_before = accepted(follower, 3);
+	unsigned follower_before = accepted(follower, 4);
 	for (int i = 0; i < 3; i++) {
 		ttl = 0;
 		cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, &lead), 0, "%s", cl_etcd_error(e));
@@ -381,4 +383,25 @@ Test(cl_etcd, after_a_call_none_answered_the_next_starts_one_further)
 	cr_expect_eq(atomic_load(&f[0].accepted), 1, "the first member is not asked first again");
 	cr_expect_eq(atomic_load(&f[2].accepted), 1);
 	fakes_close(e, f, 3);
+}
+
+/* A follower that still names its gone leader answers the status question but holds the
+ * keepalive. After one failed renewal (the current endpoint alone, then keepalive and status
+ * to every member), the retries go straight to every member: two connections a retry, not
+ * three (one more to the current endpoint alone first would cost a timeout each time). */
+Test(cl_etcd, retries_after_a_failed_renewal_go_to_every_member_at_once)
+{
+	struct fake f[1];
+	struct cl_etcd *e = fakes_open(f, (enum fake_mode[]){FAKE_STALE}, 1, 150);
+	int64_t ttl = 0;
+	int lead = 0;
+	cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, &lead), -ETIMEDOUT, "%s", cl_etcd_error(e));
+	cr_expect_eq(lead, 1, "the follower names a leader");
+	cr_expect_eq(accepted(&f[0], 3), 3);
+	for (unsigned n = 1; n <= 2; n++) {
+		cr_expect_eq(cl_etcd_keepalive(e, 42, &ttl, &lead), -ETIMEDOUT);
+		unsigned got = accepted(&f[0], 3 + 2 * n);
+		cr_expect_eq(got, 3 + 2 * n, "retry %u: %u connections in all", n, got);
+	}
+	fakes_close(e, f, 1);
 }

@@ -9,7 +9,7 @@
  * switch refuses the old master's requests as stale. A member that should no longer be
  * master deletes its key (only if unchanged) and turns SLAVE; the rightful one then takes it.
  *
- * Lease and fencing: the lease is renewed every TTL/6; the I/O poller demotes itself on its
+ * Lease and fencing: the lease is renewed every TTL/10; the I/O poller demotes itself on its
  * own when 2/3 TTL pass without a renewal (cl_roles.h fence_at_ms), a full third of the TTL
  * before etcd can expire the lease and let another member win the key. When etcd answers
  * but has no leader (quorum lost), nobody can win a transaction and etcd does not expire
@@ -43,11 +43,10 @@
 #define CL_PFX_MAX 256 /* PREFIX/what/ of a range */
 #define TICK_MS 100
 /* Lease renewals per TTL. The deadline is 2/3 TTL after a renewal, so a renewal missed
- * leaves at least TTL/2 to learn why (etcd electing a new leader, quorum lost, or cut off)
- * before the I/O poller demotes itself; TTL/3 left a third, which an election after the
- * loss of etcd's leader (a keepalive held until the request's timeout, then the status
- * calls) could use up. */
-#define KA_PER_TTL 6
+ * leaves 17/30 TTL to learn why (etcd electing a new leader, quorum lost, or cut off) before
+ * the I/O poller demotes itself. etcd needs up to two election timeouts to show either;
+ * TTL/3 and TTL/6 left too little of that on a loaded machine (docs/cluster.md). */
+#define KA_PER_TTL 10
 #define RESYNC_MS 1000
 #define ABSENT_GRACE_MS 2000 /* a key nobody takes: any connected member takes it after */
 

@@ -31,6 +31,7 @@ struct cl_etcd {
 	char *urls[CL_ETCD_MAX_URLS];
 	unsigned n_urls, cur;
 	bool silent[CL_ETCD_MAX_URLS]; /* its last request got no answer: tried last */
+	bool ka_failed;                /* the last keepalive did not renew: retries go to all */
 	unsigned timeout_ms;
 	struct rf_buf reply;
 	char err[256];
@@ -309,17 +310,20 @@ static bool round_take(struct round *r, unsigned k, const struct rf_json *j, boo
 
 /* One round to every endpoint at once, so a hung member costs one timeout and not one per
  * member: the keepalive ka_body (NULL: none) and, if status, the status question. It ends at
- * the first renewal (without a keepalive: the first status with a leader), or when every
- * request is answered or timed out. The endpoint that ended it becomes the current one (or
- * else the first from the current one on that answered); one that answered nothing by the
- * end counts as silent. Only for requests that may arrive twice. */
+ * the first renewal (without a keepalive: the first status with a leader); or once every
+ * endpoint that was not silent has answered the status question and none has a leader
+ * (quorum lost: no keepalive can succeed, and a member silent before is not waited for);
+ * or when every request is answered or timed out. The endpoint that ended it becomes the
+ * current one (or else the first from the current one on that answered); one that answered
+ * nothing by the end counts as silent. Only for requests that may arrive twice. */
 static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struct round *r)
 {
 	CURLM *m = curl_multi_init();
 	CURL *h[CL_ETCD_MAX_URLS][RQ_KINDS] = {{0}};
 	struct rf_buf out[CL_ETCD_MAX_URLS][RQ_KINDS];
-	bool heard[CL_ETCD_MAX_URLS] = {0};
+	bool heard[CL_ETCD_MAX_URLS] = {0}, told[CL_ETCD_MAX_URLS] = {0}; /* told: status done */
 	int running = 0, end = -1;
+	bool leaderless = false;
 	*r = (struct round){.rc = m ? -EPROTO : -ENOMEM};
 	for (unsigned i = 0; i < e->n_urls; i++)
 		for (unsigned k = 0; k < RQ_KINDS; k++) {
@@ -335,7 +339,7 @@ static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struc
 			curl_multi_add_handle(m, h[i][k]);
 			running = 1;
 		}
-	while (running && end < 0) { /* bounded: every handle has its own timeout */
+	while (running && end < 0 && !leaderless) { /* bounded: each handle has its timeout */
 		if (curl_multi_perform(m, &running) != CURLM_OK)
 			break;
 		CURLMsg *msg;
@@ -354,12 +358,16 @@ static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struc
 			if (cc == CURLE_OK)
 				curl_easy_getinfo(h[i][k], CURLINFO_RESPONSE_CODE, &code);
 			heard[i] |= cc == CURLE_OK || out[i][k].full;
+			told[i] |= k == RQ_STATUS;
 			struct rf_json *j = answer(e, i, rq_path[k], cc, code, &out[i][k], &r->rc);
 			if (j && round_take(r, k, j, ka_body != NULL))
 				end = (int)i;
 			rf_json_free(j);
 		}
-		if (running && end < 0)
+		leaderless = status && end < 0 && r->answered && !r->leader;
+		for (unsigned i = 0; i < e->n_urls && leaderless; i++)
+			leaderless = told[i] || e->silent[i];
+		if (running && end < 0 && !leaderless)
 			curl_multi_poll(m, NULL, 0, (int)e->timeout_ms, NULL);
 	}
 	for (unsigned i = 0; i < e->n_urls; i++)
@@ -486,7 +494,8 @@ int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead)
 {
 	char body[64];
 	snprintf(body, sizeof(body), "{\"ID\":\"%" PRId64 "\"}", id);
-	if (!e->silent[e->cur]) { /* the current endpoint first: its connection is kept */
+	if (!e->silent[e->cur] && !e->ka_failed) { /* the current endpoint first: its
+						      * connection is kept */
 		int rc = 0;
 		struct round r = {0};
 		struct rf_json *j = post_one(e, e->cur, rq_path[RQ_KEEPALIVE], body, &rc);
@@ -499,6 +508,7 @@ int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead)
 	}
 	struct round r;
 	round_all(e, body, lead != NULL, &r);
+	e->ka_failed = !r.renewed;
 	if (r.renewed) {
 		*ttl = r.ttl;
 		return 0;

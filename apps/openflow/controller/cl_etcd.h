@@ -52,9 +52,10 @@ const char *cl_etcd_endpoint(const struct cl_etcd *e);
 /* A lease of ttl seconds: 0 with *id and *granted_ttl, or -errno. */
 int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_ttl);
 /* Renews lease id once: 0 with *ttl (0: the lease has expired), or -errno. The current
- * endpoint first (unless silent), then every endpoint at once (one timeout in all), with the
- * status question too when lead is not NULL: on failure *lead says, as cl_etcd_has_leader,
- * whether the renewal failed with a leader there (1), with quorum lost (0) or no answer. */
+ * endpoint first (unless silent, or the last renewal failed), then every endpoint at once
+ * (one timeout in all), with the status question too when lead is not NULL: on failure
+ * *lead says, as cl_etcd_has_leader, whether the renewal failed with a leader there (1),
+ * with quorum lost (0) or with no answer (-errno). */
 int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead);
 /* Revokes lease id (its keys go at once). 0 or -errno. */
 int cl_etcd_revoke(struct cl_etcd *e, int64_t id);
