@@ -274,7 +274,7 @@ for _ in $(seq 80); do
 	[ "$st" = quorum_lost ] && { lost=yes; break; }
 	sleep 0.1
 done
-[ $lost = yes ] && grep -q "etcd has lost quorum" "$BED_TMP/c1.log" &&
+[ $lost = yes ] && grep -q "etcd has no leader (quorum lost" "$BED_TMP/c1.log" &&
 	pass "quorum loss: /api/cluster status quorum_lost and a log line" ||
 	{ fail "quorum loss not reported (status $st)"; tail -5 "$BED_TMP/c1.log"; }
 sleep $((TTL + 1)) # past a lease's life: roles must still be the same

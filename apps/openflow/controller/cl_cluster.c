@@ -466,8 +466,9 @@ static void set_health(struct cl_cluster *c, enum health h, const char *why)
 		fprintf(stderr, "ringflow-controller: cluster: etcd reachable again (%s), lease %"
 			PRId64 " kept alive\n", cl_etcd_endpoint(c->etcd), c->lease);
 	else if (h == H_QUORUM_LOST)
-		fprintf(stderr, "ringflow-controller: cluster: etcd has lost quorum (%s): keeping "
-			"the current roles, no elections until it returns\n", why);
+		fprintf(stderr, "ringflow-controller: cluster: etcd has no leader (quorum lost, or "
+			"an election under way: %s): keeping the current roles, no elections until "
+			"it has one\n", why);
 	else if (h == H_UNREACHABLE)
 		fprintf(stderr, "ringflow-controller: cluster: cannot renew the lease (%s)\n", why);
 	else
