@@ -293,8 +293,8 @@ struct round {
 enum { RQ_KEEPALIVE, RQ_STATUS, RQ_KINDS };
 static const char *const rq_path[RQ_KINDS] = {"/v3/lease/keepalive", "/v3/maintenance/status"};
 
-/* Takes in the answer j of endpoint i to request kind k; true when it ends the round. */
-static bool round_take(struct round *r, unsigned k, const struct rf_json *j, bool ka)
+/* Takes in an answer j to request kind k; true when it ends the round (a renewal). */
+static bool round_take(struct round *r, unsigned k, const struct rf_json *j)
 {
 	if (k == RQ_KEEPALIVE) {
 		const struct rf_json *res = rf_json_get(j, "result");
@@ -305,12 +305,12 @@ static bool round_take(struct round *r, unsigned k, const struct rf_json *j, boo
 	}
 	r->answered = true;
 	r->leader |= get_i64(j, "leader", 0) != 0;
-	return !ka && r->leader; /* a status question alone ends at the first leader */
+	return false;
 }
 
 /* One round to every endpoint at once, so a hung member costs one timeout and not one per
- * member: the keepalive ka_body (NULL: none) and, if status, the status question. It ends at
- * the first renewal (without a keepalive: the first status with a leader); or once every
+ * member: the keepalive ka_body and, if status, the status question. It ends at the first
+ * renewal; or once every
  * endpoint that was not silent has answered the status question and none has a leader
  * (quorum lost: no keepalive can succeed, and a member silent before is not waited for);
  * or when every request is answered or timed out. The endpoint that ended it becomes the
@@ -328,7 +328,7 @@ static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struc
 	for (unsigned i = 0; i < e->n_urls; i++)
 		for (unsigned k = 0; k < RQ_KINDS; k++) {
 			rf_buf_init(&out[i][k], CL_ETCD_MAX_REPLY);
-			if (!m || (k == RQ_KEEPALIVE ? !ka_body : !status) ||
+			if (!m || (k == RQ_STATUS && !status) ||
 			    !(h[i][k] = curl_easy_init()))
 				continue;
 			char url[256];
@@ -360,11 +360,11 @@ static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struc
 			heard[i] |= cc == CURLE_OK || out[i][k].full;
 			told[i] |= k == RQ_STATUS;
 			struct rf_json *j = answer(e, i, rq_path[k], cc, code, &out[i][k], &r->rc);
-			if (j && round_take(r, k, j, ka_body != NULL))
+			if (j && round_take(r, k, j))
 				end = (int)i;
 			rf_json_free(j);
 		}
-		leaderless = status && end < 0 && r->answered && !r->leader;
+		leaderless = end < 0 && r->answered && !r->leader;
 		for (unsigned i = 0; i < e->n_urls && leaderless; i++)
 			leaderless = told[i] || e->silent[i];
 		if (running && end < 0 && !leaderless)
@@ -378,12 +378,11 @@ static void round_all(struct cl_etcd *e, const char *ka_body, bool status, struc
 			}
 			rf_buf_free(&out[i][k]);
 		}
-	if (m)
-		curl_multi_cleanup(m);
-	else
+	if (!m) {
 		set_err(e, "out of memory for etcd requests");
-	if (!m)
 		return;
+	}
+	curl_multi_cleanup(m);
 	for (unsigned i = 0; i < e->n_urls; i++)
 		e->silent[i] = !heard[i];
 	if (end >= 0) {
@@ -499,7 +498,7 @@ int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead)
 		int rc = 0;
 		struct round r = {0};
 		struct rf_json *j = post_one(e, e->cur, rq_path[RQ_KEEPALIVE], body, &rc);
-		bool ok = j && round_take(&r, RQ_KEEPALIVE, j, true);
+		bool ok = j && round_take(&r, RQ_KEEPALIVE, j);
 		rf_json_free(j);
 		if (ok) {
 			*ttl = r.ttl;
@@ -691,17 +690,6 @@ int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev)
 	rc = s && s->type == RF_JSON_BOOL && s->b;
 	rf_json_free(j);
 	return rc;
-}
-
-int cl_etcd_has_leader(struct cl_etcd *e)
-{
-	struct round r;
-	round_all(e, NULL, true, &r);
-	if (r.leader)
-		return 1;
-	if (r.answered)
-		set_err(e, "etcd: members answer but none has a leader (quorum lost)");
-	return r.answered ? 0 : r.rc;
 }
 
 /* ---- watch ------------------------------------------------------------------------------- */

@@ -54,8 +54,9 @@ int cl_etcd_grant(struct cl_etcd *e, int64_t ttl, int64_t *id, int64_t *granted_
 /* Renews lease id once: 0 with *ttl (0: the lease has expired), or -errno. The current
  * endpoint first (unless silent, or the last renewal failed), then every endpoint at once
  * (one timeout in all), with the status question too when lead is not NULL: on failure
- * *lead says, as cl_etcd_has_leader, whether the renewal failed with a leader there (1),
- * with quorum lost (0) or with no answer (-errno). */
+ * *lead says whether a member answered it with a leader (1), members answered with none
+ * (0: quorum lost), or none answered (-errno). Those that answer nothing are tried last by
+ * the next calls. */
 int cl_etcd_keepalive(struct cl_etcd *e, int64_t id, int64_t *ttl, int *lead);
 /* Revokes lease id (its keys go at once). 0 or -errno. */
 int cl_etcd_revoke(struct cl_etcd *e, int64_t id);
@@ -76,10 +77,6 @@ int cl_etcd_create(struct cl_etcd *e, const char *key, const char *val, int64_t 
 		   int64_t *rev, struct cl_kv *held);
 /* Deletes key if its mod_revision is still mod_rev: 1 deleted, 0 changed meanwhile, -errno. */
 int cl_etcd_delete_if(struct cl_etcd *e, const char *key, int64_t mod_rev);
-/* Asks every endpoint for its status at once (one timeout in all): 1 when one answers with
- * a leader, 0 when some answer but none has a leader (quorum lost), -errno when none
- * answers. Those that do not answer are tried last by the next calls. */
-int cl_etcd_has_leader(struct cl_etcd *e);
 
 /* A watch stream on every key under prefix (/v3/watch, one long POST read as it comes). */
 struct cl_watch;
