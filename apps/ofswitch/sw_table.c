@@ -432,7 +432,6 @@ static struct sw_pvec *vec_alloc(const struct sw_table *t)
 	return malloc(sizeof(struct sw_pvec) + (t->nsubs + 1) * sizeof(struct sw_pvec_ent));
 }
 
-/* Fill v with the non-empty subtables in rank order and publish it; the old one is retired. */
 /* *u |= *m, byte by byte: a union of masks. */
 static void key_or(struct sw_key *u, const struct sw_key *m)
 {
@@ -440,6 +439,7 @@ static void key_or(struct sw_key *u, const struct sw_key *m)
 		((uint8_t *)u)[b] |= ((const uint8_t *)m)[b];
 }
 
+/* Fill v with the non-empty subtables in rank order and publish it; the old one is retired. */
 static void publish_vec(struct sw_table *t, struct sw_pvec *v)
 {
 	v->n = 0;

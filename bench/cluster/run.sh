@@ -79,9 +79,7 @@ etcd_up || die "etcd not healthy in 10 s: $(tail -2 "$BED_TMP/etcd1.log")"
 ctls_up || die "$CTLS_ERR"
 switches_up
 M=$(wait_masters 20 1 2 3) || { # which member, and whether its process is still there
-	for i in 1 2 3; do
-		echo "  c$i (pid ${CPIDS[$i]}, $(kill -0 "${CPIDS[$i]}" 2>/dev/null && echo running || echo gone)): $(tail -2 "$BED_TMP/c$i.log" | tr '\n' ' ')"
-	done
+	for i in 1 2 3; do echo "  $(ctl_state $i 2)"; done
 	die "no election: $M"
 }
 bed_reach $H1 $BED_NET.2 20 "ping H1 -> H2 under the cluster" || die "no path H1 -> H2"

@@ -28,6 +28,7 @@
 #                                   $BED_NET.1 and .2, IPv6 off) and C, the controllers' one
 #   ctls_up                         c1..c3, until they listen, OpenFlow and REST (10 s each):
 #                                   0, or 1 with CTLS_ERR
+#   ctl_state N L                   one line: cN's pid, running or gone, its log's last L lines
 #   switches_up                     three ringflow-switches ($SWITCH, dpids 1..3, SPIDS[N]),
 #                                   each connected to all three controllers through a control
 #                                   link from C; their --listen on 127.0.0.1:6640 in rcsN
@@ -161,9 +162,12 @@ ctls_up() {
 	for i in 1 2 3; do ofc_start $i; done
 	for i in 1 2 3; do # REST opens once the member has joined the cluster
 		bed_wait_tcp $C 127.0.0.1 ${OFP[$i]} 10 && bed_wait_tcp $C 127.0.0.1 ${REST[$i]} 10 ||
-			{ CTLS_ERR="controller c$i did not listen ($(kill -0 "${CPIDS[$i]}" 2>/dev/null &&
-				echo running || echo gone)): $(tail -3 "$BED_TMP/c$i.log" | tr '\n' ' ')"; return 1; }
+			{ CTLS_ERR="controller did not listen: $(ctl_state $i 3)"; return 1; }
 	done
+}
+
+ctl_state() { # "cN (pid P, running|gone): " and its log's last L lines on one line
+	echo "c$1 (pid ${CPIDS[$1]}, $(kill -0 "${CPIDS[$1]}" 2>/dev/null && echo running || echo gone)): $(tail -"$2" "$BED_TMP/c$1.log" | tr '\n' ' ')"
 }
 
 switches_up() {
