@@ -188,6 +188,8 @@ int sw_act_set_dscp(uint8_t *f, uint32_t len, uint8_t dscp);
 /* The outer tag's VID (pcp false) or PCP (pcp true). */
 int sw_act_set_vlan(uint8_t *f, uint32_t len, bool pcp, uint16_t v);
 int sw_act_push_vlan(uint8_t *f, uint32_t *len, uint32_t cap, uint16_t tpid);
+/* Every pop (VLAN, MPLS, PBB) leaves a frame of 60 bytes or more at 60 at least, zero-padded
+ * (sw_rewrite_pvt.h's sw_popped_len). */
 int sw_act_pop_vlan(uint8_t *f, uint32_t *len);
 /* IP ECN (the TOS / traffic class's low 2 bits), IPv6 flow label. */
 int sw_act_set_ecn(uint8_t *f, uint32_t len, uint8_t ecn);

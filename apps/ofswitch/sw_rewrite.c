@@ -393,6 +393,6 @@ int sw_act_pop_vlan(uint8_t *f, uint32_t *len)
 	if (*len < 18 || !sw_is_tag(sw_get16(f + 12)))
 		return -1;
 	memmove(f + 12, f + 16, *len - 16);
-	*len -= 4;
+	*len = sw_popped_len(f, *len, 4);
 	return 0;
 }

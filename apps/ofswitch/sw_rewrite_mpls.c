@@ -136,7 +136,7 @@ int sw_act_pop_mpls(uint8_t *f, uint32_t *len, uint16_t type)
 		return -1;
 	memmove(f + o, f + o + 4, *len - o - 4);
 	sw_set16(f + o - 2, type);
-	*len -= 4;
+	*len = sw_popped_len(f, *len, 4);
 	return 0;
 }
 
@@ -162,7 +162,7 @@ int sw_act_pop_pbb(uint8_t *f, uint32_t *len)
 	if (*len < PBB_HDR + 14 || sw_get16(f + 12) != 0x88e7)
 		return -1;
 	memmove(f, f + PBB_HDR, *len - PBB_HDR);
-	*len -= PBB_HDR;
+	*len = sw_popped_len(f, *len, PBB_HDR);
 	return 0;
 }
 

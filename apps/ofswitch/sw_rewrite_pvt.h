@@ -1,13 +1,15 @@
 /*
  * apps/ofswitch/sw_rewrite_pvt.h: what the frame rewrites (sw_rewrite.c: set-fields and TTLs on
  * IP and L4; sw_rewrite_mpls.c: MPLS and PBB headers) share: big-endian access, the RFC 1624
- * incremental checksum update, and where the ethertype is behind up to two VLAN tags.
+ * incremental checksum update, where the ethertype is behind up to two VLAN tags, and the
+ * length a pop leaves.
  */
 #ifndef RINGFLOW_APPS_SW_REWRITE_PVT_H
 #define RINGFLOW_APPS_SW_REWRITE_PVT_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 static inline uint16_t sw_get16(const uint8_t *p)
 {
@@ -46,6 +48,24 @@ static inline uint32_t sw_l3_type_off(const uint8_t *f, uint32_t len)
 static inline bool sw_is_mpls(uint16_t type)
 {
 	return type == 0x8847 || type == 0x8848;
+}
+
+/* Ethernet's minimum frame without the FCS. */
+#define SW_ETH_MIN 60u
+
+/* The length of a frame of len bytes that a pop just moved down by `by` bytes. A frame of the
+ * Ethernet minimum or more never ends up below it: the bytes the move left at the end become
+ * zero padding, as the MAC of a physical port pads a short frame on transmit (a 60-byte
+ * tagged frame popped is 56 bytes of frame and 4 of padding, what the wire would carry). A
+ * frame that came in shorter, which only a virtual link carries, just gets shorter. */
+static inline uint32_t sw_popped_len(uint8_t *f, uint32_t len, uint32_t by)
+{
+	uint32_t n = len - by;
+	if (n < SW_ETH_MIN && len >= SW_ETH_MIN) {
+		memset(f + n, 0, SW_ETH_MIN - n);
+		n = SW_ETH_MIN;
+	}
+	return n;
 }
 
 #endif

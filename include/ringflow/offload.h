@@ -108,7 +108,8 @@ enum rf_offload_action_type {
 	RF_OFFLOAD_SET_ETH_SRC,/* source MAC := mac */
 	RF_OFFLOAD_SET_ETH_DST,/* destination MAC := mac */
 	RF_OFFLOAD_PUSH_VLAN,  /* push an 802.1Q tag with `vlan` (VID) and `pcp` */
-	RF_OFFLOAD_POP_VLAN,   /* remove the outer tag (untagged frame: nothing) */
+	RF_OFFLOAD_POP_VLAN,   /* remove the outer tag (untagged frame: nothing); a frame of
+				* 60 bytes or more stays at 60 at least, zero-padded */
 	RF_OFFLOAD_DEC_TTL,    /* IPv4 TTL (checksum fixed) / IPv6 hop limit minus one */
 };
 

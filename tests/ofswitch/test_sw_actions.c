@@ -616,7 +616,7 @@ Test(sw_apply, flood_and_controller_get_copies)
 Test(sw_apply, vlan_push_set_pop)
 {
 	uint8_t f[128];
-	uint32_t n = frame(f, 6);
+	uint32_t n = frame(f, 6) + 5; /* 64 bytes (5 of padding): the pop gives the length back */
 	struct of_match tcp = tcp4();
 	struct of_actions a = {0};
 	of_act_simple(&a, OF_ACT_PUSH_VLAN, 0x8100);

@@ -68,7 +68,7 @@ Test(sw_rewrite, udp_without_checksum_stays_without)
 Test(sw_rewrite, ttl_and_vlan)
 {
 	uint8_t f[128], g[128];
-	uint32_t n = frame(f, 6);
+	uint32_t n = frame(f, 6) + 5; /* 64 bytes (5 of padding): a pop gives the length back */
 	memcpy(g, f, sizeof(f));
 	f[22] = 1;
 	cr_assert_eq(sw_act_dec_nw_ttl(f, n), -1, "TTL 1 must not be forwarded");
@@ -380,4 +380,52 @@ Test(sw_rewrite, nd_target_and_link_layer_options)
 	/* not ND: an echo request */
 	f[l4] = 128;
 	cr_assert_eq(sw_act_set_nd_target(f, n, t), -1);
+}
+
+/* A pop never leaves a frame of Ethernet's 60-byte minimum or more below it: what the move
+ * left at the end becomes zero padding, as a physical port pads on transmit. A frame that came
+ * in shorter (only virtual links carry those) only shrinks. */
+static void expect_padded(const uint8_t *f, uint32_t len, const uint8_t *g, uint32_t kept)
+{
+	uint8_t zeros[8] = {0};
+	cr_assert_eq(len, 60);
+	cr_assert_arr_eq(f, g, kept, "the frame as it was before the push");
+	cr_assert_arr_eq(f + kept, zeros, 60 - kept, "then zeros, not the frame's old tail");
+}
+
+Test(sw_rewrite, pops_pad_to_the_ethernet_minimum)
+{
+	uint8_t f[160], g[160];
+	uint32_t len;
+	frame(g, 6);
+
+	/* 56 bytes of frame with a 4-byte header pushed: 60 on the wire, 56 + 4 of padding after
+	 * the pop (the old tail, "he" of the payload, must not stay behind) */
+	memcpy(f, g, sizeof(f)), len = 56;
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
+	cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
+	expect_padded(f, len, g, 56);
+
+	memcpy(f, g, sizeof(f)), len = 56;
+	cr_assert_eq(sw_act_push_mpls(f, &len, sizeof(f), 0x8847), 0);
+	cr_assert_eq(sw_act_pop_mpls(f, &len, 0x0800), 0);
+	expect_padded(f, len, g, 56);
+
+	memcpy(f, g, sizeof(f)), len = 56;
+	cr_assert_eq(sw_act_push_pbb(f, &len, sizeof(f), 0x88e7), 0);
+	cr_assert_eq(sw_act_pop_pbb(f, &len), 0);
+	expect_padded(f, len, g, 56);
+
+	/* 62 bytes tagged: 58 of frame after the pop, padded to 60 */
+	memcpy(f, g, sizeof(f)), len = 58;
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
+	cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
+	expect_padded(f, len, g, 58);
+
+	/* a 57-byte tagged frame (a virtual link's runt) just loses its tag */
+	memcpy(f, g, sizeof(f)), len = 53;
+	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
+	cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
+	cr_assert_eq(len, 53);
+	cr_assert_arr_eq(f, g, 53);
 }

@@ -34,7 +34,7 @@ static uint32_t mpls_frame(uint8_t *f, const uint32_t *lse, unsigned n)
 Test(sw_rewrite_mpls, push_on_ipv4_then_pop_restores)
 {
 	uint8_t f[160], g[160];
-	uint32_t n = frame(f, 6), len = n;
+	uint32_t n = frame(f, 6) + 5, len = n; /* 64 bytes: a pop gives the length back */
 	memcpy(g, f, sizeof(g));
 	cr_assert_eq(sw_act_push_mpls(f, &len, sizeof(f), 0x8847), 0);
 	cr_assert_eq(len, n + 4);
@@ -160,7 +160,7 @@ Test(sw_rewrite_mpls, copy_ttl_in_and_out)
 Test(sw_rewrite_mpls, pbb_push_push_pop)
 {
 	uint8_t f[160], g[160];
-	uint32_t n = frame(f, 6), len = n;
+	uint32_t n = frame(f, 6) + 5, len = n; /* 64 bytes: a pop gives the length back */
 	memcpy(g, f, sizeof(g));
 	cr_assert_eq(sw_act_push_pbb(f, &len, sizeof(f), 0x88e7), 0);
 	cr_assert_eq(len, n + 18);
