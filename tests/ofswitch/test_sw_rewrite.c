@@ -393,39 +393,39 @@ static void expect_padded(const uint8_t *f, uint32_t len, const uint8_t *g, uint
 	cr_assert_arr_eq(f + kept, zeros, 60 - kept, "then zeros, not the frame's old tail");
 }
 
+enum { VLAN, MPLS, PBB };
+
+/* g's first len bytes copied to f, a header of the kind pushed and popped again: the length
+ * left. */
+static uint32_t push_pop(int kind, uint8_t *f, const uint8_t *g, uint32_t len)
+{
+	memcpy(f, g, 160);
+	if (kind == VLAN) {
+		cr_assert_eq(sw_act_push_vlan(f, &len, 160, 0x8100), 0);
+		cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
+	} else if (kind == MPLS) {
+		cr_assert_eq(sw_act_push_mpls(f, &len, 160, 0x8847), 0);
+		cr_assert_eq(sw_act_pop_mpls(f, &len, 0x0800), 0);
+	} else {
+		cr_assert_eq(sw_act_push_pbb(f, &len, 160, 0x88e7), 0);
+		cr_assert_eq(sw_act_pop_pbb(f, &len), 0);
+	}
+	return len;
+}
+
 Test(sw_rewrite, pops_pad_to_the_ethernet_minimum)
 {
 	uint8_t f[160], g[160];
-	uint32_t len;
 	frame(g, 6);
-
-	/* 56 bytes of frame with a 4-byte header pushed: 60 on the wire, 56 + 4 of padding after
-	 * the pop (the old tail, "he" of the payload, must not stay behind) */
-	memcpy(f, g, sizeof(f)), len = 56;
-	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
-	cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
-	expect_padded(f, len, g, 56);
-
-	memcpy(f, g, sizeof(f)), len = 56;
-	cr_assert_eq(sw_act_push_mpls(f, &len, sizeof(f), 0x8847), 0);
-	cr_assert_eq(sw_act_pop_mpls(f, &len, 0x0800), 0);
-	expect_padded(f, len, g, 56);
-
-	memcpy(f, g, sizeof(f)), len = 56;
-	cr_assert_eq(sw_act_push_pbb(f, &len, sizeof(f), 0x88e7), 0);
-	cr_assert_eq(sw_act_pop_pbb(f, &len), 0);
-	expect_padded(f, len, g, 56);
-
-	/* 62 bytes tagged: 58 of frame after the pop, padded to 60 */
-	memcpy(f, g, sizeof(f)), len = 58;
-	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
-	cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
-	expect_padded(f, len, g, 58);
-
-	/* a 57-byte tagged frame (a virtual link's runt) just loses its tag */
-	memcpy(f, g, sizeof(f)), len = 53;
-	cr_assert_eq(sw_act_push_vlan(f, &len, sizeof(f), 0x8100), 0);
-	cr_assert_eq(sw_act_pop_vlan(f, &len), 0);
-	cr_assert_eq(len, 53);
-	cr_assert_arr_eq(f, g, 53);
+	for (int kind = VLAN; kind <= PBB; kind++) {
+		/* 56 bytes of frame with a header pushed: 56 + 4 of padding after the pop (the old
+		 * tail, "he" of the payload, must not stay behind) */
+		expect_padded(f, push_pop(kind, f, g, 56), g, 56);
+		/* 58 bytes: padded to 60 */
+		expect_padded(f, push_pop(kind, f, g, 58), g, 58);
+		/* a runt with the header (only a virtual link carries one): just loses it again */
+		uint32_t runt = kind == PBB ? 40 : 53;
+		cr_assert_eq(push_pop(kind, f, g, runt), runt);
+		cr_assert_arr_eq(f, g, runt);
+	}
 }
