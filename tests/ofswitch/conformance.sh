@@ -90,9 +90,9 @@ RES=$BED_TMP/results # target TAB set TAB OK|ERROR TAB reason TAB pattern
 : >"$RES"
 # parse_log TARGET SET LOG: the tool's per-test lines ("    <description> OK|ERROR", an
 # ERROR's reason on the next line, indented 8) up to its report, into RES. A pattern is named
-# by its file's description (the file's first line in the log, "set: NN_NAME ...", printed
-# before its first test; progress dots may precede it) and the test's, so the targets can be
-# compared.
+# by its file's description (the file's first line in the log, "set: NN_NAME ...", or
+# "set: subdir: NN_NAME ..." for a file in a subdirectory, printed before its first test;
+# progress dots may precede it) and the test's, so the targets can be compared.
 parse_log() {
 	awk -v t="$1" -v s="$2" '
 		function key(line) { sub(/^ +/, "", line); sub(/ +(OK|ERROR)$/, "", line)
@@ -100,7 +100,7 @@ parse_log() {
 		/--- Test report ---/ { exit }
 		pend != "" && /^        / { r = $0; sub(/^ +/, "", r); print t "\t" s "\tERROR\t" r "\t" pend; pend = ""; next }
 		pend != "" { print t "\t" s "\tERROR\t(no reason given)\t" pend; pend = "" }
-		/^\.*[A-Za-z0-9_]+: [0-9]+_/ { file = $0; sub(/^\.+/, "", file); next }
+		/^\.*[A-Za-z0-9_]+: ([A-Za-z0-9_]+: )?[0-9]+_/ { file = $0; sub(/^\.+/, "", file); next }
 		/^    .* OK$/ { print t "\t" s "\tOK\t\t" key($0); next }
 		/^    .* ERROR$/ { pend = key($0) }
 		END { if (pend != "") print t "\t" s "\tERROR\t(no reason given)\t" pend }' "$3" >>"$RES"
