@@ -65,14 +65,17 @@ OFPORT=6653 LPORT=6654 # inside our own namespace: private, so fixed
 
 bed_ovs_start $N
 TESTER=rfts$P
-# the tester's ports 1-3; a 1 s reconnect backoff, as each set starts a new osken-manager
+# the tester's ports 1-3; a 1 s reconnect backoff, as each set starts a new osken-manager;
+# out-of-band control on both OVS bridges: the controller is on the namespace's loopback, which
+# no bridge port leads to, and OVS's default in-band mode looks for a route to it through the
+# bridge every second ("cannot find route for controller") and keeps hidden flows for it
 bed_ovs_vsctl add-br $TESTER -- set bridge $TESTER datapath_type=netdev protocols=OpenFlow13 \
 	fail-mode=secure other-config:datapath-id=0000000000000002 \
 	-- add-port $TESTER r1$P -- set interface r1$P ofport_request=1 \
 	-- add-port $TESTER r2$P -- set interface r2$P ofport_request=2 \
 	-- add-port $TESTER r3$P -- set interface r3$P ofport_request=3 \
 	-- set-controller $TESTER tcp:127.0.0.1:$OFPORT \
-	-- set controller $TESTER max_backoff=1000 ||
+	-- set controller $TESTER max_backoff=1000 connection-mode=out-of-band ||
 	{ echo "FAIL: the tester bridge"; tail -5 "$BED_TMP/ovs/ovs-vswitchd.log"; exit 1; }
 
 TGT_OVS=rftg$P
@@ -83,7 +86,7 @@ ovs_target_add() {
 		-- add-port $TGT_OVS t2$P -- set interface t2$P ofport_request=2 \
 		-- add-port $TGT_OVS t3$P -- set interface t3$P ofport_request=3 \
 		-- set-controller $TGT_OVS tcp:127.0.0.1:$OFPORT \
-		-- set controller $TGT_OVS max_backoff=1000
+		-- set controller $TGT_OVS max_backoff=1000 connection-mode=out-of-band
 }
 
 RES=$BED_TMP/results # target TAB set TAB OK|ERROR TAB reason TAB pattern
