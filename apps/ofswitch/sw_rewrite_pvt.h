@@ -7,6 +7,7 @@
 #ifndef RINGFLOW_APPS_SW_REWRITE_PVT_H
 #define RINGFLOW_APPS_SW_REWRITE_PVT_H
 
+#include <linux/if_ether.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,20 +51,18 @@ static inline bool sw_is_mpls(uint16_t type)
 	return type == 0x8847 || type == 0x8848;
 }
 
-/* Ethernet's minimum frame without the FCS. */
-#define SW_ETH_MIN 60u
-
-/* The length of a frame of len bytes that a pop just moved down by `by` bytes. A frame of the
- * Ethernet minimum or more never ends up below it: the bytes the move left at the end become
- * zero padding, as the MAC of a physical port pads a short frame on transmit (a 60-byte
- * tagged frame popped is 56 bytes of frame and 4 of padding, what the wire would carry). A
- * frame that came in shorter, which only a virtual link carries, just gets shorter. */
+/* The length of a frame of len bytes that a pop just moved down by `by` bytes. A frame of
+ * Ethernet's minimum (ETH_ZLEN: 60 bytes without the FCS) or more never ends up below it: the
+ * bytes the move left at the end become zero padding, as the MAC of a physical port pads a
+ * short frame on transmit (a 60-byte tagged frame popped is 56 bytes of frame and 4 of
+ * padding, what the wire would carry). A frame that came in shorter, which only a virtual
+ * link carries, just gets shorter. */
 static inline uint32_t sw_popped_len(uint8_t *f, uint32_t len, uint32_t by)
 {
 	uint32_t n = len - by;
-	if (n < SW_ETH_MIN && len >= SW_ETH_MIN) {
-		memset(f + n, 0, SW_ETH_MIN - n);
-		n = SW_ETH_MIN;
+	if (n < ETH_ZLEN && len >= ETH_ZLEN) {
+		memset(f + n, 0, ETH_ZLEN - n);
+		n = ETH_ZLEN;
 	}
 	return n;
 }

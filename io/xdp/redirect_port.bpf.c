@@ -390,12 +390,12 @@ __attribute__((noinline)) int ofl_run(struct xdp_md *ctx, const struct rf_ofl_va
 				return XDP_DROP;
 			__builtin_memcpy(data, macs, 12);
 			/* As the switch's own pop (apps/ofswitch/sw_rewrite_pvt.h): a frame of
-			 * Ethernet's 60-byte minimum or more never ends up below it. The kernel
+			 * Ethernet's minimum (ETH_ZLEN, 60 bytes) or more never ends up below it. The kernel
 			 * zeroes the bytes the tail grows by; if it cannot grow, the frame goes
 			 * as it is. */
 			__u64 left = (__u64)(end - data);
-			if (left < 60 && left + 4 >= 60)
-				bpf_xdp_adjust_tail(ctx, (int)(60 - left));
+			if (left < ETH_ZLEN && left + 4 >= ETH_ZLEN)
+				bpf_xdp_adjust_tail(ctx, (int)(ETH_ZLEN - left));
 			break;
 		}
 		case RF_OFL_A_DEC_TTL:
