@@ -334,8 +334,11 @@ void sw_insts_to_of(const struct sw_actions *x, struct of_insts *in);
  * a flow with a FLOW_MOD or request: the same table and metadata match (ADD, *_STRICT; table
  * OFPTT_ALL: any), within the table (OFPTT_ALL: any) and metadata match (non-strict MODIFY,
  * DELETE, stats), or overlapping (CHECK_OVERLAP: the same table, agreeing metadata bits). */
-int sw_pipe_check(const struct of_flow_mod *fm, unsigned nports, struct sw_actions *prog,
-		  uint16_t *etype, uint16_t *ecode);
+int sw_pipe_check(const struct of_flow_mod *fm, unsigned nports, const struct sw_groups *groups,
+		  struct sw_actions *prog, uint16_t *etype, uint16_t *ecode);
+/* The action set that the write-actions ops[0..n) alone make, as one program in the order
+ * it runs (section 5.10: one action per type, a group dropping the output). */
+void sw_pipe_set_of(const struct sw_op *ops, unsigned n, struct sw_actions *p);
 void sw_pipe_flow_init(struct sw_flow *f, const struct of_flow_mod *fm);
 bool sw_pipe_same(const struct sw_flow *f, const struct of_flow_mod *fm);
 bool sw_pipe_covered(const struct sw_flow *f, uint8_t table_id, const struct of_match *m);

@@ -258,7 +258,7 @@ void flow_mod(struct sw_agent *a, struct sw_conn *c, const struct of_msg *m, con
 	if (fm->table_id >= SW_N_TABLES && !(del && fm->table_id == OFPTT_ALL))
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_TABLE_ID, raw, len);
 	if (!del && (check_actions(a, &fm->actions, &fm->match, &prog, &etype, &ecode) ||
-		     sw_pipe_check(fm, a->dp->nports, &prog, &etype, &ecode)))
+		     sw_pipe_check(fm, a->dp->nports, a->dp->groups, &prog, &etype, &ecode)))
 		return send_error(a, c, xid, etype, ecode, raw, len);
 	if (fm->flags & ~(OFPFF_SEND_FLOW_REM | OFPFF_CHECK_OVERLAP)) /* RESET_COUNTS, NO_*_COUNTS */
 		return send_error(a, c, xid, OFPET_FLOW_MOD_FAILED, OFPFMFC_BAD_FLAGS, raw, len);

@@ -101,7 +101,7 @@ bool sw_group_named(const struct sw_actions *x, uint32_t id)
 
 bool sw_group_orphaned(const struct sw_groups *g, const struct sw_actions *x)
 {
-	for (unsigned i = 0; i < x->n; i++) {
+	for (unsigned i = 0; i < (unsigned)x->n + x->nwrite; i++) { /* apply and write-actions */
 		const struct sw_op *o = &x->op[i];
 		if (o->code != SW_OP_GROUP)
 			continue;

@@ -4,11 +4,14 @@
  * parsed them) -> the pipeline fields of the flow's program (struct sw_actions), checked
  * (issue 25). sw_pipe.c runs them.
  *
- * Checks, as OpenFlow 1.3 and OVS: goto_table only to a later table that exists (else
+ * Checks, as OpenFlow 1.3: goto_table only to a later table that exists (else
  * BAD_INSTRUCTION/BAD_TABLE_ID); write_actions as apply-actions (sw_actions_decode: the
- * parser's skip codes, ports, prerequisites against the match), and together with the
- * apply-actions within 2 * OF_MAX_ACTIONS ops (else BAD_ACTION/TOO_MANY); every metadata bit
- * may be written (no UNSUP_METADATA_MASK).
+ * parser's skip codes, ports, groups that exist), with the set-field prerequisites against the
+ * match followed in the order the action set runs the list (section 5.10: a push_vlan before
+ * a vlan_vid set-field whatever their order in the list; OVS follows the list's order and
+ * refuses that with MATCH_INCONSISTENT); together with the apply-actions within
+ * 2 * OF_MAX_ACTIONS ops (else BAD_ACTION/TOO_MANY); every metadata bit may be written (no
+ * UNSUP_METADATA_MASK).
  */
 #include <string.h>
 
@@ -33,8 +36,15 @@ int sw_insts_decode(const struct of_insts *in, uint8_t table_id, const struct sw
 	if (in->present & OF_INST_CLEAR_ACTIONS)
 		out->inst |= SW_INST_CLEAR;
 	if (in->present & OF_INST_WRITE_ACTIONS) {
-		struct sw_actions w;
-		if (sw_actions_decode(&in->write, ctx, &w, etype, ecode) != 0)
+		struct sw_actions w, set, chk;
+		struct sw_act_ctx any = *ctx;
+		any.any_frame = true; /* prerequisites below, in the set's order */
+		if (sw_actions_decode(&in->write, &any, &w, etype, ecode) != 0)
+			return -1;
+		struct of_actions in_order;
+		sw_pipe_set_of(w.op, w.n, &set);
+		sw_actions_to_of(&set, &in_order);
+		if (sw_actions_decode(&in_order, ctx, &chk, etype, ecode) != 0)
 			return -1;
 		if ((unsigned)out->n + w.n > sizeof(out->op) / sizeof(out->op[0])) {
 			*etype = OFPET_BAD_ACTION;
@@ -72,11 +82,12 @@ void sw_insts_to_of(const struct sw_actions *x, struct of_insts *in)
 	}
 }
 
-int sw_pipe_check(const struct of_flow_mod *fm, unsigned nports, struct sw_actions *prog,
-		  uint16_t *etype, uint16_t *ecode)
+int sw_pipe_check(const struct of_flow_mod *fm, unsigned nports, const struct sw_groups *groups,
+		  struct sw_actions *prog, uint16_t *etype, uint16_t *ecode)
 {
 	struct sw_act_ctx ctx;
 	sw_act_ctx_of_match(&fm->match, nports, &ctx);
+	ctx.groups = groups; /* a write_actions group names one that exists, as apply's */
 	return sw_insts_decode(&fm->inst, fm->table_id, &ctx, prog, etype, ecode);
 }
 

@@ -113,6 +113,13 @@ static void aset_program(const struct aset *s, struct sw_actions *p)
 	sw_actions_mark_last_out(p);
 }
 
+void sw_pipe_set_of(const struct sw_op *ops, unsigned n, struct sw_actions *p)
+{
+	struct aset s = {.n = 0};
+	aset_write(&s, ops, n);
+	aset_program(&s, p);
+}
+
 static bool rewrites(const struct sw_actions *x)
 {
 	for (unsigned i = 0; i < x->n; i++)

@@ -84,7 +84,7 @@ static inline struct sw_flow *add(uint8_t tbl, const struct of_match *m, uint16_
 	cr_assert_not_null(p);
 	uint16_t et, ec;
 	cr_assert_eq(sw_actions_decode(&fm.actions, &ctx, p, &et, &ec), 0);
-	cr_assert_eq(sw_pipe_check(&fm, dp.nports, p, &et, &ec), 0, "error %u/%u", et, ec);
+	cr_assert_eq(sw_pipe_check(&fm, dp.nports, dp.groups, p, &et, &ec), 0, "error %u/%u", et, ec);
 	struct sw_flow *f = sw_flow_alloc(1);
 	cr_assert_not_null(f);
 	sw_key_of_match(&fm.match, &f->match, &f->mask);

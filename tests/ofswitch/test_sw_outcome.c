@@ -335,7 +335,7 @@ static void modify(struct sw_flow *f, const struct of_actions *a, const struct o
 	cr_assert_not_null(p);
 	uint16_t et, ec;
 	cr_assert_eq(sw_actions_decode(&fm.actions, &ctx, p, &et, &ec), 0);
-	cr_assert_eq(sw_pipe_check(&fm, dp.nports, p, &et, &ec), 0);
+	cr_assert_eq(sw_pipe_check(&fm, dp.nports, dp.groups, p, &et, &ec), 0);
 	sw_actions_stamp(p);
 	struct sw_actions *old = atomic_exchange(&f->actions, p);
 	sw_table_retire(table, old, SW_RETIRE_FREE);

@@ -204,6 +204,44 @@ Test(pipe_parse, goto_and_write_checked)
 	cr_assert_eq(back.write.a[0].port, 2);
 }
 
+/* write_actions' set-field prerequisites follow the order the action set runs (1.3.5 section
+ * 5.10), not the list's: a push_vlan written after the vlan_vid set-field still comes first.
+ * Refused with MATCH_INCONSISTENT before (checked in list order, as OVS does). */
+Test(pipe_parse, write_prerequisites_follow_the_set_order)
+{
+	struct of_match m = {.fields = OF_MATCH_ETH_TYPE, .eth_type = 0x0800};
+	struct sw_act_ctx ctx;
+	sw_act_ctx_of_match(&m, 3, &ctx);
+	struct sw_actions p;
+	uint16_t et, ec;
+	struct of_insts w = {.present = OF_INST_WRITE_ACTIONS};
+	of_act_set_field(&w.write, OF_OXM_VLAN_VID, OFPVID_PRESENT | 5);
+	of_act_simple(&w.write, OF_ACT_PUSH_VLAN, 0x8100);
+	of_act_output(&w.write, 2, 0);
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(sw_insts_decode(&w, 0, &ctx, &p, &et, &ec), 0, "error %u/%u", et, ec);
+	struct of_insts back;
+	sw_insts_to_of(&p, &back);
+	cr_assert_eq(back.write.n, 3, "kept as written, for FLOW stats");
+	cr_assert_eq(back.write.a[0].type, OF_ACT_SET_FIELD);
+	cr_assert_eq(back.write.a[1].type, OF_ACT_PUSH_VLAN);
+	/* without the push no tag is there to set */
+	struct of_insts v = {.present = OF_INST_WRITE_ACTIONS};
+	of_act_set_field(&v.write, OF_OXM_VLAN_VID, OFPVID_PRESENT | 5);
+	of_act_output(&v.write, 2, 0);
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(sw_insts_decode(&v, 0, &ctx, &p, &et, &ec), -1);
+	cr_assert_eq(et, OFPET_BAD_ACTION);
+	cr_assert_eq(ec, OFPBAC_MATCH_INCONSISTENT);
+	/* a pop runs before the push in the set: popping the pushed tag is still no tag to set */
+	struct of_insts q = {.present = OF_INST_WRITE_ACTIONS};
+	of_act_simple(&q.write, OF_ACT_PUSH_VLAN, 0x8100);
+	of_act_simple(&q.write, OF_ACT_POP_VLAN, 0);
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(sw_insts_decode(&q, 0, &ctx, &p, &et, &ec), -1, "pop of an untagged frame");
+	cr_assert_eq(ec, OFPBAC_MATCH_INCONSISTENT);
+}
+
 /* ---- running ---- */
 
 Test(pipe_run, goto_with_metadata_picks_the_flow, .init = pipe_setup, .fini = pipe_teardown)
@@ -542,6 +580,39 @@ Test(pipe_run, a_group_before_a_goto_runs, .init = pipe_setup, .fini = pipe_tear
 	cr_assert_eq(core->ntx[2], 1, "the group's bucket sent its copy to port 3");
 	cr_assert_eq(core->ntx[1], 1, "and table 1 the frame to port 2");
 	cr_assert_eq(core->act_skip, 0);
+	release_all();
+}
+
+/* A GROUP written into the action set: accepted (it was refused with BAD_OUT_GROUP, the
+ * check saw no group table), run at the end of the pipeline instead of the set's output
+ * (1.3.5 section 5.10), and a flow naming it is orphaned when the group goes. */
+Test(pipe_run, a_written_group_replaces_the_output, .init = pipe_setup, .fini = pipe_teardown)
+{
+	uint8_t fr[128];
+	uint32_t n = frame(fr, 17);
+	dp.groups = sw_groups_create(&dp);
+	cr_assert_not_null(dp.groups);
+	struct of_group_mod gm = {.command = OFPGC_ADD, .type = OFPGT_INDIRECT, .group_id = 7,
+				  .nbuckets = 1};
+	gm.buckets[0].watch_port = OFPP_ANY;
+	gm.buckets[0].watch_group = OFPG_ANY;
+	of_act_output(&gm.buckets[0].actions, 3, 0xffff);
+	bool deleted;
+	uint16_t et, ec;
+	cr_assert_eq(sw_group_mod(dp.groups, &gm, 0, &deleted, &et, &ec), 0);
+	struct of_insts w = {.present = OF_INST_WRITE_ACTIONS};
+	of_act_output(&w.write, 2, 0xffff);
+	of_act_simple(&w.write, OF_ACT_GROUP, 7);
+	struct sw_flow *f = add(0, NULL, 0, NULL, &w);
+	run(fr, n, 0);
+	cr_assert_eq(core->ntx[2], 1, "the group's bucket sent it to port 3");
+	cr_assert_eq(core->ntx[1], 0, "the set's output is ignored beside a group");
+	struct sw_actions *x = atomic_load_explicit(&f->actions, memory_order_relaxed);
+	cr_assert_not(sw_group_orphaned(dp.groups, x));
+	gm.command = OFPGC_DELETE;
+	cr_assert_eq(sw_group_mod(dp.groups, &gm, 0, &deleted, &et, &ec), 0);
+	cr_assert(deleted);
+	cr_assert(sw_group_orphaned(dp.groups, x), "a written group that went orphans its flow");
 	release_all();
 }
 
