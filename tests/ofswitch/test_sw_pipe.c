@@ -554,22 +554,30 @@ Test(pipe_run, emc_stays_exact_while_later_tables_change, .init = pipe_setup,
 	release_all();
 }
 
+/* A group table with group id, indirect, its one bucket sending to port 3 (index 2); gm is
+ * the GROUP_MOD that made it. */
+static void indirect_to_port3(uint32_t id, struct of_group_mod *gm)
+{
+	dp.groups = sw_groups_create(&dp);
+	cr_assert_not_null(dp.groups);
+	*gm = (struct of_group_mod){.command = OFPGC_ADD, .type = OFPGT_INDIRECT, .group_id = id,
+				    .nbuckets = 1};
+	gm->buckets[0].watch_port = OFPP_ANY;
+	gm->buckets[0].watch_group = OFPG_ANY;
+	of_act_output(&gm->buckets[0].actions, 3, 0xffff);
+	bool deleted;
+	uint16_t et, ec;
+	cr_assert_eq(sw_group_mod(dp.groups, gm, 0, &deleted, &et, &ec), 0);
+}
+
 /* A GROUP in the apply-actions of a flow that goes on (goto_table) runs there, on a copy:
  * it was skipped as an unknown rewrite (counted in act_skip) before. */
 Test(pipe_run, a_group_before_a_goto_runs, .init = pipe_setup, .fini = pipe_teardown)
 {
 	uint8_t fr[128];
 	uint32_t n = frame(fr, 17);
-	dp.groups = sw_groups_create(&dp);
-	cr_assert_not_null(dp.groups);
-	struct of_group_mod gm = {.command = OFPGC_ADD, .type = OFPGT_INDIRECT, .group_id = 1,
-				  .nbuckets = 1};
-	gm.buckets[0].watch_port = OFPP_ANY;
-	gm.buckets[0].watch_group = OFPG_ANY;
-	of_act_output(&gm.buckets[0].actions, 3, 0xffff);
-	bool deleted;
-	uint16_t et, ec;
-	cr_assert_eq(sw_group_mod(dp.groups, &gm, 0, &deleted, &et, &ec), 0);
+	struct of_group_mod gm;
+	indirect_to_port3(1, &gm);
 	struct of_actions a = {0};
 	of_act_simple(&a, OF_ACT_GROUP, 1);
 	struct of_insts g = {.present = OF_INST_GOTO_TABLE, .goto_table = 1};
@@ -590,16 +598,10 @@ Test(pipe_run, a_written_group_replaces_the_output, .init = pipe_setup, .fini = 
 {
 	uint8_t fr[128];
 	uint32_t n = frame(fr, 17);
-	dp.groups = sw_groups_create(&dp);
-	cr_assert_not_null(dp.groups);
-	struct of_group_mod gm = {.command = OFPGC_ADD, .type = OFPGT_INDIRECT, .group_id = 7,
-				  .nbuckets = 1};
-	gm.buckets[0].watch_port = OFPP_ANY;
-	gm.buckets[0].watch_group = OFPG_ANY;
-	of_act_output(&gm.buckets[0].actions, 3, 0xffff);
+	struct of_group_mod gm;
+	indirect_to_port3(7, &gm);
 	bool deleted;
 	uint16_t et, ec;
-	cr_assert_eq(sw_group_mod(dp.groups, &gm, 0, &deleted, &et, &ec), 0);
 	struct of_insts w = {.present = OF_INST_WRITE_ACTIONS};
 	of_act_output(&w.write, 2, 0xffff);
 	of_act_simple(&w.write, OF_ACT_GROUP, 7);
