@@ -156,8 +156,9 @@ bench-cluster: build
 	bash bench/cluster/run.sh --build $(BUILD) $(CLUSTER_ARGS)
 
 # os-ken's OpenFlow 1.3 switch test tool over every pattern set, ringflow-switch and OVS
-# userspace as targets (issue 25, docs/switch.md "Conformance"); ~10 min, root. The patterns:
-# RF_OSKEN_OF13 (default ../shared/osken-of13); CONFORMANCE_SETS picks sets, e.g. "group meter".
+# userspace as targets (issue 25, docs/switch.md "Conformance"); ~32 min, root. The patterns:
+# RF_OSKEN_OF13 (default ../shared/osken-of13) and our own (tests/ofswitch/own_patterns.py);
+# CONFORMANCE_SETS picks sets, e.g. "group meter own:pipeline".
 .PHONY: conformance
 conformance: build
 	bash tests/ofswitch/conformance.sh $(BUILD)/apps/ofswitch/ringflow-switch
