@@ -421,14 +421,16 @@ def insts(*parts):
 
 
 def group_mod(gid, gtype, buckets):
-    return {"OFPGroupMod": {"group_id": gid, "type": gtype,
-                            "buckets": [{"OFPBucket": {"actions": b}} for b in buckets]}}
+    """buckets: action lists, or dicts of OFPBucket fields (watch_port, watch_group, weight)."""
+    return {"OFPGroupMod": {"group_id": gid, "type": gtype, "buckets": [
+        {"OFPBucket": b if isinstance(b, dict) else {"actions": b}} for b in buckets]}}
 
 
 def pipeline_set():
     """The pipeline the shared patterns hardly reach: the action set (written, replaced,
     cleared, run in the specification's order at the end), apply_actions in list order,
-    table-miss in a later table, indirect groups, chained and from the action set."""
+    table-miss in a later table, indirect groups (chained, from the action set), all, select
+    with one bucket, fast failover."""
     k = 'ipv4/tcp'
     hit = frame(k, A)
     C = '66:66:66:66:66:66'
@@ -492,6 +494,21 @@ def pipeline_set():
           [group_mod(1, 2, [OUT2]), flow_mod([], insts=insts(('write', out3 + grp(1))))], hit),
         t("'group:1=all(output:2)','actions=group:1'",
           [group_mod(1, 0, [OUT2]), flow_mod([], grp(1))], hit),
+        t("'group:1=all(output:2/output:3)','actions=group:1'",
+          [group_mod(1, 0, [OUT2, out3]), flow_mod([], grp(1))], hit),
+        t("'group:1=select(weight=1,output:2)','actions=group:1'",
+          [group_mod(1, 1, [{"weight": 1, "actions": OUT2}]), flow_mod([], grp(1))], hit),
+    ]
+    # fast failover: the first live bucket. Every port of the bed is up; a group with no
+    # bucket is not live (1.3.5 section 6.5), so a bucket watching one is skipped.
+    files['06_GROUP_FF'] = [
+        t("'group:1=ff(watch_port=2:output:2/watch_port=3:output:3)','actions=group:1'",
+          [group_mod(1, 3, [{"watch_port": 2, "actions": OUT2}, {"watch_port": 3, "actions": out3}]),
+           flow_mod([], grp(1))], hit),
+        t("'group:5=all()','group:1=ff(watch_group=5:output:3/watch_port=2:output:2)','actions=group:1'",
+          [group_mod(5, 0, []),
+           group_mod(1, 3, [{"watch_group": 5, "actions": out3}, {"watch_port": 2, "actions": OUT2}]),
+           flow_mod([], grp(1))], hit),
     ]
     return files
 
