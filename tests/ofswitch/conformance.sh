@@ -269,7 +269,7 @@ fi
 # The own sets assert what the shared ones report: ringflow-switch fails none of their tests
 # but throughput checks (the tool's sender decides those), printed.
 OWN_FAILED=0
-if [[ " $TARGETS " == *" ringflow "* ]]; then
+if [[ " $TARGETS " == *" ringflow "* && " $SETS " == *" own:"* ]]; then
 	awk -F'\t' '$1 == "ringflow" && $2 ~ /^own:/ && $3 == "ERROR"' "$RES" >"$BED_TMP/own_errors"
 	grep -v 'Received unexpected throughput' "$BED_TMP/own_errors" >"$BED_TMP/own_failed" || true
 	OWN_FAILED=$(wc -l <"$BED_TMP/own_failed")
