@@ -135,6 +135,24 @@ def oxm(field, value, mask=None):
     return {"OXMTlv": t}
 
 
+def insts(*parts):
+    """Instructions from ('apply'|'write'|'clear', actions), ('goto', table), ('meter', id)
+    and ('metadata', value: all 64 bits written) pairs."""
+    kinds = dict(write=3, apply=4, clear=5)
+    out = []
+    for k, arg in parts:
+        if k == 'goto':
+            out.append({"OFPInstructionGotoTable": {"table_id": arg}})
+        elif k == 'meter':
+            out.append({"OFPInstructionMeter": {"meter_id": arg}})
+        elif k == 'metadata':
+            out.append({"OFPInstructionWriteMetadata": {"metadata": arg,
+                                                        "metadata_mask": 0xFFFFFFFFFFFFFFFF}})
+        else:
+            out.append({"OFPInstructionActions": {"actions": arg, "type": kinds[k]}})
+    return out
+
+
 def flow_mod(fields, actions=None, table=0, insts=None):
     if insts is None:
         insts = [{"OFPInstructionActions": {"actions": actions, "type": 4}}]
@@ -161,9 +179,13 @@ def flow_text(fields, table=0):
     return ','.join((['table_id:%d' % table] if table else []) + [one(t) for t in fields])
 
 
-def match_tests(kind, fields, hit, miss, pre=(), table=0, miss_table=0):
-    """The three tests of one match: hit to port 2, hit to the controller, miss."""
+def match_tests(kind, fields, hit, miss, pre=(), table=0, miss_kind=None, miss_pre=None):
+    """The three tests of one match in a table: hit to port 2, hit to the controller, miss to
+    that table's miss. pre: the flows before (earlier tables); the miss may have its own
+    (miss_pre, described as miss_kind), when what the earlier tables give the frame decides."""
     pre = list(pre)
+    miss_pre = pre if miss_pre is None else list(miss_pre)
+    miss_kind = miss_kind or kind + "(not matching)"
     desc = flow_text(fields, table)
     return [
         {"description": "%s-->'%s,actions=output:2'" % (kind, desc),
@@ -172,9 +194,9 @@ def match_tests(kind, fields, hit, miss, pre=(), table=0, miss_table=0):
         {"description": "%s-->'%s,actions=output:CONTROLLER'" % (kind, desc),
          "prerequisite": pre + [flow_mod(fields, OUTCTL, table)],
          "tests": [{"ingress": hit, "PACKET_IN": hit}]},
-        {"description": "%s(not matching)-->'%s,actions=output:2'" % (kind, desc),
-         "prerequisite": pre + [flow_mod(fields, OUT2, table)],
-         "tests": [{"ingress": miss, "table-miss": [miss_table]}]},
+        {"description": "%s-->'%s,actions=output:2'" % (miss_kind, desc),
+         "prerequisite": miss_pre + [flow_mod(fields, OUT2, table)],
+         "tests": [{"ingress": miss, "table-miss": [table]}]},
     ]
 
 
@@ -253,38 +275,19 @@ def match_set():
              lambda k: pbb_frame(k, A, A['isid']), lambda k: pbb_frame(k, A, B['isid']),
              ['ipv4/tcp'])
     # metadata written in table 0, matched exactly in table 1; the miss writes another value
-    meta = lambda m: [{"OFPFlowMod": {"table_id": 0, "match": {"OFPMatch": {"oxm_fields": []}},
-                                      "instructions": [
-                                          {"OFPInstructionWriteMetadata": {"metadata": m,
-                                                                           "metadata_mask": 0xFFFFFFFFFFFFFFFF}},
-                                          {"OFPInstructionGotoTable": {"table_id": 1}}]}}]
-    t = []
-    for k in ['ipv4/tcp', 'ipv6/tcp']:
-        f = [oxm('metadata', 0x123456789ABCDEF0)]
-        t += match_tests(k + "(metadata 0x123456789abcdef0)", f, frame(k, A), frame(k, A),
-                         pre=meta(0x123456789ABCDEF0), table=1)[:2]
-        t.append({"description": "%s(metadata 0xfedcba987654321)-->'%s,actions=output:2'"
-                                 % (k, flow_text(f, 1)),
-                  "prerequisite": meta(0x0FEDCBA987654321) +
-                  [flow_mod(f, OUT2, 1)],
-                  "tests": [{"ingress": frame(k, A), "table-miss": [1]}]})
-    files['02_METADATA'] = t
-    # the tunnel id set in table 0 and matched under a mask in table 1
-    tun = lambda i: [{"OFPFlowMod": {"table_id": 0, "match": {"OFPMatch": {"oxm_fields": []}},
-                                     "instructions": [
-                                         {"OFPInstructionActions": {"actions": [
-                                             {"OFPActionSetField": {"field": {"OXMTlv": {
-                                                 "field": "tunnel_id", "value": i}}}}], "type": 4}},
-                                         {"OFPInstructionGotoTable": {"table_id": 1}}]}}]
-    t = []
-    for k in ['ipv4/tcp', 'arp']:
-        f = [oxm('tunnel_id', 0x3030, 0xFFF0)]
-        t += match_tests(k + "(tunnel_id 12345)", f, frame(k, A), frame(k, A), pre=tun(12345),
-                         table=1)[:2]
-        t.append({"description": "%s(tunnel_id 6666)-->'%s,actions=output:2'" % (k, flow_text(f, 1)),
-                  "prerequisite": tun(6666) + [flow_mod(f, OUT2, 1)],
-                  "tests": [{"ingress": frame(k, A), "table-miss": [1]}]})
-    files['38_TUNNEL_ID_Mask'] = t
+    # fields table 0 gives the frame, matched in table 1: the metadata written exactly, the
+    # tunnel id set and matched under a mask; the miss: table 0 gives another value
+    for name, f, give, hit, miss, kinds in (
+            ('02_METADATA', [oxm('metadata', 0x123456789ABCDEF0)],
+             lambda v: ('metadata', v), 0x123456789ABCDEF0, 0x0FEDCBA987654321,
+             ['ipv4/tcp', 'ipv6/tcp']),
+            ('38_TUNNEL_ID_Mask', [oxm('tunnel_id', 0x3030, 0xFFF0)],
+             lambda v: ('apply', [setf('tunnel_id', v)]), 12345, 6666, ['ipv4/tcp', 'arp'])):
+        field = f[0]['OXMTlv']['field']
+        t0 = lambda v, give=give: [flow_mod([], insts=insts(give(v), ('goto', 1)))]
+        files[name] = [x for k in kinds for x in match_tests(
+            "%s(%s %#x)" % (k, field, hit), f, frame(k, A), frame(k, A), pre=t0(hit), table=1,
+            miss_kind="%s(%s %#x)" % (k, field, miss), miss_pre=t0(miss))]
     return files
 
 
@@ -408,18 +411,6 @@ def set_field_set():
     return files
 
 
-def insts(*parts):
-    """Instructions from ('apply'|'write'|'clear', actions) and ('goto', table) pairs."""
-    kinds = dict(write=3, apply=4, clear=5)
-    out = []
-    for k, arg in parts:
-        if k == 'goto':
-            out.append({"OFPInstructionGotoTable": {"table_id": arg}})
-        else:
-            out.append({"OFPInstructionActions": {"actions": arg, "type": kinds[k]}})
-    return out
-
-
 def group_mod(gid, gtype, buckets):
     """buckets: action lists, or dicts of OFPBucket fields (watch_port, watch_group, weight)."""
     return {"OFPGroupMod": {"group_id": gid, "type": gtype, "buckets": [
@@ -527,8 +518,7 @@ def group_set():
                 {"OFPGroupMod": {"group_id": 0, "type": 1, "buckets": [
                     {"OFPBucket": {"weight": w[0], "actions": [{"OFPActionOutput": {"port": 2}}]}},
                     {"OFPBucket": {"weight": w[1], "actions": [{"OFPActionOutput": {"port": 3}}]}}]}},
-                flow_mod([oxm('in_port', 1)], insts=[{"OFPInstructionActions": {
-                    "actions": [{"OFPActionGroup": {"group_id": 0}}], "type": 4}}])],
+                flow_mod([oxm('in_port', 1)], [{"OFPActionGroup": {"group_id": 0}}])],
             "tests": [{"ingress": {"packets": {"data": [
                 rnd_mac, "ipv4(proto=6, src='192.168.10.10', dst='192.168.20.20')",
                 "tcp(dst_port=2222, src_port=11111)", "bytes(b'\\x11' * (1500 - 54))"],
@@ -549,8 +539,7 @@ def meter_set():
                            % (2 * rate, rate),
             "prerequisite": [
                 {"OFPMeterMod": {"flags": 2, "meter_id": 1, "bands": [{"OFPMeterBandDrop": {"rate": rate}}]}},
-                flow_mod([oxm('in_port', 1)], insts=[{"OFPInstructionMeter": {"meter_id": 1}},
-                                                     {"OFPInstructionActions": {"actions": OUT2, "type": 4}}])],
+                flow_mod([oxm('in_port', 1)], insts=insts(('meter', 1), ('apply', OUT2)))],
             "tests": [{"ingress": {"packets": {"data": pkt, "pktps": 2 * rate, "duration_time": 30}},
                        "egress": {"throughput": [{"OFPMatch": {"oxm_fields": [oxm('in_port', 2)]},
                                                   "pktps": rate}]}}]}]
@@ -560,8 +549,7 @@ def meter_set():
             "prerequisite": [
                 {"OFPMeterMod": {"flags": 2, "meter_id": 1, "bands": [
                     {"OFPMeterBandDscpRemark": {"rate": rate, "prec_level": 1}}]}},
-                flow_mod([oxm('in_port', 1)], insts=[{"OFPInstructionMeter": {"meter_id": 1}},
-                                                     {"OFPInstructionActions": {"actions": OUT2, "type": 4}}])],
+                flow_mod([oxm('in_port', 1)], insts=insts(('meter', 1), ('apply', OUT2)))],
             "tests": [{"ingress": {"packets": {"data": pkt, "pktps": 2 * rate, "duration_time": 30}},
                        "egress": {"throughput": [
                            {"OFPMatch": {"oxm_fields": [oxm('in_port', 2), oxm('eth_type', 2048),
