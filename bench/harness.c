@@ -26,6 +26,7 @@ struct result {
 	double median, best;
 	unsigned reps;
 	bool skipped; /* the implementation could not run (not built in, or failed to set up) */
+	struct rf_bench_paired paired; /* per-round ratios against "ringflow" (rounds 0: none) */
 };
 
 static struct result results[MAX_RESULTS];
@@ -169,16 +170,22 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-void rf_bench_record(const struct rf_bench_opts *opts, const char *bench, const char *case_name,
-		     const char *impl, const char *unit, enum rf_better better, double median,
-		     double best, unsigned reps)
+static void record(const struct rf_bench_opts *opts, const char *bench, const char *case_name,
+		   const char *impl, const char *unit, enum rf_better better, double median,
+		   double best, unsigned reps, const struct rf_bench_paired *paired)
 {
 	ensure_run_started();
 	if (opts->json) {
+		char pj[128] = "";
+		if (paired->rounds)
+			snprintf(pj, sizeof(pj),
+				 ",\"paired_ratio\":%.4g,\"paired_min\":%.4g,\"paired_max\":%.4g,"
+				 "\"paired_rounds\":%u",
+				 paired->median, paired->min, paired->max, paired->rounds);
 		printf("{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"value\":%.6g,"
-		       "\"unit\":\"%s\",\"best\":%.6g,\"reps\":%u,\"better\":\"%s\"}\n",
+		       "\"unit\":\"%s\",\"best\":%.6g,\"reps\":%u,\"better\":\"%s\"%s}\n",
 		       bench, impl, case_name, median, unit, best, reps,
-		       better == RF_HIGHER_IS_BETTER ? "higher" : "lower");
+		       better == RF_HIGHER_IS_BETTER ? "higher" : "lower", pj);
 		fflush(stdout);
 	}
 	if (n_results >= MAX_RESULTS)
@@ -193,6 +200,42 @@ void rf_bench_record(const struct rf_bench_opts *opts, const char *bench, const 
 	r->best = best;
 	r->reps = reps;
 	r->skipped = false;
+	r->paired = *paired;
+}
+
+void rf_bench_record(const struct rf_bench_opts *opts, const char *bench, const char *case_name,
+		     const char *impl, const char *unit, enum rf_better better, double median,
+		     double best, unsigned reps)
+{
+	static const struct rf_bench_paired none;
+	record(opts, bench, case_name, impl, unit, better, median, best, reps, &none);
+}
+
+/*
+ * ringflow against impl i, round by round: both ran in the same round, within a second of
+ * each other, so on the same placement of the vCPUs. The host moves them every few seconds,
+ * and a median of each side's rounds can then come from different placements (one side's
+ * median a far round, the other's a near one); the median of the per-round ratios cannot.
+ */
+static struct rf_bench_paired pair_rounds(const double *ref, unsigned n_ref, const double *v,
+					  unsigned n_v, enum rf_better better)
+{
+	struct rf_bench_paired p = {0};
+	double r[MAX_SAMPLES];
+	unsigned n = 0;
+	for (unsigned s = 0; s < n_ref && s < n_v; s++)
+		if (ref[s] > 0 && v[s] > 0)
+			r[n++] = better == RF_HIGHER_IS_BETTER ? ref[s] / v[s] : v[s] / ref[s];
+	if (n == 0)
+		return p;
+	p.rounds = n;
+	p.median = rf_bench_median(r, n);
+	p.min = p.max = r[0];
+	for (unsigned s = 1; s < n; s++) {
+		p.min = r[s] < p.min ? r[s] : p.min;
+		p.max = r[s] > p.max ? r[s] : p.max;
+	}
+	return p;
 }
 
 void rf_bench_record_skipped(const struct rf_bench_opts *opts, const char *bench,
@@ -257,6 +300,12 @@ int rf_bench_case(const struct rf_bench_opts *opts, const char *bench, const cha
 	}
 	fprintf(stderr, " done\n");
 
+	/* An impl that failed stopped for good (unavailable), so sample s is round s + 1 in
+	 * every impl's array: the arrays pair up by index. */
+	int ref = -1;
+	for (unsigned i = 0; i < n_impls; i++)
+		if (strcmp(impls[i].impl, "ringflow") == 0 && !unavailable[i])
+			ref = (int)i;
 	for (unsigned i = 0; i < n_impls; i++) {
 		if (unavailable[i] || n_ok[i] == 0) {
 			rf_bench_record_skipped(opts, bench, case_name, impls[i].impl, unit);
@@ -266,8 +315,11 @@ int rf_bench_case(const struct rf_bench_opts *opts, const char *bench, const cha
 		for (unsigned s = 1; s < n_ok[i]; s++)
 			best = better == RF_HIGHER_IS_BETTER ? (samples[i][s] > best ? samples[i][s] : best)
 							      : (samples[i][s] < best ? samples[i][s] : best);
-		rf_bench_record(opts, bench, case_name, impls[i].impl, unit, better,
-				rf_bench_median(samples[i], n_ok[i]), best, n_ok[i]);
+		struct rf_bench_paired paired = {0};
+		if (ref >= 0 && (int)i != ref)
+			paired = pair_rounds(samples[ref], n_ok[ref], samples[i], n_ok[i], better);
+		record(opts, bench, case_name, impls[i].impl, unit, better,
+		       rf_bench_median(samples[i], n_ok[i]), best, n_ok[i], &paired);
 	}
 	return 0;
 }
@@ -298,10 +350,10 @@ void rf_bench_print_table(const struct rf_bench_opts *opts, const char *bench)
 	fprintf(out, "\n%s: median (and best) of %u interleaved rounds, %.2f s each; "
 		     "CPU steal during the run %.1f %%\n",
 		bench, opts->repeats, opts->duration, steal_pct);
-	fprintf(out, "%-24s %-14s %12s %12s  %-8s %s\n", "case", "impl", "median", "best", "unit",
-		"ringflow is x better");
-	fprintf(out, "%.*s\n", 92, "--------------------------------------------------------------"
-				   "------------------------------------------------------");
+	fprintf(out, "%-24s %-14s %12s %12s  %-8s %-21s %s\n", "case", "impl", "median", "best",
+		"unit", "ringflow is x better", "per round [min..max]");
+	fprintf(out, "%.*s\n", 117, "--------------------------------------------------------------"
+				    "--------------------------------------------------------------");
 	for (unsigned i = 0; i < n_results; i++) {
 		struct result *r = &results[i];
 		bool first_of_case = true;
@@ -319,7 +371,7 @@ void rf_bench_print_table(const struct rf_bench_opts *opts, const char *bench)
 			struct result *v = &results[j];
 			if (strcmp(v->case_name, r->case_name) != 0)
 				continue;
-			char ratio[32] = "";
+			char ratio[32] = "", per_round[48] = "";
 			if (v->skipped) {
 				fprintf(out, "%-24s %-14s %12s %12s  %-8s %s\n",
 					v == &results[i] ? v->case_name : "", v->impl, "skipped",
@@ -330,9 +382,12 @@ void rf_bench_print_table(const struct rf_bench_opts *opts, const char *bench)
 				snprintf(ratio, sizeof(ratio), "%.2fx", advantage(ref, v));
 			else if (ref)
 				snprintf(ratio, sizeof(ratio), "(reference)");
-			fprintf(out, "%-24s %-14s %12.3f %12.3f  %-8s %s\n",
+			if (v->paired.rounds)
+				snprintf(per_round, sizeof(per_round), "%.2fx [%.2f..%.2f]",
+					 v->paired.median, v->paired.min, v->paired.max);
+			fprintf(out, "%-24s %-14s %12.3f %12.3f  %-8s %-21s %s\n",
 				v == &results[i] ? v->case_name : "", v->impl, v->median, v->best,
-				v->unit, ratio);
+				v->unit, ratio, per_round);
 		}
 	}
 	for (unsigned i = 0; i < n_notes; i++) {

@@ -47,9 +47,17 @@ struct rf_bench_impl {
 
 enum rf_better { RF_HIGHER_IS_BETTER, RF_LOWER_IS_BETTER };
 
+/* How many times better "ringflow" was than an impl, round by round (each round runs both
+ * within a second, on one placement of the vCPUs): median, lowest and highest over `rounds`. */
+struct rf_bench_paired {
+	double median, min, max;
+	unsigned rounds; /* 0: not measured against "ringflow" in rounds */
+};
+
 /* Runs one case: a warm-up sample of each impl, then opts->repeats interleaved rounds (the
  * order rotates each round), then records median/best per impl for the table and prints a
- * JSON line per impl. The impl named "ringflow" (if present) is the reference for ratios.
+ * JSON line per impl. The impl named "ringflow" (if present) is the reference for ratios:
+ * the ratio of the medians, and the per-round ratios (paired_ratio, _min, _max in JSON).
  * Returns 0, or -1 if the case was skipped (time bound or filter). */
 int rf_bench_case(const struct rf_bench_opts *opts, const char *bench, const char *case_name,
 		  const char *unit, enum rf_better better, const struct rf_bench_impl *impls,

@@ -10,15 +10,19 @@
 #   PAIR   case:ours:peer (impl names of `ringflow-bench SUBCOMMAND --help`); default pairs
 #          for `ring` and `hash` are the goals of docs/ring.md and docs/lock-free-hash.md
 #   --out  also keep every run's JSON lines in FILE
-# The ratio is value(ours) / value(peer): above 1 is better for Mops/s, below 1 for ns.
+# The ratio is value(ours) / value(peer): above 1 is better for Mops/s, below 1 for ns. Where
+# ours is "ringflow", each run's ratio is instead the median of its per-round ratios (the peer
+# line's paired_ratio, ringflow-bench's "per round" column, in the unit's direction), which a
+# placement change in the middle of a run cannot skew; --pairs-of-medians keeps the old one.
 set -euo pipefail
-runs=5 build=build out=
+runs=5 build=build out= paired=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --pairs-of-medians) paired=0; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -54,15 +58,17 @@ for p in "${pairs[@]}"; do
   IFS=: read -r c ours peer <<<"$p"
   ratios=()
   for ((i = 1; i <= runs; i++)); do
-    r=$(awk -v c="$c" -v a="$ours" -v b="$peer" '
+    r=$(awk -v c="$c" -v a="$ours" -v b="$peer" -v paired="$paired" '
       function field(line, k,   m) { if (match(line, "\"" k "\":\"?[^,\"}]*")) {
           m = substr(line, RSTART, RLENGTH); sub("^\"" k "\":\"?", "", m); return m } return "" }
       field($0, "case") == c && field($0, "impl") == a { va = field($0, "value") }
-      field($0, "case") == c && field($0, "impl") == b { vb = field($0, "value") }
-      END { if (va > 0 && vb > 0) printf "%.3f", va / vb; else print "n/a" }' "$tmp/run$i.json")
+      field($0, "case") == c && field($0, "impl") == b { vb = field($0, "value")
+          pr = field($0, "paired_ratio"); lower = field($0, "better") == "lower" }
+      END { if (paired && a == "ringflow" && pr > 0) printf "%.3f", lower ? 1 / pr : pr
+            else if (va > 0 && vb > 0) printf "%.3f", va / vb; else print "n/a" }' "$tmp/run$i.json")
     ratios+=("$r")
   done
-  summary=$(printf '%s\n' "${ratios[@]}" | grep -v n/a | sort -g | awk '
+  summary=$(printf '%s\n' "${ratios[@]}" | { grep -v n/a || true; } | sort -g | awk '
     { v[NR] = $1 } END { if (NR == 0) { print "no data"; exit }
       m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
       printf "median %.2f [%.2f..%.2f] over %d runs", m, v[1], v[NR], NR }')
