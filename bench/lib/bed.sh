@@ -10,7 +10,8 @@
 #                      (trap + a watchdog for SIGKILL). Sets tag G F S gdev fa fb sdev state
 #                      apid_g apid_f apid_s gmac smac.
 #   devpk now_ns cpu_sample cpu_json    counters and /proc/stat samples (bench/lib/stat.sh)
-#   bed_pick_generator  ringflow-pktgen ($build/bench/tools) when built, else trafgen: sets
+#   bed_pick_generator  ringflow-pktgen ($build/bench/tools) when built and the kernel runs its
+#                      live frames (its --probe), else trafgen, saying why: sets
 #                      pktgen_bin gen_kind gen_limit (0.90 / 0.97); needs the caller's die, log
 #   bed_gro_on         GRO on FWD's first veth when the generator is ringflow-pktgen (live
 #                      frames reach a veth only in NAPI mode)
@@ -80,12 +81,18 @@ bed_up() {
 # ---- the generator: which one, and what FWD's first veth needs for it ----
 bed_pick_generator() {
   pktgen_bin=$build/bench/tools/ringflow-pktgen
-  if [ -x "$pktgen_bin" ]; then
+  local why=
+  if [ ! -x "$pktgen_bin" ]; then
+    why="$pktgen_bin not built (needs libbpf: RF_WITH_XDP)"
+  elif ! why=$("$pktgen_bin" --probe 2>&1 >/dev/null); then
+    why="ringflow-pktgen cannot send here: ${why:-its --probe failed}"
+  fi
+  if [ -z "$why" ]; then
     gen_kind=pktgen gen_limit=0.90
     command -v ethtool >/dev/null || die "ethtool not found (GRO on FWD's veth for live frames): install it (scripts/deps.sh)"
   else
     gen_kind=trafgen gen_limit=0.97
-    log "$pktgen_bin not built (needs libbpf: RF_WITH_XDP): trafgen is the generator"
+    log "$why: trafgen is the generator"
     command -v trafgen >/dev/null || die "trafgen not found: install netsniff-ng (scripts/deps.sh)"
   fi
 }

@@ -24,7 +24,8 @@
  * Unpaced (--rate 0), each thread asks for runs in calls of about 50 ms; every run sends.
  *
  * Exit status: 0 done, 1 a failure of the machine (no permission, out of memory), 2 bad
- * arguments or an unusable device (one line on stderr saying which and how to fix it).
+ * arguments, an unusable device, or a kernel that runs no live frames for us (one line on
+ * stderr saying which and how to fix it; `--probe` asks only the last).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -286,12 +287,56 @@ static void report(const struct pg_opts *o, const struct pg_stats *st, double se
 	fflush(stdout);
 }
 
+/* A run's error that says the kernel runs no live frames for us at all, not a device problem:
+ * a kernel before 5.18 (EINVAL, EOPNOTSUPP), or EPERM although we are root and the program
+ * loaded (a machine that forbids live frames: seen on 2026-12-06 on a VM of this project's
+ * kind, kernel 6.18, where the same run had worked on earlier machines of the kind). */
+static bool live_refused(int err)
+{
+	return err == -EINVAL || err == -EOPNOTSUPP || (err == -EPERM && geteuid() == 0);
+}
+
+/* The one line for live_refused's cases. */
+static void say_live_refused(int err)
+{
+	struct utsname u;
+	uname(&u);
+	if (err == -EPERM)
+		fprintf(stderr, "ringflow-pktgen: this kernel (%s) refuses BPF_PROG_RUN live frames to root "
+			"(EPERM) although the XDP program loaded: the machine forbids them, so no "
+			"live-frame generator runs here (the benches use trafgen)\n", u.release);
+	else
+		fprintf(stderr, "ringflow-pktgen: BPF_PROG_RUN refused live frames (%s): this needs Linux >= "
+			"5.18 (BPF_F_TEST_XDP_LIVE_FRAMES); this kernel is %s\n", strerror(-err), u.release);
+}
+
+/* --probe: exit 0 with one line on stdout when live frames run here, else 2 (or 1 when the
+ * program itself cannot load: no root) with one line on stderr. */
+static int probe(void)
+{
+	const char *step = "";
+	int err = pg_bpf_probe_live(&step);
+	if (!err) {
+		printf("ringflow-pktgen: this kernel runs BPF_PROG_RUN live frames\n");
+		return 0;
+	}
+	if (live_refused(err) && strcmp(step, "run") == 0) {
+		say_live_refused(err);
+		return 2;
+	}
+	fprintf(stderr, "ringflow-pktgen: probing live frames: %s: %s%s\n", step, strerror(-err),
+		err == -EPERM ? " (run as root: BPF and XDP need CAP_BPF and CAP_NET_ADMIN)" : "");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct pg_opts o;
 	int rc = pg_opts_parse(&o, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (o.probe)
+		return probe();
 	struct dev_info d;
 	if (dev_probe(o.dev, &d))
 		return 2;
@@ -381,11 +426,8 @@ int main(int argc, char **argv)
 	}
 	if (failed)
 		return 1; /* a thread could not start or be pinned: said so already */
-	if (err == -EINVAL || err == -EOPNOTSUPP) {
-		struct utsname u;
-		uname(&u);
-		fprintf(stderr, "ringflow-pktgen: BPF_PROG_RUN refused live frames (%s): this needs Linux >= "
-			"5.18 (BPF_F_TEST_XDP_LIVE_FRAMES); this kernel is %s\n", strerror(-err), u.release);
+	if (live_refused(err)) {
+		say_live_refused(err);
 		return 2;
 	}
 	if (err) {

@@ -9,9 +9,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const unsigned char pg_bpf_obj[];
 extern const size_t pg_bpf_obj_len;
@@ -122,4 +124,25 @@ void pg_bpf_close(struct pg_bpf *b)
 		bpf_object__close(b->obj);
 	memset(b, 0, sizeof(*b));
 	b->xdp_fd = b->cfg_fd = b->stats_fd = b->pace_fd = -1;
+}
+
+int pg_bpf_probe_live(const char **step)
+{
+	/* r0 = XDP_DROP; exit: the frame is freed in the kernel, no device is involved. */
+	const struct bpf_insn drop[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	libbpf_set_print(quiet);
+	*step = "load";
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "pg_probe", "GPL", drop, 2, NULL);
+	if (fd < 0)
+		return -errno;
+	*step = "run";
+	unsigned char frame[60] = {0}; /* a minimal Ethernet frame; its content is never read */
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+	int rc = bpf_prog_test_run_opts(fd, &o) ? -errno : 0;
+	close(fd);
+	return rc;
 }

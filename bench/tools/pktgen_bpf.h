@@ -34,6 +34,12 @@ int pg_bpf_read(const struct pg_bpf *b, struct pg_stats *out);
 int pg_bpf_pace_set(const struct pg_bpf *b, const struct pg_pace *p);
 int pg_bpf_pace_get(const struct pg_bpf *b, struct pg_pace *p);
 
+/* Whether this kernel runs live frames for this process at all: loads a two-instruction
+ * XDP_DROP program and runs it once in live-frame mode (no device involved). Returns 0, or the
+ * -errno of the step that failed, named in *step ("load" or "run"; -EPERM from the run as
+ * root: the machine forbids live frames; -EINVAL or -EOPNOTSUPP: a kernel before 5.18). */
+int pg_bpf_probe_live(const char **step);
+
 /* Detaches and unloads. Safe on a zeroed struct. */
 void pg_bpf_close(struct pg_bpf *b);
 

@@ -21,6 +21,7 @@ void pg_opts_usage(void *f)
 		"usage: ringflow-pktgen --dev IFACE [--dst-mac MAC] [--src-mac MAC] [--size 60..1514]\n"
 		"         [--flows N] [--flows-mode seq|random] [--rate PPS] [--duration S] [--count N]\n"
 		"         [--cpu N] [--threads K] [--timestamps] [--json]\n"
+		"       ringflow-pktgen --probe\n"
 		"Sends UDP/IPv4 frames out of IFACE with BPF_PROG_RUN live frames (Linux >= 5.18).\n"
 		"  --dst-mac     default ff:ff:ff:ff:ff:ff; --src-mac default IFACE's own\n"
 		"  --size        frame length without FCS (default 60: 64 B on the wire)\n"
@@ -29,6 +30,8 @@ void pg_opts_usage(void *f)
 		"  --duration    stop after S seconds (default 10); --count: after N frames in all\n"
 		"  --cpu         pin thread i to CPU N+i; --threads: K sending threads (default 1)\n"
 		"  --timestamps  fwd_latency's frames (ethertype 0x88b5, sequence and send time)\n"
+		"  --probe       only say whether this kernel runs live frames for this process (exit 0)\n"
+		"                or not (one line, exit 2); no device is involved\n"
 		"Reports the frames that left IFACE (what its driver took) and the Mpps offered.\n"
 		"Exit status 2: bad arguments or an unusable device.\n");
 }
@@ -93,7 +96,7 @@ int pg_opts_parse(struct pg_opts *o, int argc, char **argv)
 		{"count", required_argument, 0, 'n'},    {"cpu", required_argument, 0, 'c'},
 		{"threads", required_argument, 0, 'k'},  {"json", no_argument, 0, 'j'},
 		{"timestamps", no_argument, 0, 'T'},     {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+		{"probe", no_argument, 0, 'P'},          {0, 0, 0, 0}};
 	memset(o, 0, sizeof(*o));
 	memset(o->dst_mac, 0xff, sizeof(o->dst_mac));
 	o->size = PG_MIN_SIZE;
@@ -167,6 +170,9 @@ int pg_opts_parse(struct pg_opts *o, int argc, char **argv)
 		case 'T':
 			o->timestamps = true;
 			break;
+		case 'P':
+			o->probe = true;
+			break;
 		case 'h':
 			pg_opts_usage(stdout);
 			return 1;
@@ -182,6 +188,8 @@ int pg_opts_parse(struct pg_opts *o, int argc, char **argv)
 		fprintf(stderr, "ringflow-pktgen: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -1;
 	}
+	if (o->probe)
+		return 0; /* nothing else is used */
 	if (!o->dev[0]) {
 		fprintf(stderr, "ringflow-pktgen: --dev IFACE is required (see --help)\n");
 		return -1;

@@ -30,6 +30,7 @@ struct pg_opts {
 	unsigned threads;
 	bool json;
 	bool timestamps; /* fwd_latency's payload (ethertype 0x88b5) instead of IPv4/UDP */
+	bool probe;      /* --probe: only tell whether live frames run here */
 };
 
 /* Parses argv into o. Returns 0, 1 when --help was asked (usage printed to stdout), or -1

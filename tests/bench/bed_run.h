@@ -1,6 +1,7 @@
 /*
  * tests/bench/bed_run.h: what the end-to-end tests of the benchmark beds (test_fwd_bed.c,
- * test_switch_bed.c) share: whether a tool is installed, a bed's run.sh run in its quick mode
+ * test_switch_bed.c) share: whether a tool is installed, whether ringflow-pktgen is the
+ * generator here, a bed's run.sh run in its quick mode
  * with its output kept (and shown when it fails), a number read from one of its JSON lines,
  * and the check that the run left none of its namespaces. Test files only (it asserts with
  * Criterion).
@@ -20,6 +21,19 @@ static inline int bed_tool_missing(const char *tool)
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
 	return system(cmd) != 0;
+}
+
+/* 1 when ringflow-pktgen (in RF_BUILD_DIR) is the bed's generator: built (`built`, the test's
+ * RF_*_PKTGEN) and the kernel runs its live frames (`ringflow-pktgen --probe`), as
+ * bed_pick_generator decides; else the bed runs trafgen, and why goes to stderr. */
+static inline int bed_pktgen_runs(int built)
+{
+	if (!built)
+		return 0;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "%s/bench/tools/ringflow-pktgen --probe >/dev/null", RF_BUILD_DIR);
+	int st = system(cmd);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 /* The number after the first "key": in line, or -1. */
