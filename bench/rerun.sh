@@ -6,7 +6,7 @@
 # cross-core figures 3-8x; a ratio measured inside one run (ours and the peer interleaved)
 # survives that, but one run's ratio is still one sample. A claim needs the median over runs.
 #
-# usage: bench/rerun.sh [--runs N] [--build DIR] [--out FILE] SUBCOMMAND [PAIR...] [-- BENCH-ARGS]
+# usage: bench/rerun.sh [--runs N] [--build DIR] [--out FILE] [--pairs-of-medians] SUBCOMMAND [PAIR...] [-- BENCH-ARGS]
 #   PAIR   case:ours:peer (impl names of `ringflow-bench SUBCOMMAND --help`); default pairs
 #          for `ring` and `hash` are the goals of docs/ring.md and docs/lock-free-hash.md
 #   --out  also keep every run's JSON lines in FILE
@@ -22,7 +22,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --pairs-of-medians) paired=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
