@@ -292,7 +292,7 @@ if [ "${CONFORMANCE_GOALS:-0}" = 1 ]; then
 		echo "goals: no shared pattern ran on ringflow-switch (RF_OSKEN_OF13, CONFORMANCE_TARGETS)"
 		[ "$FAILS" = 0 ] && bed_skip "no shared pattern ran: the goals were not checked"
 	else
-		echo "goals: ringflow-switch passed $SH_OK of $SH_ALL shared tests ($((100 * SH_OK / SH_ALL)) %, goal >= 80 %)"
+		echo "goals: ringflow-switch passed $SH_OK of $SH_ALL shared tests ($(awk -v a="$SH_OK" -v b="$SH_ALL" 'BEGIN { printf "%.1f", 100 * a / b }') %, goal >= 80 %)"
 		[ $((100 * SH_OK)) -ge $((80 * SH_ALL)) ] ||
 			fail "ringflow-switch passed $SH_OK of $SH_ALL shared tests: under 80 %"
 	fi
