@@ -51,6 +51,13 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
+/* The tool's stdout and stderr files, named with the test's PID. */
+static void paths_up(void)
+{
+	snprintf(out_path, sizeof(out_path), "/tmp/rf-pktgen-%d.out", (int)getpid());
+	snprintf(err_path, sizeof(err_path), "/tmp/rf-pktgen-%d.err", (int)getpid());
+}
+
 static void bed_up(void)
 {
 	if (geteuid() != 0)
@@ -61,8 +68,7 @@ static void bed_up(void)
 	int rc = rf_vethbed_create(&bed, "pg");
 	if (rc)
 		cr_skip_test("cannot create the veth bed (%s): is iproute2 installed?", strerror(-rc));
-	snprintf(out_path, sizeof(out_path), "/tmp/rf-pktgen-%d.out", (int)getpid());
-	snprintf(err_path, sizeof(err_path), "/tmp/rf-pktgen-%d.err", (int)getpid());
+	paths_up();
 }
 
 static void bed_down(void)
@@ -79,19 +85,31 @@ static struct pg_result pktgen(int side, const char *args);
 
 /* Skips the test, with ringflow-pktgen's own line saying why, when this kernel runs no live
  * frames for us (`--probe`; seen as root on a VM of the project's kind): every check that
- * sends needs them. */
+ * sends needs them. Called before the bed is made: a skip in .init runs no .fini, so a bed
+ * made first would stay behind. */
 static void live_frames_or_skip(void)
 {
+	if (geteuid() != 0)
+		cr_skip_test("needs root: network namespaces, veth pairs and XDP");
+	paths_up();
 	struct pg_result r = pktgen(-1, "--probe");
+	unlink(out_path);
+	unlink(err_path);
 	if (r.status != 0)
 		cr_skip_test("%s", r.err);
+}
+
+/* The bed, for tests that send: only where live frames run. */
+static void live_bed_up(void)
+{
+	live_frames_or_skip();
+	bed_up();
 }
 
 /* The bed plus the counting sink on side 1 (which also puts that veth in NAPI mode). */
 static void sink_up(void)
 {
-	bed_up();
-	live_frames_or_skip();
+	live_bed_up();
 	sink = bpf_object__open_file(RF_PKTGEN_SINK_OBJ, NULL);
 	cr_assert_not_null(sink, "opening %s", RF_PKTGEN_SINK_OBJ);
 	cr_assert_eq(bpf_object__load(sink), 0, "loading the sink");
@@ -347,9 +365,7 @@ static void expect_refused(int side, const char *args, const char *what)
 Test(pktgen, bad_arguments_give_one_line_and_exit_2)
 {
 	/* Parsed before any device or BPF is touched: no root needed. */
-	out_path[0] = err_path[0] = 0;
-	snprintf(out_path, sizeof(out_path), "/tmp/rf-pktgen-%d.out", (int)getpid());
-	snprintf(err_path, sizeof(err_path), "/tmp/rf-pktgen-%d.err", (int)getpid());
+	paths_up();
 	expect_refused(-1, "--count 10", "--dev IFACE is required");
 	expect_refused(-1, "--dev x --size 59", "--size 59: not in 60..1514");
 	expect_refused(-1, "--dev x --size 1515", "--size");
@@ -394,10 +410,10 @@ Test(pktgen, probe_says_in_one_line_whether_live_frames_run, .init = bed_up, .fi
 	expect_refused(0, args, "live frames");
 }
 
-Test(pktgen, devices_that_take_no_xdp_frames_give_one_line_and_exit_2, .init = bed_up,
+/* The frames must run to find the device refusing them: live_bed_up. */
+Test(pktgen, devices_that_take_no_xdp_frames_give_one_line_and_exit_2, .init = live_bed_up,
      .fini = bed_down)
 {
-	live_frames_or_skip(); /* the frames must run to find the device refusing them */
 	char args[128];
 	/* The peer has neither an XDP program nor GRO: not in NAPI mode, it refuses XDP frames. */
 	snprintf(args, sizeof(args), "--dev %s --count 1000", bed.dev[0]);
@@ -427,9 +443,8 @@ Test(pktgen, unusable_devices_give_one_line_and_exit_2, .init = bed_up, .fini = 
  * The reflector and listener are AF_PACKET sockets that may drop under load, so the count is
  * bounded, not exact; every frame read back must be one pktgen sent, once. Both helpers end by
  * themselves (--duration, under timeout). */
-Test(pktgen, timestamps_feed_fwd_latency_listen, .init = bed_up, .fini = bed_down)
+Test(pktgen, timestamps_feed_fwd_latency_listen, .init = live_bed_up, .fini = bed_down)
 {
-	live_frames_or_skip();
 	char cmd[768], mac[32] = "", lat_out[64];
 	snprintf(lat_out, sizeof(lat_out), "/tmp/rf-pktgen-%d.lat", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "ip netns exec %s ethtool -K %s gro on >/dev/null", bed.ns[1], bed.dev[1]);
