@@ -515,9 +515,8 @@ def group_set():
             "description": "2Mbps(ethernet(src=random,dst=random)/ipv4/tcp)-->'in_port=1,"
                            "actions=group:select(weight=%d,output:2/weight=%d,output:3)'" % w,
             "prerequisite": [
-                {"OFPGroupMod": {"group_id": 0, "type": 1, "buckets": [
-                    {"OFPBucket": {"weight": w[0], "actions": [{"OFPActionOutput": {"port": 2}}]}},
-                    {"OFPBucket": {"weight": w[1], "actions": [{"OFPActionOutput": {"port": 3}}]}}]}},
+                group_mod(0, 1, [{"weight": w[0], "actions": OUT2},
+                                 {"weight": w[1], "actions": [{"OFPActionOutput": {"port": 3}}]}]),
                 flow_mod([oxm('in_port', 1)], [{"OFPActionGroup": {"group_id": 0}}])],
             "tests": [{"ingress": {"packets": {"data": [
                 rnd_mac, "ipv4(proto=6, src='192.168.10.10', dst='192.168.20.20')",
