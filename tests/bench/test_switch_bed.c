@@ -11,8 +11,9 @@
  * case reached SINK and its flow is in the switch's table; that the summary and ratio lines
  * are there; that ringflow-pktgen was the generator when it can run here (built, and the kernel
  * runs its live frames; trafgen otherwise), the exact1k points carrying its 1000 flows (every
- * one of them installed, so every offered frame has its flow); that the headroom line is there; and that the run left none of its namespaces. Figures are
- * not judged: timing never decides a test. Root only; skips with the reason otherwise. The
+ * one of them installed, so every offered frame has its flow); that the headroom line is
+ * there; and that the run left none of its namespaces. Figures are not judged: timing never
+ * decides a test. Root only; skips with the reason otherwise. The
  * deadline is generous: the run waits for the host's one OVS userspace bed (a lock other OVS
  * tests hold too).
  */

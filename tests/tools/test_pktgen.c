@@ -58,10 +58,15 @@ static void paths_up(void)
 	snprintf(err_path, sizeof(err_path), "/tmp/rf-pktgen-%d.err", (int)getpid());
 }
 
-static void bed_up(void)
+static void root_or_skip(void)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root: network namespaces, veth pairs and XDP");
+}
+
+static void bed_up(void)
+{
+	root_or_skip();
 	int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT};
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], on_fatal);
@@ -89,8 +94,7 @@ static struct pg_result pktgen(int side, const char *args);
  * made first would stay behind. */
 static void live_frames_or_skip(void)
 {
-	if (geteuid() != 0)
-		cr_skip_test("needs root: network namespaces, veth pairs and XDP");
+	root_or_skip();
 	paths_up();
 	struct pg_result r = pktgen(-1, "--probe");
 	unlink(out_path);
