@@ -19,7 +19,8 @@
  * Fairness: every table is built once with the same keys; rculfhash gets the same hash
  * function as ours (it takes the hash from the caller); readers of the QSBR tables (ours,
  * rculfhash, and rte_hash's own QSBR) pass a quiescent state every 1024 lookups, writers
- * every 64 operations. Lookups that miss are counted and reported: a hit case must hit.
+ * every 64 operations (insert_delete's one writer every 256). Lookups that miss are counted
+ * and reported: a hit case must hit.
  */
 #if RF_HAVE_CK /* optional peers (RF_WITH_CK, RF_WITH_DPDK): a missing one is "skipped" */
 #include <ck_ht.h>
