@@ -33,12 +33,15 @@ while [[ $# -gt 0 && $1 != -- ]]; do pairs+=("$1"); shift; done
 [[ ${1:-} == -- ]] && shift
 if [[ ${#pairs[@]} -eq 0 ]]; then
   case $sub in
-    ring) pairs=(spsc_burst32:ringflow:rte_ring mpmc_1p1c_burst32:ringflow:rte_ring
-                 mpmc_2p2c_burst32:ringflow:rte_ring_hts handoff:ringflow:floor
-                 handoff:ringflow_slot:floor) ;;
-    hash) pairs=(lookup_hit_writer:ringflow:ck_ht lookup_hit_writer:ringflow_bulk:rte_hash_bulk
+    ring) pairs=(spsc_burst32:ringflow:rte_ring spsc_burst32_checked:ringflow:rte_ring
+                 spsc_burst32:ringflow:ringflow_slot spsc_burst1:ringflow:rte_ring
+                 mpmc_1p1c_burst32:ringflow:rte_ring mpmc_2p2c_burst32:ringflow:rte_ring_hts
+                 handoff:ringflow:floor handoff:ringflow_slot:floor handoff:ringflow:rte_ring) ;;
+    hash) pairs=(lookup_hit_writer:ringflow:ck_ht lookup_hit_writer:ringflow:rte_hash
+                 lookup_hit_writer:ringflow_bulk:rte_hash_bulk
                  lookup_hit:ringflow:ck_ht lookup_hit:ringflow_bulk:rte_hash_bulk
-                 insert_delete:ringflow:rte_hash) ;;
+                 insert_delete:ringflow_1w:rte_hash insert_delete:ringflow:rte_hash
+                 insert_delete_4w:ringflow:rte_hash_mw) ;;
     *) echo "rerun.sh: give pairs case:ours:peer for '$sub'" >&2; exit 2 ;;
   esac
 fi
