@@ -41,6 +41,7 @@ TOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cluster_tool.py
 ECL=(0 2379 2479 2579) EPEER=(0 2380 2480 2580)
 ENDPOINTS=http://127.0.0.1:2379,http://127.0.0.1:2479,http://127.0.0.1:2579
 OFP=(0 6653 6663 6673) REST=(0 8081 8082 8083)
+NSW=3 # the bed's switches (switches_up): cluster_tool.py's masters wants a key for each
 EPIDS=() CPIDS=() CTL_ETCD=() SPIDS=() CTL_OPTS=()
 H1=rch1$P H2=rch2$P C=rcc$P
 
@@ -129,7 +130,7 @@ wait_tool() { # CMD SECS N...: until cluster_tool.py CMD on members N... exits 0
 	local cmd=$1 end=$(($2 + SECONDS)) out
 	shift 2
 	while [ $SECONDS -lt $end ]; do
-		out=$(ip netns exec $C python3 "$TOOL" $cmd $(urls "$@") 2>&1) && { echo "$out"; return 0; }
+		out=$(ip netns exec $C python3 "$TOOL" $cmd $NSW $(urls "$@") 2>&1) && { echo "$out"; return 0; }
 		sleep 0.2
 	done
 	echo "$out"
@@ -172,7 +173,7 @@ ctl_state() { # "cN (pid P, running|gone): " and its log's last L lines on one l
 
 switches_up() {
 	local i g
-	for i in 1 2 3; do
+	for i in $(seq $NSW); do
 		bed_mgmt $C rcs$i$P m$P $i
 		g=$BED_MGMT_NET.$((4 * i + 1))
 		bed_bg rcs$i$P "$BED_TMP/sw$i.log" "$SWITCH" --port "packet:dev=a$P,frames=1" \

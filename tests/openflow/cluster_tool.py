@@ -3,10 +3,11 @@
 
   cluster_tool.py view URL...          each member's /api/cluster, summarised as one line:
                                        "node status dpid=role/switch_says/gen ..." (2 s each)
-  cluster_tool.py masters URL...       exits 0 and prints "dpid:node:gen ..." when every member
-                                       agrees on the master keys and every switch has exactly
-                                       one member it calls master that the switch confirms
-  cluster_tool.py settled URL...       as masters, and besides every member's role on every
+  cluster_tool.py masters N URL...     exits 0 and prints "dpid:node:gen ..." when every member
+                                       agrees on the master keys, there is a key for each of the
+                                       bed's N switches, and every switch has exactly one member
+                                       it calls master that the switch confirms
+  cluster_tool.py settled N URL...     as masters, and besides every member's role on every
                                        switch (slaves too) is the one the switch confirmed, with
                                        the master key's generation, and every member is connected
                                        to every switch: no ROLE_REQUEST is still due
@@ -60,11 +61,15 @@ def view(urls):
         print(f"{j.get('node')} {j.get('status')} masters={len(j.get('masters', []))} {sw}")
 
 
-def masters(urls):
+def masters(want, urls):
     views = [get(u) for u in urls]
     keys = [sorted((m["dpid"], m["node"], m["generation"]) for m in v["masters"]) for v in views]
     if any(k != keys[0] for k in keys) or not keys[0]:
         print("members disagree or no masters:", keys)
+        return 1
+    if len(keys[0]) != int(want):
+        # a switch still connecting, or its election not done yet: not agreement on the bed
+        print(f"master keys for {len(keys[0])} switches, the bed has {want}: {keys[0]}")
         return 1
     for dpid, node, gen in keys[0]:
         claim = [v["node"] for v in views for s in v["switches"]
@@ -79,7 +84,7 @@ def masters(urls):
     return 0
 
 
-def settled(urls):
+def settled(want, urls):
     views = [get(u) for u in urls]
     gens = {m["dpid"]: m["generation"] for m in views[0]["masters"]}
     for v in views:
@@ -97,7 +102,7 @@ def settled(urls):
                       f"the switch says {s['switch_says']} generation {s['switch_generation']}, "
                       f"the key's generation {g}")
                 return 1
-    return masters(urls)
+    return masters(want, urls)
 
 
 def recv_msg(s):
@@ -303,8 +308,8 @@ def main():
     if cmd == "view":
         view(args)
         return 0
-    guarded = {"masters": (lambda: masters(args), "cannot read /api/cluster"),
-               "settled": (lambda: settled(args), "cannot read /api/cluster"),
+    guarded = {"masters": (lambda: masters(args[0], args[1:]), "cannot read /api/cluster"),
+               "settled": (lambda: settled(args[0], args[1:]), "cannot read /api/cluster"),
                "stale": (lambda: stale(*args), "no answer from the switch")}
     if cmd in guarded:
         fn, what = guarded[cmd]
