@@ -19,6 +19,7 @@
 #   wait_settled SECS N...          the same, and every member's role on every switch (slaves
 #                                   too) confirmed by the switch, each member connected to
 #                                   every switch: no ROLE_REQUEST still due
+#   masters_now N...                wait_masters' check once: its words and 0, or why not and 1
 #   balanced M                      0 when M (wait_masters' words) gives each member one switch
 #   wait_rejoin SECS NODE           until every member agrees and NODE is master of one switch
 #                                   again, each member of one (wait_masters' words in M3): 0 or 1
@@ -125,12 +126,19 @@ view() { ip netns exec $C python3 "$TOOL" view $(urls "$@") | sed 's/^/  view: /
 
 wait_masters() { wait_tool masters "$@"; }
 wait_settled() { wait_tool settled "$@"; }
+masters_now() { tool_once masters "$@"; }
+
+tool_once() { # CMD N...: cluster_tool.py CMD on members N..., once, for the bed's switches
+	local cmd=$1
+	shift
+	ip netns exec $C python3 "$TOOL" $cmd $NSW $(urls "$@") 2>&1
+}
 
 wait_tool() { # CMD SECS N...: until cluster_tool.py CMD on members N... exits 0
 	local cmd=$1 end=$(($2 + SECONDS)) out
 	shift 2
 	while [ $SECONDS -lt $end ]; do
-		out=$(ip netns exec $C python3 "$TOOL" $cmd $NSW $(urls "$@") 2>&1) && { echo "$out"; return 0; }
+		out=$(tool_once $cmd "$@") && { echo "$out"; return 0; }
 		sleep 0.2
 	done
 	echo "$out"

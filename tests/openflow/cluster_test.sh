@@ -129,7 +129,7 @@ t0=$(date +%s%N)
 kill -9 "${CPIDS[$v]}"
 newm=""
 for _ in $(seq 100); do # 10 s bound; the expectation is TTL + 1 s
-	M2=$(ip netns exec $C python3 "$TOOL" masters $NSW $(urls $others) 2>/dev/null) &&
+	M2=$(masters_now $others) &&
 		newm=$(echo "$M2" | tr ' ' '\n' | grep '^0000000000000002:' | grep -v ":$victim:") && break
 	sleep 0.1
 done
@@ -253,7 +253,7 @@ for i in 1 2 3; do [ "${ECL[$i]}" = "$ep1" ] && K1=$i; done
 K2=$((K1 % 3 + 1))
 kill -STOP "${EPIDS[$K1]}"
 sleep 2 # six keepalive periods (TTL/10 each)
-one=$(ip netns exec $C python3 "$TOOL" masters $NSW $(urls 1 2) 2>&1)
+one=$(masters_now 1 2)
 st1=$(members_json | python3 -c 'import json,sys
 for l in sys.stdin:
 	try:
@@ -280,7 +280,7 @@ done
 	pass "quorum loss: /api/cluster status quorum_lost and a log line" ||
 	{ fail "quorum loss not reported (status $st)"; tail -5 "$BED_TMP/c1.log"; }
 sleep $((TTL + 1)) # past a lease's life: roles must still be the same
-during=$(ip netns exec $C python3 "$TOOL" masters $NSW $(urls 1 2) 2>&1)
+during=$(masters_now 1 2)
 rq1=$(rq)
 [ "$during" = "$before" ] && [ "$rq0" = "$rq1" ] &&
 	pass "roles kept through quorum loss for $((TTL + 1)) s, no ROLE_REQUEST sent: $during" ||
